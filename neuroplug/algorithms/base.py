@@ -1,0 +1,85 @@
+"""The base class of evolutionary algorithms: what every one of them does the same way.
+
+A subclass writes ``_ask`` (the next population) and ``_tell`` (learn from its fitness)
+and lists its own state in ``_state``/``_load_state``. The base owns the seeded RNG,
+the generation counter, best-so-far tracking, NaN-safe fitness and checkpoint state.
+"""
+
+from __future__ import annotations
+
+from abc import abstractmethod
+from typing import Any
+
+import numpy as np
+import torch
+
+from neuroplug.algorithms.shaping import sanitize_fitness
+from neuroplug.api import Algorithm, AlgorithmConfig, EvaluationResult
+from neuroplug.noise import MAX_SEED
+from neuroplug.population import Population
+
+
+class EvolutionAlgorithm(Algorithm):
+    """Ask/tell around a population, with reproducible randomness and checkpoints."""
+
+    def __init__(self, config: AlgorithmConfig, initial_params: torch.Tensor, seed: int) -> None:
+        super().__init__(config, initial_params, seed)
+        self.num_params = int(initial_params.numel())
+        self.rng = np.random.Generator(np.random.Philox(seed))
+        self.generation = 0
+        self.best_fitness = -np.inf
+        self.best_params = initial_params.detach().clone().float()
+        self.nonfinite_fitness = 0
+
+    def draw_seeds(self, count: int) -> torch.Tensor:
+        """``count`` fresh noise seeds from the algorithm's RNG."""
+        return torch.from_numpy(self.rng.integers(0, MAX_SEED, size=count, endpoint=True).astype(np.int64))
+
+    def ask(self) -> Population:
+        return self._ask()
+
+    def tell(self, population: Population, result: EvaluationResult) -> dict[str, float]:
+        fitness, replaced = sanitize_fitness(result.fitness)
+        self.nonfinite_fitness += replaced
+        leader = int(np.argmax(fitness))
+        if fitness[leader] > self.best_fitness:
+            self.best_fitness = float(fitness[leader])
+            self.best_params = population.materialize(torch.tensor([leader]), device="cpu")[0]
+        stats = self._tell(population, fitness)
+        self.generation += 1
+        stats.update(best_fitness_ever=self.best_fitness, nonfinite_fitness=float(self.nonfinite_fitness))
+        return stats
+
+    def state_dict(self) -> dict[str, Any]:
+        return {
+            "generation": self.generation,
+            "rng": self.rng.bit_generator.state,
+            "best_fitness": self.best_fitness,
+            "best_params": self.best_params.clone(),
+            "nonfinite_fitness": self.nonfinite_fitness,
+            "algorithm": self._state(),
+        }
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        self.generation = int(state["generation"])
+        self.rng.bit_generator.state = state["rng"]
+        self.best_fitness = float(state["best_fitness"])
+        self.best_params = state["best_params"].clone()
+        self.nonfinite_fitness = int(state["nonfinite_fitness"])
+        self._load_state(state["algorithm"])
+
+    @abstractmethod
+    def _ask(self) -> Population:
+        """The next population."""
+
+    @abstractmethod
+    def _tell(self, population: Population, fitness: np.ndarray) -> dict[str, float]:
+        """Learn from the finite ``(P,)`` fitness of ``population``; return stats."""
+
+    @abstractmethod
+    def _state(self) -> dict[str, Any]:
+        """This algorithm's own state (tensors and plain values)."""
+
+    @abstractmethod
+    def _load_state(self, state: dict[str, Any]) -> None:
+        """Restore what :meth:`_state` returned."""

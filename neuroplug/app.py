@@ -1,0 +1,77 @@
+"""The Hydra application: compose the config, pick the run dir, train.
+
+``python -m neuroplug algo=es env=breakout`` lands in :func:`run_job` with the composed
+config. Outputs go to Hydra's run (or sweep) dir; the working directory is not changed.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+from omegaconf import DictConfig, OmegaConf, open_dict
+
+from neuroplug.errors import NeuroplugError
+from neuroplug.training.checkpoint import load_checkpoint
+
+RESUMABLE_RUN_FIELDS = ("max_generations", "max_frames", "stop_when_solved", "eval_interval", "eval_episodes", "checkpoint_interval")
+"""``run`` settings a resumed run takes from the new command line; the rest come from the checkpoint."""
+
+
+def hydra_output_dir() -> Path | None:
+    """The current Hydra job's output dir, or None outside Hydra."""
+    from hydra.core.hydra_config import HydraConfig
+
+    if not HydraConfig.initialized():
+        return None
+    return Path(HydraConfig.get().runtime.output_dir)
+
+
+def resolve_resume(config: DictConfig) -> tuple[DictConfig, Path | None]:
+    """For ``run.resume=<dir>``: the checkpoint's config with this command's budget and loggers."""
+    resume = config.run.get("resume")
+    if not resume:
+        return config, None
+    run_dir = Path(resume).expanduser().resolve()
+    saved = OmegaConf.create(load_checkpoint(run_dir)["config"])
+    differing = [
+        group for group in ("algo", "env", "net", "backend", "scheduler")
+        if group in config and OmegaConf.to_container(config[group], resolve=True) != OmegaConf.to_container(saved[group])
+    ]
+    if differing:
+        print(
+            f"neuroplug: resuming uses the checkpoint's {', '.join(differing)} settings; "
+            "this command's values for them are ignored",
+            file=sys.stderr,
+        )
+    with open_dict(saved):
+        for name in RESUMABLE_RUN_FIELDS:
+            saved.run[name] = config.run[name]
+        saved.run.resume = str(run_dir)
+        saved.logger = config.logger
+    return saved, run_dir
+
+
+def run_job(config: DictConfig) -> dict[str, Any]:
+    """Train one job; returns its summary (Hydra passes it to sweepers)."""
+    from neuroplug.training.trainer import Trainer
+
+    config, resume_dir = resolve_resume(config)
+    if resume_dir is not None:
+        run_dir = resume_dir
+    elif config.run.get("output_dir"):
+        run_dir = Path(config.run.output_dir)
+    else:
+        run_dir = hydra_output_dir() or Path("outputs/neuroplug")
+    trainer = Trainer(config, run_dir)
+    return trainer.train(resume_from=resume_dir)
+
+
+def hydra_entry(config: DictConfig) -> Any:
+    """The function ``hydra.main`` wraps: clean one-paragraph errors instead of tracebacks."""
+    try:
+        return run_job(config)
+    except (NeuroplugError, FileNotFoundError) as error:
+        print(f"neuroplug: error: {error}", file=sys.stderr)
+        raise SystemExit(2) from None

@@ -1,0 +1,139 @@
+"""Schemas of the core config groups: ``run``, ``env``, ``net`` and ``logger``.
+
+Plugin groups (``algo``, ``backend``, ``scheduler``) take their schemas from the plugins
+themselves (see :mod:`neuroplug.api`). Values are checked in ``__post_init__``, which runs
+when the composed config is turned into these dataclasses — before any environment starts.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from neuroplug.errors import require
+
+FAMILIES = ("auto", "atari", "mujoco", "classic")
+ACTIVATIONS = ("tanh", "relu", "elu", "sigmoid", "identity")
+NET_TYPES = ("auto", "mlp", "nature_cnn")
+LOGGER_KINDS = ("console", "csv", "none")
+
+
+@dataclass
+class RunConfig:
+    """The run: seed, budget, checkpoints, evaluation and output."""
+
+    seed: int = 0
+    """Seeds the initial network, the algorithm's RNG and every environment."""
+    max_generations: int | None = 100
+    """Stop after this many generations (null: no limit)."""
+    max_frames: int | None = None
+    """Stop once this many emulator frames were used (null: no limit)."""
+    stop_when_solved: bool = True
+    """Stop when the evaluated policy reaches the env's ``solved_return``."""
+    eval_interval: int = 5
+    """Evaluate the deployed policy every this many generations (0: only at the end)."""
+    eval_episodes: int = 10
+    """Episodes per evaluation of the deployed policy."""
+    checkpoint_interval: int = 1
+    """Write a checkpoint every this many generations."""
+    resume: str | None = None
+    """A previous run's output dir to continue from."""
+    output_dir: str | None = None
+    """Where to write; null means Hydra's run dir."""
+
+    def __post_init__(self) -> None:
+        require(0 <= self.seed < 2**31, "run.seed", f"got {self.seed}", "an integer in [0, 2**31)")
+        require(
+            self.max_generations is None or self.max_generations >= 1,
+            "run.max_generations",
+            f"got {self.max_generations}",
+            "null or an integer >= 1",
+        )
+        require(
+            self.max_frames is None or self.max_frames >= 1,
+            "run.max_frames",
+            f"got {self.max_frames}",
+            "null or an integer >= 1",
+        )
+        require(
+            self.max_generations is not None or self.max_frames is not None,
+            "run.max_generations",
+            "both run.max_generations and run.max_frames are null, so the run would never end",
+            "set at least one budget",
+        )
+        require(self.eval_interval >= 0, "run.eval_interval", f"got {self.eval_interval}", "an integer >= 0")
+        require(self.eval_episodes >= 1, "run.eval_episodes", f"got {self.eval_episodes}", "an integer >= 1")
+        require(
+            self.checkpoint_interval >= 1,
+            "run.checkpoint_interval",
+            f"got {self.checkpoint_interval}",
+            "an integer >= 1",
+        )
+
+
+@dataclass
+class EnvConfig:
+    """An EnvPool task and the settings that change what an episode is."""
+
+    task_id: str = "CartPole-v1"
+    """Any EnvPool task id (``python -c 'import envpool; print(envpool.list_all_envs())'``)."""
+    family: str = "auto"
+    """``atari``, ``mujoco``, ``classic`` or ``auto`` (detected from the task)."""
+    max_episode_steps: int | None = None
+    """Cap on agent steps per episode (Atari: frames / frame_skip); null: EnvPool's default."""
+    solved_return: float | None = None
+    """Mean evaluation return that counts as solved; null: EnvPool's reward threshold."""
+    kwargs: dict[str, Any] = field(default_factory=dict)
+    """Extra keyword arguments for ``envpool.make`` (e.g. ``repeat_action_probability``)."""
+
+    def __post_init__(self) -> None:
+        require(bool(self.task_id), "env.task_id", "is empty", "an EnvPool task id")
+        require(self.family in FAMILIES, "env.family", f"got {self.family!r}", ", ".join(FAMILIES))
+        require(
+            self.max_episode_steps is None or self.max_episode_steps >= 1,
+            "env.max_episode_steps",
+            f"got {self.max_episode_steps}",
+            "null or an integer >= 1",
+        )
+
+
+@dataclass
+class NetConfig:
+    """The policy network; ``type: auto`` picks an MLP or the Nature CNN from the obs."""
+
+    type: str = "auto"
+    """``auto``, ``mlp`` or ``nature_cnn``."""
+    hidden_sizes: list[int] = field(default_factory=lambda: [256, 256])
+    """MLP hidden layer widths."""
+    activation: str = "tanh"
+    """MLP hidden activation."""
+    padding: str = "valid"
+    """Nature CNN padding: ``valid`` (~1.7M params) or ``same`` (~4M, the deep GA's large net)."""
+
+    def __post_init__(self) -> None:
+        require(self.type in NET_TYPES, "net.type", f"got {self.type!r}", ", ".join(NET_TYPES))
+        require(
+            all(int(width) >= 1 for width in self.hidden_sizes),
+            "net.hidden_sizes",
+            f"got {list(self.hidden_sizes)}",
+            "a list of positive integers",
+        )
+        require(
+            self.activation in ACTIVATIONS,
+            "net.activation",
+            f"got {self.activation!r}",
+            ", ".join(ACTIVATIONS),
+        )
+        require(self.padding in ("valid", "same"), "net.padding", f"got {self.padding!r}", "valid, same")
+
+
+@dataclass
+class LoggerConfig:
+    """Where metrics go; several kinds can run together."""
+
+    kinds: list[str] = field(default_factory=lambda: ["console"])
+    """Any of ``console`` (progress lines), ``csv`` (metrics.csv in the run dir), ``none``."""
+
+    def __post_init__(self) -> None:
+        for kind in self.kinds:
+            require(kind in LOGGER_KINDS, "logger.kinds", f"unknown logger {kind!r}", ", ".join(LOGGER_KINDS))

@@ -1,0 +1,116 @@
+"""Build :class:`EnvSpec` from a config (validating it) and EnvPool pools from a spec.
+
+Each pool slot gets its own seed through EnvPool's ``env_seed``: a slot plays one episode
+whose seed is a function of (run seed, generation, episode index). An episode's outcome
+then depends only on its seed and its policy — not on which slot, thread or schedule ran
+it — which is what makes resumed runs and different schedulers agree exactly.
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+import warnings
+from typing import Any
+
+import numpy as np
+
+from neuroplug.config.schema import EnvConfig
+from neuroplug.envs.spec import EnvSpec
+from neuroplug.errors import ConfigError
+
+_RESERVED_KWARGS = {"num_envs", "batch_size", "seed", "env_seed", "num_threads", "env_type"}
+
+
+def _envpool():
+    # EnvPool's gymnasium wrapper warns about float64 box bounds on every spec.
+    warnings.filterwarnings("ignore", message=".*precision lowered.*")
+    import envpool
+
+    return envpool
+
+
+def _detect_family(config: dict[str, Any]) -> str:
+    if "img_height" in config and "frame_skip" in config:
+        return "atari"
+    if "xml_file" in config or "frame_stack" in config:
+        return "mujoco"
+    return "classic"
+
+
+def make_spec(config: EnvConfig) -> EnvSpec:
+    """Validate ``config`` against EnvPool and describe the environment (starts nothing)."""
+    envpool = _envpool()
+    task_ids = envpool.list_all_envs()
+    if config.task_id not in task_ids:
+        close = difflib.get_close_matches(config.task_id, task_ids, n=5)
+        hint = f"did you mean {', '.join(close)}?" if close else "see envpool.list_all_envs()"
+        raise ConfigError("env.task_id", f"EnvPool has no task {config.task_id!r}; {hint}", "an EnvPool task id")
+    bad = sorted(_RESERVED_KWARGS & set(config.kwargs))
+    if bad:
+        raise ConfigError("env.kwargs", f"{bad} are set by neuroplug itself", "other envpool.make arguments")
+    kwargs = dict(config.kwargs)
+    if config.max_episode_steps is not None:
+        kwargs["max_episode_steps"] = config.max_episode_steps
+    try:
+        envpool_spec = envpool.make_spec(config.task_id, **kwargs)
+    except Exception as error:  # EnvPool raises plain errors for unknown kwargs
+        raise ConfigError("env.kwargs", f"EnvPool rejected {kwargs} for {config.task_id}: {error}") from error
+    settings = envpool_spec.config._asdict()
+    observation_space = envpool_spec.observation_space
+    action_space = envpool_spec.action_space
+    if not hasattr(observation_space, "shape") or observation_space.shape is None:
+        raise ConfigError("env.task_id", f"{config.task_id} has a structured observation space", "tasks with array observations")
+    discrete = hasattr(action_space, "n")
+    family = _detect_family(settings) if config.family == "auto" else config.family
+    return EnvSpec(
+        task_id=config.task_id,
+        family=family,
+        obs_shape=tuple(int(size) for size in observation_space.shape),
+        obs_dtype=np.dtype(observation_space.dtype),
+        discrete=discrete,
+        num_actions=int(action_space.n) if discrete else int(np.prod(action_space.shape)),
+        action_low=None if discrete else np.asarray(action_space.low, dtype=np.float32),
+        action_high=None if discrete else np.asarray(action_space.high, dtype=np.float32),
+        frame_skip=int(settings.get("frame_skip", 1)) if family == "atari" else 1,
+        max_episode_steps=int(settings["max_episode_steps"]),
+        solved_return=(
+            config.solved_return
+            if config.solved_return is not None
+            else _finite_or_none(settings.get("reward_threshold"))
+        ),
+        make_kwargs=kwargs,
+    )
+
+
+def _finite_or_none(value: Any) -> float | None:
+    return float(value) if value is not None and np.isfinite(value) else None
+
+
+def episode_seeds(run_seed: int, generation: int, episode_indices: np.ndarray) -> np.ndarray:
+    """Environment seeds in [0, 2**31) for the given episode indices of a generation.
+
+    Every member's k-th episode in a generation shares seed k (common random numbers), so
+    members are compared on the same starting conditions.
+    """
+    sequence = np.random.SeedSequence([run_seed, generation, 0x5EED])
+    table = sequence.generate_state(int(episode_indices.max()) + 1, dtype=np.uint32)
+    return (table[episode_indices] & 0x7FFFFFFF).astype(np.int64)
+
+
+def make_pool(spec: EnvSpec, seeds: np.ndarray, num_threads: int = 0):
+    """A synchronous gymnasium-style EnvPool with one slot per seed."""
+    envpool = _envpool()
+    num_envs = len(seeds)
+    # EnvPool reads 0 as "one thread per env", far too many on a small machine.
+    threads = min(num_threads or os.cpu_count() or 1, num_envs)
+    return envpool.make(
+        spec.task_id,
+        env_type="gymnasium",
+        num_envs=num_envs,
+        batch_size=num_envs,
+        num_threads=threads,
+        seed=int(seeds[0]),
+        env_seed=[int(seed) for seed in seeds],
+        **spec.make_kwargs,
+    )

@@ -1,0 +1,99 @@
+"""The Nature-DQN CNN (Mnih et al. 2015) over flat per-member parameters.
+
+Different members' convolutions run as one grouped convolution: the population's inputs
+are stacked along channels and each member is one group. The large fully connected layer
+is one batched matrix multiply. uint8 frames are scaled to [0, 1] here.
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+import torch.nn.functional as F
+
+from neuroplug.nets.layout import ParameterLayout
+from neuroplug.nets.network import Network
+
+CONV_LAYERS = ((32, 8, 4), (64, 4, 2), (64, 3, 1))
+"""(channels, kernel, stride) of the three convolutions."""
+HIDDEN_SIZE = 512
+
+
+def _conv_output_size(size: int, kernel: int, stride: int, padding: str) -> int:
+    if padding == "same":
+        return math.ceil(size / stride)
+    return (size - kernel) // stride + 1
+
+
+class NatureCNN(Network):
+    """Three convolutions (ReLU), a 512-unit ReLU layer and a linear output."""
+
+    def __init__(self, input_shape: tuple[int, int, int], output_size: int, padding: str = "valid") -> None:
+        self.input_shape = tuple(input_shape)
+        self.output_size = output_size
+        self.padding = padding
+        channels, height, width = input_shape
+        shapes: list[tuple[str, tuple[int, ...]]] = []
+        self.paddings: list[tuple[int, int, int, int]] = []
+        for layer, (out_channels, kernel, stride) in enumerate(CONV_LAYERS):
+            shapes += [(f"conv{layer}.w", (out_channels, channels, kernel, kernel)), (f"conv{layer}.b", (out_channels,))]
+            self.paddings.append(self._pads(height, width, kernel, stride))
+            height = _conv_output_size(height, kernel, stride, padding)
+            width = _conv_output_size(width, kernel, stride, padding)
+            channels = out_channels
+        if height < 1 or width < 1:
+            raise ValueError(f"observations of shape {input_shape} are too small for the Nature CNN")
+        self.flat_size = channels * height * width
+        shapes += [("fc.w", (self.flat_size, HIDDEN_SIZE)), ("fc.b", (HIDDEN_SIZE,))]
+        shapes += [("out.w", (HIDDEN_SIZE, output_size)), ("out.b", (output_size,))]
+        self.layout = ParameterLayout(shapes)
+
+    def _pads(self, height: int, width: int, kernel: int, stride: int) -> tuple[int, int, int, int]:
+        """TensorFlow-style SAME padding (left, right, top, bottom); zeros for VALID."""
+        if self.padding == "valid":
+            return (0, 0, 0, 0)
+        pad_h = max((math.ceil(height / stride) - 1) * stride + kernel - height, 0)
+        pad_w = max((math.ceil(width / stride) - 1) * stride + kernel - width, 0)
+        return (pad_w // 2, pad_w - pad_w // 2, pad_h // 2, pad_h - pad_h // 2)
+
+    def initial_params(self, generator: torch.Generator) -> torch.Tensor:
+        params = torch.zeros(self.num_params)
+        for name, slot in self.layout.slots.items():
+            if not name.endswith(".w"):
+                continue
+            fan_in = math.prod(slot.shape[1:]) if name.startswith("conv") else slot.shape[0]
+            # He-normal keeps ReLU activations at unit scale; a small output layer keeps
+            # initial action preferences near uniform.
+            std = 0.01 if name == "out.w" else math.sqrt(2.0 / fan_in)
+            values = torch.randn(slot.shape, generator=generator) * std
+            params[slot.offset : slot.offset + slot.size] = values.flatten()
+        return params
+
+    def forward_population(self, params: torch.Tensor, inputs: torch.Tensor) -> torch.Tensor:
+        members = len(params)
+        hidden = inputs.to(params.dtype)
+        if inputs.dtype == torch.uint8:
+            hidden = hidden / 255.0
+        # (n, C, H, W) -> (1, n*C, H, W): each member's frames are one convolution group.
+        hidden = hidden.reshape(1, members * hidden.shape[1], *hidden.shape[2:])
+        for layer, (out_channels, _, stride) in enumerate(CONV_LAYERS):
+            weight = self.layout.view(params, f"conv{layer}.w")
+            bias = self.layout.view(params, f"conv{layer}.b")
+            if self.padding == "same":
+                hidden = F.pad(hidden, self.paddings[layer])
+            hidden = F.conv2d(
+                hidden,
+                weight.reshape(members * out_channels, *weight.shape[2:]),
+                bias.reshape(-1),
+                stride=stride,
+                groups=members,
+            )
+            hidden = torch.relu(hidden)
+        hidden = hidden.reshape(members, 1, self.flat_size)
+        hidden = torch.relu(torch.baddbmm(self.layout.view(params, "fc.b").unsqueeze(1), hidden, self.layout.view(params, "fc.w")))
+        output = torch.baddbmm(self.layout.view(params, "out.b").unsqueeze(1), hidden, self.layout.view(params, "out.w"))
+        return output.squeeze(1)
+
+    def describe(self) -> str:
+        return f"Nature CNN ({self.padding} padding) on {self.input_shape}, {self.num_params:,} params"

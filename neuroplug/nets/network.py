@@ -1,0 +1,54 @@
+"""The interface of a policy network as neuroplug uses it: math on flat parameters."""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+
+import torch
+
+from neuroplug.nets.layout import ParameterLayout
+
+
+class Network(ABC):
+    """An architecture: its parameter layout, initialisation and batched forward.
+
+    Parameters are never held here; they come as rows of a ``(n, D)`` matrix, one row per
+    population member, so one call evaluates n different networks.
+    """
+
+    layout: ParameterLayout
+    input_shape: tuple[int, ...]
+    output_size: int
+
+    @property
+    def num_params(self) -> int:
+        """Parameters per member."""
+        return self.layout.num_params
+
+    @abstractmethod
+    def initial_params(self, generator: torch.Generator) -> torch.Tensor:
+        """A freshly initialised ``(D,)`` parameter vector."""
+
+    @abstractmethod
+    def forward_population(self, params: torch.Tensor, inputs: torch.Tensor) -> torch.Tensor:
+        """Outputs ``(n, output_size)``: row j of ``params`` applied to ``inputs[j]``."""
+
+    def forward_single(self, params: torch.Tensor, inputs: torch.Tensor) -> torch.Tensor:
+        """Outputs ``(b, output_size)`` of one parameter vector ``(D,)`` on a batch of inputs.
+
+        The per-member reference the batched forward is tested against.
+        """
+        return torch.cat(
+            [self.forward_population(params.unsqueeze(0), x.unsqueeze(0)) for x in inputs]
+        )
+
+    @abstractmethod
+    def describe(self) -> str:
+        """One line for logs: the architecture and its parameter count."""
+
+
+def normc_(weight: torch.Tensor, std: float, generator: torch.Generator) -> torch.Tensor:
+    """OpenAI ES's ``normc`` init: Gaussian columns rescaled to norm ``std`` per output unit."""
+    weight.normal_(generator=generator)
+    weight *= std / weight.pow(2).sum(dim=0, keepdim=True).sqrt()
+    return weight

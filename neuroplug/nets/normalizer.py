@@ -1,0 +1,54 @@
+"""Running mean/std of vector observations (OpenAI ES's observation normalisation)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from neuroplug.api import ObservationStats
+
+_CLIP = 5.0
+_MIN_STD = 1e-2
+
+
+class ObservationNormalizer:
+    """Keeps sums of observations; normalises with the statistics of past generations."""
+
+    def __init__(self, size: int) -> None:
+        self.total = np.zeros(size, dtype=np.float64)
+        # A small prior keeps the std finite before any data arrives.
+        self.total_squares = np.full(size, 1e-2, dtype=np.float64)
+        self.count = 1e-2
+
+    @property
+    def mean(self) -> np.ndarray:
+        """Current mean estimate."""
+        return self.total / self.count
+
+    @property
+    def std(self) -> np.ndarray:
+        """Current std estimate (floored so rare features do not explode)."""
+        variance = np.maximum(self.total_squares / self.count - np.square(self.mean), _MIN_STD**2)
+        return np.sqrt(variance)
+
+    def update(self, stats: ObservationStats) -> None:
+        """Add a generation's observation sums."""
+        self.total += stats.total
+        self.total_squares += stats.total_squares
+        self.count += stats.count
+
+    def normalize(self, observations: np.ndarray) -> np.ndarray:
+        """``clip((obs - mean) / std, -5, 5)`` as float32."""
+        scaled = (observations - self.mean) / self.std
+        return np.clip(scaled, -_CLIP, _CLIP).astype(np.float32)
+
+    def state_dict(self) -> dict[str, Any]:
+        """The sums, for checkpoints."""
+        return {"total": self.total.copy(), "total_squares": self.total_squares.copy(), "count": self.count}
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        """Restore sums from a checkpoint."""
+        self.total = np.array(state["total"], dtype=np.float64)
+        self.total_squares = np.array(state["total_squares"], dtype=np.float64)
+        self.count = float(state["count"])

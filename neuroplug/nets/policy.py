@@ -1,0 +1,45 @@
+"""From observations to actions around a network: normalisation in, action head out."""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+from neuroplug.envs.spec import EnvSpec
+from neuroplug.nets.network import Network
+from neuroplug.nets.normalizer import ObservationNormalizer
+
+
+class Policy:
+    """The parts of acting that are the same for every member and every backend.
+
+    Discrete actions are the argmax of the outputs (deterministic policies, as in the
+    ES and GA papers); continuous actions are ``tanh`` outputs scaled to the action box,
+    plus optional Gaussian exploration noise, clipped to the box.
+    """
+
+    def __init__(self, network: Network, env: EnvSpec, normalize_observations: bool) -> None:
+        self.network = network
+        self.env = env
+        self.normalizer = ObservationNormalizer(env.obs_shape[0]) if normalize_observations and not env.is_image else None
+
+    def prepare(self, observations: np.ndarray, device: torch.device) -> torch.Tensor:
+        """Observations as the network's input tensor on ``device``."""
+        if self.normalizer is not None:
+            observations = self.normalizer.normalize(observations)
+        elif observations.dtype != np.uint8:
+            observations = observations.astype(np.float32, copy=False)
+        return torch.from_numpy(np.ascontiguousarray(observations)).to(device)
+
+    def actions(
+        self, outputs: torch.Tensor, rng: np.random.Generator | None = None, noise_std: float = 0.0
+    ) -> np.ndarray:
+        """Env actions for network outputs ``(n, out)``."""
+        if self.env.discrete:
+            return outputs.argmax(dim=1).to(torch.int32).cpu().numpy()
+        unit = torch.tanh(outputs).float().cpu().numpy()
+        low, high = self.env.action_low, self.env.action_high
+        actions = low + (unit + 1.0) * 0.5 * (high - low)
+        if noise_std > 0 and rng is not None:
+            actions = actions + noise_std * rng.standard_normal(actions.shape).astype(np.float32)
+        return np.clip(actions, low, high).astype(np.float32)

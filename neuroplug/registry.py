@@ -1,0 +1,111 @@
+"""Plugin registry over entry points: discover from metadata, load on demand.
+
+Discovery reads installed distributions' entry-point metadata only, so listing plugins
+never imports torch, triton or the plugins themselves. Loading imports one plugin and
+checks it subclasses the right base. Errors name what a user can act on: the available
+names, both distributions of a collision, the distribution of a plugin that failed.
+"""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass
+from importlib import metadata
+
+from neuroplug.errors import PluginError
+
+KINDS: dict[str, str] = {
+    "algorithms": "neuroplug.algorithms",
+    "backends": "neuroplug.backends",
+    "schedulers": "neuroplug.schedulers",
+}
+"""Plugin kind -> entry-point group."""
+
+CONFIG_GROUPS: dict[str, str] = {"algorithms": "algo", "backends": "backend", "schedulers": "scheduler"}
+"""Plugin kind -> the Hydra config group that selects it."""
+
+
+@dataclass(frozen=True)
+class PluginInfo:
+    """One entry point, described from metadata alone."""
+
+    kind: str
+    name: str
+    target: str
+    """``module:attribute`` of the plugin class."""
+    distribution: str
+    version: str
+
+
+def _check_kind(kind: str) -> str:
+    if kind not in KINDS:
+        raise PluginError(f"unknown plugin kind {kind!r}; kinds are: {', '.join(KINDS)}")
+    return KINDS[kind]
+
+
+def discover(kind: str) -> dict[str, list[PluginInfo]]:
+    """All plugins of ``kind`` by name; a name with several claimants has several infos."""
+    group = _check_kind(kind)
+    found: dict[str, list[PluginInfo]] = {}
+    seen: set[tuple[str, str, str]] = set()
+    for distribution in metadata.distributions():
+        dist_name = distribution.metadata["Name"] or "<unknown>"
+        for entry_point in distribution.entry_points:
+            if entry_point.group != group:
+                continue
+            # The same distribution can be visible twice (e.g. an editable install and
+            # a stale copy on sys.path); one distribution is one claimant.
+            key = (entry_point.name, dist_name.lower().replace("_", "-"), entry_point.value)
+            if key in seen:
+                continue
+            seen.add(key)
+            info = PluginInfo(kind, entry_point.name, entry_point.value, dist_name, distribution.version)
+            found.setdefault(entry_point.name, []).append(info)
+    return dict(sorted(found.items()))
+
+
+def resolve(kind: str, name: str) -> PluginInfo:
+    """The single plugin called ``name``, or an error listing names or both claimants."""
+    plugins = discover(kind)
+    if name not in plugins:
+        available = ", ".join(plugins) or "none installed"
+        raise PluginError(
+            f"no {kind[:-1]} plugin named {name!r}; available {kind}: {available}"
+        )
+    claimants = plugins[name]
+    if len(claimants) > 1:
+        owners = " and ".join(f"{info.distribution} {info.version} ({info.target})" for info in claimants)
+        raise PluginError(
+            f"{kind[:-1]} name {name!r} is claimed by more than one distribution: {owners}; "
+            "uninstall one of them or rename its entry point"
+        )
+    return claimants[0]
+
+
+def load(kind: str, name: str) -> type:
+    """Import and return the plugin class registered as ``name`` for ``kind``."""
+    from neuroplug import api
+
+    info = resolve(kind, name)
+    module_name, _, attribute = info.target.partition(":")
+    try:
+        plugin = importlib.import_module(module_name)
+        for part in attribute.split(".") if attribute else []:
+            plugin = getattr(plugin, part)
+    except Exception as error:
+        raise PluginError(
+            f"{kind[:-1]} plugin {name!r} from distribution {info.distribution} {info.version} "
+            f"failed to load ({info.target}): {type(error).__name__}: {error}"
+        ) from error
+    base = {"algorithms": api.Algorithm, "backends": api.Backend, "schedulers": api.Scheduler}[kind]
+    if not (isinstance(plugin, type) and issubclass(plugin, base)):
+        raise PluginError(
+            f"{kind[:-1]} plugin {name!r} from distribution {info.distribution} points at "
+            f"{info.target}, which is not a subclass of neuroplug.api.{base.__name__}"
+        )
+    return plugin
+
+
+def describe_all() -> list[PluginInfo]:
+    """Every discovered plugin of every kind, for listings (imports nothing)."""
+    return [info for kind in KINDS for infos in discover(kind).values() for info in infos]

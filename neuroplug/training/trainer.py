@@ -1,0 +1,205 @@
+"""The training loop: ask, evaluate, tell, log, checkpoint — until a budget runs out.
+
+Everything random is a function of the run seed and the generation (the algorithm's
+RNG lives in its checkpointed state), so a run resumed from a checkpoint ends in exactly
+the state of one that was never interrupted.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from omegaconf import DictConfig, OmegaConf
+
+from neuroplug.api import EvaluationRequest, EvaluationResult
+from neuroplug.loggers import MultiLogger, build_loggers
+from neuroplug.population import Population
+from neuroplug.training.checkpoint import BEST_POLICY, atomic_save, checkpoint_dir, load_checkpoint, save_checkpoint
+from neuroplug.training.components import Components, build_components
+
+EVAL_GENERATION_OFFSET = 1 << 30
+"""Evaluation episodes use generation ids from here on, so their env seeds differ from training's."""
+COUNTERS = ("env_steps", "frames", "forward_passes", "episodes")
+
+
+class Trainer:
+    """Runs one experiment in ``run_dir`` from a composed config."""
+
+    def __init__(self, config: DictConfig, run_dir: Path, loggers: MultiLogger | None = None) -> None:
+        self.config = config
+        self.run_dir = Path(run_dir)
+        self.parts: Components = build_components(config)
+        self.counters = dict.fromkeys(COUNTERS, 0)
+        self.elapsed_before = 0.0
+        self.last_eval: float | None = None
+        self.run_dir.mkdir(parents=True, exist_ok=True)
+        budget = {"max_generations": self.parts.run.max_generations, "max_frames": self.parts.run.max_frames}
+        self.loggers = loggers or build_loggers(self.parts.logger.kinds, self.run_dir, budget)
+
+    # ------------------------------------------------------------------ state
+
+    @property
+    def generation(self) -> int:
+        """Generations completed."""
+        return self.parts.algorithm.generation
+
+    def state(self) -> dict[str, Any]:
+        """Everything a checkpoint holds."""
+        normalizer = self.parts.policy.normalizer
+        return {
+            "config": OmegaConf.to_yaml(self.config, resolve=True),
+            "generation": self.generation,
+            "counters": dict(self.counters),
+            "elapsed": self.elapsed_before + (time.perf_counter() - self._started),
+            "last_eval": self.last_eval,
+            "algorithm": self.parts.algorithm.state_dict(),
+            "normalizer": normalizer.state_dict() if normalizer else None,
+            "policy_params": self.parts.algorithm.policy_params(),
+        }
+
+    def restore(self, state: dict[str, Any]) -> None:
+        """Continue from a checkpoint's state."""
+        self.parts.algorithm.load_state_dict(state["algorithm"])
+        self.counters = dict(state["counters"])
+        self.elapsed_before = float(state["elapsed"])
+        self.last_eval = state["last_eval"]
+        if self.parts.policy.normalizer is not None and state["normalizer"] is not None:
+            self.parts.policy.normalizer.load_state_dict(state["normalizer"])
+
+    def checkpoint(self, state: dict[str, Any] | None = None) -> None:
+        """Write the latest checkpoint (``state``, or the current one) and the deployable policy."""
+        state = state or self.state()
+        save_checkpoint(self.run_dir, state)
+        atomic_save(
+            {
+                "config": state["config"],
+                "generation": state["generation"],
+                "policy_params": state["policy_params"],
+                "best_member_params": state["algorithm"].get("best_params"),
+                "normalizer": state["normalizer"],
+                "eval_return_mean": self.last_eval,
+            },
+            checkpoint_dir(self.run_dir) / BEST_POLICY,
+        )
+
+    # ------------------------------------------------------------------ loop
+
+    def budget_left(self) -> bool:
+        """Whether neither the generation nor the frame budget is spent."""
+        run = self.parts.run
+        if run.max_generations is not None and self.generation >= run.max_generations:
+            return False
+        return run.max_frames is None or self.counters["frames"] < run.max_frames
+
+    def solved(self) -> bool:
+        """Whether the last evaluation reached the env's solved return."""
+        target = self.parts.env.solved_return
+        return bool(self.parts.run.stop_when_solved and target is not None and self.last_eval is not None and self.last_eval >= target)
+
+    def evaluate_policy(self) -> EvaluationResult:
+        """Play ``run.eval_episodes`` episodes with the deployed policy (no action noise)."""
+        params = self.parts.algorithm.policy_params().unsqueeze(0)
+        request = EvaluationRequest(
+            generation=EVAL_GENERATION_OFFSET + self.generation,
+            episodes_per_member=self.parts.run.eval_episodes,
+            seed=self.parts.run.seed,
+        )
+        result = self.parts.scheduler.evaluate(Population.dense(params), self.parts.policy, self.parts.backend, request)
+        self.last_eval = float(result.returns.mean())
+        return result
+
+    def train_generation(self) -> dict[str, Any]:
+        """One ask/evaluate/tell step; returns its metrics."""
+        parts = self.parts
+        started = time.perf_counter()
+        population = parts.algorithm.ask()
+        request = EvaluationRequest(
+            generation=self.generation,
+            episodes_per_member=parts.algorithm.config.episodes_per_member,
+            seed=parts.run.seed,
+            action_noise=parts.algorithm.config.action_noise,
+            collect_obs_stats=parts.policy.normalizer is not None,
+        )
+        evaluated = time.perf_counter()
+        result = parts.scheduler.evaluate(population, parts.policy, parts.backend, request)
+        told = time.perf_counter()
+        stats = parts.algorithm.tell(population, result)
+        if parts.policy.normalizer is not None and result.obs_stats is not None:
+            parts.policy.normalizer.update(result.obs_stats)
+        finished = time.perf_counter()
+        for name in ("env_steps", "frames", "forward_passes"):
+            self.counters[name] += getattr(result, name)
+        self.counters["episodes"] += result.episodes
+        returns = result.returns.ravel()
+        seconds = finished - started
+        metrics: dict[str, Any] = {
+            "generation": self.generation,
+            **self.counters,
+            "return_max": float(np.nanmax(returns)),
+            "return_mean": float(np.nanmean(returns)),
+            "return_median": float(np.nanmedian(returns)),
+            "return_min": float(np.nanmin(returns)),
+            "episode_length_mean": float(result.lengths.mean()),
+            "frames_per_second": result.frames / max(seconds, 1e-9),
+            "generation_seconds": seconds,
+            "time_env": result.timings.get("env", 0.0),
+            "time_inference": result.timings.get("inference", 0.0),
+            "time_algorithm": (evaluated - started) + (finished - told),
+        }
+        metrics.update({f"algo/{key}": value for key, value in stats.items()})
+        return metrics
+
+    def train(self, resume_from: Path | None = None) -> dict[str, Any]:
+        """Run until a budget is spent or the task is solved; Ctrl-C checkpoints and stops."""
+        self._started = time.perf_counter()
+        if resume_from is not None:
+            self.restore(load_checkpoint(resume_from))
+            self.loggers.message(f"resumed from {resume_from} at generation {self.generation}")
+        parts = self.parts
+        self.loggers.message(
+            f"neuroplug: {parts.algorithm.config.name} on {parts.env.task_id} ({parts.env.family}), "
+            f"{parts.network.describe()}, population {parts.algorithm.config.population_size}, "
+            f"backend {parts.backend.config.name} on {parts.backend.device}, scheduler {parts.scheduler.config.name}; "
+            f"writing to {self.run_dir}"
+        )
+        status = "finished"
+        # The state after the last completed generation: what Ctrl-C saves, since an
+        # interrupted generation has already advanced the algorithm's RNG.
+        completed = self.state()
+        try:
+            while self.budget_left() and not self.solved():
+                metrics = self.train_generation()
+                interval = parts.run.eval_interval
+                evaluate_now = interval and self.generation % interval == 0
+                if evaluate_now or not self.budget_left():
+                    self.evaluate_policy()
+                metrics["eval_return_mean"] = self.last_eval if evaluate_now or not self.budget_left() else math.nan
+                metrics["elapsed"] = self.elapsed_before + time.perf_counter() - self._started
+                metrics["generation"] = self.generation
+                self.loggers.log(metrics)
+                if self.generation % parts.run.checkpoint_interval == 0 or not self.budget_left() or self.solved():
+                    self.checkpoint()
+                completed = self.state()
+        except KeyboardInterrupt:
+            status = "interrupted"
+            self.checkpoint(completed)
+            self.loggers.message(
+                f"interrupted: checkpoint of generation {completed['generation']} written to {checkpoint_dir(self.run_dir)}; "
+                f"continue with run.resume={self.run_dir}"
+            )
+        else:
+            if self.last_eval is None:
+                self.evaluate_policy()
+                self.checkpoint()
+            reason = "solved" if self.solved() else "budget spent"
+            self.loggers.message(
+                f"done ({reason}) after {self.generation} generations, {self.counters['frames']:,} frames: "
+                f"policy evaluation mean return {self.last_eval:.2f} over {parts.run.eval_episodes} episodes"
+            )
+        finally:
+            self.loggers.close()
+        return {"status": status, "generation": self.generation, "eval_return_mean": self.last_eval, **self.counters}

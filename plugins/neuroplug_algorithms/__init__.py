@@ -1,0 +1,1 @@
+"""First-party algorithms, registered through the ``neuroplug.algorithms`` entry point group."""

@@ -1,0 +1,138 @@
+"""``algo=es``: OpenAI evolution strategies.
+
+Salimans, Ho, Chen, Sidor & Sutskever (2017), "Evolution Strategies as a Scalable
+Alternative to Reinforcement Learning", arXiv:1703.03864. Per generation::
+
+    draw seeds s_1..s_{P/2};  members theta + sigma*eps(s_k) and theta - sigma*eps(s_k)
+    evaluate every member -> returns F
+    u = centred_ranks(F)                       # fitness shaping over the whole population
+    g = 1/P * sum_k (u_k+ - u_k-) * eps(s_k)   # mirrored estimate; eps regenerated from s_k
+    theta <- theta - Adam(-g + l2 * theta)
+
+Observation normalisation and action noise are handled by the policy and scheduler
+when ``obs_norm`` / ``action_noise`` are set.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import torch
+
+from neuroplug.algorithms import EvolutionAlgorithm, centered_ranks
+from neuroplug.algorithms.adam import Adam
+from neuroplug.api import AlgorithmConfig
+from neuroplug.errors import require
+from neuroplug.noise import noise_vectors
+from neuroplug.population import Population
+
+_SEEDS_PER_CHUNK = 64  # bounds the regenerated noise held at once during the update
+
+
+@dataclass
+class ESConfig(AlgorithmConfig):
+    """OpenAI ES settings (the paper's MuJoCo defaults)."""
+
+    population_size: int = 64
+    sigma: float = 0.02
+    """Std of the parameter perturbations."""
+    learning_rate: float = 0.01
+    """Adam step size."""
+    l2_coeff: float = 0.005
+    """L2 weight decay added to the gradient estimate."""
+    mirrored: bool = True
+    """Antithetic pairs theta +/- sigma*eps share one seed (population must be even)."""
+    fitness_shaping: str = "centered_ranks"
+    """``centered_ranks`` or ``none`` (raw returns, standardised)."""
+    obs_norm: bool = True
+    action_noise: float = 0.01
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        require(self.sigma > 0, "algo.sigma", f"must be positive, got {self.sigma}", "a float > 0")
+        require(
+            self.learning_rate > 0,
+            "algo.learning_rate",
+            f"must be positive, got {self.learning_rate}",
+            "a float > 0",
+        )
+        require(self.l2_coeff >= 0, "algo.l2_coeff", f"got {self.l2_coeff}", "a float >= 0")
+        require(
+            not self.mirrored or self.population_size % 2 == 0,
+            "algo.population_size",
+            f"mirrored sampling needs an even population, got {self.population_size}",
+            "an even integer, or algo.mirrored=false",
+        )
+        require(
+            self.fitness_shaping in ("centered_ranks", "none"),
+            "algo.fitness_shaping",
+            f"got {self.fitness_shaping!r}",
+            "centered_ranks, none",
+        )
+
+
+class OpenAIES(EvolutionAlgorithm):
+    """OpenAI ES with mirrored sampling, centred ranks, Adam and L2 decay."""
+
+    config_class = ESConfig
+
+    def __init__(self, config: ESConfig, initial_params: torch.Tensor, seed: int) -> None:
+        super().__init__(config, initial_params, seed)
+        self.center = initial_params.detach().clone().float()
+        self.optimizer = Adam(self.num_params, config.learning_rate)
+
+    def _ask(self) -> Population:
+        size, sigma = self.config.population_size, self.config.sigma
+        if self.config.mirrored:
+            seeds = self.draw_seeds(size // 2).repeat_interleave(2)
+            scale = torch.tensor([sigma, -sigma], dtype=torch.float32).repeat(size // 2)
+        else:
+            seeds = self.draw_seeds(size)
+            scale = torch.full((size,), sigma, dtype=torch.float32)
+        return Population(
+            bases=self.center.unsqueeze(0),
+            base_index=torch.zeros(size, dtype=torch.int64),
+            scale=scale,
+            seed=seeds,
+        )
+
+    def _tell(self, population: Population, fitness: np.ndarray) -> dict[str, float]:
+        weights = self._shape(fitness)
+        if self.config.mirrored:
+            seeds = population.seed[0::2]
+            weights = weights[0::2] - weights[1::2]
+        else:
+            seeds = population.seed
+        gradient = self._weighted_noise_sum(seeds, torch.from_numpy(weights).float()) / len(fitness)
+        step = self.optimizer.step(-gradient + self.config.l2_coeff * self.center)
+        self.center -= step
+        return {
+            "gradient_norm": float(gradient.norm()),
+            "update_ratio": float(step.norm() / (self.center.norm() + 1e-12)),
+            "center_norm": float(self.center.norm()),
+        }
+
+    def _shape(self, fitness: np.ndarray) -> np.ndarray:
+        if self.config.fitness_shaping == "centered_ranks":
+            return centered_ranks(fitness)
+        return (fitness - fitness.mean()) / (fitness.std() + 1e-8)
+
+    def _weighted_noise_sum(self, seeds: torch.Tensor, weights: torch.Tensor) -> torch.Tensor:
+        """sum_k weights[k] * eps(seeds[k]), regenerating eps chunk by chunk."""
+        total = torch.zeros(self.num_params)
+        for start in range(0, len(seeds), _SEEDS_PER_CHUNK):
+            chunk = slice(start, start + _SEEDS_PER_CHUNK)
+            total += weights[chunk] @ noise_vectors(seeds[chunk], self.num_params)
+        return total
+
+    def policy_params(self) -> torch.Tensor:
+        return self.center.clone()
+
+    def _state(self) -> dict[str, Any]:
+        return {"center": self.center.clone(), "optimizer": self.optimizer.state_dict()}
+
+    def _load_state(self, state: dict[str, Any]) -> None:
+        self.center = state["center"].clone()
+        self.optimizer.load_state_dict(state["optimizer"])

@@ -1,0 +1,1 @@
+"""First-party backends, registered through the ``neuroplug.backends`` entry point group."""

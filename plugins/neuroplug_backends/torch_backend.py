@@ -1,0 +1,87 @@
+"""``backend=torch``: the whole population's forward pass as batched PyTorch ops.
+
+Members are materialised once per evaluation (``bases[b] + scale * eps(seed)``) when they
+fit ``max_materialized_mb``; bigger populations rebuild just the alive members' weights
+in each forward call, trading compute for memory. Either way only the members whose
+episodes are alive are computed.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+
+from neuroplug.api import Backend, BackendConfig
+from neuroplug.errors import ConfigError, require
+from neuroplug.nets.network import Network
+from neuroplug.population import Population
+
+
+@dataclass
+class TorchBackendConfig(BackendConfig):
+    """Settings of the PyTorch backend."""
+
+    max_materialized_mb: int = 4096
+    """Materialise the population once per evaluation if it fits in this many MiB."""
+    num_threads: int = 0
+    """Intra-op CPU threads for PyTorch; 0 keeps PyTorch's default."""
+
+    def __post_init__(self) -> None:
+        require(
+            self.max_materialized_mb >= 0,
+            "backend.max_materialized_mb",
+            f"got {self.max_materialized_mb}",
+            "an integer >= 0",
+        )
+
+
+def resolve_device(name: str) -> torch.device:
+    """``auto`` becomes CUDA when available, else CPU; others are checked."""
+    if name == "auto":
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    try:
+        device = torch.device(name)
+    except RuntimeError as error:
+        raise ConfigError("backend.device", f"{name!r} is not a device", "auto, cpu, cuda, cuda:N") from error
+    if device.type == "cuda" and not torch.cuda.is_available():
+        raise ConfigError("backend.device", "CUDA was requested but no GPU is visible", "auto or cpu")
+    return device
+
+
+class TorchBackend(Backend):
+    """Heterogeneous batched inference with PyTorch (bmm and grouped convolutions)."""
+
+    config_class = TorchBackendConfig
+
+    def __init__(self, config: TorchBackendConfig, network: Network) -> None:
+        super().__init__(config, network)
+        self._device = resolve_device(config.device)
+        if config.num_threads:
+            torch.set_num_threads(config.num_threads)
+        self._population: Population | None = None
+        self._params: torch.Tensor | None = None
+
+    @property
+    def device(self) -> torch.device:
+        return self._device
+
+    def load(self, population: Population) -> None:
+        self._population = population.to(self._device)
+        size_mb = len(population) * population.num_params * 4 / 2**20
+        if size_mb <= self.config.max_materialized_mb:
+            self._params = self._population.materialize(device=self._device)
+        else:
+            self._params = None
+
+    @torch.no_grad()
+    def forward(self, members: torch.Tensor, observations: torch.Tensor) -> torch.Tensor:
+        if self._population is None:
+            raise RuntimeError("TorchBackend.forward called before load(population)")
+        if self._params is None:
+            params = self._population.materialize(members, device=self._device)
+        elif len(members) == len(self._params) and bool((members.cpu() == torch.arange(len(members))).all()):
+            params = self._params  # everyone alive: no gather
+        else:
+            params = self._params[members.to(self._device)]
+        return self.network.forward_population(params, observations)

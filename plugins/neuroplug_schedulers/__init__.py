@@ -1,0 +1,1 @@
+"""First-party schedulers, registered through the ``neuroplug.schedulers`` entry point group."""
