@@ -1,0 +1,83 @@
+"""OpenAI ES: mirrored populations, a gradient rebuilt from seeds, and learning."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+from neuroplug.algorithms.shaping import centered_ranks
+from neuroplug.api import EvaluationResult
+from neuroplug.errors import ConfigError
+from neuroplug.noise import noise_vectors
+from neuroplug_algorithms.es import ESConfig, OpenAIES
+
+
+def _result(fitness: np.ndarray) -> EvaluationResult:
+    returns = fitness.reshape(-1, 1)
+    return EvaluationResult(returns=returns, lengths=np.ones_like(returns, dtype=np.int64), env_steps=len(fitness), frames=len(fitness), forward_passes=len(fitness))
+
+
+def test_mirrored_population_pairs_share_seeds_with_opposite_scales():
+    es = OpenAIES(ESConfig(population_size=6, sigma=0.1), torch.zeros(10), seed=0)
+    population = es.ask()
+    assert len(population) == 6
+    assert torch.equal(population.seed[0::2], population.seed[1::2])
+    assert torch.allclose(population.scale, torch.tensor([0.1, -0.1] * 3))
+    members = population.materialize()
+    assert torch.allclose(members[0], -members[1])
+
+
+def test_update_equals_the_estimate_from_stored_noise():
+    """The update regenerates eps from seeds; it must equal the textbook estimate."""
+    config = ESConfig(population_size=8, sigma=0.05, learning_rate=0.01, l2_coeff=0.0)
+    es = OpenAIES(config, torch.zeros(20), seed=1)
+    population = es.ask()
+    fitness = np.random.default_rng(0).normal(size=8)
+    eps = noise_vectors(population.seed[0::2], 20)
+    ranks = centered_ranks(fitness)
+    expected_gradient = torch.from_numpy(ranks[0::2] - ranks[1::2]).float() @ eps / 8
+    es.tell(population, _result(fitness))
+    # Adam's first step moves every coordinate by lr * sign(gradient).
+    assert torch.allclose(es.center, 0.01 * torch.sign(expected_gradient), atol=1e-6)
+
+
+def test_es_climbs_a_smooth_objective():
+    target = torch.linspace(-1, 1, 30)
+    es = OpenAIES(ESConfig(population_size=20, sigma=0.1, learning_rate=0.05, l2_coeff=0.0), torch.zeros(30), seed=0)
+    start = float((es.center - target).norm())
+    for _ in range(150):
+        population = es.ask()
+        fitness = -((population.materialize() - target) ** 2).sum(dim=1).numpy()
+        es.tell(population, _result(fitness))
+    assert float((es.center - target).norm()) < 0.2 * start
+
+
+def test_nan_fitness_is_scored_worst_and_the_centre_stays_finite():
+    es = OpenAIES(ESConfig(population_size=4), torch.zeros(5), seed=0)
+    population = es.ask()
+    stats = es.tell(population, _result(np.array([1.0, np.nan, np.inf, 0.0])))
+    assert torch.isfinite(es.center).all()
+    assert stats["nonfinite_fitness"] == 2
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "field"),
+    [
+        ({"population_size": 1}, "algo.population_size"),
+        ({"population_size": 7}, "algo.population_size"),
+        ({"sigma": 0.0}, "algo.sigma"),
+        ({"sigma": -0.1}, "algo.sigma"),
+        ({"learning_rate": 0.0}, "algo.learning_rate"),
+        ({"fitness_shaping": "softmax"}, "algo.fitness_shaping"),
+        ({"episodes_per_member": 0}, "algo.episodes_per_member"),
+    ],
+)
+def test_invalid_settings_name_the_field(kwargs, field):
+    with pytest.raises(ConfigError, match=field):
+        ESConfig(**kwargs)
+
+
+def test_odd_population_is_fine_without_mirroring():
+    es = OpenAIES(ESConfig(population_size=7, mirrored=False), torch.zeros(3), seed=0)
+    assert len(es.ask()) == 7

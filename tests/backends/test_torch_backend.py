@@ -1,0 +1,49 @@
+"""The torch backend: only alive members are computed, and each as its own network."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from neuroplug.nets.mlp import MLP
+from neuroplug.population import Population
+from neuroplug_backends.torch_backend import TorchBackend, TorchBackendConfig
+
+
+def _population(network, size=6):
+    centre = network.initial_params(torch.Generator().manual_seed(0))
+    return Population(
+        bases=centre.unsqueeze(0),
+        base_index=torch.zeros(size, dtype=torch.int64),
+        scale=torch.full((size,), 0.5),
+        seed=torch.arange(size, dtype=torch.int64) + 10,
+    )
+
+
+@pytest.mark.parametrize("budget_mb", [4096, 0])  # materialised once / rebuilt per call
+def test_forward_of_alive_members_matches_naive_loop(budget_mb):
+    network = MLP(4, [32], 2, "tanh")
+    population = _population(network)
+    backend = TorchBackend(TorchBackendConfig(name="torch", device="cpu", max_materialized_mb=budget_mb), network)
+    backend.load(population)
+    alive = torch.tensor([5, 0, 3])
+    inputs = torch.randn(3, 4)
+    outputs = backend.forward(alive, inputs)
+    members = population.materialize()
+    expected = torch.stack([network.forward_single(members[m], inputs[j : j + 1])[0] for j, m in enumerate(alive.tolist())])
+    assert torch.allclose(outputs, expected, atol=1e-5)
+
+
+def test_forward_before_load_is_an_error():
+    backend = TorchBackend(TorchBackendConfig(name="torch", device="cpu"), MLP(2, [2], 2, "tanh"))
+    with pytest.raises(RuntimeError, match="before load"):
+        backend.forward(torch.tensor([0]), torch.zeros(1, 2))
+
+
+def test_cuda_request_without_gpu_names_the_field():
+    if torch.cuda.is_available():
+        pytest.skip("a GPU is present")
+    from neuroplug.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="backend.device"):
+        TorchBackend(TorchBackendConfig(name="torch", device="cuda"), MLP(2, [2], 2, "tanh"))

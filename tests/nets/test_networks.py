@@ -1,0 +1,72 @@
+"""Batched forward of many members equals a naive per-member loop, for every network."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from neuroplug.nets.mlp import MLP
+from neuroplug.nets.nature_cnn import NatureCNN
+
+
+def _naive(network, params, inputs):
+    """One member at a time: the reference the batched forward must match."""
+    return torch.cat([network.forward_single(params[i], inputs[i : i + 1]) for i in range(len(params))])
+
+
+@pytest.mark.parametrize("activation", ["tanh", "relu"])
+def test_mlp_batched_forward_matches_per_member_loop(activation):
+    network = MLP(5, [16, 8], 3, activation)
+    params = torch.randn(6, network.num_params)
+    inputs = torch.randn(6, 5)
+    assert torch.allclose(network.forward_population(params, inputs), _naive(network, params, inputs), atol=1e-5)
+
+
+@pytest.mark.parametrize(("padding", "expected_params"), [("valid", 1_686_180), ("same", 4_045_476)])
+def test_nature_cnn_parameter_counts(padding, expected_params):
+    # VALID: 84->20->9->7 (3136 into the fc layer); SAME: 84->21->11->11 (7744), the deep GA's "large" net.
+    assert NatureCNN((4, 84, 84), 4, padding).num_params == expected_params
+
+
+@pytest.mark.parametrize("padding", ["valid", "same"])
+def test_nature_cnn_batched_forward_matches_per_member_loop(padding):
+    network = NatureCNN((2, 36, 36), 3, padding)
+    params = network.initial_params(torch.Generator().manual_seed(0)).repeat(3, 1)
+    params += 0.05 * torch.randn_like(params)
+    inputs = torch.randint(0, 256, (3, 2, 36, 36), dtype=torch.uint8)
+    batched = network.forward_population(params, inputs)
+    assert batched.shape == (3, 3)
+    assert torch.allclose(batched, _naive(network, params, inputs), atol=1e-4)
+
+
+def test_nature_cnn_matches_torch_layers():
+    """The grouped-convolution math is the ordinary Nature CNN, checked against nn layers."""
+    network = NatureCNN((4, 84, 84), 6)
+    params = network.initial_params(torch.Generator().manual_seed(1))
+    single = params.unsqueeze(0)
+    layers = []
+    channels = 4
+    for index, (out_channels, kernel, stride) in enumerate(((32, 8, 4), (64, 4, 2), (64, 3, 1))):
+        conv = torch.nn.Conv2d(channels, out_channels, kernel, stride)
+        conv.weight.data = network.layout.view(single, f"conv{index}.w")[0]
+        conv.bias.data = network.layout.view(single, f"conv{index}.b")[0]
+        layers += [conv, torch.nn.ReLU()]
+        channels = out_channels
+    fc = torch.nn.Linear(3136, 512)
+    fc.weight.data = network.layout.view(single, "fc.w")[0].T
+    fc.bias.data = network.layout.view(single, "fc.b")[0]
+    out = torch.nn.Linear(512, 6)
+    out.weight.data = network.layout.view(single, "out.w")[0].T
+    out.bias.data = network.layout.view(single, "out.b")[0]
+    model = torch.nn.Sequential(*layers, torch.nn.Flatten(), fc, torch.nn.ReLU(), out)
+    frames = torch.randint(0, 256, (2, 4, 84, 84), dtype=torch.uint8)
+    with torch.no_grad():
+        expected = model(frames.float() / 255.0)
+    assert torch.allclose(network.forward_single(params, frames), expected, atol=1e-4)
+
+
+def test_initialisation_is_seeded():
+    network = MLP(4, [8], 2, "tanh")
+    first = network.initial_params(torch.Generator().manual_seed(3))
+    assert torch.equal(first, network.initial_params(torch.Generator().manual_seed(3)))
+    assert not torch.equal(first, network.initial_params(torch.Generator().manual_seed(4)))

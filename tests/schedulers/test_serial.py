@@ -1,0 +1,96 @@
+"""The serial scheduler: correct scores and counters, independent of how episodes are batched."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+from neuroplug.api import EvaluationRequest
+from neuroplug.config.schema import EnvConfig, NetConfig
+from neuroplug.envs.make import episode_seeds, make_pool, make_spec
+from neuroplug.nets.build import build_network
+from neuroplug.nets.policy import Policy
+from neuroplug.population import Population
+from neuroplug_backends.torch_backend import TorchBackend, TorchBackendConfig
+from neuroplug_schedulers.serial import SerialScheduler, SerialSchedulerConfig
+
+
+def _setup(task_id: str, max_episode_steps: int | None = None, hidden=(8,)):
+    env = make_spec(EnvConfig(task_id=task_id, max_episode_steps=max_episode_steps))
+    network = build_network(NetConfig(hidden_sizes=list(hidden)), env)
+    policy = Policy(network, env, normalize_observations=False)
+    backend = TorchBackend(TorchBackendConfig(name="torch", device="cpu"), network)
+    centre = network.initial_params(torch.Generator().manual_seed(0))
+    population = Population(
+        bases=centre.unsqueeze(0),
+        base_index=torch.zeros(6, dtype=torch.int64),
+        scale=torch.tensor([0.0, 1.0, -1.0, 1.0, -1.0, 3.0]),
+        seed=torch.tensor([0, 1, 1, 2, 2, 3]),
+    )
+    return env, policy, backend, population
+
+
+def _naive_episode(env, policy, params, seed):
+    """Play one episode with one member in its own single-env pool."""
+    pool = make_pool(env, np.array([seed]))
+    observation, _ = pool.reset()
+    total, steps, done = 0.0, 0, False
+    while not done:
+        outputs = policy.network.forward_single(params, torch.from_numpy(observation.astype(np.float32)))
+        observation, reward, terminated, truncated, info = pool.step(policy.actions(outputs))
+        total += float(info["reward"][0] if env.family == "atari" else reward[0])
+        steps += 1
+        done = bool(terminated[0] or truncated[0])
+    return total, steps
+
+
+def test_returns_match_a_naive_one_member_loop():
+    env, policy, backend, population = _setup("CartPole-v1")
+    scheduler = SerialScheduler(SerialSchedulerConfig(name="serial", num_threads=1), env)
+    request = EvaluationRequest(generation=3, episodes_per_member=2, seed=11)
+    result = scheduler.evaluate(population, policy, backend, request)
+    members = population.materialize()
+    seeds = episode_seeds(11, 3, np.arange(2))
+    for member in (0, 2, 5):
+        for episode in range(2):
+            total, steps = _naive_episode(env, policy, members[member], seeds[episode])
+            assert result.returns[member, episode] == total
+            assert result.lengths[member, episode] == steps
+    assert result.env_steps == result.lengths.sum() == result.frames
+    assert result.forward_passes == result.env_steps
+    assert result.episodes == 12
+
+
+def test_waves_of_episodes_give_the_same_result_as_one_batch():
+    env, policy, backend, population = _setup("CartPole-v1")
+    request = EvaluationRequest(generation=0, episodes_per_member=3, seed=5)
+    one_batch = SerialScheduler(SerialSchedulerConfig(name="serial"), env).evaluate(population, policy, backend, request)
+    in_waves = SerialScheduler(SerialSchedulerConfig(name="serial", max_envs=4), env).evaluate(population, policy, backend, request)
+    assert np.array_equal(one_batch.returns, in_waves.returns)
+    assert np.array_equal(one_batch.lengths, in_waves.lengths)
+
+
+def test_atari_counts_frames_as_four_per_step_and_scores_are_game_scores():
+    env, policy, backend, population = _setup("Pong-v5", max_episode_steps=60)
+    request = EvaluationRequest(generation=0, episodes_per_member=1, seed=0)
+    result = SerialScheduler(SerialSchedulerConfig(name="serial"), env).evaluate(population, policy, backend, request)
+    assert env.frame_skip == 4
+    assert (result.lengths == 60).all()  # capped episodes
+    assert result.env_steps == 6 * 60
+    assert result.frames == 4 * result.env_steps
+    # Pong scores are integers in [-21, 21] (unclipped points, not clipped rewards).
+    assert np.all(result.returns == np.round(result.returns))
+    assert np.all(np.abs(result.returns) <= 21)
+
+
+@pytest.mark.parametrize("collect", [True, False])
+def test_observation_sums_are_returned_only_when_asked(collect):
+    env, policy, backend, population = _setup("CartPole-v1")
+    request = EvaluationRequest(generation=0, seed=0, collect_obs_stats=collect)
+    result = SerialScheduler(SerialSchedulerConfig(name="serial"), env).evaluate(population, policy, backend, request)
+    if collect:
+        assert result.obs_stats.count == result.env_steps
+        assert result.obs_stats.total.shape == (4,)
+    else:
+        assert result.obs_stats is None
