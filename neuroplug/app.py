@@ -15,7 +15,14 @@ from omegaconf import DictConfig, OmegaConf, open_dict
 from neuroplug.errors import NeuroplugError
 from neuroplug.training.checkpoint import load_checkpoint
 
-RESUMABLE_RUN_FIELDS = ("max_generations", "max_frames", "stop_when_solved", "eval_interval", "eval_episodes", "checkpoint_interval")
+RESUMABLE_RUN_FIELDS = (
+    "max_generations",
+    "max_frames",
+    "stop_when_solved",
+    "eval_interval",
+    "eval_episodes",
+    "checkpoint_interval",
+)
 """``run`` settings a resumed run takes from the new command line; the rest come from the checkpoint."""
 
 
@@ -36,8 +43,11 @@ def resolve_resume(config: DictConfig) -> tuple[DictConfig, Path | None]:
     run_dir = Path(resume).expanduser().resolve()
     saved = OmegaConf.create(load_checkpoint(run_dir)["config"])
     differing = [
-        group for group in ("algo", "env", "net", "backend", "scheduler")
-        if group in config and OmegaConf.to_container(config[group], resolve=True) != OmegaConf.to_container(saved[group])
+        group
+        for group in ("algo", "env", "net", "backend", "scheduler")
+        if group in config
+        and OmegaConf.to_container(config[group], resolve=True)
+        != OmegaConf.to_container(saved[group])
     ]
     if differing:
         print(

@@ -22,10 +22,14 @@ def list_plugins() -> int:
         names[(info.kind, info.name)] = names.get((info.kind, info.name), 0) + 1
     widths = [max(len(row[column]) for row in rows) for column in range(len(rows[0]))]
     for row in rows:
-        print("  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip())
+        print(
+            "  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip()
+        )
     for (kind, name), count in names.items():
         if count > 1:
-            print(f"warning: {kind[:-1]} {name!r} is claimed by {count} distributions; selecting it will fail")
+            print(
+                f"warning: {kind[:-1]} {name!r} is claimed by {count} distributions; selecting it will fail"
+            )
     return 0
 
 

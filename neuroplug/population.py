@@ -34,13 +34,17 @@ class Population:
     def __post_init__(self) -> None:
         size = len(self.base_index)
         if self.bases.dim() != 2:
-            raise ValueError(f"bases must be (num_bases, num_params), got {tuple(self.bases.shape)}")
+            raise ValueError(
+                f"bases must be (num_bases, num_params), got {tuple(self.bases.shape)}"
+            )
         if len(self.scale) != size or len(self.seed) != size:
             raise ValueError(
                 f"base_index, scale and seed must have one entry per member; got lengths "
                 f"{size}, {len(self.scale)}, {len(self.seed)}"
             )
-        if size and (int(self.base_index.min()) < 0 or int(self.base_index.max()) >= len(self.bases)):
+        if size and (
+            int(self.base_index.min()) < 0 or int(self.base_index.max()) >= len(self.bases)
+        ):
             raise ValueError(f"base_index must lie in [0, {len(self.bases)})")
         if size and (int(self.seed.min()) < 0 or int(self.seed.max()) > MAX_SEED):
             raise ValueError(f"seeds must lie in [0, {MAX_SEED}]")

@@ -21,7 +21,11 @@ KINDS: dict[str, str] = {
 }
 """Plugin kind -> entry-point group."""
 
-CONFIG_GROUPS: dict[str, str] = {"algorithms": "algo", "backends": "backend", "schedulers": "scheduler"}
+CONFIG_GROUPS: dict[str, str] = {
+    "algorithms": "algo",
+    "backends": "backend",
+    "schedulers": "scheduler",
+}
 """Plugin kind -> the Hydra config group that selects it."""
 
 
@@ -59,7 +63,9 @@ def discover(kind: str) -> dict[str, list[PluginInfo]]:
             if key in seen:
                 continue
             seen.add(key)
-            info = PluginInfo(kind, entry_point.name, entry_point.value, dist_name, distribution.version)
+            info = PluginInfo(
+                kind, entry_point.name, entry_point.value, dist_name, distribution.version
+            )
             found.setdefault(entry_point.name, []).append(info)
     return dict(sorted(found.items()))
 
@@ -69,12 +75,12 @@ def resolve(kind: str, name: str) -> PluginInfo:
     plugins = discover(kind)
     if name not in plugins:
         available = ", ".join(plugins) or "none installed"
-        raise PluginError(
-            f"no {kind[:-1]} plugin named {name!r}; available {kind}: {available}"
-        )
+        raise PluginError(f"no {kind[:-1]} plugin named {name!r}; available {kind}: {available}")
     claimants = plugins[name]
     if len(claimants) > 1:
-        owners = " and ".join(f"{info.distribution} {info.version} ({info.target})" for info in claimants)
+        owners = " and ".join(
+            f"{info.distribution} {info.version} ({info.target})" for info in claimants
+        )
         raise PluginError(
             f"{kind[:-1]} name {name!r} is claimed by more than one distribution: {owners}; "
             "uninstall one of them or rename its entry point"

@@ -9,20 +9,33 @@ import pytest
 
 
 def _neuroplug(*args: str, cwd=None, timeout=120) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "neuroplug", *args], capture_output=True, text=True, cwd=cwd, timeout=timeout)
+    return subprocess.run(
+        [sys.executable, "-m", "neuroplug", *args],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        timeout=timeout,
+    )
 
 
 def test_list_plugins_shows_name_kind_distribution_version_without_importing_torch():
     done = _neuroplug("--list-plugins")
     assert done.returncode == 0, done.stderr
     rows = [line.split() for line in done.stdout.splitlines()]
-    assert ["algorithm", "es", "neuroplug"] == rows[1][:3] or any(row[:3] == ["algorithm", "es", "neuroplug"] for row in rows)
+    assert ["algorithm", "es", "neuroplug"] == rows[1][:3] or any(
+        row[:3] == ["algorithm", "es", "neuroplug"] for row in rows
+    )
     assert any(row[:3] == ["backend", "torch", "neuroplug"] for row in rows)
     assert any(row[:3] == ["scheduler", "serial", "neuroplug"] for row in rows)
     probe = subprocess.run(
-        [sys.executable, "-c", "import sys; from neuroplug.cli import list_plugins; list_plugins(); "
-         "print('HEAVY', sorted(m for m in ('torch', 'triton', 'envpool', 'neuroplug_algorithms') if m in sys.modules))"],
-        capture_output=True, text=True,
+        [
+            sys.executable,
+            "-c",
+            "import sys; from neuroplug.cli import list_plugins; list_plugins(); "
+            "print('HEAVY', sorted(m for m in ('torch', 'triton', 'envpool', 'neuroplug_algorithms') if m in sys.modules))",
+        ],
+        capture_output=True,
+        text=True,
     )
     assert "HEAVY []" in probe.stdout, probe.stdout + probe.stderr
 
@@ -47,7 +60,9 @@ BAD_INPUTS = [
 
 
 @pytest.mark.parametrize(("overrides", "expected"), BAD_INPUTS)
-def test_bad_input_fails_before_training_with_a_message_naming_the_field(overrides, expected, tmp_path):
+def test_bad_input_fails_before_training_with_a_message_naming_the_field(
+    overrides, expected, tmp_path
+):
     done = _neuroplug(*overrides, f"hydra.run.dir={tmp_path}", cwd=tmp_path)
     assert done.returncode != 0
     assert expected in done.stderr, done.stderr

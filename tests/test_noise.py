@@ -66,6 +66,8 @@ def test_triton_randn4x_gives_the_same_noise():
     )
     # TRITON_INTERPRET must be set before triton is imported, hence a fresh interpreter.
     env = {**os.environ, "TRITON_INTERPRET": "1"}
-    done = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=300)
+    done = subprocess.run(
+        [sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=300
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     assert "ok" in done.stdout

@@ -30,7 +30,9 @@ def test_materialize_builds_base_plus_scaled_noise():
 
 def test_materialize_a_subset_matches_the_full_rows():
     population = _population()
-    assert torch.equal(population.materialize(torch.tensor([3, 1])), population.materialize()[[3, 1]])
+    assert torch.equal(
+        population.materialize(torch.tensor([3, 1])), population.materialize()[[3, 1]]
+    )
 
 
 def test_dense_population_holds_its_members_verbatim():
@@ -47,7 +49,12 @@ def test_dense_population_holds_its_members_verbatim():
     ],
 )
 def test_invalid_populations_are_rejected(field, kwargs):
-    values = {"bases": torch.zeros(2, 3), "base_index": torch.tensor([0, 1]), "scale": torch.zeros(2), "seed": torch.zeros(2, dtype=torch.int64)}
+    values = {
+        "bases": torch.zeros(2, 3),
+        "base_index": torch.tensor([0, 1]),
+        "scale": torch.zeros(2),
+        "seed": torch.zeros(2, dtype=torch.int64),
+    }
     values.update(kwargs)
     with pytest.raises(ValueError, match=field):
         Population(**values)

@@ -10,7 +10,14 @@ import torch
 class Adam:
     """Adam (Kingma & Ba 2015) that returns the step instead of owning the parameters."""
 
-    def __init__(self, size: int, learning_rate: float, beta1: float = 0.9, beta2: float = 0.999, epsilon: float = 1e-8) -> None:
+    def __init__(
+        self,
+        size: int,
+        learning_rate: float,
+        beta1: float = 0.9,
+        beta2: float = 0.999,
+        epsilon: float = 1e-8,
+    ) -> None:
         self.learning_rate = learning_rate
         self.beta1, self.beta2, self.epsilon = beta1, beta2, epsilon
         self.m = torch.zeros(size, dtype=torch.float32)

@@ -33,7 +33,9 @@ class EvolutionAlgorithm(Algorithm):
 
     def draw_seeds(self, count: int) -> torch.Tensor:
         """``count`` fresh noise seeds from the algorithm's RNG."""
-        return torch.from_numpy(self.rng.integers(0, MAX_SEED, size=count, endpoint=True).astype(np.int64))
+        return torch.from_numpy(
+            self.rng.integers(0, MAX_SEED, size=count, endpoint=True).astype(np.int64)
+        )
 
     def ask(self) -> Population:
         return self._ask()
@@ -47,7 +49,9 @@ class EvolutionAlgorithm(Algorithm):
             self.best_params = population.materialize(torch.tensor([leader]), device="cpu")[0]
         stats = self._tell(population, fitness)
         self.generation += 1
-        stats.update(best_fitness_ever=self.best_fitness, nonfinite_fitness=float(self.nonfinite_fitness))
+        stats.update(
+            best_fitness_ever=self.best_fitness, nonfinite_fitness=float(self.nonfinite_fitness)
+        )
         return stats
 
     def state_dict(self) -> dict[str, Any]:

@@ -61,8 +61,18 @@ class RunConfig:
             "both run.max_generations and run.max_frames are null, so the run would never end",
             "set at least one budget",
         )
-        require(self.eval_interval >= 0, "run.eval_interval", f"got {self.eval_interval}", "an integer >= 0")
-        require(self.eval_episodes >= 1, "run.eval_episodes", f"got {self.eval_episodes}", "an integer >= 1")
+        require(
+            self.eval_interval >= 0,
+            "run.eval_interval",
+            f"got {self.eval_interval}",
+            "an integer >= 0",
+        )
+        require(
+            self.eval_episodes >= 1,
+            "run.eval_episodes",
+            f"got {self.eval_episodes}",
+            "an integer >= 1",
+        )
         require(
             self.checkpoint_interval >= 1,
             "run.checkpoint_interval",
@@ -124,7 +134,9 @@ class NetConfig:
             f"got {self.activation!r}",
             ", ".join(ACTIVATIONS),
         )
-        require(self.padding in ("valid", "same"), "net.padding", f"got {self.padding!r}", "valid, same")
+        require(
+            self.padding in ("valid", "same"), "net.padding", f"got {self.padding!r}", "valid, same"
+        )
 
 
 @dataclass
@@ -136,4 +148,9 @@ class LoggerConfig:
 
     def __post_init__(self) -> None:
         for kind in self.kinds:
-            require(kind in LOGGER_KINDS, "logger.kinds", f"unknown logger {kind!r}", ", ".join(LOGGER_KINDS))
+            require(
+                kind in LOGGER_KINDS,
+                "logger.kinds",
+                f"unknown logger {kind!r}",
+                ", ".join(LOGGER_KINDS),
+            )

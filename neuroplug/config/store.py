@@ -31,7 +31,7 @@ def register_schemas(warn=None) -> None:
         store.store(group="schema", name=group, node=schema)
     shipped = conf_dir()
     for kind, group in registry.CONFIG_GROUPS.items():
-        for name, claimants in registry.discover(kind).items():
+        for name in registry.discover(kind):
             try:
                 plugin = registry.load(kind, name)
             except PluginError as error:
@@ -40,7 +40,9 @@ def register_schemas(warn=None) -> None:
             else:
                 node = OmegaConf.structured(plugin.config_class)
                 if "name" not in {f.name for f in fields(plugin.config_class)}:
-                    warn(f"{kind[:-1]} {name!r}: its config_class does not derive from the neuroplug.api base")
+                    warn(
+                        f"{kind[:-1]} {name!r}: its config_class does not derive from the neuroplug.api base"
+                    )
                 node.name = name
             store.store(group=f"schema/{group}", name=name, node=node)
             if not (shipped / group / f"{name}.yaml").is_file():

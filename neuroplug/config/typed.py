@@ -14,7 +14,9 @@ T = TypeVar("T")
 
 def to_dataclass(schema: type[T], node: DictConfig | dict[str, Any], group: str) -> T:
     """``schema(**node)`` with a clear error for unknown fields; ``__post_init__`` validates."""
-    values = OmegaConf.to_container(node, resolve=True) if isinstance(node, DictConfig) else dict(node)
+    values = (
+        OmegaConf.to_container(node, resolve=True) if isinstance(node, DictConfig) else dict(node)
+    )
     allowed = {field.name for field in fields(schema)}
     unknown = sorted(set(values) - allowed)
     if unknown:

@@ -45,22 +45,32 @@ def make_spec(config: EnvConfig) -> EnvSpec:
     if config.task_id not in task_ids:
         close = difflib.get_close_matches(config.task_id, task_ids, n=5)
         hint = f"did you mean {', '.join(close)}?" if close else "see envpool.list_all_envs()"
-        raise ConfigError("env.task_id", f"EnvPool has no task {config.task_id!r}; {hint}", "an EnvPool task id")
+        raise ConfigError(
+            "env.task_id", f"EnvPool has no task {config.task_id!r}; {hint}", "an EnvPool task id"
+        )
     bad = sorted(_RESERVED_KWARGS & set(config.kwargs))
     if bad:
-        raise ConfigError("env.kwargs", f"{bad} are set by neuroplug itself", "other envpool.make arguments")
+        raise ConfigError(
+            "env.kwargs", f"{bad} are set by neuroplug itself", "other envpool.make arguments"
+        )
     kwargs = dict(config.kwargs)
     if config.max_episode_steps is not None:
         kwargs["max_episode_steps"] = config.max_episode_steps
     try:
         envpool_spec = envpool.make_spec(config.task_id, **kwargs)
     except Exception as error:  # EnvPool raises plain errors for unknown kwargs
-        raise ConfigError("env.kwargs", f"EnvPool rejected {kwargs} for {config.task_id}: {error}") from error
+        raise ConfigError(
+            "env.kwargs", f"EnvPool rejected {kwargs} for {config.task_id}: {error}"
+        ) from error
     settings = envpool_spec.config._asdict()
     observation_space = envpool_spec.observation_space
     action_space = envpool_spec.action_space
     if not hasattr(observation_space, "shape") or observation_space.shape is None:
-        raise ConfigError("env.task_id", f"{config.task_id} has a structured observation space", "tasks with array observations")
+        raise ConfigError(
+            "env.task_id",
+            f"{config.task_id} has a structured observation space",
+            "tasks with array observations",
+        )
     discrete = hasattr(action_space, "n")
     family = _detect_family(settings) if config.family == "auto" else config.family
     return EnvSpec(

@@ -34,7 +34,10 @@ class MultiLogger(Logger):
             except Exception as error:  # a logger problem must never end a run
                 if index not in self._failed:
                     self._failed.add(index)
-                    print(f"neuroplug: logger {type(logger).__name__} failed ({error}); training goes on", file=sys.stderr)
+                    print(
+                        f"neuroplug: logger {type(logger).__name__} failed ({error}); training goes on",
+                        file=sys.stderr,
+                    )
 
     def log(self, metrics: dict[str, Any]) -> None:
         self._each("log", metrics)

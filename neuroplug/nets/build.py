@@ -39,4 +39,9 @@ def build_network(config: NetConfig, env: EnvSpec) -> Network:
             f"mlp needs flat vector observations, {env.task_id} observes shape {env.obs_shape}",
             "tasks with 1-D observations",
         )
-    return MLP(env.obs_shape[0], [int(width) for width in config.hidden_sizes], env.num_actions, config.activation)
+    return MLP(
+        env.obs_shape[0],
+        [int(width) for width in config.hidden_sizes],
+        env.num_actions,
+        config.activation,
+    )

@@ -19,14 +19,18 @@ ACTIVATIONS = {
 class MLP(Network):
     """``input -> hidden... -> output`` with one activation between layers."""
 
-    def __init__(self, input_size: int, hidden_sizes: list[int], output_size: int, activation: str) -> None:
+    def __init__(
+        self, input_size: int, hidden_sizes: list[int], output_size: int, activation: str
+    ) -> None:
         self.input_shape = (input_size,)
         self.output_size = output_size
         self.activation_name = activation
         self.activation = ACTIVATIONS[activation]
         self.widths = [input_size, *hidden_sizes, output_size]
         shapes: list[tuple[str, tuple[int, ...]]] = []
-        for layer, (fan_in, fan_out) in enumerate(zip(self.widths[:-1], self.widths[1:], strict=True)):
+        for layer, (fan_in, fan_out) in enumerate(
+            zip(self.widths[:-1], self.widths[1:], strict=True)
+        ):
             shapes += [(f"w{layer}", (fan_in, fan_out)), (f"b{layer}", (fan_out,))]
         self.layout = ParameterLayout(shapes)
         self.num_layers = len(self.widths) - 1

@@ -29,7 +29,9 @@ def _conv_output_size(size: int, kernel: int, stride: int, padding: str) -> int:
 class NatureCNN(Network):
     """Three convolutions (ReLU), a 512-unit ReLU layer and a linear output."""
 
-    def __init__(self, input_shape: tuple[int, int, int], output_size: int, padding: str = "valid") -> None:
+    def __init__(
+        self, input_shape: tuple[int, int, int], output_size: int, padding: str = "valid"
+    ) -> None:
         self.input_shape = tuple(input_shape)
         self.output_size = output_size
         self.padding = padding
@@ -37,13 +39,18 @@ class NatureCNN(Network):
         shapes: list[tuple[str, tuple[int, ...]]] = []
         self.paddings: list[tuple[int, int, int, int]] = []
         for layer, (out_channels, kernel, stride) in enumerate(CONV_LAYERS):
-            shapes += [(f"conv{layer}.w", (out_channels, channels, kernel, kernel)), (f"conv{layer}.b", (out_channels,))]
+            shapes += [
+                (f"conv{layer}.w", (out_channels, channels, kernel, kernel)),
+                (f"conv{layer}.b", (out_channels,)),
+            ]
             self.paddings.append(self._pads(height, width, kernel, stride))
             height = _conv_output_size(height, kernel, stride, padding)
             width = _conv_output_size(width, kernel, stride, padding)
             channels = out_channels
         if height < 1 or width < 1:
-            raise ValueError(f"observations of shape {input_shape} are too small for the Nature CNN")
+            raise ValueError(
+                f"observations of shape {input_shape} are too small for the Nature CNN"
+            )
         self.flat_size = channels * height * width
         shapes += [("fc.w", (self.flat_size, HIDDEN_SIZE)), ("fc.b", (HIDDEN_SIZE,))]
         shapes += [("out.w", (HIDDEN_SIZE, output_size)), ("out.b", (output_size,))]
@@ -91,9 +98,21 @@ class NatureCNN(Network):
             )
             hidden = torch.relu(hidden)
         hidden = hidden.reshape(members, 1, self.flat_size)
-        hidden = torch.relu(torch.baddbmm(self.layout.view(params, "fc.b").unsqueeze(1), hidden, self.layout.view(params, "fc.w")))
-        output = torch.baddbmm(self.layout.view(params, "out.b").unsqueeze(1), hidden, self.layout.view(params, "out.w"))
+        hidden = torch.relu(
+            torch.baddbmm(
+                self.layout.view(params, "fc.b").unsqueeze(1),
+                hidden,
+                self.layout.view(params, "fc.w"),
+            )
+        )
+        output = torch.baddbmm(
+            self.layout.view(params, "out.b").unsqueeze(1),
+            hidden,
+            self.layout.view(params, "out.w"),
+        )
         return output.squeeze(1)
 
     def describe(self) -> str:
-        return f"Nature CNN ({self.padding} padding) on {self.input_shape}, {self.num_params:,} params"
+        return (
+            f"Nature CNN ({self.padding} padding) on {self.input_shape}, {self.num_params:,} params"
+        )

@@ -45,7 +45,11 @@ class ObservationNormalizer:
 
     def state_dict(self) -> dict[str, Any]:
         """The sums, for checkpoints."""
-        return {"total": self.total.copy(), "total_squares": self.total_squares.copy(), "count": self.count}
+        return {
+            "total": self.total.copy(),
+            "total_squares": self.total_squares.copy(),
+            "count": self.count,
+        }
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
         """Restore sums from a checkpoint."""

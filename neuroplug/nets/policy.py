@@ -21,7 +21,11 @@ class Policy:
     def __init__(self, network: Network, env: EnvSpec, normalize_observations: bool) -> None:
         self.network = network
         self.env = env
-        self.normalizer = ObservationNormalizer(env.obs_shape[0]) if normalize_observations and not env.is_image else None
+        self.normalizer = (
+            ObservationNormalizer(env.obs_shape[0])
+            if normalize_observations and not env.is_image
+            else None
+        )
 
     def prepare(self, observations: np.ndarray, device: torch.device) -> torch.Tensor:
         """Observations as the network's input tensor on ``device``."""

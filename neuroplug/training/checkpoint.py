@@ -54,7 +54,9 @@ def load_checkpoint(run_dir: Path) -> dict[str, Any]:
     """The latest checkpoint of ``run_dir``, with a clear error when there is none."""
     path = checkpoint_dir(run_dir) / LATEST
     if not path.is_file():
-        raise FileNotFoundError(f"run.resume: no checkpoint at {path}; point run.resume at a run's output dir")
+        raise FileNotFoundError(
+            f"run.resume: no checkpoint at {path}; point run.resume at a run's output dir"
+        )
     # Our own file; it holds numpy RNG states, which the weights-only loader refuses.
     state = torch.load(path, map_location="cpu", weights_only=False)
     if state.get("format_version") != FORMAT_VERSION:

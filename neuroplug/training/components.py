@@ -50,7 +50,9 @@ def build_components(config: DictConfig) -> Components:
     """Validate ``config`` and build the run's objects (no environment is started)."""
     for group in ("run", "env", "net", "algo", "backend", "scheduler", "logger"):
         if group not in config:
-            raise ConfigError(group, "is missing from the config", "compose it from neuroplug's conf/")
+            raise ConfigError(
+                group, "is missing from the config", "compose it from neuroplug's conf/"
+            )
     run = to_dataclass(RunConfig, config.run, "run")
     logger = to_dataclass(LoggerConfig, config.logger, "logger")
     algorithm_class, algorithm_config = _plugin("algorithms", config.algo)

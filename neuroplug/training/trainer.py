@@ -18,7 +18,13 @@ from omegaconf import DictConfig, OmegaConf
 from neuroplug.api import EvaluationRequest, EvaluationResult
 from neuroplug.loggers import MultiLogger, build_loggers
 from neuroplug.population import Population
-from neuroplug.training.checkpoint import BEST_POLICY, atomic_save, checkpoint_dir, load_checkpoint, save_checkpoint
+from neuroplug.training.checkpoint import (
+    BEST_POLICY,
+    atomic_save,
+    checkpoint_dir,
+    load_checkpoint,
+    save_checkpoint,
+)
 from neuroplug.training.components import Components, build_components
 
 EVAL_GENERATION_OFFSET = 1 << 30
@@ -29,7 +35,9 @@ COUNTERS = ("env_steps", "frames", "forward_passes", "episodes")
 class Trainer:
     """Runs one experiment in ``run_dir`` from a composed config."""
 
-    def __init__(self, config: DictConfig, run_dir: Path, loggers: MultiLogger | None = None) -> None:
+    def __init__(
+        self, config: DictConfig, run_dir: Path, loggers: MultiLogger | None = None
+    ) -> None:
         self.config = config
         self.run_dir = Path(run_dir)
         self.parts: Components = build_components(config)
@@ -37,7 +45,10 @@ class Trainer:
         self.elapsed_before = 0.0
         self.last_eval: float | None = None
         self.run_dir.mkdir(parents=True, exist_ok=True)
-        budget = {"max_generations": self.parts.run.max_generations, "max_frames": self.parts.run.max_frames}
+        budget = {
+            "max_generations": self.parts.run.max_generations,
+            "max_frames": self.parts.run.max_frames,
+        }
         self.loggers = loggers or build_loggers(self.parts.logger.kinds, self.run_dir, budget)
 
     # ------------------------------------------------------------------ state
@@ -98,7 +109,12 @@ class Trainer:
     def solved(self) -> bool:
         """Whether the last evaluation reached the env's solved return."""
         target = self.parts.env.solved_return
-        return bool(self.parts.run.stop_when_solved and target is not None and self.last_eval is not None and self.last_eval >= target)
+        return bool(
+            self.parts.run.stop_when_solved
+            and target is not None
+            and self.last_eval is not None
+            and self.last_eval >= target
+        )
 
     def evaluate_policy(self) -> EvaluationResult:
         """Play ``run.eval_episodes`` episodes with the deployed policy (no action noise)."""
@@ -108,7 +124,9 @@ class Trainer:
             episodes_per_member=self.parts.run.eval_episodes,
             seed=self.parts.run.seed,
         )
-        result = self.parts.scheduler.evaluate(Population.dense(params), self.parts.policy, self.parts.backend, request)
+        result = self.parts.scheduler.evaluate(
+            Population.dense(params), self.parts.policy, self.parts.backend, request
+        )
         self.last_eval = float(result.returns.mean())
         return result
 
@@ -177,11 +195,17 @@ class Trainer:
                 evaluate_now = interval and self.generation % interval == 0
                 if evaluate_now or not self.budget_left():
                     self.evaluate_policy()
-                metrics["eval_return_mean"] = self.last_eval if evaluate_now or not self.budget_left() else math.nan
+                metrics["eval_return_mean"] = (
+                    self.last_eval if evaluate_now or not self.budget_left() else math.nan
+                )
                 metrics["elapsed"] = self.elapsed_before + time.perf_counter() - self._started
                 metrics["generation"] = self.generation
                 self.loggers.log(metrics)
-                if self.generation % parts.run.checkpoint_interval == 0 or not self.budget_left() or self.solved():
+                if (
+                    self.generation % parts.run.checkpoint_interval == 0
+                    or not self.budget_left()
+                    or self.solved()
+                ):
                     self.checkpoint()
                 completed = self.state()
         except KeyboardInterrupt:
@@ -202,4 +226,9 @@ class Trainer:
             )
         finally:
             self.loggers.close()
-        return {"status": status, "generation": self.generation, "eval_return_mean": self.last_eval, **self.counters}
+        return {
+            "status": status,
+            "generation": self.generation,
+            "eval_return_mean": self.last_eval,
+            **self.counters,
+        }

@@ -43,9 +43,13 @@ def resolve_device(name: str) -> torch.device:
     try:
         device = torch.device(name)
     except RuntimeError as error:
-        raise ConfigError("backend.device", f"{name!r} is not a device", "auto, cpu, cuda, cuda:N") from error
+        raise ConfigError(
+            "backend.device", f"{name!r} is not a device", "auto, cpu, cuda, cuda:N"
+        ) from error
     if device.type == "cuda" and not torch.cuda.is_available():
-        raise ConfigError("backend.device", "CUDA was requested but no GPU is visible", "auto or cpu")
+        raise ConfigError(
+            "backend.device", "CUDA was requested but no GPU is visible", "auto or cpu"
+        )
     return device
 
 
@@ -80,7 +84,9 @@ class TorchBackend(Backend):
             raise RuntimeError("TorchBackend.forward called before load(population)")
         if self._params is None:
             params = self._population.materialize(members, device=self._device)
-        elif len(members) == len(self._params) and bool((members.cpu() == torch.arange(len(members))).all()):
+        elif len(members) == len(self._params) and bool(
+            (members.cpu() == torch.arange(len(members))).all()
+        ):
             params = self._params  # everyone alive: no gather
         else:
             params = self._params[members.to(self._device)]

@@ -67,7 +67,17 @@ class SerialScheduler(Scheduler):
         for wave_start in range(0, len(work_member), self.config.max_envs):
             wave = np.arange(wave_start, min(wave_start + self.config.max_envs, len(work_member)))
             forward_passes += self._play_wave(
-                wave, work_member, work_episode, policy, backend, request, rng, returns, lengths, totals, timings
+                wave,
+                work_member,
+                work_episode,
+                policy,
+                backend,
+                request,
+                rng,
+                returns,
+                lengths,
+                totals,
+                timings,
             )
         env_steps = int(lengths.sum())
         return EvaluationResult(
@@ -81,15 +91,33 @@ class SerialScheduler(Scheduler):
         )
 
     def _play_wave(
-        self, wave, work_member, work_episode, policy, backend, request, rng, returns, lengths, totals, timings
+        self,
+        wave,
+        work_member,
+        work_episode,
+        policy,
+        backend,
+        request,
+        rng,
+        returns,
+        lengths,
+        totals,
+        timings,
     ) -> int:
         started = time.perf_counter()
-        pool = make_pool(self.env, episode_seeds(request.seed, request.generation, work_episode[wave]), self.config.num_threads)
+        pool = make_pool(
+            self.env,
+            episode_seeds(request.seed, request.generation, work_episode[wave]),
+            self.config.num_threads,
+        )
         observations, info = pool.reset()
         timings["env"] += time.perf_counter() - started
         alive = np.ones(len(wave), dtype=bool)
         members = torch.from_numpy(work_member[wave])
-        actions = np.zeros((len(wave), *(() if self.env.discrete else (self.env.num_actions,))), dtype=np.int32 if self.env.discrete else np.float32)
+        actions = np.zeros(
+            (len(wave), *(() if self.env.discrete else (self.env.num_actions,))),
+            dtype=np.int32 if self.env.discrete else np.float32,
+        )
         forward_passes = 0
         use_game_score = self.env.family == "atari"
         while alive.any():

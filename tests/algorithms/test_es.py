@@ -5,17 +5,23 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
+from neuroplug_algorithms.es import ESConfig, OpenAIES
 
 from neuroplug.algorithms.shaping import centered_ranks
 from neuroplug.api import EvaluationResult
 from neuroplug.errors import ConfigError
 from neuroplug.noise import noise_vectors
-from neuroplug_algorithms.es import ESConfig, OpenAIES
 
 
 def _result(fitness: np.ndarray) -> EvaluationResult:
     returns = fitness.reshape(-1, 1)
-    return EvaluationResult(returns=returns, lengths=np.ones_like(returns, dtype=np.int64), env_steps=len(fitness), frames=len(fitness), forward_passes=len(fitness))
+    return EvaluationResult(
+        returns=returns,
+        lengths=np.ones_like(returns, dtype=np.int64),
+        env_steps=len(fitness),
+        frames=len(fitness),
+        forward_passes=len(fitness),
+    )
 
 
 def test_mirrored_population_pairs_share_seeds_with_opposite_scales():
@@ -44,7 +50,11 @@ def test_update_equals_the_estimate_from_stored_noise():
 
 def test_es_climbs_a_smooth_objective():
     target = torch.linspace(-1, 1, 30)
-    es = OpenAIES(ESConfig(population_size=20, sigma=0.1, learning_rate=0.05, l2_coeff=0.0), torch.zeros(30), seed=0)
+    es = OpenAIES(
+        ESConfig(population_size=20, sigma=0.1, learning_rate=0.05, l2_coeff=0.0),
+        torch.zeros(30),
+        seed=0,
+    )
     start = float((es.center - target).norm())
     for _ in range(150):
         population = es.ask()

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 import torch
+from neuroplug_backends.torch_backend import TorchBackend, TorchBackendConfig
 
 from neuroplug.nets.mlp import MLP
 from neuroplug.population import Population
-from neuroplug_backends.torch_backend import TorchBackend, TorchBackendConfig
 
 
 def _population(network, size=6):
@@ -24,13 +24,20 @@ def _population(network, size=6):
 def test_forward_of_alive_members_matches_naive_loop(budget_mb):
     network = MLP(4, [32], 2, "tanh")
     population = _population(network)
-    backend = TorchBackend(TorchBackendConfig(name="torch", device="cpu", max_materialized_mb=budget_mb), network)
+    backend = TorchBackend(
+        TorchBackendConfig(name="torch", device="cpu", max_materialized_mb=budget_mb), network
+    )
     backend.load(population)
     alive = torch.tensor([5, 0, 3])
     inputs = torch.randn(3, 4)
     outputs = backend.forward(alive, inputs)
     members = population.materialize()
-    expected = torch.stack([network.forward_single(members[m], inputs[j : j + 1])[0] for j, m in enumerate(alive.tolist())])
+    expected = torch.stack(
+        [
+            network.forward_single(members[m], inputs[j : j + 1])[0]
+            for j, m in enumerate(alive.tolist())
+        ]
+    )
     assert torch.allclose(outputs, expected, atol=1e-5)
 
 

@@ -11,7 +11,9 @@ from neuroplug.nets.nature_cnn import NatureCNN
 
 def _naive(network, params, inputs):
     """One member at a time: the reference the batched forward must match."""
-    return torch.cat([network.forward_single(params[i], inputs[i : i + 1]) for i in range(len(params))])
+    return torch.cat(
+        [network.forward_single(params[i], inputs[i : i + 1]) for i in range(len(params))]
+    )
 
 
 @pytest.mark.parametrize("activation", ["tanh", "relu"])
@@ -19,10 +21,14 @@ def test_mlp_batched_forward_matches_per_member_loop(activation):
     network = MLP(5, [16, 8], 3, activation)
     params = torch.randn(6, network.num_params)
     inputs = torch.randn(6, 5)
-    assert torch.allclose(network.forward_population(params, inputs), _naive(network, params, inputs), atol=1e-5)
+    assert torch.allclose(
+        network.forward_population(params, inputs), _naive(network, params, inputs), atol=1e-5
+    )
 
 
-@pytest.mark.parametrize(("padding", "expected_params"), [("valid", 1_686_180), ("same", 4_045_476)])
+@pytest.mark.parametrize(
+    ("padding", "expected_params"), [("valid", 1_686_180), ("same", 4_045_476)]
+)
 def test_nature_cnn_parameter_counts(padding, expected_params):
     # VALID: 84->20->9->7 (3136 into the fc layer); SAME: 84->21->11->11 (7744), the deep GA's "large" net.
     assert NatureCNN((4, 84, 84), 4, padding).num_params == expected_params

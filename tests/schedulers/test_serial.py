@@ -5,6 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
+from neuroplug_backends.torch_backend import TorchBackend, TorchBackendConfig
+from neuroplug_schedulers.serial import SerialScheduler, SerialSchedulerConfig
 
 from neuroplug.api import EvaluationRequest
 from neuroplug.config.schema import EnvConfig, NetConfig
@@ -12,8 +14,6 @@ from neuroplug.envs.make import episode_seeds, make_pool, make_spec
 from neuroplug.nets.build import build_network
 from neuroplug.nets.policy import Policy
 from neuroplug.population import Population
-from neuroplug_backends.torch_backend import TorchBackend, TorchBackendConfig
-from neuroplug_schedulers.serial import SerialScheduler, SerialSchedulerConfig
 
 
 def _setup(task_id: str, max_episode_steps: int | None = None, hidden=(8,)):
@@ -37,7 +37,9 @@ def _naive_episode(env, policy, params, seed):
     observation, _ = pool.reset()
     total, steps, done = 0.0, 0, False
     while not done:
-        outputs = policy.network.forward_single(params, torch.from_numpy(observation.astype(np.float32)))
+        outputs = policy.network.forward_single(
+            params, torch.from_numpy(observation.astype(np.float32))
+        )
         observation, reward, terminated, truncated, info = pool.step(policy.actions(outputs))
         total += float(info["reward"][0] if env.family == "atari" else reward[0])
         steps += 1
@@ -65,8 +67,12 @@ def test_returns_match_a_naive_one_member_loop():
 def test_waves_of_episodes_give_the_same_result_as_one_batch():
     env, policy, backend, population = _setup("CartPole-v1")
     request = EvaluationRequest(generation=0, episodes_per_member=3, seed=5)
-    one_batch = SerialScheduler(SerialSchedulerConfig(name="serial"), env).evaluate(population, policy, backend, request)
-    in_waves = SerialScheduler(SerialSchedulerConfig(name="serial", max_envs=4), env).evaluate(population, policy, backend, request)
+    one_batch = SerialScheduler(SerialSchedulerConfig(name="serial"), env).evaluate(
+        population, policy, backend, request
+    )
+    in_waves = SerialScheduler(SerialSchedulerConfig(name="serial", max_envs=4), env).evaluate(
+        population, policy, backend, request
+    )
     assert np.array_equal(one_batch.returns, in_waves.returns)
     assert np.array_equal(one_batch.lengths, in_waves.lengths)
 
@@ -74,7 +80,9 @@ def test_waves_of_episodes_give_the_same_result_as_one_batch():
 def test_atari_counts_frames_as_four_per_step_and_scores_are_game_scores():
     env, policy, backend, population = _setup("Pong-v5", max_episode_steps=60)
     request = EvaluationRequest(generation=0, episodes_per_member=1, seed=0)
-    result = SerialScheduler(SerialSchedulerConfig(name="serial"), env).evaluate(population, policy, backend, request)
+    result = SerialScheduler(SerialSchedulerConfig(name="serial"), env).evaluate(
+        population, policy, backend, request
+    )
     assert env.frame_skip == 4
     assert (result.lengths == 60).all()  # capped episodes
     assert result.env_steps == 6 * 60
@@ -88,7 +96,9 @@ def test_atari_counts_frames_as_four_per_step_and_scores_are_game_scores():
 def test_observation_sums_are_returned_only_when_asked(collect):
     env, policy, backend, population = _setup("CartPole-v1")
     request = EvaluationRequest(generation=0, seed=0, collect_obs_stats=collect)
-    result = SerialScheduler(SerialSchedulerConfig(name="serial"), env).evaluate(population, policy, backend, request)
+    result = SerialScheduler(SerialSchedulerConfig(name="serial"), env).evaluate(
+        population, policy, backend, request
+    )
     if collect:
         assert result.obs_stats.count == result.env_steps
         assert result.obs_stats.total.shape == (4,)

@@ -41,7 +41,12 @@ def _assert_same_state(left: dict, right: dict) -> None:
 
 
 def test_resumed_run_ends_in_the_uninterrupted_state(compose, quiet_overrides, tmp_path):
-    common = [*quiet_overrides, "run.stop_when_solved=false", "run.eval_interval=2", "net.hidden_sizes=[16]"]
+    common = [
+        *quiet_overrides,
+        "run.stop_when_solved=false",
+        "run.eval_interval=2",
+        "net.hidden_sizes=[16]",
+    ]
     straight = tmp_path / "straight"
     run_job(compose([*common, "run.max_generations=4", f"run.output_dir={straight}"]))
     interrupted = tmp_path / "interrupted"
@@ -56,11 +61,20 @@ def test_ctrl_c_writes_a_checkpoint_and_the_run_resumes(tmp_path):
     """A real SIGINT mid-run: checkpoint written, clean exit, resume finishes the run."""
     run_dir = tmp_path / "run"
     command = [
-        sys.executable, "-m", "neuroplug", "logger=console", "run.stop_when_solved=false",
-        "run.max_generations=1000", "algo.population_size=16", "run.eval_interval=0",
-        f"run.output_dir={run_dir}", f"hydra.run.dir={tmp_path / 'hydra'}",
+        sys.executable,
+        "-m",
+        "neuroplug",
+        "logger=console",
+        "run.stop_when_solved=false",
+        "run.max_generations=1000",
+        "algo.population_size=16",
+        "run.eval_interval=0",
+        f"run.output_dir={run_dir}",
+        f"hydra.run.dir={tmp_path / 'hydra'}",
     ]
-    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=tmp_path)
+    process = subprocess.Popen(
+        command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=tmp_path
+    )
     lines = []
     deadline = time.monotonic() + 120
     for line in process.stdout:
@@ -78,8 +92,17 @@ def test_ctrl_c_writes_a_checkpoint_and_the_run_resumes(tmp_path):
     assert state["generation"] >= 1
     assert f"checkpoint of generation {state['generation']} written" in text
     resumed = subprocess.run(
-        [*command[:-2], "run.max_generations=" + str(state["generation"] + 1), f"run.resume={run_dir}", f"hydra.run.dir={tmp_path / 'hydra2'}"],
-        capture_output=True, text=True, cwd=tmp_path, timeout=300, env={**os.environ},
+        [
+            *command[:-2],
+            "run.max_generations=" + str(state["generation"] + 1),
+            f"run.resume={run_dir}",
+            f"hydra.run.dir={tmp_path / 'hydra2'}",
+        ],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        timeout=300,
+        env={**os.environ},
     )
     assert resumed.returncode == 0, resumed.stderr
     assert f"resumed from {run_dir}" in resumed.stdout
