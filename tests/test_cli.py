@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 
@@ -45,6 +46,7 @@ BAD_INPUTS = [
     (["algo.population_size=9"], "even population"),
     (["algo.sigma=0"], "algo.sigma"),
     (["algo.sigma=-0.5"], "algo.sigma"),
+    (["env=envpool"], "env.task_id: is required"),
     (["env=envpool", "env.task_id=NoSuchGame-v5"], "env.task_id"),
     (["env=envpool", "env.task_id=Breakout-v4"], "did you mean"),
     (["net=nature_cnn"], "net.type"),
@@ -80,3 +82,49 @@ def test_wrong_type_is_reported_by_hydra(tmp_path):
     done = _neuroplug("algo.sigma=abc", f"hydra.run.dir={tmp_path}", cwd=tmp_path)
     assert done.returncode != 0
     assert "sigma" in done.stderr
+
+
+def test_a_broken_plugin_is_reported_and_the_others_still_run(tmp_path):
+    """A third-party plugin whose import fails: named in a warning, selectable only with an error."""
+    site = tmp_path / "site"
+    info = site / "neuroplug_broken-0.3.dist-info"
+    info.mkdir(parents=True)
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: neuroplug-broken\nVersion: 0.3\n")
+    (info / "entry_points.txt").write_text(
+        "[neuroplug.algorithms]\nbroken = neuroplug_broken:Broken\n"
+    )
+    (site / "neuroplug_broken.py").write_text("raise ImportError('missing CUDA toolkit')\n")
+    env = {**os.environ, "PYTHONPATH": str(site)}
+    common = [
+        "run.max_generations=1",
+        "algo.population_size=4",
+        "run.eval_episodes=1",
+        "logger=none",
+    ]
+    ok = subprocess.run(
+        [sys.executable, "-m", "neuroplug", *common, f"hydra.run.dir={tmp_path / 'a'}"],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env=env,
+        timeout=120,
+    )
+    assert ok.returncode == 0, ok.stderr
+    assert "neuroplug-broken 0.3" in ok.stderr and "missing CUDA toolkit" in ok.stderr
+    selected = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "neuroplug",
+            "algo=broken",
+            *common[:1],
+            f"hydra.run.dir={tmp_path / 'b'}",
+        ],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env=env,
+        timeout=120,
+    )
+    assert selected.returncode != 0
+    assert "from distribution neuroplug-broken 0.3 failed to load" in selected.stderr

@@ -1,0 +1,88 @@
+"""Env specs from every shipped env config, episode seeds, and continuous-control runs."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from neuroplug.app import run_job
+from neuroplug.config.paths import conf_dir
+from neuroplug.config.schema import EnvConfig
+from neuroplug.config.typed import to_dataclass
+from neuroplug.envs.make import episode_seeds, make_spec
+from neuroplug.errors import ConfigError
+
+SHIPPED_ENVS = sorted(
+    path.stem for path in (conf_dir() / "env").glob("*.yaml") if path.stem != "envpool"
+)
+EXPECTED_FAMILY = {
+    "cartpole": "classic",
+    "pendulum": "classic",
+    "halfcheetah": "mujoco",
+    "hopper": "mujoco",
+    "humanoid": "mujoco",
+    "breakout": "atari",
+    "pong": "atari",
+    "frostbite": "atari",
+    "seaquest": "atari",
+}
+
+
+def test_every_env_the_issue_names_is_shipped():
+    assert set(EXPECTED_FAMILY) <= set(SHIPPED_ENVS)
+
+
+@pytest.mark.parametrize("name", SHIPPED_ENVS)
+def test_shipped_env_configs_describe_their_envs(compose, name):
+    spec = make_spec(to_dataclass(EnvConfig, compose([f"env={name}"]).env, "env"))
+    assert spec.family == EXPECTED_FAMILY.get(name, spec.family)
+    if spec.family == "atari":
+        assert spec.obs_shape == (4, 84, 84) and spec.discrete and spec.frame_skip == 4
+        assert spec.max_episode_steps == 5000  # 20k frames, the deep GA paper's cap
+    else:
+        assert len(spec.obs_shape) == 1 and spec.frame_skip == 1
+
+
+def test_family_is_detected_for_generic_tasks():
+    assert make_spec(EnvConfig(task_id="Asterix-v5")).family == "atari"
+    assert make_spec(EnvConfig(task_id="Walker2d-v4")).family == "mujoco"
+    assert make_spec(EnvConfig(task_id="Acrobot-v1")).family == "classic"
+
+
+def test_generic_env_needs_a_task_id(compose):
+    with pytest.raises(ConfigError, match="env.task_id: is required"):
+        to_dataclass(EnvConfig, compose(["env=envpool"]).env, "env")
+
+
+def test_unknown_task_suggests_close_names():
+    with pytest.raises(ConfigError, match="did you mean Pong-v5"):
+        make_spec(EnvConfig(task_id="Pong-v4"))
+
+
+def test_episode_seeds_depend_on_seed_generation_and_episode_only():
+    first = episode_seeds(0, 3, np.arange(5))
+    assert np.array_equal(first[[4, 1]], episode_seeds(0, 3, np.array([4, 1])))
+    assert len(set(first.tolist())) == 5
+    assert not np.array_equal(first, episode_seeds(0, 4, np.arange(5)))
+    assert not np.array_equal(first, episode_seeds(1, 3, np.arange(5)))
+    assert first.min() >= 0 and first.max() < 2**31
+
+
+@pytest.mark.parametrize("env", ["pendulum", "hopper"])
+def test_continuous_control_runs_with_observation_normalisation_and_action_noise(
+    compose, env, tmp_path
+):
+    overrides = [
+        f"env={env}",
+        "env.max_episode_steps=50",
+        "logger=none",
+        "algo.population_size=4",
+        "run.max_generations=2",
+        "run.eval_episodes=1",
+        "net.hidden_sizes=[16]",
+        f"run.output_dir={tmp_path}",
+    ]
+    summary = run_job(compose(overrides))
+    assert summary["generation"] == 2
+    assert summary["env_steps"] <= 2 * 4 * 50
+    assert np.isfinite(summary["eval_return_mean"])

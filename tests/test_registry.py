@@ -1,0 +1,78 @@
+"""The plugin registry: discovery from metadata, clear errors for every way it can go wrong."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from neuroplug import registry
+from neuroplug.errors import PluginError
+
+
+def _fake_distribution(root: Path, name: str, entry_points: str, module: str | None = None) -> None:
+    """A minimal installed distribution: a dist-info folder (and optionally a module)."""
+    info = root / f"{name.replace('-', '_')}-1.2.3.dist-info"
+    info.mkdir(parents=True)
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: 1.2.3\n")
+    (info / "entry_points.txt").write_text(textwrap.dedent(entry_points))
+    if module is not None:
+        (root / f"{name.replace('-', '_')}.py").write_text(textwrap.dedent(module))
+
+
+def test_first_party_plugins_are_discovered_through_entry_points():
+    assert registry.resolve("algorithms", "es").distribution == "neuroplug"
+    assert registry.resolve("backends", "torch").target.endswith(":TorchBackend")
+    assert registry.resolve("schedulers", "serial").version
+
+
+def test_unknown_name_lists_the_available_ones():
+    with pytest.raises(
+        PluginError, match=r"no algorithm plugin named 'nope'; available algorithms: .*es"
+    ):
+        registry.load("algorithms", "nope")
+
+
+def test_two_distributions_claiming_a_name_are_both_named(tmp_path, monkeypatch):
+    _fake_distribution(tmp_path, "neuroplug-rival", "[neuroplug.algorithms]\nes = rival:ES\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    with pytest.raises(PluginError) as error:
+        registry.load("algorithms", "es")
+    assert "neuroplug-rival 1.2.3" in str(error.value)
+    assert "neuroplug 0.1.0" in str(error.value)
+
+
+def test_a_plugin_that_fails_to_import_names_its_distribution_and_others_still_load(
+    tmp_path, monkeypatch
+):
+    _fake_distribution(
+        tmp_path,
+        "neuroplug-broken",
+        "[neuroplug.algorithms]\nbroken = neuroplug_broken:Broken\n",
+        module="import a_module_that_does_not_exist\n",
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    with pytest.raises(
+        PluginError,
+        match=r"from distribution neuroplug-broken 1\.2\.3 failed to load .*ModuleNotFoundError",
+    ):
+        registry.load("algorithms", "broken")
+    assert registry.load("algorithms", "es").__name__ == "OpenAIES"
+
+
+def test_an_entry_point_to_the_wrong_kind_of_class_is_rejected(tmp_path, monkeypatch):
+    _fake_distribution(
+        tmp_path,
+        "neuroplug-wrong",
+        "[neuroplug.schedulers]\nwrong = neuroplug_wrong:NotAScheduler\n",
+        module="class NotAScheduler:\n    pass\n",
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    with pytest.raises(PluginError, match="not a subclass of neuroplug.api.Scheduler"):
+        registry.load("schedulers", "wrong")
+
+
+def test_unknown_kind_is_rejected():
+    with pytest.raises(PluginError, match="kinds are: algorithms, backends, schedulers"):
+        registry.discover("optimizers")
