@@ -10,6 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from omegaconf import MISSING
+
 from neuroplug.errors import require
 
 FAMILIES = ("auto", "atari", "mujoco", "classic")
@@ -85,7 +87,7 @@ class RunConfig:
 class EnvConfig:
     """An EnvPool task and the settings that change what an episode is."""
 
-    task_id: str = "CartPole-v1"
+    task_id: str = MISSING
     """Any EnvPool task id (``python -c 'import envpool; print(envpool.list_all_envs())'``)."""
     family: str = "auto"
     """``atari``, ``mujoco``, ``classic`` or ``auto`` (detected from the task)."""
