@@ -7,7 +7,10 @@ the state of one that was never interrupted.
 
 from __future__ import annotations
 
+import contextlib
 import math
+import signal
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -173,6 +176,10 @@ class Trainer:
 
     def train(self, resume_from: Path | None = None) -> dict[str, Any]:
         """Run until a budget is spent or the task is solved; Ctrl-C checkpoints and stops."""
+        with _sigterm_as_interrupt():
+            return self._train(resume_from)
+
+    def _train(self, resume_from: Path | None) -> dict[str, Any]:
         self._started = time.perf_counter()
         if resume_from is not None:
             self.restore(load_checkpoint(resume_from))
@@ -232,3 +239,20 @@ class Trainer:
             "eval_return_mean": self.last_eval,
             **self.counters,
         }
+
+
+@contextlib.contextmanager
+def _sigterm_as_interrupt():
+    """Treat SIGTERM (a scheduler's preemption, ``kill``) like Ctrl-C: checkpoint, then stop."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def interrupt(signum, frame):
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGTERM, interrupt)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)

@@ -9,6 +9,7 @@ import sys
 import time
 
 import numpy as np
+import pytest
 import torch
 
 from neuroplug.app import run_job
@@ -57,8 +58,9 @@ def test_resumed_run_ends_in_the_uninterrupted_state(compose, quiet_overrides, t
     _assert_same_state(load_checkpoint(straight), load_checkpoint(interrupted))
 
 
-def test_ctrl_c_writes_a_checkpoint_and_the_run_resumes(tmp_path):
-    """A real SIGINT mid-run: checkpoint written, clean exit, resume finishes the run."""
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["ctrl-c", "sigterm"])
+def test_a_stop_signal_writes_a_checkpoint_and_the_run_resumes(tmp_path, signum):
+    """A real Ctrl-C (or SIGTERM) mid-run: checkpoint written, clean exit, resume finishes."""
     run_dir = tmp_path / "run"
     command = [
         sys.executable,
@@ -81,7 +83,7 @@ def test_ctrl_c_writes_a_checkpoint_and_the_run_resumes(tmp_path):
         lines.append(line)
         if line.startswith("gen    2") or time.monotonic() > deadline:
             break
-    process.send_signal(signal.SIGINT)
+    process.send_signal(signum)
     output, _ = process.communicate(timeout=120)
     text = "".join(lines) + output
     assert process.returncode == 0, text
