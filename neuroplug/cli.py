@@ -44,8 +44,9 @@ def main(argv: list[str] | None = None) -> None:
 
     from neuroplug.app import hydra_entry
     from neuroplug.config.paths import conf_dir
-    from neuroplug.config.store import register_schemas
+    from neuroplug.config.store import register_resolvers, register_schemas
 
+    register_resolvers()
     register_schemas()
     sys.argv = [sys.argv[0], *argv]
     hydra.main(version_base="1.3", config_path=str(conf_dir()), config_name="config")(hydra_entry)()

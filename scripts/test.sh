@@ -7,4 +7,4 @@ bash scripts/setup.sh --test
 venv="${NEUROPLUG_VENV:-.venv}"
 "$venv/bin/ruff" check .
 "$venv/bin/ruff" format --check .
-exec "$venv/bin/python" -m pytest -q tests plugins/neuroplug-cem/tests "$@"
+exec "$venv/bin/python" -m pytest -q "$@"

@@ -47,3 +47,12 @@ def register_schemas(warn=None) -> None:
             store.store(group=f"schema/{group}", name=name, node=node)
             if not (shipped / group / f"{name}.yaml").is_file():
                 store.store(group=group, name=name, node=node)
+
+
+def register_resolvers() -> None:
+    """OmegaConf resolvers the shipped configs use (idempotent)."""
+    if not OmegaConf.has_resolver("neuroplug.first"):
+        # ${neuroplug.first:a,b}: a unless it is null, else b (oc.select only covers missing keys).
+        OmegaConf.register_new_resolver(
+            "neuroplug.first", lambda value, default: default if value is None else value
+        )
