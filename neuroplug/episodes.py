@@ -1,0 +1,85 @@
+"""Bookkeeping of a population's episodes, shared by every scheduler.
+
+A scheduler plays *work items* — episode e of member m is item ``m * E + e`` — in whatever
+order and grouping it likes; the ledger adds up their rewards and steps, the forward
+passes, observation sums and phase timings, and turns them into an EvaluationResult.
+Keeping this in one place is what lets different schedulers return identical results.
+"""
+
+from __future__ import annotations
+
+import time
+from contextlib import contextmanager
+
+import numpy as np
+
+from neuroplug.api import EvaluationRequest, EvaluationResult, ObservationStats
+
+
+class EpisodeLedger:
+    """Returns, lengths and counters of the episodes of one evaluation."""
+
+    def __init__(self, population_size: int, request: EvaluationRequest, frame_skip: int) -> None:
+        self.population_size = population_size
+        self.episodes_per_member = request.episodes_per_member
+        self.frame_skip = frame_skip
+        items = population_size * request.episodes_per_member
+        self.member = np.repeat(np.arange(population_size), request.episodes_per_member)
+        """Member of each work item."""
+        self.episode = np.tile(np.arange(request.episodes_per_member), population_size)
+        """Episode index (within its member) of each work item."""
+        self.returns = np.zeros(items, dtype=np.float64)
+        self.lengths = np.zeros(items, dtype=np.int64)
+        self.forward_passes = 0
+        self.timings = {"env": 0.0, "inference": 0.0}
+        self._collect = request.collect_obs_stats
+        self._obs_total: np.ndarray | None = None
+        self._obs_total_squares: np.ndarray | None = None
+        self._obs_count = 0
+
+    def __len__(self) -> int:
+        return len(self.member)
+
+    @contextmanager
+    def timing(self, phase: str):
+        """Add the time spent in the ``with`` block to ``phase``."""
+        started = time.perf_counter()
+        try:
+            yield
+        finally:
+            self.timings[phase] = self.timings.get(phase, 0.0) + time.perf_counter() - started
+
+    def record_step(self, items: np.ndarray, rewards: np.ndarray) -> None:
+        """One agent step of each of ``items`` (alive episodes) with these rewards."""
+        self.returns[items] += rewards
+        self.lengths[items] += 1
+
+    def record_inference(self, observations: np.ndarray) -> None:
+        """One forward pass per row of ``observations`` (kept for the normaliser if asked)."""
+        self.forward_passes += len(observations)
+        if not self._collect or len(observations) == 0:
+            return
+        values = observations.reshape(len(observations), -1).astype(np.float64)
+        if self._obs_total is None:
+            self._obs_total = np.zeros(values.shape[1])
+            self._obs_total_squares = np.zeros(values.shape[1])
+        self._obs_total += values.sum(axis=0)
+        self._obs_total_squares += np.square(values).sum(axis=0)
+        self._obs_count += len(values)
+
+    def result(self) -> EvaluationResult:
+        """The evaluation's result: ``(P, E)`` returns and lengths plus honest counters."""
+        env_steps = int(self.lengths.sum())
+        stats = None
+        if self._collect and self._obs_total is not None:
+            stats = ObservationStats(self._obs_total, self._obs_total_squares, self._obs_count)
+        shape = (self.population_size, self.episodes_per_member)
+        return EvaluationResult(
+            returns=self.returns.reshape(shape),
+            lengths=self.lengths.reshape(shape),
+            env_steps=env_steps,
+            frames=env_steps * self.frame_skip,
+            forward_passes=self.forward_passes,
+            obs_stats=stats,
+            timings=dict(self.timings),
+        )
