@@ -121,6 +121,12 @@ class EvaluationRequest:
     """Std of Gaussian noise added to continuous actions."""
     collect_obs_stats: bool = False
     """Whether to return sums of observations for the normaliser."""
+    round: int = 0
+    """Which evaluation round of the generation this is (the GA re-evaluates its best
+    candidates in round 1); part of the env seeds so rounds see different episodes."""
+    behaviour: str | None = None
+    """Which behaviour characterisation to return per episode (None: none); see
+    :mod:`neuroplug.behaviours` for the names."""
 
 
 @dataclass
@@ -168,12 +174,28 @@ class EvaluationResult:
 
 
 class Algorithm(ABC):
-    """Proposes populations and learns from their results (ask/tell)."""
+    """Proposes populations and learns from their results (ask/tell).
+
+    A generation is one or more ask/evaluate/tell rounds: most algorithms need one, the
+    deep GA a second to re-evaluate its best candidates. ``generation`` counts completed
+    generations; the trainer keeps asking until it grows, and checkpoints only between
+    generations.
+    """
 
     config_class: ClassVar[type[AlgorithmConfig]] = AlgorithmConfig
+    generation: int = 0
+    """Completed generations."""
 
     def __init__(self, config: AlgorithmConfig, initial_params: torch.Tensor, seed: int) -> None:
         self.config = config
+
+    def episodes_per_member(self) -> int:
+        """Episodes each member of the next population plays (default: the config's)."""
+        return self.config.episodes_per_member
+
+    def behaviour(self) -> str | None:
+        """The behaviour characterisation this algorithm needs per episode (default: none)."""
+        return None
 
     @abstractmethod
     def ask(self) -> Population:

@@ -31,6 +31,10 @@ class EvolutionAlgorithm(Algorithm):
         self.best_params = initial_params.detach().clone().float()
         self.nonfinite_fitness = 0
 
+    def continue_generation(self) -> None:
+        """Called from ``_tell``: this generation needs another ask/evaluate/tell round."""
+        self._generation_open = True
+
     def draw_seeds(self, count: int) -> torch.Tensor:
         """``count`` fresh noise seeds from the algorithm's RNG."""
         return torch.from_numpy(
@@ -47,8 +51,10 @@ class EvolutionAlgorithm(Algorithm):
         if fitness[leader] > self.best_fitness:
             self.best_fitness = float(fitness[leader])
             self.best_params = population.materialize(torch.tensor([leader]), device="cpu")[0]
-        stats = self._tell(population, fitness)
-        self.generation += 1
+        self._generation_open = False
+        stats = self._tell(population, fitness, result)
+        if not self._generation_open:
+            self.generation += 1
         stats.update(
             best_fitness_ever=self.best_fitness, nonfinite_fitness=float(self.nonfinite_fitness)
         )
@@ -77,8 +83,13 @@ class EvolutionAlgorithm(Algorithm):
         """The next population."""
 
     @abstractmethod
-    def _tell(self, population: Population, fitness: np.ndarray) -> dict[str, float]:
-        """Learn from the finite ``(P,)`` fitness of ``population``; return stats."""
+    def _tell(
+        self, population: Population, fitness: np.ndarray, result: EvaluationResult
+    ) -> dict[str, float]:
+        """Learn from the finite ``(P,)`` fitness of ``population``; return stats.
+
+        ``result`` carries the rest of the evaluation (per-episode returns, behaviours).
+        """
 
     @abstractmethod
     def _state(self) -> dict[str, Any]:

@@ -6,10 +6,20 @@ import numpy as np
 
 
 def ranks(values: np.ndarray) -> np.ndarray:
-    """Rank of each value, 0 for the smallest (ties broken by position, deterministically)."""
+    """Rank of each value, 0 for the smallest; tied values share their average rank.
+
+    Averaging ties matters: with arbitrary tie-breaking, a population whose returns are
+    all equal (a plateau, a sparse-reward task) would still produce a gradient.
+    """
     flat = values.ravel()
+    order = np.argsort(flat, kind="stable")
+    sorted_values = flat[order]
+    # Start index of each run of equal values, and the average rank of that run.
+    starts = np.flatnonzero(np.r_[True, sorted_values[1:] != sorted_values[:-1]])
+    ends = np.r_[starts[1:], len(flat)]
+    average = (starts + ends - 1) / 2.0
     result = np.empty(len(flat), dtype=np.float64)
-    result[np.argsort(flat, kind="stable")] = np.arange(len(flat))
+    result[order] = np.repeat(average, ends - starts)
     return result.reshape(values.shape)
 
 

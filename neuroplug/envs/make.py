@@ -97,13 +97,15 @@ def _finite_or_none(value: Any) -> float | None:
     return float(value) if value is not None and np.isfinite(value) else None
 
 
-def episode_seeds(run_seed: int, generation: int, episode_indices: np.ndarray) -> np.ndarray:
+def episode_seeds(
+    run_seed: int, generation: int, episode_indices: np.ndarray, round: int = 0
+) -> np.ndarray:
     """Environment seeds in [0, 2**31) for the given episode indices of a generation.
 
-    Every member's k-th episode in a generation shares seed k (common random numbers), so
-    members are compared on the same starting conditions.
+    Every member's k-th episode in a generation's round shares one seed (common random
+    numbers), so members are compared on the same starting conditions.
     """
-    sequence = np.random.SeedSequence([run_seed, generation, 0x5EED])
+    sequence = np.random.SeedSequence([run_seed, generation, 0x5EED, round])
     table = sequence.generate_state(int(episode_indices.max()) + 1, dtype=np.uint32)
     return (table[episode_indices] & 0x7FFFFFFF).astype(np.int64)
 

@@ -45,6 +45,7 @@ class Trainer:
         self.run_dir = Path(run_dir)
         self.parts: Components = build_components(config)
         self.counters = dict.fromkeys(COUNTERS, 0)
+        self.timings = dict.fromkeys(("env", "inference", "algorithm"), 0.0)
         self.elapsed_before = 0.0
         self.last_eval: float | None = None
         self.run_dir.mkdir(parents=True, exist_ok=True)
@@ -133,30 +134,54 @@ class Trainer:
         self.last_eval = float(result.returns.mean())
         return result
 
-    def train_generation(self) -> dict[str, Any]:
-        """One ask/evaluate/tell step; returns its metrics."""
+    def evaluate_round(self, round_index: int) -> tuple[EvaluationResult, dict[str, float]]:
+        """One ask/evaluate/tell round of the current generation; counts its work."""
         parts = self.parts
         started = time.perf_counter()
         population = parts.algorithm.ask()
         request = EvaluationRequest(
             generation=self.generation,
-            episodes_per_member=parts.algorithm.config.episodes_per_member,
+            episodes_per_member=parts.algorithm.episodes_per_member(),
             seed=parts.run.seed,
             action_noise=parts.algorithm.config.action_noise,
-            collect_obs_stats=parts.policy.normalizer is not None,
+            # Only the main round's observations update the normaliser.
+            collect_obs_stats=parts.policy.normalizer is not None and round_index == 0,
+            round=round_index,
+            behaviour=parts.algorithm.behaviour(),
         )
-        evaluated = time.perf_counter()
+        evaluating = time.perf_counter()
         result = parts.scheduler.evaluate(population, parts.policy, parts.backend, request)
-        told = time.perf_counter()
+        telling = time.perf_counter()
         stats = parts.algorithm.tell(population, result)
-        if parts.policy.normalizer is not None and result.obs_stats is not None:
-            parts.policy.normalizer.update(result.obs_stats)
-        finished = time.perf_counter()
+        self.timings["algorithm"] += (evaluating - started) + (time.perf_counter() - telling)
+        for phase in ("env", "inference"):
+            self.timings[phase] += result.timings.get(phase, 0.0)
         for name in ("env_steps", "frames", "forward_passes"):
             self.counters[name] += getattr(result, name)
         self.counters["episodes"] += result.episodes
-        returns = result.returns.ravel()
-        seconds = finished - started
+        return result, stats
+
+    def train_generation(self) -> dict[str, Any]:
+        """All rounds of one generation; returns its metrics (returns from the main round)."""
+        parts = self.parts
+        started = time.perf_counter()
+        frames_before = self.counters["frames"]
+        generation = self.generation
+        self.timings = dict.fromkeys(("env", "inference", "algorithm"), 0.0)
+        stats: dict[str, float] = {}
+        main_result: EvaluationResult | None = None
+        round_index = 0
+        while self.generation == generation:
+            result, round_stats = self.evaluate_round(round_index)
+            if main_result is None:
+                main_result = result
+                if parts.policy.normalizer is not None and result.obs_stats is not None:
+                    # Updated after tell, so every member of a generation saw the same statistics.
+                    parts.policy.normalizer.update(result.obs_stats)
+            stats.update(round_stats)
+            round_index += 1
+        seconds = time.perf_counter() - started
+        returns = main_result.returns.ravel()
         metrics: dict[str, Any] = {
             "generation": self.generation,
             **self.counters,
@@ -164,12 +189,11 @@ class Trainer:
             "return_mean": float(np.nanmean(returns)),
             "return_median": float(np.nanmedian(returns)),
             "return_min": float(np.nanmin(returns)),
-            "episode_length_mean": float(result.lengths.mean()),
-            "frames_per_second": result.frames / max(seconds, 1e-9),
+            "episode_length_mean": float(main_result.lengths.mean()),
+            "frames_per_second": (self.counters["frames"] - frames_before) / max(seconds, 1e-9),
             "generation_seconds": seconds,
-            "time_env": result.timings.get("env", 0.0),
-            "time_inference": result.timings.get("inference", 0.0),
-            "time_algorithm": (evaluated - started) + (finished - told),
+            "evaluation_rounds": round_index,
+            **{f"time_{phase}": value for phase, value in self.timings.items()},
         }
         metrics.update({f"algo/{key}": value for key, value in stats.items()})
         return metrics

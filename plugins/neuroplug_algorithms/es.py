@@ -23,7 +23,7 @@ import torch
 
 from neuroplug.algorithms import EvolutionAlgorithm, centered_ranks
 from neuroplug.algorithms.adam import Adam
-from neuroplug.api import AlgorithmConfig
+from neuroplug.api import AlgorithmConfig, EvaluationResult
 from neuroplug.errors import require
 from neuroplug.noise import noise_vectors
 from neuroplug.population import Population
@@ -98,7 +98,9 @@ class OpenAIES(EvolutionAlgorithm):
             seed=seeds,
         )
 
-    def _tell(self, population: Population, fitness: np.ndarray) -> dict[str, float]:
+    def _tell(
+        self, population: Population, fitness: np.ndarray, result: EvaluationResult
+    ) -> dict[str, float]:
         weights = self._shape(fitness)
         if self.config.mirrored:
             seeds = population.seed[0::2]

@@ -47,7 +47,7 @@ class SerialScheduler(Scheduler):
         request: EvaluationRequest,
     ) -> EvaluationResult:
         ledger = EpisodeLedger(len(population), request, self.env.frame_skip)
-        rng = np.random.default_rng([request.seed, request.generation, 0xAC7])
+        rng = np.random.default_rng([request.seed, request.generation, request.round, 0xAC7])
         backend.load(population)
         for start in range(0, len(ledger), self.config.max_envs):
             wave = np.arange(start, min(start + self.config.max_envs, len(ledger)))
@@ -65,7 +65,9 @@ class SerialScheduler(Scheduler):
     ) -> None:
         """Play the work items in ``wave`` to the end, one EnvPool slot each."""
         with ledger.timing("env"):
-            seeds = episode_seeds(request.seed, request.generation, ledger.episode[wave])
+            seeds = episode_seeds(
+                request.seed, request.generation, ledger.episode[wave], request.round
+            )
             pool = make_pool(self.env, seeds, self.config.num_threads)
             observations, info = pool.reset()
         members = torch.from_numpy(ledger.member[wave])

@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 import torch
 from neuroplug.algorithms import EvolutionAlgorithm
-from neuroplug.api import AlgorithmConfig
+from neuroplug.api import AlgorithmConfig, EvaluationResult
 from neuroplug.errors import require
 from neuroplug.noise import noise_vectors
 from neuroplug.population import Population
@@ -107,7 +107,9 @@ class CrossEntropyMethod(EvolutionAlgorithm):
         eps = noise_vectors(seeds, self.num_params)
         return Population.dense(self.mean + self.std * eps)
 
-    def _tell(self, population: Population, fitness: np.ndarray) -> dict[str, float]:
+    def _tell(
+        self, population: Population, fitness: np.ndarray, result: EvaluationResult
+    ) -> dict[str, float]:
         # A stable sort breaks ties by member index, so equal returns stay deterministic.
         order = np.argsort(-fitness, kind="stable")[: self.config.num_elites]
         elites = population.materialize(torch.from_numpy(order), device="cpu")
