@@ -19,6 +19,7 @@ as the package is installed. Validate values in ``__post_init__`` and raise
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -186,7 +187,16 @@ class Algorithm(ABC):
     generation: int = 0
     """Completed generations."""
 
-    def __init__(self, config: AlgorithmConfig, initial_params: torch.Tensor, seed: int) -> None:
+    def __init__(
+        self,
+        config: AlgorithmConfig,
+        initial_params: torch.Tensor,
+        seed: int,
+        initializer: Callable[[int], torch.Tensor] | None = None,
+    ) -> None:
+        """``initial_params``: the network initialised from the run seed; ``initializer``
+        maps a seed to a fresh ``(D,)`` draw from the network's initialisation
+        distribution (for algorithms that sample many, like the GA and random search)."""
         self.config = config
 
     def episodes_per_member(self) -> int:

@@ -8,6 +8,7 @@ the generation counter, best-so-far tracking, NaN-safe fitness and checkpoint st
 from __future__ import annotations
 
 from abc import abstractmethod
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -22,8 +23,15 @@ from neuroplug.population import Population
 class EvolutionAlgorithm(Algorithm):
     """Ask/tell around a population, with reproducible randomness and checkpoints."""
 
-    def __init__(self, config: AlgorithmConfig, initial_params: torch.Tensor, seed: int) -> None:
-        super().__init__(config, initial_params, seed)
+    def __init__(
+        self,
+        config: AlgorithmConfig,
+        initial_params: torch.Tensor,
+        seed: int,
+        initializer: Callable[[int], torch.Tensor] | None = None,
+    ) -> None:
+        super().__init__(config, initial_params, seed, initializer)
+        self.initializer = initializer
         self.num_params = int(initial_params.numel())
         self.rng = np.random.Generator(np.random.Philox(seed))
         self.generation = 0
@@ -34,6 +42,14 @@ class EvolutionAlgorithm(Algorithm):
     def continue_generation(self) -> None:
         """Called from ``_tell``: this generation needs another ask/evaluate/tell round."""
         self._generation_open = True
+
+    def fresh_params(self, seed: int) -> torch.Tensor:
+        """A new draw from the network's initialisation distribution for ``seed``."""
+        if self.initializer is None:
+            raise RuntimeError(
+                f"{type(self).__name__} samples fresh networks but was built without an initializer"
+            )
+        return self.initializer(int(seed)).float()
 
     def draw_seeds(self, count: int) -> torch.Tensor:
         """``count`` fresh noise seeds from the algorithm's RNG."""

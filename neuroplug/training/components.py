@@ -69,7 +69,12 @@ def build_components(config: DictConfig) -> Components:
         env=env,
         network=network,
         policy=policy,
-        algorithm=algorithm_class(algorithm_config, initial_params, run.seed),
+        algorithm=algorithm_class(
+            algorithm_config,
+            initial_params,
+            run.seed,
+            initializer=lambda seed: network.initial_params(torch.Generator().manual_seed(seed)),
+        ),
         backend=backend_class(backend_config, network),
         scheduler=scheduler_class(scheduler_config, env),
         logger=logger,

@@ -15,6 +15,7 @@ when ``obs_norm`` / ``action_noise`` are set.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -78,8 +79,14 @@ class OpenAIES(EvolutionAlgorithm):
 
     config_class = ESConfig
 
-    def __init__(self, config: ESConfig, initial_params: torch.Tensor, seed: int) -> None:
-        super().__init__(config, initial_params, seed)
+    def __init__(
+        self,
+        config: ESConfig,
+        initial_params: torch.Tensor,
+        seed: int,
+        initializer: Callable[[int], torch.Tensor] | None = None,
+    ) -> None:
+        super().__init__(config, initial_params, seed, initializer)
         self.center = initial_params.detach().clone().float()
         self.optimizer = Adam(self.num_params, config.learning_rate)
 

@@ -24,6 +24,7 @@ cost ``P x D`` floats per generation: nothing for MLPs, a few hundred MB for Ata
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -97,8 +98,14 @@ class CrossEntropyMethod(EvolutionAlgorithm):
 
     config_class = CEMConfig
 
-    def __init__(self, config: CEMConfig, initial_params: torch.Tensor, seed: int) -> None:
-        super().__init__(config, initial_params, seed)
+    def __init__(
+        self,
+        config: CEMConfig,
+        initial_params: torch.Tensor,
+        seed: int,
+        initializer: Callable[[int], torch.Tensor] | None = None,
+    ) -> None:
+        super().__init__(config, initial_params, seed, initializer)
         self.mean = initial_params.detach().clone().float()
         self.std = torch.full_like(self.mean, config.initial_sigma)
 
