@@ -12,6 +12,7 @@ from neuroplug.api import EvaluationResult
 from neuroplug.config.typed import to_dataclass
 from neuroplug.errors import ConfigError
 from neuroplug.noise import noise_vectors
+from neuroplug.testing import check_algorithm_contract
 from omegaconf import OmegaConf
 
 from neuroplug_cem import CEMConfig, CrossEntropyMethod
@@ -169,3 +170,8 @@ def test_the_entry_point_names_the_algorithm_class():
     module, _, attribute = entry_points["neuroplug.algorithms"]["cem"].partition(":")
     assert module == CrossEntropyMethod.__module__
     assert attribute == CrossEntropyMethod.__qualname__
+
+
+def test_cem_honours_neuroplugs_algorithm_contract():
+    """neuroplug ships its plugin contract as a reusable check; third parties run it too."""
+    check_algorithm_contract(CrossEntropyMethod)
