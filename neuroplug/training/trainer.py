@@ -49,6 +49,8 @@ class Trainer:
         self.elapsed_before = 0.0
         self.last_eval: float | None = None
         self.run_dir.mkdir(parents=True, exist_ok=True)
+        # The run dir describes itself, with or without Hydra's .hydra/ record.
+        (self.run_dir / "config.yaml").write_text(OmegaConf.to_yaml(config, resolve=True))
         budget = {
             "max_generations": self.parts.run.max_generations,
             "max_frames": self.parts.run.max_frames,

@@ -1,0 +1,198 @@
+"""Longer learning curves on Atari and MuJoCo, sized for the machine at hand.
+
+    python benchmarks/learning_curves.py                   # every experiment below
+    python benchmarks/learning_curves.py es_halfcheetah    # just one
+    python benchmarks/learning_curves.py --scale 10        # 10x the frame budgets (bigger machines)
+
+Each experiment runs ``python -m neuroplug`` once per seed with ``logger=csv`` into
+``benchmarks/results/learning_curves/<experiment>/seed<k>/``, then writes ``curves.png``
+(mean and min-max band over seeds, vs frames and vs wall time) and ``summary.md``: the
+frame budget, seeds, final evaluation returns, the machine and versions, and the published
+result to compare with. Checkpoints are deleted afterwards to keep the results small;
+``metrics.csv`` and ``config.yaml`` stay.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import os
+import platform
+import shutil
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+RESULTS = Path(__file__).resolve().parent / "results" / "learning_curves"
+
+
+@dataclass
+class Experiment:
+    """One algorithm on one environment with a frame budget and seeds."""
+
+    overrides: list[str]
+    max_frames: int
+    seeds: list[int]
+    published: str
+    """What the paper reported, to read our curve against (with its budget)."""
+    notes: str = ""
+    extra: dict[str, str] = field(default_factory=dict)
+
+
+EXPERIMENTS: dict[str, Experiment] = {
+    "es_halfcheetah": Experiment(
+        overrides=[
+            "algo=es",
+            "env=halfcheetah",
+            "algo.population_size=48",
+            "run.eval_interval=5",
+            "run.eval_episodes=3",
+        ],
+        max_frames=2_000_000,
+        seeds=[0, 1],
+        published=(
+            "Salimans et al. 2017 (arXiv:1703.03864), Table 3 and Figure 3: ES on MuJoCo HalfCheetah "
+            "with 1440 CPU workers, population ~1e4, budgets of tens of millions of timesteps, "
+            "compared at TRPO's final score. Our budget is ~1/20 of that on one 2-core CPU."
+        ),
+    ),
+    "es_frostbite": Experiment(
+        overrides=[
+            "algo=es",
+            "env=frostbite",
+            "algo.population_size=32",
+            "run.eval_interval=5",
+            "run.eval_episodes=3",
+        ],
+        max_frames=1_000_000,
+        seeds=[0],
+        published=(
+            "Such et al. 2017 (arXiv:1712.06567), Table 1: OpenAI ES on Frostbite after 1B frames "
+            "(population 5000, virtual batch norm). Our budget is 1/1000 of that."
+        ),
+    ),
+    "ga_frostbite": Experiment(
+        overrides=[
+            "algo=ga",
+            "env=frostbite",
+            "algo.population_size=64",
+            "algo.truncation=8",
+            "algo.elite_candidates=3",
+            "algo.elite_episodes=3",
+            "run.eval_interval=5",
+            "run.eval_episodes=3",
+        ],
+        max_frames=1_000_000,
+        seeds=[0],
+        published=(
+            "Such et al. 2017 (arXiv:1712.06567), Table 1 and Figure 2: the deep GA on Frostbite "
+            "(population 1000, T=20, sigma 0.002) after 1B frames, where the GA did best of all "
+            "methods compared. Our budget is 1/1000 of that and the population 1/16."
+        ),
+    ),
+}
+
+
+def _run(name: str, experiment: Experiment, scale: float) -> list[Path]:
+    run_dirs = []
+    frames = int(experiment.max_frames * scale)
+    for seed in experiment.seeds:
+        run_dir = RESULTS / name / f"seed{seed}"
+        if run_dir.exists():
+            shutil.rmtree(run_dir)
+        command = [
+            sys.executable,
+            "-m",
+            "neuroplug",
+            *experiment.overrides,
+            "logger=csv",
+            f"run.seed={seed}",
+            f"run.max_frames={frames}",
+            "run.max_generations=null",
+            "run.stop_when_solved=false",
+            f"run.output_dir={run_dir}",
+        ]
+        print(" ".join(command), flush=True)
+        started = time.time()
+        subprocess.run(command, check=True)
+        print(f"{name} seed {seed}: {time.time() - started:.0f} s", flush=True)
+        shutil.rmtree(run_dir / "checkpoints", ignore_errors=True)
+        shutil.rmtree(run_dir / ".hydra", ignore_errors=True)
+        (run_dir / "neuroplug.log").unlink(missing_ok=True)
+        run_dirs.append(run_dir)
+    return run_dirs
+
+
+def _last(run_dir: Path, key: str) -> float:
+    with (run_dir / "metrics.csv").open(newline="") as stream:
+        values = [
+            float(row[key])
+            for row in csv.DictReader(stream)
+            if row.get(key) not in (None, "", "nan")
+        ]
+    return values[-1] if values else float("nan")
+
+
+def _machine() -> str:
+    import envpool
+    import torch
+
+    return (
+        f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores, no GPU used; "
+        f"Python {platform.python_version()}, torch {torch.__version__}, envpool {envpool.__version__}"
+    )
+
+
+def _summarise(name: str, experiment: Experiment, run_dirs: list[Path], scale: float) -> None:
+    from neuroplug.plot import load_curves, plot_curves
+
+    plot_curves(load_curves(run_dirs), RESULTS / name / "curves.png", "return_mean")
+    plot_curves(load_curves(run_dirs), RESULTS / name / "eval_curves.png", "eval_return_mean")
+    lines = [
+        f"# {name}",
+        "",
+        f"- command: `python -m neuroplug {' '.join(experiment.overrides)} run.max_frames={int(experiment.max_frames * scale)}`",
+        f"- seeds: {experiment.seeds}",
+        f"- machine: {_machine()}",
+        f"- measured on: {time.strftime('%Y-%m-%d')}",
+        "",
+        "| seed | frames | generations | wall time (s) | final eval return | last generation mean return |",
+        "|---|---|---|---|---|---|",
+    ]
+    for seed, run_dir in zip(experiment.seeds, run_dirs, strict=True):
+        lines.append(
+            f"| {seed} | {_last(run_dir, 'frames'):,.0f} | {_last(run_dir, 'generation'):.0f} "
+            f"| {_last(run_dir, 'elapsed'):.0f} | {_last(run_dir, 'eval_return_mean'):.1f} "
+            f"| {_last(run_dir, 'return_mean'):.1f} |"
+        )
+    lines += [
+        "",
+        "Curves: `curves.png` (population mean return), `eval_curves.png` (deployed policy).",
+        "",
+        f"Compare with: {experiment.published}",
+    ]
+    if experiment.notes:
+        lines += ["", experiment.notes]
+    (RESULTS / name / "summary.md").write_text("\n".join(lines) + "\n")
+
+
+def main() -> None:
+    """Run the chosen experiments and summarise each."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument(
+        "names", nargs="*", choices=[[], *EXPERIMENTS], help="experiments (default: all)"
+    )
+    parser.add_argument("--scale", type=float, default=1.0, help="multiply every frame budget")
+    arguments = parser.parse_args()
+    unknown = [name for name in arguments.names if name not in EXPERIMENTS]
+    if unknown:
+        parser.error(f"unknown experiment(s) {unknown}; choose from {', '.join(EXPERIMENTS)}")
+    for name in arguments.names or list(EXPERIMENTS):
+        experiment = EXPERIMENTS[name]
+        _summarise(name, experiment, _run(name, experiment, arguments.scale), arguments.scale)
+
+
+if __name__ == "__main__":
+    main()
