@@ -78,10 +78,23 @@ def run_job(config: DictConfig) -> dict[str, Any]:
     return trainer.train(resume_from=resume_dir)
 
 
-def hydra_entry(config: DictConfig) -> Any:
-    """The function ``hydra.main`` wraps: clean one-paragraph errors instead of tracebacks."""
+def _in_multirun() -> bool:
+    from hydra.core.hydra_config import HydraConfig
+    from hydra.types import RunMode
+
+    return HydraConfig.initialized() and HydraConfig.get().mode == RunMode.MULTIRUN
+
+
+def hydra_entry(config: DictConfig) -> float | None:
+    """The function ``hydra.main`` wraps; returns the final evaluation return (what the
+    Optuna sweeper maximises). Bad input gets a one-paragraph message, not a traceback; in
+    a multirun the job fails and the sweep goes on to the next one."""
     try:
-        return run_job(config)
+        summary = run_job(config)
     except (NeuroplugError, FileNotFoundError) as error:
         print(f"neuroplug: error: {error}", file=sys.stderr)
+        if _in_multirun():
+            raise
         raise SystemExit(2) from None
+    value = summary.get("eval_return_mean")
+    return None if value is None else float(value)

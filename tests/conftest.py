@@ -7,7 +7,11 @@ import warnings
 
 import pytest
 
+# Tests never touch the network: W&B writes offline files only, quietly (inherited by
+# the neuroplug subprocesses the tests start).
 os.environ.setdefault("WANDB_MODE", "offline")
+os.environ.setdefault("WANDB_SILENT", "true")
+os.environ.setdefault("WANDB_ERROR_REPORTING", "false")
 warnings.filterwarnings("ignore", message=".*precision lowered.*")
 
 

@@ -17,7 +17,8 @@ from neuroplug.errors import require
 FAMILIES = ("auto", "atari", "mujoco", "classic")
 ACTIVATIONS = ("tanh", "relu", "elu", "sigmoid", "identity")
 NET_TYPES = ("auto", "mlp", "nature_cnn")
-LOGGER_KINDS = ("console", "csv", "none")
+LOGGER_KINDS = ("console", "csv", "wandb", "none")
+WANDB_MODES = ("online", "offline", "disabled")
 
 
 @dataclass
@@ -145,8 +146,21 @@ class NetConfig:
 class LoggerConfig:
     """Where metrics go; several kinds can run together."""
 
-    kinds: list[str] = field(default_factory=lambda: ["console"])
-    """Any of ``console`` (progress lines), ``csv`` (metrics.csv in the run dir), ``none``."""
+    kinds: list[str] = field(default_factory=lambda: ["console", "wandb"])
+    """Any of ``console`` (progress lines), ``csv`` (metrics.csv in the run dir), ``wandb``, ``none``."""
+    project: str = "neuroplug"
+    """W&B project."""
+    entity: str | None = None
+    """W&B entity (user or team); null: your default."""
+    mode: str | None = None
+    """W&B mode: ``online``, ``offline``, ``disabled``; null: $WANDB_MODE, else online when
+    logged in (WANDB_API_KEY or ~/.netrc), else offline."""
+    group: str | None = None
+    """W&B group; null: the sweep's name in multirun, none for single runs."""
+    log_artifacts: bool = True
+    """Upload the final checkpoint and the best policy as W&B artifacts."""
+    init_timeout: float = 30.0
+    """Seconds to wait for W&B to start online before falling back to offline."""
 
     def __post_init__(self) -> None:
         for kind in self.kinds:
@@ -156,3 +170,9 @@ class LoggerConfig:
                 f"unknown logger {kind!r}",
                 ", ".join(LOGGER_KINDS),
             )
+        require(
+            self.mode is None or self.mode in WANDB_MODES,
+            "logger.mode",
+            f"got {self.mode!r}",
+            "null, " + ", ".join(WANDB_MODES),
+        )

@@ -4,7 +4,12 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from omegaconf import DictConfig
+
+    from neuroplug.config.schema import LoggerConfig
 
 
 class Logger:
@@ -16,8 +21,11 @@ class Logger:
     def message(self, text: str) -> None:
         """A one-off line for the user (start, evaluation, resume, stop)."""
 
-    def close(self) -> None:
-        """Flush and release resources."""
+    def artifact(self, path: Path, name: str, kind: str) -> None:
+        """A file worth keeping with the run (a checkpoint, the best policy)."""
+
+    def close(self, status: str = "finished") -> None:
+        """Flush and release resources; ``status`` is finished, interrupted or failed."""
 
 
 class MultiLogger(Logger):
@@ -45,19 +53,28 @@ class MultiLogger(Logger):
     def message(self, text: str) -> None:
         self._each("message", text)
 
-    def close(self) -> None:
-        self._each("close")
+    def artifact(self, path: Path, name: str, kind: str) -> None:
+        self._each("artifact", path, name, kind)
+
+    def close(self, status: str = "finished") -> None:
+        self._each("close", status)
 
 
-def build_loggers(kinds: list[str], run_dir: Path, budget: dict[str, int | None]) -> MultiLogger:
-    """The loggers named in ``logger.kinds``."""
+def build_loggers(
+    settings: LoggerConfig, run_dir: Path, budget: dict[str, int | None], config: DictConfig
+) -> MultiLogger:
+    """The loggers named in ``logger.kinds`` (W&B is imported only when asked for)."""
     from neuroplug.loggers.console import ConsoleLogger
     from neuroplug.loggers.csv_logger import CSVLogger
 
     loggers: list[Logger] = []
-    for kind in kinds:
+    for kind in settings.kinds:
         if kind == "console":
             loggers.append(ConsoleLogger(budget))
         elif kind == "csv":
             loggers.append(CSVLogger(Path(run_dir) / "metrics.csv"))
+        elif kind == "wandb":
+            from neuroplug.loggers.wandb_logger import WandbLogger
+
+            loggers.append(WandbLogger(settings, Path(run_dir), config))
     return MultiLogger(loggers)

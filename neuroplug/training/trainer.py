@@ -23,6 +23,7 @@ from neuroplug.loggers import MultiLogger, build_loggers
 from neuroplug.population import Population
 from neuroplug.training.checkpoint import (
     BEST_POLICY,
+    LATEST,
     atomic_save,
     checkpoint_dir,
     load_checkpoint,
@@ -55,7 +56,7 @@ class Trainer:
             "max_generations": self.parts.run.max_generations,
             "max_frames": self.parts.run.max_frames,
         }
-        self.loggers = loggers or build_loggers(self.parts.logger.kinds, self.run_dir, budget)
+        self.loggers = loggers or build_loggers(self.parts.logger, self.run_dir, budget, config)
 
     # ------------------------------------------------------------------ state
 
@@ -241,14 +242,6 @@ class Trainer:
                 ):
                     self.checkpoint()
                 completed = self.state()
-        except KeyboardInterrupt:
-            status = "interrupted"
-            self.checkpoint(completed)
-            self.loggers.message(
-                f"interrupted: checkpoint of generation {completed['generation']} written to {checkpoint_dir(self.run_dir)}; "
-                f"continue with run.resume={self.run_dir}"
-            )
-        else:
             if self.last_eval is None:
                 self.evaluate_policy()
                 self.checkpoint()
@@ -257,8 +250,22 @@ class Trainer:
                 f"done ({reason}) after {self.generation} generations, {self.counters['frames']:,} frames: "
                 f"policy evaluation mean return {self.last_eval:.2f} over {parts.run.eval_episodes} episodes"
             )
+        except KeyboardInterrupt:
+            status = "interrupted"
+            self.checkpoint(completed)
+            self.loggers.message(
+                f"interrupted: checkpoint of generation {completed['generation']} written to {checkpoint_dir(self.run_dir)}; "
+                f"continue with run.resume={self.run_dir}"
+            )
+        except BaseException:
+            status = "failed"
+            raise
         finally:
-            self.loggers.close()
+            if status != "failed":
+                folder = checkpoint_dir(self.run_dir)
+                self.loggers.artifact(folder / LATEST, "checkpoint", "checkpoint")
+                self.loggers.artifact(folder / BEST_POLICY, "best_policy", "model")
+            self.loggers.close(status)
         return {
             "status": status,
             "generation": self.generation,

@@ -1,0 +1,137 @@
+"""W&B logging read back from the offline run files with W&B's own reader."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from neuroplug.app import run_job
+
+from .wandb_records import offline_runs
+
+pytest.importorskip("wandb.sdk.internal.datastore")
+
+OFFLINE = {
+    **os.environ,
+    "WANDB_MODE": "offline",
+    "WANDB_ERROR_REPORTING": "false",
+    "WANDB_SILENT": "true",
+}
+TINY = [
+    "algo.population_size=4",
+    "run.max_generations=2",
+    "run.eval_episodes=1",
+    "net.hidden_sizes=[8]",
+]
+
+
+@pytest.fixture(scope="module")
+def sweep(tmp_path_factory) -> tuple[Path, subprocess.CompletedProcess]:
+    """A multirun of three jobs, the middle one invalid."""
+    root = tmp_path_factory.mktemp("wandb")
+    sweep_dir = root / "multirun" / "2026-01-02" / "03-04-05"
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "neuroplug",
+            "-m",
+            "logger=wandb",
+            "algo.sigma=0.01,-1,0.02",
+            *TINY,
+            f"hydra.sweep.dir={sweep_dir}",
+        ],
+        capture_output=True,
+        text=True,
+        cwd=root,
+        env=OFFLINE,
+        timeout=600,
+    )
+    return sweep_dir, done
+
+
+def test_every_valid_multirun_job_is_one_run_in_the_sweeps_group(sweep):
+    sweep_dir, done = sweep
+    runs = offline_runs(sweep_dir)
+    assert len(runs) == 2, done.stderr[-2000:]
+    assert {run.group for run in runs.values()} == {"sweep-2026-01-02_03-04-05"}
+    assert sorted(run.config["algo"]["sigma"] for run in runs.values()) == [0.01, 0.02]
+    for run in runs.values():
+        assert {"algo=es", "env=cartpole", "backend=torch", "scheduler=serial"} <= set(run.tags)
+        assert run.config["env"]["task_id"] == "CartPole-v1"
+        assert run.exit_code == 0
+        assert {"checkpoint", "model"} <= set(run.artifact_types)
+
+
+def test_per_generation_metrics_are_logged(sweep):
+    for run in offline_runs(sweep[0]).values():
+        rows = [row for row in run.history if "generation" in row]
+        assert [row["generation"] for row in rows] == [1, 2]
+        for key in (
+            "env_steps",
+            "frames",
+            "forward_passes",
+            "episodes",
+            "return_mean",
+            "return_max",
+            "frames_per_second",
+            "time_env",
+            "time_inference",
+            "time_algorithm",
+        ):
+            assert key in rows[-1], key
+        assert rows[1]["frames"] > rows[0]["frames"] > 0
+
+
+def test_a_failing_job_fails_and_the_sweep_goes_on(sweep):
+    sweep_dir, done = sweep
+    assert done.returncode != 0
+    assert "algo.sigma: must be positive" in done.stderr
+    assert any(path.name.startswith("2_") for path in offline_runs(sweep_dir))
+
+
+def test_a_run_that_fails_mid_training_is_marked_failed(compose, tmp_path, monkeypatch):
+    from neuroplug.training.trainer import Trainer
+
+    monkeypatch.setenv("WANDB_MODE", "offline")
+    monkeypatch.setenv("WANDB_SILENT", "true")
+
+    def explode(self):
+        raise RuntimeError("simulated crash")
+
+    monkeypatch.setattr(Trainer, "train_generation", explode)
+    with pytest.raises(RuntimeError, match="simulated crash"):
+        run_job(compose(["logger=wandb", *TINY, f"run.output_dir={tmp_path}"]))
+    (run,) = offline_runs(tmp_path).values()
+    assert run.exit_code == 1
+
+
+def test_unreachable_wandb_falls_back_to_offline_and_training_goes_on(tmp_path):
+    env = {**OFFLINE, "WANDB_API_KEY": "x" * 40, "WANDB_BASE_URL": "http://127.0.0.1:9"}
+    env.pop("WANDB_MODE")
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "neuroplug",
+            "logger=wandb",
+            "logger.mode=online",
+            "logger.init_timeout=5",
+            *TINY,
+            f"run.output_dir={tmp_path / 'run'}",
+        ],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env=env,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stderr.count("W&B online start failed") == 1
+    assert "done (budget spent) after 2 generations" in done.stdout
+    (run,) = offline_runs(tmp_path / "run").values()
+    assert [row["generation"] for row in run.history if "generation" in row] == [1, 2]
