@@ -1,0 +1,393 @@
+"""Watch a trained policy: ``python -m neuroplug.replay <run dir>``.
+
+Loads the run's ``checkpoints/best_policy.pt``, rebuilds the env, network and policy from
+the config stored in it (Hydra is not started), plays N episodes with EnvPool, prints
+their scores and writes a video (GIF or MP4) of the first episode, or of all of them.
+
+Episode ``k`` is seeded exactly like episode ``k`` of the run's evaluation at the
+checkpoint's generation, so with the run's seed (the default) and ``run.eval_episodes``
+episodes, the replay plays the very episodes whose mean the run reported as ``eval``.
+Scores are true game scores (Atari: unclipped, summed over all lives).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import torch
+
+from neuroplug.errors import NeuroplugError
+from neuroplug.video import (
+    VideoWriter,
+    check_output,
+    default_format,
+    frames_of,
+    open_pool,
+    prepare_offscreen_gl,
+)
+
+if TYPE_CHECKING:
+    from neuroplug.api import Backend
+    from neuroplug.envs.spec import EnvSpec
+    from neuroplug.nets.policy import Policy
+
+WHICH = {"policy": "policy_params", "best": "best_member_params"}
+"""``--which`` choices -> checkpoint keys: the algorithm's deployed policy (ES: the
+centre; GA: the elite), or the best member ever evaluated."""
+ATARI_FPS = 60.0
+"""The Atari 2600's frame rate; a video shows one frame per agent step."""
+OTHER_FPS = 30.0
+
+
+class ReplayError(NeuroplugError):
+    """A replay cannot start: no checkpoint, an unknown choice, a bad value."""
+
+
+@dataclass
+class LoadedPolicy:
+    """What a replay needs from a checkpoint."""
+
+    config: Any
+    """The run's resolved config (a DictConfig)."""
+    generation: int
+    params: torch.Tensor
+    normalizer: dict[str, Any] | None
+    eval_return_mean: float | None
+
+
+@dataclass
+class ReplayResult:
+    """Scores of the replayed episodes and where their video went."""
+
+    seeds: np.ndarray
+    returns: np.ndarray
+    lengths: np.ndarray
+    video: Path | None
+    video_frames: int
+
+
+def load_policy(run_dir: Path, which: str = "policy") -> LoadedPolicy:
+    """The chosen parameters of ``run_dir``'s ``checkpoints/best_policy.pt`` and its config."""
+    from omegaconf import OmegaConf
+
+    from neuroplug.training.checkpoint import BEST_POLICY, checkpoint_dir
+
+    if which not in WHICH:
+        raise ReplayError(f"--which: unknown choice {which!r} (allowed: {', '.join(WHICH)})")
+    path = checkpoint_dir(run_dir) / BEST_POLICY
+    if not path.is_file():
+        raise ReplayError(f"no checkpoint at {path}; give the output dir of a neuroplug run")
+    try:
+        # Our own file; the normaliser's numpy arrays need the full unpickler.
+        state = torch.load(path, map_location="cpu", weights_only=False)
+    except Exception as error:  # truncated copies, files from elsewhere
+        raise ReplayError(f"cannot read {path}: {type(error).__name__}: {error}") from None
+    params = state.get(WHICH[which])
+    if params is None:
+        raise ReplayError(f"--which {which}: {path} holds no {WHICH[which]} (try --which policy)")
+    return LoadedPolicy(
+        config=OmegaConf.create(state["config"]),
+        generation=int(state["generation"]),
+        params=params.float(),
+        normalizer=state.get("normalizer"),
+        eval_return_mean=state.get("eval_return_mean"),
+    )
+
+
+def build_player(loaded: LoadedPolicy) -> tuple[EnvSpec, Policy, Backend]:
+    """(env spec, policy, backend loaded with the parameters) from the checkpoint's config."""
+    from neuroplug import registry
+    from neuroplug.config.schema import EnvConfig, NetConfig
+    from neuroplug.config.typed import to_dataclass
+    from neuroplug.envs.make import make_spec
+    from neuroplug.nets.build import build_network
+    from neuroplug.nets.policy import Policy
+    from neuroplug.population import Population
+
+    config = loaded.config
+    env = make_spec(to_dataclass(EnvConfig, config.env, "env"))
+    network = build_network(to_dataclass(NetConfig, config.net, "net"), env)
+    if loaded.params.numel() != network.num_params:
+        raise ReplayError(
+            f"the checkpoint holds {loaded.params.numel()} parameters but its config builds "
+            f"{network.describe()}"
+        )
+    # The checkpoint says whether the run normalised observations; no algorithm plugin needed.
+    policy = Policy(network, env, normalize_observations=loaded.normalizer is not None)
+    if policy.normalizer is not None:
+        policy.normalizer.load_state_dict(loaded.normalizer)
+    backend_class = registry.load("backends", config.backend.name)
+    backend_config = to_dataclass(backend_class.config_class, config.backend, "backend")
+    backend = backend_class(backend_config, network)
+    backend.load(Population.dense(loaded.params.unsqueeze(0)))
+    return env, policy, backend
+
+
+def replay_seeds(seed: int, generation: int, episodes: int) -> np.ndarray:
+    """The env seeds of the run's evaluation episodes ``0..episodes-1`` at ``generation``."""
+    from neuroplug.envs.make import episode_seeds
+    from neuroplug.training.trainer import EVAL_GENERATION_OFFSET
+
+    return episode_seeds(seed, EVAL_GENERATION_OFFSET + generation, np.arange(episodes))
+
+
+@dataclass
+class Episodes:
+    """What :func:`play` returns: scores, and where the frames came from."""
+
+    returns: np.ndarray
+    lengths: np.ndarray
+    frames_from: str | None
+    """``render`` (EnvPool's RGB frames), ``observation`` (Atari's grayscale stack) or None."""
+    problem: str | None
+    """Why EnvPool could not render, when frames were wanted."""
+
+
+def play(
+    env: EnvSpec,
+    policy: Policy,
+    backend: Backend,
+    seeds: np.ndarray,
+    writer: VideoWriter | None,
+    record_all: bool = False,
+) -> Episodes:
+    """Play one episode per seed exactly as the serial scheduler evaluates one member.
+
+    Frames of episode 0 (or of every episode, in episode order) go to ``writer``; each
+    episode gives its first frame and one per step, its last included.
+    """
+    pool, source, problem = open_pool(env, seeds, frames_wanted=writer is not None)
+    count = len(seeds)
+    recorded = np.arange(count) if record_all else np.array([0])
+    pending: dict[int, list[np.ndarray]] = {int(slot): [] for slot in recorded[1:]}
+
+    def capture(slots: np.ndarray, observations: np.ndarray) -> None:
+        slots = np.intersect1d(slots, recorded)
+        if source is None or not len(slots):
+            return
+        for slot, frame in zip(slots, frames_of(pool, source, slots, observations), strict=True):
+            # Episode 0 streams into the file; the others wait for their turn.
+            if slot == 0:
+                writer.add(frame)
+            else:
+                pending[int(slot)].append(frame)
+
+    members = torch.zeros(count, dtype=torch.int64)
+    shape = (count,) if env.discrete else (count, env.num_actions)
+    actions = np.zeros(shape, dtype=np.int32 if env.discrete else np.float32)
+    returns = np.zeros(count)
+    lengths = np.zeros(count, dtype=np.int64)
+    alive = np.ones(count, dtype=bool)
+    observations, info = pool.reset()
+    try:
+        capture(np.arange(count), observations[np.argsort(info["env_id"])])
+    except RuntimeError as error:  # "render not implemented for this environment"
+        source, problem = None, f"EnvPool cannot render {env.task_id} ({error})"
+    while alive.any():
+        slots = np.flatnonzero(alive)
+        observations = observations[np.argsort(info["env_id"])]
+        inputs = policy.prepare(observations[slots], backend.device)
+        actions[slots] = policy.actions(backend.forward(members[slots], inputs))
+        observations, reward, terminated, truncated, info = pool.step(actions)
+        order = np.argsort(info["env_id"])
+        # Atari: info["reward"] is the unclipped game reward, as the scheduler scores it.
+        reward = (info["reward"] if env.family == "atari" else reward)[order]
+        returns[slots] += reward[slots]
+        lengths[slots] += 1
+        capture(slots, observations[order])
+        alive[slots[(terminated | truncated)[order][slots]]] = False
+    pool.close()
+    for slot in recorded[1:]:
+        for frame in pending.pop(int(slot)):
+            writer.add(frame)
+    return Episodes(returns, lengths, source, problem)
+
+
+def replay(
+    run_dir: Path,
+    episodes: int | None = None,
+    out: Path | None = None,
+    which: str = "policy",
+    seed: int | None = None,
+    max_steps: int | None = None,
+    video: bool = True,
+    record_all: bool = False,
+    fps: float | None = None,
+) -> ReplayResult:
+    """Play a run's policy, print the scores, write the video; see the module docstring.
+
+    ``episodes`` and ``seed`` default to the run's ``eval_episodes`` and ``seed``.
+    """
+    prepare_offscreen_gl()  # before EnvPool is imported, so that MuJoCo can render
+    from omegaconf import OmegaConf
+
+    run_dir = Path(run_dir)
+    loaded = load_policy(run_dir, which)
+    run = loaded.config.run
+    episodes = int(run.eval_episodes) if episodes is None else episodes
+    seed = int(run.seed) if seed is None else seed
+    for name, value, low in (("episodes", episodes, 1), ("max-steps", max_steps, 1)):
+        if value is not None and value < low:
+            raise ReplayError(f"--{name}: must be at least {low}, got {value}")
+    if not 0 <= seed < 2**31:
+        raise ReplayError(f"--seed: must lie in [0, 2**31), got {seed}")
+    if fps is not None and not fps > 0:
+        raise ReplayError(f"--fps: must be positive, got {fps}")
+    path = None
+    if video:
+        path = check_output(Path(out) if out else run_dir / f"replay{default_format()}")
+    env, policy, backend = build_player(loaded)
+    if max_steps is not None:
+        env = replace(
+            env,
+            max_episode_steps=max_steps,
+            make_kwargs={**env.make_kwargs, "max_episode_steps": max_steps},
+        )
+    fps = fps or (ATARI_FPS / env.frame_skip if env.family == "atari" else OTHER_FPS)
+    evaluated = loaded.eval_return_mean
+    algorithm = OmegaConf.select(loaded.config, "algo.name", default="the")
+    print(
+        f"replay: {algorithm} {which} parameters of generation "
+        f"{loaded.generation} on {env.task_id}"
+        + (f"; the run's last evaluation: mean {evaluated:.2f}" if evaluated is not None else ""),
+        flush=True,
+    )
+    seeds = replay_seeds(seed, loaded.generation, episodes)
+    writer = VideoWriter(path, fps) if path else None
+    try:
+        played = play(env, policy, backend, seeds, writer, record_all)
+        frames = writer.close() if writer else 0
+    except BaseException:
+        if writer:
+            writer.abort()
+        raise
+    returns = played.returns
+    for index, (episode_seed, score, length) in enumerate(
+        zip(seeds, returns, played.lengths, strict=True)
+    ):
+        print(
+            f"episode {index:3d}  seed {episode_seed:10d}  return {score:10.2f}  steps {length:6d}"
+        )
+    print(
+        f"return mean {returns.mean():.2f} std {returns.std():.2f} "
+        f"min {returns.min():.2f} max {returns.max():.2f} over {episodes} episodes"
+    )
+    if path and not frames:
+        print(f"no video: {played.problem or 'no frames were rendered'}")
+        path.unlink(missing_ok=True)
+        path = None
+    elif path:
+        fallback = ""
+        if played.frames_from == "observation":
+            fallback = f", from the observations: {played.problem}"
+        print(f"video: {path} ({frames} frames at {fps:g} fps{fallback})")
+    return ReplayResult(seeds, returns, played.lengths, path, frames)
+
+
+def log_video_to_wandb(run_dir: Path, video: Path) -> str:
+    """Log ``video`` as ``replay`` to the run's W&B run; returns one line saying what happened.
+
+    Resumes the run by the id the W&B logger keeps in ``<run dir>/wandb_run_id.txt`` (a new
+    run without it), in the mode the W&B logger would choose. Never raises: a replay is
+    not worth losing over W&B.
+    """
+    try:
+        import wandb
+    except ImportError:
+        return "W&B: skipped (wandb is not installed: pip install wandb)"
+    from omegaconf import OmegaConf
+
+    from neuroplug.loggers.wandb_logger import RUN_ID_FILE, choose_mode
+
+    run_dir = Path(run_dir)
+    id_file = run_dir / RUN_ID_FILE
+    run_id = id_file.read_text().strip() if id_file.is_file() else None
+    try:
+        # An id names a run within a project: resume in the project the run logged to.
+        record = run_dir / "config.yaml"
+        config = OmegaConf.load(record) if record.is_file() else OmegaConf.create()
+        run = wandb.init(
+            dir=str(run_dir),
+            id=run_id or None,
+            resume="allow",
+            mode=choose_mode(OmegaConf.select(config, "logger.mode", default=None)),
+            project=OmegaConf.select(config, "logger.project", default=None),
+            entity=OmegaConf.select(config, "logger.entity", default=None),
+            job_type="replay",
+        )
+        try:
+            wandb.log({"replay": wandb.Video(str(video))})
+        finally:
+            wandb.finish()
+    except Exception as error:
+        reason = str(error).strip().splitlines()[0] if str(error).strip() else ""
+        return f"W&B: skipped ({type(error).__name__}{': ' + reason if reason else ''})"
+    return f"W&B: logged {video.name} to run {getattr(run, 'id', run_id)}"
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Command line of ``python -m neuroplug.replay``."""
+    parser = argparse.ArgumentParser(
+        prog="python -m neuroplug.replay", description=__doc__.splitlines()[0]
+    )
+    parser.add_argument("run_dir", type=Path, help="a neuroplug run's output dir")
+    parser.add_argument(
+        "--episodes", type=int, default=None, help="episodes to play (default: run.eval_episodes)"
+    )
+    parser.add_argument(
+        "--out",
+        type=Path,
+        default=None,
+        help="video file, .gif or .mp4 (default: <run_dir>/replay.mp4 when imageio-ffmpeg "
+        "is installed, else replay.gif)",
+    )
+    parser.add_argument(
+        "--which",
+        default="policy",
+        metavar="{policy,best}",
+        help="policy: the algorithm's deployed parameters (default); best: the best member ever",
+    )
+    parser.add_argument(
+        "--seed", type=int, default=None, help="episode seeds' root (default: the run's seed)"
+    )
+    parser.add_argument("--max-steps", type=int, default=None, help="cap on steps per episode")
+    parser.add_argument("--no-video", action="store_true", help="scores only")
+    parser.add_argument(
+        "--all-episodes",
+        action="store_true",
+        help="video of every episode, one after another (default: the first)",
+    )
+    parser.add_argument("--fps", type=float, default=None, help="video frame rate")
+    parser.add_argument(
+        "--wandb", action="store_true", help="also log the video to the run's W&B run"
+    )
+    arguments = parser.parse_args(argv)
+    try:
+        result = replay(
+            arguments.run_dir,
+            episodes=arguments.episodes,
+            out=arguments.out,
+            which=arguments.which,
+            seed=arguments.seed,
+            max_steps=arguments.max_steps,
+            video=not arguments.no_video,
+            record_all=arguments.all_episodes,
+            fps=arguments.fps,
+        )
+    except NeuroplugError as error:
+        print(f"neuroplug.replay: error: {error}", file=sys.stderr)
+        raise SystemExit(2) from None
+    if arguments.wandb:
+        if result.video is None:
+            print("W&B: skipped (no video was written)")
+        else:
+            print(log_video_to_wandb(arguments.run_dir, result.video))
+
+
+if __name__ == "__main__":
+    main()
