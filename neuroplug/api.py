@@ -156,7 +156,7 @@ class EvaluationResult:
     obs_stats: ObservationStats | None = None
     """Observation sums when the request asked for them."""
     behaviours: np.ndarray | None = None
-    """``(P, E, ...)`` behaviour characterisations, for algorithms that use them."""
+    """``(P, E, d)`` float64 behaviour characterisations, when the request named one."""
     timings: dict[str, float] = field(default_factory=dict)
     """Seconds spent per phase (``env``, ``inference``, ...)."""
 

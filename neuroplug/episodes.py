@@ -2,7 +2,8 @@
 
 A scheduler plays *work items* — episode e of member m is item ``m * E + e`` — in whatever
 order and grouping it likes; the ledger adds up their rewards and steps, the forward
-passes, observation sums and phase timings, and turns them into an EvaluationResult.
+passes, observation sums, phase timings and (when the request names one) each episode's
+behaviour characterisation, and turns them into an EvaluationResult.
 Keeping this in one place is what lets different schedulers return identical results.
 """
 
@@ -14,12 +15,29 @@ from contextlib import contextmanager
 import numpy as np
 
 from neuroplug.api import EvaluationRequest, EvaluationResult, ObservationStats
+from neuroplug.behaviours import Behaviour
 
 
 class EpisodeLedger:
-    """Returns, lengths and counters of the episodes of one evaluation."""
+    """Returns, lengths, counters and behaviours of the episodes of one evaluation.
 
-    def __init__(self, population_size: int, request: EvaluationRequest, frame_skip: int) -> None:
+    ``behaviour`` is ``request.behaviour`` resolved for the env
+    (:func:`neuroplug.behaviours.resolve`); the ledger refuses a request that names a
+    behaviour without it, so a scheduler cannot silently drop one.
+    """
+
+    def __init__(
+        self,
+        population_size: int,
+        request: EvaluationRequest,
+        frame_skip: int,
+        behaviour: Behaviour | None = None,
+    ) -> None:
+        if (request.behaviour is None) != (behaviour is None):
+            raise ValueError(
+                f"request.behaviour is {request.behaviour!r} but the ledger got "
+                f"{behaviour!r}; pass neuroplug.behaviours.resolve(request.behaviour, env)"
+            )
         self.population_size = population_size
         self.episodes_per_member = request.episodes_per_member
         self.frame_skip = frame_skip
@@ -36,6 +54,9 @@ class EpisodeLedger:
         self._obs_total: np.ndarray | None = None
         self._obs_total_squares: np.ndarray | None = None
         self._obs_count = 0
+        self.behaviour = behaviour
+        self._behaviours = np.zeros((items, behaviour.size)) if behaviour is not None else None
+        self._ended = np.zeros(items, dtype=bool)
 
     def __len__(self) -> int:
         return len(self.member)
@@ -53,6 +74,16 @@ class EpisodeLedger:
         """One agent step of each of ``items`` (alive episodes) with these rewards."""
         self.returns[items] += rewards
         self.lengths[items] += 1
+
+    def record_ends(
+        self, items: np.ndarray, observations: np.ndarray, info: dict, rows: np.ndarray
+    ) -> None:
+        """Episodes ``items`` ended at this step; their final observation and info are at
+        batch rows ``rows`` of ``observations``/``info`` (EnvPool's step that reports done
+        still carries them). Records their behaviours, if the request asked for one."""
+        self._ended[items] = True
+        if self._behaviours is not None and len(items):
+            self._behaviours[items] = self.behaviour.extract(observations, info, rows)
 
     def record_inference(self, observations: np.ndarray) -> None:
         """One forward pass per row of ``observations`` (kept for the normaliser if asked)."""
@@ -74,6 +105,12 @@ class EpisodeLedger:
         if self._collect and self._obs_total is not None:
             stats = ObservationStats(self._obs_total, self._obs_total_squares, self._obs_count)
         shape = (self.population_size, self.episodes_per_member)
+        behaviours = None
+        if self._behaviours is not None:
+            if not self._ended.all():
+                missing = int((~self._ended).sum())
+                raise RuntimeError(f"{missing} episodes never reported their end (record_ends)")
+            behaviours = self._behaviours.reshape(*shape, -1)
         return EvaluationResult(
             returns=self.returns.reshape(shape),
             lengths=self.lengths.reshape(shape),
@@ -81,5 +118,6 @@ class EpisodeLedger:
             frames=env_steps * self.frame_skip,
             forward_passes=self.forward_passes,
             obs_stats=stats,
+            behaviours=behaviours,
             timings=dict(self.timings),
         )

@@ -16,7 +16,7 @@ pip=("$venv/bin/python" -m pip install --quiet --disable-pip-version-check)
 "$venv/bin/python" -c "import torch" 2>/dev/null || "${pip[@]}" "torch==${NEUROPLUG_TORCH:-2.13.0}"
 "${pip[@]}" setuptools wheel
 if [ "${1:-}" = "--test" ]; then
-  "${pip[@]}" -e ".[test,video]" triton
+  "${pip[@]}" -e ".[test,video,sweep]" triton
 else
   "${pip[@]}" -e .
 fi

@@ -13,6 +13,7 @@ from omegaconf import DictConfig
 
 from neuroplug import registry
 from neuroplug.api import Algorithm, AlgorithmConfig, Backend, Scheduler
+from neuroplug.behaviours import resolve as resolve_behaviour
 from neuroplug.config.schema import EnvConfig, LoggerConfig, NetConfig, RunConfig
 from neuroplug.config.typed import to_dataclass
 from neuroplug.envs.make import make_spec
@@ -64,17 +65,20 @@ def build_components(config: DictConfig) -> Components:
     policy = Policy(network, env, normalize_observations=algorithm_config.obs_norm)
     generator = torch.Generator().manual_seed(run.seed)
     initial_params = network.initial_params(generator)
+    algorithm = algorithm_class(
+        algorithm_config,
+        initial_params,
+        run.seed,
+        initializer=lambda seed: network.initial_params(torch.Generator().manual_seed(seed)),
+    )
+    if algorithm.behaviour() is not None:
+        resolve_behaviour(algorithm.behaviour(), env)  # a name the env cannot give fails now
     return Components(
         run=run,
         env=env,
         network=network,
         policy=policy,
-        algorithm=algorithm_class(
-            algorithm_config,
-            initial_params,
-            run.seed,
-            initializer=lambda seed: network.initial_params(torch.Generator().manual_seed(seed)),
-        ),
+        algorithm=algorithm,
         backend=backend_class(backend_config, network),
         scheduler=scheduler_class(scheduler_config, env),
         logger=logger,

@@ -4,7 +4,8 @@ The population's episodes (members x episodes per member) fill up to ``max_envs`
 of one EnvPool; each slot plays exactly one episode, seeded by its episode index (see
 :mod:`neuroplug.envs.make`). Every step, only the members whose episodes are alive go
 through the backend; finished slots are ignored until the wave ends. When there are more
-episodes than slots, they run in waves.
+episodes than slots, they run in waves. When the request names a behaviour
+characterisation, each episode's is read from the step that ends it.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import numpy as np
 import torch
 
 from neuroplug.api import Backend, EvaluationRequest, EvaluationResult, Scheduler, SchedulerConfig
+from neuroplug.behaviours import resolve
 from neuroplug.envs.make import episode_seeds, make_pool
 from neuroplug.episodes import EpisodeLedger
 from neuroplug.errors import require
@@ -46,7 +48,9 @@ class SerialScheduler(Scheduler):
         backend: Backend,
         request: EvaluationRequest,
     ) -> EvaluationResult:
-        ledger = EpisodeLedger(len(population), request, self.env.frame_skip)
+        # Resolved before any pool starts, so a BC that does not fit the env fails first.
+        behaviour = resolve(request.behaviour, self.env) if request.behaviour is not None else None
+        ledger = EpisodeLedger(len(population), request, self.env.frame_skip, behaviour)
         rng = np.random.default_rng([request.seed, request.generation, request.round, 0xAC7])
         backend.load(population)
         for start in range(0, len(ledger), self.config.max_envs):
@@ -92,5 +96,7 @@ class SerialScheduler(Scheduler):
             reward = (info["reward"] if use_game_score else reward)[order]
             done = (terminated | truncated)[order]
             ledger.record_step(wave[slots], reward[slots])
-            alive[slots[done[slots]]] = False
+            ended = slots[done[slots]]
+            ledger.record_ends(wave[ended], observations, info, order[ended])
+            alive[ended] = False
         pool.close()

@@ -10,8 +10,7 @@ from pathlib import Path
 import pytest
 
 from neuroplug.app import run_job
-
-from .wandb_records import offline_runs
+from neuroplug.testing.wandb_records import offline_runs
 
 pytest.importorskip("wandb.sdk.internal.datastore")
 

@@ -9,8 +9,10 @@ from neuroplug_backends.torch_backend import TorchBackend, TorchBackendConfig
 from neuroplug_schedulers.serial import SerialScheduler, SerialSchedulerConfig
 
 from neuroplug.api import EvaluationRequest
+from neuroplug.behaviours import Behaviour, resolve
 from neuroplug.config.schema import EnvConfig, NetConfig
 from neuroplug.envs.make import episode_seeds, make_pool, make_spec
+from neuroplug.errors import ConfigError
 from neuroplug.nets.build import build_network
 from neuroplug.nets.policy import Policy
 from neuroplug.population import Population
@@ -31,8 +33,11 @@ def _setup(task_id: str, max_episode_steps: int | None = None, hidden=(8,)):
     return env, policy, backend, population
 
 
-def _naive_episode(env, policy, params, seed):
-    """Play one episode with one member in its own single-env pool."""
+def _naive_episode(env, policy, params, seed, behaviour: Behaviour | None = None):
+    """Play one episode with one member in its own single-env pool.
+
+    Returns the return, the length and (if ``behaviour`` is given) the episode's BC.
+    """
     pool = make_pool(env, np.array([seed]))
     observation, _ = pool.reset()
     total, steps, done = 0.0, 0, False
@@ -44,7 +49,8 @@ def _naive_episode(env, policy, params, seed):
         total += float(info["reward"][0] if env.family == "atari" else reward[0])
         steps += 1
         done = bool(terminated[0] or truncated[0])
-    return total, steps
+    final = behaviour.extract(observation, info, np.array([0]))[0] if behaviour else None
+    return total, steps, final
 
 
 def test_returns_match_a_naive_one_member_loop():
@@ -56,12 +62,13 @@ def test_returns_match_a_naive_one_member_loop():
     seeds = episode_seeds(11, 3, np.arange(2))
     for member in (0, 2, 5):
         for episode in range(2):
-            total, steps = _naive_episode(env, policy, members[member], seeds[episode])
+            total, steps, _ = _naive_episode(env, policy, members[member], seeds[episode])
             assert result.returns[member, episode] == total
             assert result.lengths[member, episode] == steps
     assert result.env_steps == result.lengths.sum() == result.frames
     assert result.forward_passes == result.env_steps
     assert result.episodes == 12
+    assert result.behaviours is None  # not asked for
 
 
 def test_waves_of_episodes_give_the_same_result_as_one_batch():
@@ -77,9 +84,9 @@ def test_waves_of_episodes_give_the_same_result_as_one_batch():
     assert np.array_equal(one_batch.lengths, in_waves.lengths)
 
 
-def test_atari_counts_frames_as_four_per_step_and_scores_are_game_scores():
+def test_atari_counts_frames_as_four_per_step_and_scores_are_game_scores_and_bcs_are_ram():
     env, policy, backend, population = _setup("Pong-v5", max_episode_steps=60)
-    request = EvaluationRequest(generation=0, episodes_per_member=1, seed=0)
+    request = EvaluationRequest(generation=0, episodes_per_member=1, seed=0, behaviour="auto")
     result = SerialScheduler(SerialSchedulerConfig(name="serial"), env).evaluate(
         population, policy, backend, request
     )
@@ -90,6 +97,10 @@ def test_atari_counts_frames_as_four_per_step_and_scores_are_game_scores():
     # Pong scores are integers in [-21, 21] (unclipped points, not clipped rewards).
     assert np.all(result.returns == np.round(result.returns))
     assert np.all(np.abs(result.returns) <= 21)
+    # auto on Atari: the console RAM at the end of each episode, bytes as floats.
+    assert result.behaviours.shape == (6, 1, 128)
+    assert np.all((result.behaviours >= 0) & (result.behaviours <= 255))
+    assert np.array_equal(result.behaviours, np.round(result.behaviours))
 
 
 @pytest.mark.parametrize("collect", [True, False])
@@ -104,3 +115,61 @@ def test_observation_sums_are_returned_only_when_asked(collect):
         assert result.obs_stats.total.shape == (4,)
     else:
         assert result.obs_stats is None
+
+
+# --------------------------------------------------------------------------- behaviours
+
+
+@pytest.mark.parametrize(
+    ("task_id", "name", "max_episode_steps"),
+    [
+        ("CartPole-v1", "final_obs", None),
+        ("Hopper-v4", "final_position", None),
+        ("Humanoid-v4", "final_position", 40),
+    ],
+)
+def test_behaviours_match_a_naive_one_member_loop(task_id, name, max_episode_steps):
+    env, policy, backend, population = _setup(task_id, max_episode_steps)
+    behaviour = resolve(name, env)
+    scheduler = SerialScheduler(SerialSchedulerConfig(name="serial", num_threads=1), env)
+    request = EvaluationRequest(generation=1, episodes_per_member=2, seed=7, behaviour=name)
+    result = scheduler.evaluate(population, policy, backend, request)
+    assert result.behaviours.shape == (6, 2, behaviour.size)
+    members = population.materialize()
+    seeds = episode_seeds(7, 1, np.arange(2))
+    for member, episode in ((0, 0), (2, 1), (5, 0)):
+        total, steps, final = _naive_episode(
+            env, policy, members[member], seeds[episode], behaviour
+        )
+        assert result.lengths[member, episode] == steps
+        # Continuous actions may differ in the last float bit between the batched and the
+        # single-member forward pass; the physics carries that into the last digits.
+        assert result.returns[member, episode] == pytest.approx(total, rel=1e-6)
+        np.testing.assert_allclose(result.behaviours[member, episode], final, rtol=1e-6)
+
+
+def test_behaviours_do_not_depend_on_how_episodes_are_batched():
+    env, policy, backend, population = _setup("CartPole-v1")
+    request = EvaluationRequest(generation=0, episodes_per_member=3, seed=5, behaviour="auto")
+    one_batch = SerialScheduler(SerialSchedulerConfig(name="serial"), env).evaluate(
+        population, policy, backend, request
+    )
+    in_waves = SerialScheduler(SerialSchedulerConfig(name="serial", max_envs=4), env).evaluate(
+        population, policy, backend, request
+    )
+    assert np.array_equal(one_batch.behaviours, in_waves.behaviours)
+
+
+def test_a_bc_that_does_not_fit_the_env_fails_before_any_pool_starts(monkeypatch):
+    import neuroplug_schedulers.serial as serial
+
+    def no_pools(*args, **kwargs):
+        raise AssertionError("an EnvPool was started")
+
+    monkeypatch.setattr(serial, "make_pool", no_pools)
+    env, policy, backend, population = _setup("CartPole-v1")
+    request = EvaluationRequest(generation=0, behaviour="final_ram")
+    with pytest.raises(ConfigError, match=r"algo\.behaviour: final_ram needs info\['ram'\]"):
+        SerialScheduler(SerialSchedulerConfig(name="serial"), env).evaluate(
+            population, policy, backend, request
+        )

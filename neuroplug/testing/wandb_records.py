@@ -1,4 +1,9 @@
-"""Read offline W&B run files with W&B's own reader (its datastore and protobufs)."""
+"""Read offline W&B run files with W&B's own reader (its datastore and protobufs).
+
+Used by the tests to check what was logged; handy for scripts that inspect offline runs
+without uploading them. Needs a wandb release that ships ``wandb.sdk.internal.datastore``
+(< 0.30).
+"""
 
 from __future__ import annotations
 

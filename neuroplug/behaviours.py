@@ -1,0 +1,113 @@
+"""Behaviour characterisations (BCs): a fixed-size vector describing how an episode ended.
+
+Novelty search compares *what agents do*, not what they score. Each BC here is read from
+an episode's final step: EnvPool's step that reports ``terminated``/``truncated`` still
+carries the episode's last observation and info (the auto-reset happens on the next call),
+so no extra simulation is needed. ``tests/test_behaviours.py`` checks this against EnvPool.
+
+========================  =========================================================  ======
+name                      vector                                                     envs
+========================  =========================================================  ======
+``final_obs``             the final observation, flattened                           vector
+``final_position``        the agent's final ``x`` (and ``y`` where the task has it)  MuJoCo
+``final_ram``             the Atari console's 128-byte RAM at the end, as floats     Atari
+``auto``                  ``final_obs`` (classic), ``final_position`` (MuJoCo),
+                          ``final_ram`` (Atari)
+========================  =========================================================  ======
+
+``final_position`` reads EnvPool's MuJoCo info: ``info["x_position"]`` on HalfCheetah,
+Hopper, Walker2d (1-d BC); plus ``info["y_position"]`` on Humanoid, Ant, Swimmer (2-d, the
+NS-ES paper's BC for Humanoid). Tasks without a position in their info (Reacher,
+InvertedPendulum) are rejected. Which info keys a task has is read from its EnvPool spec,
+so :func:`resolve` checks a name against an env before any environment starts.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+import numpy as np
+
+from neuroplug.envs.spec import EnvSpec
+from neuroplug.errors import ConfigError
+
+BEHAVIOURS = ("auto", "final_obs", "final_position", "final_ram")
+"""The names ``algo.behaviour`` accepts."""
+AUTO = {"classic": "final_obs", "mujoco": "final_position", "atari": "final_ram"}
+"""What ``auto`` means in each env family."""
+_POSITION_KEYS = ("x_position", "y_position")
+_RAM_KEY = "ram"
+_RAM_BYTES = 128  # the Atari 2600's whole RAM
+_FIELD = "algo.behaviour"
+
+
+@dataclass(frozen=True)
+class Behaviour:
+    """A BC resolved for one env: read ``info_keys`` (or, if none, the observation)."""
+
+    name: str
+    """The concrete BC (never ``auto``)."""
+    info_keys: tuple[str, ...]
+    """Info entries concatenated into the vector; empty means the observation itself."""
+    size: int
+    """Length of the vector."""
+
+    def extract(
+        self, observations: np.ndarray, info: Mapping[str, np.ndarray], rows: np.ndarray
+    ) -> np.ndarray:
+        """``(len(rows), size)`` float64 BCs of batch rows ``rows`` of one EnvPool step."""
+        if not self.info_keys:
+            return observations[rows].reshape(len(rows), -1).astype(np.float64)
+        parts = [np.asarray(info[key])[rows].reshape(len(rows), -1) for key in self.info_keys]
+        return np.concatenate(parts, axis=1).astype(np.float64)
+
+
+@functools.cache
+def _info_keys(task_id: str) -> frozenset[str]:
+    """The info entries EnvPool returns for ``task_id`` (read from its spec; starts nothing).
+
+    They depend on the task only, and Atari specs take ~0.1 s to build, hence the cache.
+    """
+    import envpool
+
+    prefix = "info:"
+    keys = envpool.make_spec(task_id).state_array_spec
+    return frozenset(key[len(prefix) :] for key in keys if key.startswith(prefix))
+
+
+def _candidate(name: str, env: EnvSpec) -> Behaviour | str:
+    """The BC ``name`` for ``env``, or why it does not apply."""
+    if name == "final_obs":
+        if env.is_image:
+            return f"final_obs needs vector observations; {env.task_id} observes images"
+        return Behaviour(name, (), int(np.prod(env.obs_shape)))
+    keys = _info_keys(env.task_id)
+    if name == "final_position":
+        present = tuple(key for key in _POSITION_KEYS if key in keys)
+        if "x_position" not in present:
+            return f"final_position needs info['x_position'] (MuJoCo locomotion); {env.task_id} has none"
+        return Behaviour(name, present, len(present))
+    if _RAM_KEY not in keys:
+        return f"final_ram needs info['ram'] (Atari); {env.task_id} has none"
+    return Behaviour(name, (_RAM_KEY,), _RAM_BYTES)
+
+
+def resolve(name: str, env: EnvSpec) -> Behaviour:
+    """The BC ``name`` (``auto`` resolved by env family) for ``env``; ConfigError if it does not apply.
+
+    Cheap and env-free, so a trainer can call it while validating a config.
+    """
+    if name not in BEHAVIOURS:
+        raise ConfigError(_FIELD, f"unknown behaviour {name!r}", ", ".join(BEHAVIOURS))
+    concrete = AUTO[env.family] if name == "auto" else name
+    found = _candidate(concrete, env)
+    if isinstance(found, Behaviour):
+        return found
+    fitting = [other for other in BEHAVIOURS[1:] if isinstance(_candidate(other, env), Behaviour)]
+    if AUTO[env.family] in fitting:
+        fitting.insert(0, "auto")
+    allowed = ", ".join(fitting) if fitting else f"none: {env.task_id} has no BC here"
+    via = f"auto means {concrete} for {env.family} envs; " if name == "auto" else ""
+    raise ConfigError(_FIELD, via + found, allowed)

@@ -1,0 +1,330 @@
+"""``algo=ns_es`` / ``nsr_es`` / ``nsra_es``: evolution strategies that seek novelty.
+
+Conti, Madhavan, Petroski Such, Lehman, Stanley & Clune (2018), "Improving Exploration in
+Evolution Strategies for Deep Reinforcement Learning via a Population of Novelty-Seeking
+Agents", NeurIPS 2018, arXiv:1712.06560 (Algorithms 1-3). As run here::
+
+    theta^1..theta^M <- fresh networks from distinct seeds           # the meta-population
+    A <- {b(theta^m)}                          # generation 0 opens with a round evaluating them
+    every generation:
+        pick m with probability N(b(theta^m), A) / sum_j N(b(theta^j), A)
+        members theta^m +/- sigma*eps(s_k)  ->  returns R_i, behaviours b_i
+        N_i = N(b_i, A)                        # mean distance to the k nearest in A
+        u_i = w * centred_rank(R)_i + (1 - w) * centred_rank(N)_i
+        theta^m <- theta^m - Adam_m(-1/P sum_i u_i eps_i + l2 * theta^m)   # OpenAI ES step
+        evaluate theta^m (a round of its own) -> its return; A <- A + {b(theta^m)}
+
+NS-ES (Algorithm 1) uses novelty alone, ``w = 0``; NSR-ES (Algorithm 2) averages the two
+rank vectors, ``w = 1/2``; NSRA-ES (Algorithm 3) adapts ``w``: it starts at 1 (pure
+reward); when the best centre return so far improves, ``w`` rises by ``weight_delta``;
+after ``stall_generations`` generations without improvement it falls by ``weight_delta``
+and the count restarts; ``w`` stays in [0, 1]. All three pick the centre to perturb in
+proportion to its novelty, as the paper does.
+
+Each centre is an :class:`~neuroplug_algorithms.es.OpenAIES` with its own Adam state and
+noise RNG; only the weights of its update come from here. A behaviour characterisation
+(``algo.behaviour``, see :mod:`neuroplug.behaviours`) averages over a member's episodes.
+Two choices differ from the paper's code: a centre's novelty for selection uses the
+behaviour measured when it was last evaluated, not fresh rollouts every generation; and
+one observation normaliser is shared by all centres instead of one each.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import torch
+
+from neuroplug.algorithms import EvolutionAlgorithm, centered_ranks
+from neuroplug.algorithms.novelty import BehaviourArchive, novelty_proportional
+from neuroplug.api import EvaluationResult
+from neuroplug.behaviours import BEHAVIOURS
+from neuroplug.errors import require
+from neuroplug.noise import MAX_SEED
+from neuroplug.population import Population
+from neuroplug_algorithms.es import ESConfig, OpenAIES
+
+_INITIAL, _PERTURBED, _UPDATED = "initial", "perturbed", "updated"
+"""The rounds: all centres (generation 0 only), centre m's population, the updated centre m."""
+
+
+@dataclass
+class NSESConfig(ESConfig):
+    """NS-ES settings; the ES fields are OpenAI ES's (the paper's MuJoCo defaults)."""
+
+    meta_population_size: int = 3
+    """M: ES centres searching at once (paper: 3 on Atari, 5 on Humanoid)."""
+    k: int = 10
+    """Nearest archive neighbours a behaviour's novelty averages over."""
+    behaviour: str = "auto"
+    """Behaviour characterisation: auto, final_obs, final_position or final_ram."""
+    centre_episodes: int = 1
+    """Episodes an updated centre plays to measure its return and behaviour (paper: 1-5)."""
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        require(
+            self.meta_population_size >= 1,
+            "algo.meta_population_size",
+            f"must be at least 1, got {self.meta_population_size}",
+            "an integer >= 1",
+        )
+        require(self.k >= 1, "algo.k", f"must be at least 1, got {self.k}", "an integer >= 1")
+        require(
+            self.behaviour in BEHAVIOURS,
+            "algo.behaviour",
+            f"unknown behaviour {self.behaviour!r}",
+            ", ".join(BEHAVIOURS),
+        )
+        require(
+            self.centre_episodes >= 1,
+            "algo.centre_episodes",
+            f"must be at least 1, got {self.centre_episodes}",
+            "an integer >= 1",
+        )
+        # The update mixes rank vectors of two signals; the paper shapes both by rank.
+        require(
+            self.fitness_shaping == "centered_ranks",
+            "algo.fitness_shaping",
+            f"the NS-ES family mixes centred ranks of returns and novelty, got {self.fitness_shaping!r}",
+            "centered_ranks",
+        )
+
+
+@dataclass
+class NSRAESConfig(NSESConfig):
+    """NSRA-ES settings: NS-ES's plus the adaptation of the reward weight ``w``."""
+
+    initial_reward_weight: float = 1.0
+    """``w`` at the start (1: reward only)."""
+    weight_delta: float = 0.05
+    """How much ``w`` moves on an improvement or a stall."""
+    stall_generations: int = 10
+    """Generations without a better centre return before ``w`` decreases."""
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        require(
+            0.0 <= self.initial_reward_weight <= 1.0,
+            "algo.initial_reward_weight",
+            f"got {self.initial_reward_weight}",
+            "a float in [0, 1]",
+        )
+        require(
+            0.0 < self.weight_delta <= 1.0,
+            "algo.weight_delta",
+            f"got {self.weight_delta}",
+            "a float in (0, 1]",
+        )
+        require(
+            self.stall_generations >= 1,
+            "algo.stall_generations",
+            f"got {self.stall_generations}",
+            "an integer >= 1",
+        )
+
+
+class _Centre(OpenAIES):
+    """One agent of the meta-population: OpenAI ES whose update weights arrive shaped."""
+
+    def _shape(self, weights: np.ndarray) -> np.ndarray:
+        return weights  # already the mix of reward and novelty ranks
+
+    def update(
+        self, population: Population, weights: np.ndarray, result: EvaluationResult
+    ) -> dict[str, float]:
+        """One ES step from ``population`` (drawn by :meth:`ask`) with these member weights."""
+        return self._tell(population, weights, result)
+
+    def snapshot(self) -> dict[str, Any]:
+        """Centre, Adam state and noise RNG, for checkpoints."""
+        return {"rng": self.rng.bit_generator.state, **self._state()}
+
+    def restore(self, state: dict[str, Any]) -> None:
+        """Continue from a :meth:`snapshot`."""
+        self.rng.bit_generator.state = state["rng"]
+        self._load_state(state)
+
+
+def _mean_behaviour(result: EvaluationResult, behaviour: str) -> np.ndarray:
+    """``(P, d)``: each member's behaviour averaged over its episodes."""
+    if result.behaviours is None:
+        raise RuntimeError(
+            f"the scheduler returned no behaviours for request.behaviour={behaviour!r}"
+        )
+    return result.behaviours.reshape(*result.behaviours.shape[:2], -1).mean(axis=1)
+
+
+class NSES(EvolutionAlgorithm):
+    """NS-ES: a meta-population of ES centres that follow novelty alone."""
+
+    config_class = NSESConfig
+    reward_weight: float = 0.0
+    """``w``, the share of the reward ranks in the update."""
+
+    def __init__(
+        self,
+        config: NSESConfig,
+        initial_params: torch.Tensor,
+        seed: int,
+        initializer: Callable[[int], torch.Tensor] | None = None,
+    ) -> None:
+        super().__init__(config, initial_params, seed, initializer)
+        seeds = self.rng.choice(MAX_SEED + 1, size=config.meta_population_size, replace=False)
+        self.centres = [_Centre(config, self.fresh_params(int(s)), int(s)) for s in seeds]
+        self.archive = BehaviourArchive()
+        self.centre_behaviours: np.ndarray | None = None
+        """``(M, d)``: each centre's behaviour when it was last evaluated."""
+        self.centre_returns = np.full(config.meta_population_size, -np.inf)
+        """Each centre's return when it was last evaluated."""
+        self.best_centre_return = -np.inf
+        """The best return of any centre evaluation so far."""
+        self.round = _INITIAL
+        self.active = 0
+        """The centre this generation perturbs."""
+
+    def behaviour(self) -> str:
+        return self.config.behaviour
+
+    def episodes_per_member(self) -> int:
+        if self.round == _PERTURBED:
+            return self.config.episodes_per_member
+        return self.config.centre_episodes
+
+    def policy_params(self) -> torch.Tensor:
+        return self.centres[int(np.argmax(self.centre_returns))].center.clone()
+
+    # ------------------------------------------------------------------ the rounds
+
+    def _ask(self) -> Population:
+        if self.round == _INITIAL:
+            return Population.dense(torch.stack([centre.center for centre in self.centres]))
+        if self.round == _PERTURBED:
+            novelty = self.archive.novelty(self.centre_behaviours, self.config.k)
+            self.active = int(self.rng.choice(len(self.centres), p=novelty_proportional(novelty)))
+            return self.centres[self.active].ask()
+        return Population.dense(self.centres[self.active].center.unsqueeze(0))
+
+    def _tell(
+        self, population: Population, fitness: np.ndarray, result: EvaluationResult
+    ) -> dict[str, float]:
+        behaviours = _mean_behaviour(result, self.config.behaviour)
+        if self.round == _INITIAL:
+            self.centre_behaviours, self.centre_returns = behaviours, fitness.copy()
+            self.best_centre_return = float(fitness.max())
+            self.archive.add(behaviours)
+            self.round = _PERTURBED
+            self.continue_generation()
+            return {"archive_size": float(len(self.archive))}
+        if self.round == _PERTURBED:
+            novelty = self.archive.novelty(behaviours, self.config.k)
+            w = self.reward_weight
+            weights = w * centered_ranks(fitness) + (1.0 - w) * centered_ranks(novelty)
+            stats = self.centres[self.active].update(population, weights, result)
+            self.round = _UPDATED
+            self.continue_generation()
+            return {
+                **stats,
+                "centre": float(self.active),
+                "reward_weight": float(self.reward_weight),
+                "novelty_mean": float(novelty.mean()),
+                "novelty_max": float(novelty.max()),
+            }
+        centre_return = float(fitness[0])
+        self.centre_behaviours[self.active] = behaviours[0]
+        self.centre_returns[self.active] = centre_return
+        self.archive.add(behaviours[0])
+        improved = centre_return > self.best_centre_return
+        self.best_centre_return = max(self.best_centre_return, centre_return)
+        self._adapt_reward_weight(improved)
+        self.round = _PERTURBED
+        return {
+            "centre_return": centre_return,
+            "best_centre_return": self.best_centre_return,
+            "archive_size": float(len(self.archive)),
+        }
+
+    def _adapt_reward_weight(self, improved: bool) -> None:
+        """After each updated centre's evaluation: NSRA-ES adapts ``w`` here."""
+
+    # ------------------------------------------------------------------ checkpoints
+
+    def _state(self) -> dict[str, Any]:
+        return {
+            "centres": [centre.snapshot() for centre in self.centres],
+            "archive": self.archive.state_dict(),
+            "centre_behaviours": (
+                None if self.centre_behaviours is None else self.centre_behaviours.copy()
+            ),
+            "centre_returns": self.centre_returns.copy(),
+            "best_centre_return": self.best_centre_return,
+            "round": self.round,
+            "active": self.active,
+        }
+
+    def _load_state(self, state: dict[str, Any]) -> None:
+        if len(state["centres"]) != len(self.centres):
+            raise ValueError(
+                f"the checkpoint has {len(state['centres'])} centres, "
+                f"algo.meta_population_size is {len(self.centres)}"
+            )
+        for centre, saved in zip(self.centres, state["centres"], strict=True):
+            centre.restore(saved)
+        self.archive.load_state_dict(state["archive"])
+        stored = state["centre_behaviours"]
+        self.centre_behaviours = None if stored is None else np.array(stored)
+        self.centre_returns = np.array(state["centre_returns"], dtype=np.float64)
+        self.best_centre_return = float(state["best_centre_return"])
+        self.round = state["round"]
+        self.active = int(state["active"])
+
+
+class NSRES(NSES):
+    """NSR-ES: NS-ES whose update averages reward and novelty ranks."""
+
+    reward_weight = 0.5
+
+
+class NSRAES(NSES):
+    """NSRA-ES: NS-ES whose reward weight adapts to stalls and improvements."""
+
+    config_class = NSRAESConfig
+
+    def __init__(
+        self,
+        config: NSRAESConfig,
+        initial_params: torch.Tensor,
+        seed: int,
+        initializer: Callable[[int], torch.Tensor] | None = None,
+    ) -> None:
+        super().__init__(config, initial_params, seed, initializer)
+        self.reward_weight = config.initial_reward_weight
+        self.stalled_generations = 0
+        """Updated centres evaluated since the best centre return last improved."""
+
+    def _adapt_reward_weight(self, improved: bool) -> None:
+        # Exploit (more reward) while it pays; explore (more novelty) once it stops paying.
+        delta = self.config.weight_delta
+        if improved:
+            self.stalled_generations = 0
+            self.reward_weight = min(1.0, self.reward_weight + delta)
+            return
+        self.stalled_generations += 1
+        if self.stalled_generations >= self.config.stall_generations:
+            self.stalled_generations = 0
+            self.reward_weight = max(0.0, self.reward_weight - delta)
+
+    def _state(self) -> dict[str, Any]:
+        return {
+            **super()._state(),
+            "reward_weight": self.reward_weight,
+            "stalled_generations": self.stalled_generations,
+        }
+
+    def _load_state(self, state: dict[str, Any]) -> None:
+        super()._load_state(state)
+        self.reward_weight = float(state["reward_weight"])
+        self.stalled_generations = int(state["stalled_generations"])

@@ -1,0 +1,148 @@
+"""Behaviour characterisations: resolution per env, clear errors, and the EnvPool facts they rely on."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from neuroplug.api import EvaluationRequest
+from neuroplug.behaviours import Behaviour, resolve
+from neuroplug.config.schema import EnvConfig
+from neuroplug.envs.make import make_pool, make_spec
+from neuroplug.episodes import EpisodeLedger
+from neuroplug.errors import ConfigError
+
+
+def _spec(task_id: str, **kwargs):
+    return make_spec(EnvConfig(task_id=task_id, **kwargs))
+
+
+@pytest.mark.parametrize(
+    ("task_id", "name", "info_keys", "size"),
+    [
+        ("CartPole-v1", "final_obs", (), 4),
+        ("HalfCheetah-v4", "final_position", ("x_position",), 1),
+        ("Hopper-v4", "final_position", ("x_position",), 1),
+        ("Humanoid-v4", "final_position", ("x_position", "y_position"), 2),
+        ("Pong-v5", "final_ram", ("ram",), 128),
+    ],
+)
+def test_auto_picks_the_bc_of_the_env_family(task_id, name, info_keys, size):
+    assert resolve("auto", _spec(task_id)) == Behaviour(name, info_keys, size)
+
+
+def test_final_obs_applies_to_any_vector_env():
+    assert resolve("final_obs", _spec("Hopper-v4")).size == 11
+
+
+@pytest.mark.parametrize(
+    ("task_id", "name", "message"),
+    [
+        ("CartPole-v1", "final_ram", r"final_ram needs info\['ram'\].*CartPole-v1 has none"),
+        ("CartPole-v1", "final_position", r"final_position needs info\['x_position'\]"),
+        ("Pong-v5", "final_obs", "final_obs needs vector observations; Pong-v5 observes images"),
+        ("Reacher-v4", "auto", "auto means final_position for mujoco envs"),
+        ("CartPole-v1", "final_velocity", "unknown behaviour 'final_velocity'"),
+    ],
+)
+def test_a_bc_that_does_not_apply_names_the_field_and_what_fits(task_id, name, message):
+    with pytest.raises(ConfigError, match=r"^algo\.behaviour: ") as error:
+        resolve(name, _spec(task_id))
+    assert error.match(message)
+
+
+def test_the_error_lists_the_bcs_that_fit_the_env():
+    with pytest.raises(ConfigError, match=r"Reacher-v4 has none \(allowed: final_obs\)$"):
+        resolve("auto", _spec("Reacher-v4"))
+    with pytest.raises(ConfigError, match=r"allowed: auto, final_obs\)$"):
+        resolve("final_ram", _spec("CartPole-v1"))
+    with pytest.raises(ConfigError, match=r"allowed: auto, final_ram\)$"):
+        resolve("final_obs", _spec("Pong-v5"))
+
+
+def test_extract_reads_the_requested_rows():
+    observations = np.arange(12.0).reshape(3, 4)
+    info = {"x_position": np.array([0.5, 1.5, 2.5]), "y_position": np.array([-1.0, -2.0, -3.0])}
+    rows = np.array([2, 0])
+    assert np.array_equal(
+        Behaviour("final_obs", (), 4).extract(observations, info, rows), observations[[2, 0]]
+    )
+    position = Behaviour("final_position", ("x_position", "y_position"), 2)
+    assert np.array_equal(position.extract(observations, info, rows), [[2.5, -3.0], [0.5, -1.0]])
+
+
+# --------------------------------------------------------------------------- EnvPool facts
+
+
+def _play_until_done(pool, action):
+    """Step one-env ``pool`` until its episode ends; return (previous, final) steps' obs and info."""
+    observation, info = pool.reset()
+    while True:
+        previous = (observation, info)
+        observation, _, terminated, truncated, info = pool.step(action)
+        if terminated[0] or truncated[0]:
+            return previous, (observation, info)
+
+
+def test_the_done_step_carries_the_final_observation_before_the_auto_reset():
+    pool = make_pool(_spec("CartPole-v1"), np.array([3]))
+    _, (final, _) = _play_until_done(pool, np.zeros(1, dtype=np.int32))
+    x, _, angle, _ = final[0]
+    # CartPole terminates once the cart or the pole leaves its bounds: the final
+    # observation is outside them, which a freshly reset one never is.
+    assert abs(x) > 2.4 or abs(angle) > 0.2095
+    reset, *_ = pool.step(np.zeros(1, dtype=np.int32))
+    assert np.all(np.abs(reset) < 0.05)
+
+
+def test_the_done_step_carries_the_final_mujoco_position():
+    spec = _spec("Hopper-v4")
+    pool = make_pool(spec, np.array([3]))
+    (_, before), (_, final) = _play_until_done(pool, np.ones((1, 3), dtype=np.float32))
+    # One step moves the hopper millimetres, and a reset would put it back near 0.
+    assert abs(final["x_position"][0] - before["x_position"][0]) < 0.05
+    assert final["x_position"][0] > 0.05
+    _, _, _, _, after = pool.step(np.ones((1, 3), dtype=np.float32))
+    assert after["elapsed_step"][0] == 0
+
+
+def test_the_done_step_carries_the_atari_ram():
+    pool = make_pool(_spec("Pong-v5", max_episode_steps=30), np.array([3]))
+    _, (_, final) = _play_until_done(pool, np.zeros(1, dtype=np.int32))
+    assert final["elapsed_step"][0] == 30
+    assert final["ram"].shape == (1, 128) and final["ram"].dtype == np.uint8
+
+
+# --------------------------------------------------------------------------- the ledger
+
+
+def test_the_ledger_returns_behaviours_shaped_members_episodes_size():
+    request = EvaluationRequest(generation=0, episodes_per_member=2, behaviour="final_obs")
+    ledger = EpisodeLedger(3, request, frame_skip=1, behaviour=Behaviour("final_obs", (), 2))
+    observations = np.arange(12.0).reshape(6, 2)
+    # Items end in two batches, their rows in any order.
+    ledger.record_ends(np.array([5, 0, 3]), observations, {}, np.array([0, 1, 2]))
+    ledger.record_ends(np.array([1, 2, 4]), observations, {}, np.array([3, 4, 5]))
+    behaviours = ledger.result().behaviours
+    assert behaviours.shape == (3, 2, 2)
+    assert np.array_equal(behaviours[2, 1], observations[0])  # item 5 = member 2, episode 1
+    assert np.array_equal(behaviours[0, 0], observations[1])
+
+
+def test_the_ledger_returns_no_behaviours_unless_asked():
+    ledger = EpisodeLedger(2, EvaluationRequest(generation=0), frame_skip=1)
+    ledger.record_ends(np.array([0, 1]), np.zeros((2, 4)), {}, np.array([0, 1]))
+    assert ledger.result().behaviours is None
+
+
+def test_the_ledger_refuses_a_behaviour_request_without_the_resolved_bc():
+    with pytest.raises(ValueError, match="neuroplug.behaviours.resolve"):
+        EpisodeLedger(2, EvaluationRequest(generation=0, behaviour="auto"), frame_skip=1)
+
+
+def test_the_ledger_refuses_to_report_behaviours_of_episodes_that_never_ended():
+    request = EvaluationRequest(generation=0, behaviour="final_obs")
+    ledger = EpisodeLedger(2, request, frame_skip=1, behaviour=Behaviour("final_obs", (), 4))
+    ledger.record_ends(np.array([0]), np.zeros((1, 4)), {}, np.array([0]))
+    with pytest.raises(RuntimeError, match="1 episodes never reported their end"):
+        ledger.result()

@@ -1,0 +1,68 @@
+"""The shipped sweep configs: joblib's parallel launcher and the Optuna sweeper."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+import yaml
+
+from neuroplug.testing.wandb_records import offline_runs
+
+TINY = ["run.max_generations=1", "run.eval_episodes=1", "algo.population_size=4"]
+
+
+def _multirun(tmp_path, *overrides):
+    return subprocess.run(
+        [sys.executable, "-m", "neuroplug", "-m", *overrides, *TINY],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        timeout=600,
+    )
+
+
+def test_joblib_launcher_runs_the_grid_in_parallel_as_one_wandb_group(tmp_path):
+    pytest.importorskip("hydra_plugins.hydra_joblib_launcher")
+    sweep_dir = tmp_path / "multirun" / "2026-01-01" / "00-00-00"
+    done = _multirun(
+        tmp_path, "+sweep=es_sigma_grid_joblib", "logger=wandb", f"hydra.sweep.dir={sweep_dir}"
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "Joblib.Parallel" in done.stderr + done.stdout
+    runs = offline_runs(sweep_dir)
+    assert len(runs) == 6  # 3 sigmas x 2 seeds
+    assert {run.group for run in runs.values()} == {"sweep-2026-01-01_00-00-00"}
+    assert sorted(
+        {(run.config["algo"]["sigma"], run.config["run"]["seed"]) for run in runs.values()}
+    ) == [
+        (0.01, 0),
+        (0.01, 1),
+        (0.02, 0),
+        (0.02, 1),
+        (0.05, 0),
+        (0.05, 1),
+    ]
+
+
+def test_optuna_sweeper_maximises_the_final_evaluation_return(tmp_path):
+    pytest.importorskip("hydra_plugins.hydra_optuna_sweeper")
+    sweep_dir = tmp_path / "optuna"
+    done = _multirun(
+        tmp_path,
+        "+sweep=optuna_es_cartpole",
+        "hydra.sweeper.n_trials=3",
+        "logger=csv",
+        f"hydra.sweep.dir={sweep_dir}",
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    results = yaml.safe_load((sweep_dir / "optimization_results.yaml").read_text())
+    finals = []
+    for job in sweep_dir.iterdir():
+        if (job / "metrics.csv").is_file():
+            last = (job / "metrics.csv").read_text().strip().splitlines()[-1].split(",")
+            header = (job / "metrics.csv").read_text().splitlines()[0].split(",")
+            finals.append(float(last[header.index("eval_return_mean")]))
+    assert len(finals) == 3
+    assert results["best_value"] == max(finals)
