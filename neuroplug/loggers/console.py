@@ -1,9 +1,18 @@
-"""One progress line per generation: counters, returns, speed, elapsed and ETA."""
+"""Progress on the console: one line per generation, and a live status line on a terminal.
+
+Every generation ends with a permanent line (counters, returns, speed, elapsed, ETA). When
+the output is a terminal, a status line below it is redrawn twice a second while the next
+generation runs (its number, how long it has been running, the run's elapsed time and ETA),
+so long Atari generations visibly make progress. When the output is a file or a pipe (CI,
+``nohup``, a cluster log) only the plain lines are written.
+"""
 
 from __future__ import annotations
 
 import math
 import sys
+import threading
+import time
 from typing import Any, TextIO
 
 from neuroplug.loggers.base import Logger
@@ -24,11 +33,51 @@ def clock(seconds: float) -> str:
 
 
 class ConsoleLogger(Logger):
-    """Prints a line per generation to ``stream`` (stdout by default)."""
+    """Prints a line per generation to ``stream`` (stdout by default), live on a terminal."""
 
-    def __init__(self, budget: dict[str, int | None], stream: TextIO | None = None) -> None:
+    REFRESH_S = 0.5
+
+    def __init__(
+        self, budget: dict[str, int | None], stream: TextIO | None = None, live: bool | None = None
+    ) -> None:
         self.budget = budget
         self.stream = stream or sys.stdout
+        self.live = self.stream.isatty() if live is None else live
+        self._lock = threading.Lock()
+        self._generation_started = time.monotonic()
+        self._last: dict[str, Any] | None = None
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        if self.live:
+            self._thread = threading.Thread(
+                target=self._redraw, name="neuroplug-progress", daemon=True
+            )
+            self._thread.start()
+
+    def _status(self) -> str:
+        running = time.monotonic() - self._generation_started
+        if self._last is None:
+            return f"generation 1 running for {clock(running)}"
+        last = self._last
+        elapsed = last["elapsed"] + running
+        eta = self.eta(last)
+        return (
+            f"generation {last['generation'] + 1} running for {clock(running)} | "
+            f"frames {human(last['frames'])} | best {last['return_max']:.2f} | "
+            f"elapsed {clock(elapsed)} | ETA {clock(eta) if eta is not None else '?'}"
+        )
+
+    def _redraw(self) -> None:
+        while not self._stop.wait(self.REFRESH_S):
+            with self._lock:
+                self.stream.write(f"\r\033[K{self._status()}")
+                self.stream.flush()
+
+    def _print(self, line: str) -> None:
+        with self._lock:
+            if self.live:
+                self.stream.write("\r\033[K")
+            print(line, file=self.stream, flush=True)
 
     def eta(self, metrics: dict[str, Any]) -> float | None:
         """Seconds left by whichever budget ends first, from the average pace so far."""
@@ -54,7 +103,18 @@ class ConsoleLogger(Logger):
         evaluation = metrics.get("eval_return_mean")
         if evaluation is not None and math.isfinite(evaluation):
             line += f" | eval {evaluation:.2f}"
-        print(line, file=self.stream, flush=True)
+        self._last = metrics
+        self._generation_started = time.monotonic()
+        self._print(line)
 
     def message(self, text: str) -> None:
-        print(text, file=self.stream, flush=True)
+        self._print(text)
+
+    def close(self, status: str = "finished") -> None:
+        if self._thread is not None:
+            self._stop.set()
+            self._thread.join()
+            self._thread = None
+            with self._lock:
+                self.stream.write("\r\033[K")
+                self.stream.flush()
