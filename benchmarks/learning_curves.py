@@ -37,7 +37,10 @@ class Experiment:
     seeds: list[int]
     published: str
     """What the paper reported, to read our curve against (with its budget)."""
-    notes: str = ""
+    notes: str = (
+        "Wall times were measured while other jobs shared the machine's cores; compare runs "
+        "on the frames axis."
+    )
     extra: dict[str, str] = field(default_factory=dict)
 
 
@@ -53,9 +56,9 @@ EXPERIMENTS: dict[str, Experiment] = {
         max_frames=2_000_000,
         seeds=[0, 1],
         published=(
-            "Salimans et al. 2017 (arXiv:1703.03864), Table 3 and Figure 3: ES on MuJoCo HalfCheetah "
-            "with 1440 CPU workers, population ~1e4, budgets of tens of millions of timesteps, "
-            "compared at TRPO's final score. Our budget is ~1/20 of that on one 2-core CPU."
+            "the MuJoCo results of Salimans et al. 2017 (arXiv:1703.03864), which compare ES with "
+            "TRPO at matched numbers of timesteps, using populations of thousands on up to 1440 "
+            "CPU workers; read the HalfCheetah entry there against our curve at 2M frames."
         ),
     ),
     "es_frostbite": Experiment(
@@ -69,8 +72,9 @@ EXPERIMENTS: dict[str, Experiment] = {
         max_frames=1_000_000,
         seeds=[0],
         published=(
-            "Such et al. 2017 (arXiv:1712.06567), Table 1: OpenAI ES on Frostbite after 1B frames "
-            "(population 5000, virtual batch norm). Our budget is 1/1000 of that."
+            "the Atari table of Such et al. 2017 (arXiv:1712.06567), which lists OpenAI ES on "
+            "Frostbite after 1B frames (Salimans et al.'s population of 5000 with virtual batch "
+            "norm). Our budget is 1/1000 of that."
         ),
     ),
     "ga_frostbite": Experiment(
@@ -87,9 +91,9 @@ EXPERIMENTS: dict[str, Experiment] = {
         max_frames=1_000_000,
         seeds=[0],
         published=(
-            "Such et al. 2017 (arXiv:1712.06567), Table 1 and Figure 2: the deep GA on Frostbite "
-            "(population 1000, T=20, sigma 0.002) after 1B frames, where the GA did best of all "
-            "methods compared. Our budget is 1/1000 of that and the population 1/16."
+            "the Atari table and learning curves of Such et al. 2017 (arXiv:1712.06567) for the "
+            "deep GA on Frostbite (population 1000, T=20, sigma 0.002, up to 1B frames), one of "
+            "the games where the GA did best. Our budget is 1/1000 of that, the population 1/16."
         ),
     ),
 }
@@ -185,13 +189,20 @@ def main() -> None:
         "names", nargs="*", choices=[[], *EXPERIMENTS], help="experiments (default: all)"
     )
     parser.add_argument("--scale", type=float, default=1.0, help="multiply every frame budget")
+    parser.add_argument(
+        "--summarise-only", action="store_true", help="rebuild plots and summaries of existing runs"
+    )
     arguments = parser.parse_args()
     unknown = [name for name in arguments.names if name not in EXPERIMENTS]
     if unknown:
         parser.error(f"unknown experiment(s) {unknown}; choose from {', '.join(EXPERIMENTS)}")
     for name in arguments.names or list(EXPERIMENTS):
         experiment = EXPERIMENTS[name]
-        _summarise(name, experiment, _run(name, experiment, arguments.scale), arguments.scale)
+        if arguments.summarise_only:
+            run_dirs = [RESULTS / name / f"seed{seed}" for seed in experiment.seeds]
+        else:
+            run_dirs = _run(name, experiment, arguments.scale)
+        _summarise(name, experiment, run_dirs, arguments.scale)
 
 
 if __name__ == "__main__":
