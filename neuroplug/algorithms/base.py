@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from abc import abstractmethod
 from collections.abc import Callable
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 import torch
@@ -22,6 +22,10 @@ from neuroplug.population import Population
 
 class EvolutionAlgorithm(Algorithm):
     """Ask/tell around a population, with reproducible randomness and checkpoints."""
+
+    checkpoints_best_params: ClassVar[bool] = True
+    """Whether checkpoints hold the best member's weights. Algorithms with compact genomes
+    (the GA's seed chains) set it False and rebuild ``best_params`` in ``_load_state``."""
 
     def __init__(
         self,
@@ -81,16 +85,16 @@ class EvolutionAlgorithm(Algorithm):
             "generation": self.generation,
             "rng": self.rng.bit_generator.state,
             "best_fitness": self.best_fitness,
-            "best_params": self.best_params.clone(),
             "nonfinite_fitness": self.nonfinite_fitness,
             "algorithm": self._state(),
-        }
+        } | ({"best_params": self.best_params.clone()} if self.checkpoints_best_params else {})
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
         self.generation = int(state["generation"])
         self.rng.bit_generator.state = state["rng"]
         self.best_fitness = float(state["best_fitness"])
-        self.best_params = state["best_params"].clone()
+        if self.checkpoints_best_params:
+            self.best_params = state["best_params"].clone()
         self.nonfinite_fitness = int(state["nonfinite_fitness"])
         self._load_state(state["algorithm"])
 

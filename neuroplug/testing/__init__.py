@@ -1,5 +1,6 @@
 """Reusable checks for plugin authors: run them from your own plugin's tests."""
 
 from neuroplug.testing.algorithm_contract import check_algorithm_contract
+from neuroplug.testing.resume_check import check_resume_is_exact
 
-__all__ = ["check_algorithm_contract"]
+__all__ = ["check_algorithm_contract", "check_resume_is_exact"]

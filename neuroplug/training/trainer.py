@@ -76,7 +76,10 @@ class Trainer:
             "last_eval": self.last_eval,
             "algorithm": self.parts.algorithm.state_dict(),
             "normalizer": normalizer.state_dict() if normalizer else None,
+            # Deployables, for best_policy.pt only: latest.pt rebuilds them from the
+            # algorithm state (for the GA that keeps a checkpoint kilobytes, not megabytes).
             "policy_params": self.parts.algorithm.policy_params(),
+            "best_member_params": _cloned(getattr(self.parts.algorithm, "best_params", None)),
         }
 
     def restore(self, state: dict[str, Any]) -> None:
@@ -91,13 +94,14 @@ class Trainer:
     def checkpoint(self, state: dict[str, Any] | None = None) -> None:
         """Write the latest checkpoint (``state``, or the current one) and the deployable policy."""
         state = state or self.state()
-        save_checkpoint(self.run_dir, state)
+        deployables = ("policy_params", "best_member_params")
+        save_checkpoint(self.run_dir, {k: v for k, v in state.items() if k not in deployables})
         atomic_save(
             {
                 "config": state["config"],
                 "generation": state["generation"],
                 "policy_params": state["policy_params"],
-                "best_member_params": state["algorithm"].get("best_params"),
+                "best_member_params": state["best_member_params"],
                 "normalizer": state["normalizer"],
                 "eval_return_mean": self.last_eval,
             },
@@ -289,3 +293,8 @@ def _sigterm_as_interrupt():
         yield
     finally:
         signal.signal(signal.SIGTERM, previous)
+
+
+def _cloned(tensor):
+    """A copy that later in-place updates of the algorithm cannot reach (None stays None)."""
+    return None if tensor is None else tensor.clone()

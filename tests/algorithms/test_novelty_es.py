@@ -17,7 +17,8 @@ from neuroplug.app import run_job
 from neuroplug.config.typed import to_dataclass
 from neuroplug.errors import ConfigError
 from neuroplug.noise import noise_vectors
-from neuroplug.training.checkpoint import load_checkpoint
+from neuroplug.testing import check_resume_is_exact
+from neuroplug.testing.resume_check import same
 from neuroplug.training.trainer import EVAL_GENERATION_OFFSET, Trainer
 
 NUM_PARAMS = 6
@@ -209,19 +210,6 @@ def test_invalid_settings_name_the_field(config_class, kwargs, field):
 # --------------------------------------------------------------------------- checkpoints
 
 
-def _same(left, right) -> bool:
-    """Deep equality for nested dicts/lists of tensors, arrays and plain values."""
-    if isinstance(left, dict):
-        return left.keys() == right.keys() and all(_same(left[key], right[key]) for key in left)
-    if isinstance(left, list | tuple):
-        return len(left) == len(right) and all(map(_same, left, right))
-    if isinstance(left, torch.Tensor):
-        return torch.equal(left, right)
-    if isinstance(left, np.ndarray):
-        return np.array_equal(left, right)
-    return left == right
-
-
 @pytest.mark.parametrize("algorithm_class", [NSES, NSRES, NSRAES])
 def test_a_restored_state_continues_exactly(algorithm_class):
     extra = {"stall_generations": 1} if algorithm_class is NSRAES else {}
@@ -237,7 +225,7 @@ def test_a_restored_state_continues_exactly(algorithm_class):
         expected, actual = _generation(original), _generation(restored)
         assert len(expected) == len(actual)
         assert all(torch.equal(a, b) for a, b in zip(expected, actual, strict=True))
-    assert _same(original.state_dict(), restored.state_dict())
+    assert same(original.state_dict(), restored.state_dict())
     assert torch.equal(original.policy_params(), restored.policy_params())
 
 
@@ -264,25 +252,15 @@ def test_the_shipped_configs_hold_the_papers_values(compose, name):
 
 
 def test_a_resumed_run_ends_in_the_uninterrupted_state(compose, quiet_overrides, tmp_path):
-    common = [
+    overrides = [
         *quiet_overrides,
         "algo=nsra_es",
         "algo.stall_generations=1",
-        "run.stop_when_solved=false",
         "run.eval_interval=2",
         "net.hidden_sizes=[16]",
     ]
-    straight = tmp_path / "straight"
-    run_job(compose([*common, "run.max_generations=4", f"run.output_dir={straight}"]))
-    interrupted = tmp_path / "interrupted"
-    run_job(compose([*common, "run.max_generations=2", f"run.output_dir={interrupted}"]))
-    assert load_checkpoint(interrupted)["generation"] == 2
-    summary = run_job(compose([*common, "run.max_generations=4", f"run.resume={interrupted}"]))
-    assert summary["generation"] == 4
-    left, right = load_checkpoint(straight), load_checkpoint(interrupted)
+    left, _ = check_resume_is_exact(compose, overrides, tmp_path)
     assert len(left["algorithm"]["algorithm"]["archive"]["behaviours"]) == 3 + 4
-    for key in ("algorithm", "counters", "normalizer", "last_eval", "policy_params"):
-        assert _same(left[key], right[key]), key
 
 
 def test_a_bc_that_does_not_fit_the_env_stops_the_run_naming_the_field(

@@ -1,0 +1,261 @@
+"""``algo=ga``: the deep genetic algorithm.
+
+Such, Madhavan, Conti, Lehman, Stanley & Clune (2017), "Deep Neuroevolution: Genetic
+Algorithms Are a Competitive Alternative for Training Deep Neural Networks for
+Reinforcement Learning", arXiv:1712.06567 (Algorithm 1). Per generation, N members::
+
+    if first generation:  P_i = init(s_i)                           i = 1..N
+    else:                 P_1 = elite                               # unmodified
+                          P_i = parent_k + sigma * eps(s_i),  k ~ U{1..T}    i = 2..N
+    evaluate every member (episodes_per_member) -> F;  sort P by F, best first
+    candidates C = top elite_candidates of P, plus the previous elite
+    elite = argmax_{c in C} mean return of c over elite_episodes    # a second round
+    parents = [elite, P - {elite}]_{1..T}                           # for the next generation
+
+Compact encoding: a genome is its chain of seeds ``[s_0, s_1, ..., s_m]``, the init seed
+then one mutation seed per generation in which an ancestor was mutated, and its weights
+are ``init(s_0) + sigma * eps(s_1) + ... + sigma * eps(s_m)``. The checkpoint holds the
+parents' chains (the elite's first) and the best member's chain, never weights; the
+parents' weights are cached in memory and replayed from the chains after a resume, with
+the very operations that built them, so a resumed run continues bit-identically.
+
+Choices: ``population_size`` is N and counts the elite (the elite plus N - 1 children, as
+in Algorithm 1); the parents include the elite (the paper's ``[Elite, P - {Elite}]``, and
+its code); the candidates are the top ``elite_candidates`` plus the previous elite, so
+one more than the paper's "top 9 plus the elite" when the elite is not among the top.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import torch
+
+from neuroplug.algorithms import EvolutionAlgorithm
+from neuroplug.api import AlgorithmConfig, EvaluationResult
+from neuroplug.errors import require
+from neuroplug.population import Population
+
+Chain = list[int]
+"""A genome: the init seed, then the seed of every mutation since."""
+
+
+@dataclass
+class GAConfig(AlgorithmConfig):
+    """Deep GA settings (the paper's Atari values)."""
+
+    population_size: int = 1000
+    """N: members per generation, the elite included (the elite plus N - 1 children)."""
+    truncation: int = 20
+    """T: parents of the next generation, the elite included."""
+    sigma: float = 0.002
+    """Mutation power: std of the Gaussian noise a child adds to its parent."""
+    elite_candidates: int = 10
+    """Members with the best fitness re-evaluated, with the previous elite, to pick the elite."""
+    elite_episodes: int = 30
+    """Episodes each elite candidate plays in the re-evaluation round."""
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        size = self.population_size
+        require(
+            1 <= self.truncation < size,
+            "algo.truncation",
+            f"must be >= 1 and < algo.population_size ({size}), got {self.truncation}",
+            f"an integer in [1, {size - 1}]",
+        )
+        require(self.sigma > 0, "algo.sigma", f"must be positive, got {self.sigma}", "a float > 0")
+        require(
+            1 <= self.elite_candidates <= size,
+            "algo.elite_candidates",
+            f"must be >= 1 and <= algo.population_size ({size}), got {self.elite_candidates}",
+            f"an integer in [1, {size}]",
+        )
+        require(
+            self.elite_episodes >= 1,
+            "algo.elite_episodes",
+            f"must be at least 1, got {self.elite_episodes}",
+            "an integer >= 1",
+        )
+
+
+@dataclass
+class _OpenGeneration:
+    """What the elite round needs from the main round (never checkpointed: checkpoints
+    fall between generations)."""
+
+    population: Population
+    chains: list[Chain]
+    ranking: np.ndarray
+    """Member indices, best main-round fitness first."""
+    candidates: np.ndarray
+    """Member indices re-evaluated in the elite round, the previous elite first."""
+
+
+class DeepGA(EvolutionAlgorithm):
+    """Truncation selection, Gaussian mutation, an elite chosen on extra episodes."""
+
+    config_class = GAConfig
+    checkpoints_best_params = False  # the best member is kept as seeds and rebuilt on load
+
+    def __init__(
+        self,
+        config: GAConfig,
+        initial_params: torch.Tensor,
+        seed: int,
+        initializer: Callable[[int], torch.Tensor] | None = None,
+    ) -> None:
+        super().__init__(config, initial_params, seed, initializer)
+        self.parent_chains: list[Chain] = []
+        """Genomes of the next generation's parents, the elite first; none before one."""
+        self.parents = torch.empty(0, self.num_params)
+        """Their weights: a cache rebuilt from the chains on load."""
+        self.best_chain: Chain = []
+        """Genome of the base class's best-so-far member (its weights are not checkpointed)."""
+        self._best_chain_fitness = -np.inf
+        self._chains: list[Chain] = []
+        self._open: _OpenGeneration | None = None
+
+    def episodes_per_member(self) -> int:
+        if self._open is not None:
+            return self.config.elite_episodes
+        return self.config.episodes_per_member
+
+    def _ask(self) -> Population:
+        if self._open is not None:
+            return subset(self._open.population, self._open.candidates)
+        size = self.config.population_size
+        if not self.parent_chains:
+            seeds = self.draw_seeds(size)
+            self._chains = [[seed] for seed in seeds.tolist()]
+            return fresh_population(self, seeds)
+        parent = torch.from_numpy(self.rng.integers(0, len(self.parent_chains), size=size - 1))
+        seeds = self.draw_seeds(size - 1)
+        self._chains = [self.parent_chains[0]] + [
+            self.parent_chains[k] + [s]
+            for k, s in zip(parent.tolist(), seeds.tolist(), strict=True)
+        ]
+        # Member 0 is the elite (parent 0) unmodified: scale 0, its seed unused.
+        zero = torch.zeros(1, dtype=torch.int64)
+        return Population(
+            bases=self.parents,
+            base_index=torch.cat([zero, parent]),
+            scale=torch.cat([torch.zeros(1), torch.full((size - 1,), self.config.sigma)]),
+            seed=torch.cat([zero, seeds]),
+        )
+
+    def _tell(
+        self, population: Population, fitness: np.ndarray, result: EvaluationResult
+    ) -> dict[str, float]:
+        if self._open is None:
+            return self._select_candidates(population, fitness)
+        return self._select_elite(fitness)
+
+    def _select_candidates(self, population: Population, fitness: np.ndarray) -> dict[str, float]:
+        """Main round: rank the members and open the elite round."""
+        self._note_best(fitness, self._chains)
+        # A stable sort keeps ties in member order, so the elite (member 0) wins them.
+        ranking = np.argsort(-fitness, kind="stable")
+        top = ranking[: self.config.elite_candidates]
+        candidates = np.r_[0, top[top != 0]] if self.parent_chains else top
+        self._open = _OpenGeneration(population, self._chains, ranking, candidates)
+        self.continue_generation()
+        return {
+            "truncated_return_mean": float(fitness[ranking[: self.config.truncation]].mean()),
+        }
+
+    def _select_elite(self, fitness: np.ndarray) -> dict[str, float]:
+        """Elite round: the best mean over ``elite_episodes`` is the elite; take the parents."""
+        open_generation, self._open = self._open, None
+        candidates = open_generation.candidates
+        self._note_best(fitness, [open_generation.chains[m] for m in candidates])
+        elite = int(candidates[np.argmax(fitness)])  # ties keep the previous elite
+        ranking = open_generation.ranking
+        members = np.r_[elite, ranking[ranking != elite][: self.config.truncation - 1]]
+        self.parents = open_generation.population.materialize(
+            torch.from_numpy(members), device="cpu"
+        )
+        self.parent_chains = [open_generation.chains[m] for m in members]
+        return {
+            "elite_return_mean": float(fitness.max()),
+            "elite_genome_length": float(len(self.parent_chains[0])),
+        }
+
+    def _note_best(self, fitness: np.ndarray, chains: list[Chain]) -> None:
+        """Keep the genome of the member the base class just took as its best so far."""
+        if self.best_fitness > self._best_chain_fitness:
+            self.best_chain = chains[int(np.argmax(fitness))]
+            self._best_chain_fitness = self.best_fitness
+
+    def build(self, chains: list[Chain]) -> torch.Tensor:
+        """The ``(n, D)`` weights of genomes, replayed seed by seed as the generations built
+        them (so bit-identical), each prefix that several genomes share once."""
+        weights = torch.empty(len(chains), self.num_params)
+        # Depth first over the tree of shared prefixes: (weights after `depth` seeds, genomes).
+        pending: list[tuple[torch.Tensor | None, list[int], int]] = [
+            (None, list(range(len(chains))), 0)
+        ]
+        while pending:
+            prefix, genomes, depth = pending.pop()
+            branches: dict[int, list[int]] = defaultdict(list)
+            for genome in genomes:
+                if len(chains[genome]) == depth:
+                    weights[genome] = prefix
+                else:
+                    branches[chains[genome][depth]].append(genome)
+            for seed, branch in branches.items():
+                child = self.fresh_params(seed) if prefix is None else self._mutate(prefix, seed)
+                pending.append((child, branch, depth + 1))
+        return weights
+
+    def _mutate(self, params: torch.Tensor, seed: int) -> torch.Tensor:
+        """``params + sigma * eps(seed)``, by the code path that materialises children."""
+        child = Population(
+            bases=params.unsqueeze(0),
+            base_index=torch.zeros(1, dtype=torch.int64),
+            scale=torch.tensor([self.config.sigma], dtype=torch.float32),
+            seed=torch.tensor([seed], dtype=torch.int64),
+        )
+        return child.materialize(device="cpu")[0]
+
+    def policy_params(self) -> torch.Tensor:
+        return (self.parents[0] if self.parent_chains else self.best_params).clone()
+
+    def _state(self) -> dict[str, Any]:
+        return {
+            "parent_chains": [list(chain) for chain in self.parent_chains],
+            "best_chain": list(self.best_chain),
+        }
+
+    def _load_state(self, state: dict[str, Any]) -> None:
+        self.parent_chains = [[int(seed) for seed in chain] for chain in state["parent_chains"]]
+        self.best_chain = [int(seed) for seed in state["best_chain"]]
+        self._best_chain_fitness = self.best_fitness
+        self._open = None
+        # One replay for both: the best member usually shares most of its chain with a parent.
+        weights = self.build(self.parent_chains + ([self.best_chain] if self.best_chain else []))
+        self.parents = weights[: len(self.parent_chains)]
+        if self.best_chain:
+            self.best_params = weights[-1].clone()
+
+
+def fresh_population(algorithm: EvolutionAlgorithm, seeds: torch.Tensor) -> Population:
+    """One member per seed, fresh from the network's initialisation distribution."""
+    bases = torch.empty(len(seeds), algorithm.num_params)
+    # Row by row, so a big population never holds a second P x D copy.
+    for row, seed in enumerate(seeds.tolist()):
+        bases[row] = algorithm.fresh_params(seed)
+    return Population.dense(bases)
+
+
+def subset(population: Population, members: np.ndarray) -> Population:
+    """The given members of ``population``, carrying only the bases they use."""
+    index = torch.from_numpy(np.asarray(members, dtype=np.int64))
+    used, base_index = torch.unique(population.base_index[index], return_inverse=True)
+    return Population(
+        population.bases[used], base_index, population.scale[index], population.seed[index]
+    )
