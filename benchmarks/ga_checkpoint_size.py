@@ -116,7 +116,7 @@ def main() -> None:
     )
     chains = state["algorithm"]["parent_chains"] + [state["algorithm"]["best_chain"]]
     prefixes = {tuple(chain[:depth]) for chain in chains for depth in range(1, len(chain) + 1)}
-    # What the trainer's checkpoints/latest.pt adds today: the deployed weights.
+    # best_policy.pt holds the deployable weights, so runs can be replayed without the GA.
     with_policy = len(serialise({"algorithm": state, "policy_params": ga.policy_params()}))
 
     weights = network.num_params * 4
@@ -142,8 +142,8 @@ def main() -> None:
         "For comparison, as float32 weights the same information would take "
         f"{config.truncation * weights:,} bytes for the {config.truncation} parents alone and "
         f"{config.population_size * weights:,} bytes for the whole population. The trainer's "
-        "`checkpoints/latest.pt` currently also stores `policy_params`, the elite's weights: "
-        f"with them the state is {with_policy:,} bytes.",
+        "`checkpoints/latest.pt` holds this state plus counters; the elite's weights go to "
+        f"`checkpoints/best_policy.pt` for replays (state and weights: {with_policy:,} bytes).",
         "",
         f"- {args.generations} generations of bookkeeping without environments: "
         f"{evolve_seconds:.1f} s (drawing generation 0's {config.population_size} fresh "
