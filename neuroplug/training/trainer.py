@@ -203,6 +203,7 @@ class Trainer:
             **{f"time_{phase}": value for phase, value in self.timings.items()},
         }
         metrics.update({f"algo/{key}": value for key, value in stats.items()})
+        metrics.update(_gpu_memory(parts.backend.device))
         return metrics
 
     def train(self, resume_from: Path | None = None) -> dict[str, Any]:
@@ -298,3 +299,15 @@ def _sigterm_as_interrupt():
 def _cloned(tensor):
     """A copy that later in-place updates of the algorithm cannot reach (None stays None)."""
     return None if tensor is None else tensor.clone()
+
+
+def _gpu_memory(device) -> dict[str, float]:
+    """Peak and current GPU memory of the backend's device, in MiB (nothing on CPU)."""
+    if getattr(device, "type", None) != "cuda":
+        return {}
+    import torch
+
+    return {
+        "gpu_memory_peak_mb": torch.cuda.max_memory_allocated(device) / 2**20,
+        "gpu_memory_mb": torch.cuda.memory_allocated(device) / 2**20,
+    }
