@@ -22,11 +22,11 @@ import math
 from dataclasses import replace
 from typing import Any
 
-import numpy as np
 import torch
 
 from neuroplug.api import Algorithm, AlgorithmConfig, EvaluationResult
 from neuroplug.population import Population
+from neuroplug.testing.synthetic import synthetic_result
 
 MAX_ROUNDS_PER_GENERATION = 10
 BEHAVIOUR_SIZE = 2
@@ -53,22 +53,11 @@ def _evaluate(
 ) -> EvaluationResult:
     """What a scheduler would return on the synthetic task (deterministic per member)."""
     members = population.materialize(device="cpu")
-    episodes = algorithm.episodes_per_member()
     fitness = -((members - target) ** 2).sum(dim=1).double().numpy()
-    returns = np.repeat(fitness[:, None], episodes, axis=1)
-    lengths = np.ones_like(returns, dtype=np.int64)
     behaviours = None
     if algorithm.behaviour() is not None:
-        behaviour = members[:, :BEHAVIOUR_SIZE].double().numpy()
-        behaviours = np.repeat(behaviour[:, None, :], episodes, axis=1)
-    return EvaluationResult(
-        returns=returns,
-        lengths=lengths,
-        env_steps=returns.size,
-        frames=returns.size,
-        forward_passes=returns.size,
-        behaviours=behaviours,
-    )
+        behaviours = members[:, :BEHAVIOUR_SIZE].double().numpy()
+    return synthetic_result(fitness, algorithm.episodes_per_member(), behaviours=behaviours)
 
 
 def _run_generation(

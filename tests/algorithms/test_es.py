@@ -8,20 +8,9 @@ import torch
 from neuroplug_algorithms.es import ESConfig, OpenAIES
 
 from neuroplug.algorithms.shaping import centered_ranks
-from neuroplug.api import EvaluationResult
 from neuroplug.errors import ConfigError
 from neuroplug.noise import noise_vectors
-
-
-def _result(fitness: np.ndarray) -> EvaluationResult:
-    returns = fitness.reshape(-1, 1)
-    return EvaluationResult(
-        returns=returns,
-        lengths=np.ones_like(returns, dtype=np.int64),
-        env_steps=len(fitness),
-        frames=len(fitness),
-        forward_passes=len(fitness),
-    )
+from neuroplug.testing import synthetic_result
 
 
 def test_mirrored_population_pairs_share_seeds_with_opposite_scales():
@@ -43,7 +32,7 @@ def test_update_equals_the_estimate_from_stored_noise():
     eps = noise_vectors(population.seed[0::2], 20)
     ranks = centered_ranks(fitness)
     expected_gradient = torch.from_numpy(ranks[0::2] - ranks[1::2]).float() @ eps / 8
-    es.tell(population, _result(fitness))
+    es.tell(population, synthetic_result(fitness))
     # Adam's first step moves every coordinate by lr * sign(gradient).
     assert torch.allclose(es.center, 0.01 * torch.sign(expected_gradient), atol=1e-6)
 
@@ -59,14 +48,14 @@ def test_es_climbs_a_smooth_objective():
     for _ in range(150):
         population = es.ask()
         fitness = -((population.materialize() - target) ** 2).sum(dim=1).numpy()
-        es.tell(population, _result(fitness))
+        es.tell(population, synthetic_result(fitness))
     assert float((es.center - target).norm()) < 0.2 * start
 
 
 def test_nan_fitness_is_scored_worst_and_the_centre_stays_finite():
     es = OpenAIES(ESConfig(population_size=4), torch.zeros(5), seed=0)
     population = es.ask()
-    stats = es.tell(population, _result(np.array([1.0, np.nan, np.inf, 0.0])))
+    stats = es.tell(population, synthetic_result(np.array([1.0, np.nan, np.inf, 0.0])))
     assert torch.isfinite(es.center).all()
     assert stats["nonfinite_fitness"] == 2
 

@@ -9,10 +9,9 @@ import pytest
 import torch
 from neuroplug_algorithms.ga import DeepGA, GAConfig
 
-from neuroplug.api import EvaluationResult
 from neuroplug.errors import ConfigError
 from neuroplug.noise import noise_vectors
-from neuroplug.testing import check_resume_is_exact
+from neuroplug.testing import check_resume_is_exact, synthetic_result
 
 NUM_PARAMS = 13  # odd, so noise blocks end mid-way through a Philox word
 TARGET = torch.linspace(-1, 1, NUM_PARAMS)
@@ -35,18 +34,6 @@ def _ga(seed: int = 0, **overrides) -> DeepGA:
     return DeepGA(GAConfig(**settings), torch.zeros(NUM_PARAMS), seed, _initializer)
 
 
-def _result(fitness, episodes: int = 1) -> EvaluationResult:
-    """What a scheduler returns when every episode of member i scores ``fitness[i]``."""
-    returns = np.repeat(np.asarray(fitness, dtype=np.float64).reshape(-1, 1), episodes, axis=1)
-    return EvaluationResult(
-        returns=returns,
-        lengths=np.ones_like(returns, dtype=np.int64),
-        env_steps=returns.size,
-        frames=returns.size,
-        forward_passes=returns.size,
-    )
-
-
 def _closeness(members: torch.Tensor) -> np.ndarray:
     """Fitness -||theta - target||^2: higher is closer to the target."""
     return -((members - TARGET) ** 2).sum(dim=1).numpy()
@@ -56,7 +43,7 @@ def _round(ga: DeepGA, objective=_closeness):
     """One ask/evaluate/tell round with a noise-free objective; returns the population."""
     population = ga.ask()
     fitness = objective(population.materialize())
-    ga.tell(population, _result(fitness, ga.episodes_per_member()))
+    ga.tell(population, synthetic_result(fitness, ga.episodes_per_member()))
     return population
 
 
@@ -95,12 +82,12 @@ def test_elite_round_re_evaluates_the_top_members_and_then_closes_the_generation
     ga = _ga(elite_candidates=3)
     main = ga.ask()
     fitness = np.array([0.0, 9.0, 1.0, 8.0, 2.0, 7.0, 3.0, 4.0, 5.0, 6.0])
-    ga.tell(main, _result(fitness))
+    ga.tell(main, synthetic_result(fitness))
     assert ga.generation == 0
     assert ga.episodes_per_member() == 30
     candidates = ga.ask()
     assert torch.equal(candidates.materialize(), main.materialize(torch.tensor([1, 3, 5])))
-    ga.tell(candidates, _result([1.0, 3.0, 2.0], episodes=30))
+    ga.tell(candidates, synthetic_result([1.0, 3.0, 2.0], episodes=30))
     assert ga.generation == 1
     assert ga.episodes_per_member() == 1
     # The elite is the best re-evaluated candidate (member 3), not the main round's best.
@@ -113,11 +100,11 @@ def test_the_previous_elite_is_a_candidate_and_keeps_its_place_on_ties():
     elite = ga.policy_params()
     main = ga.ask()
     fitness = np.arange(10.0)  # the elite (member 0) ranks last in the main round
-    ga.tell(main, _result(fitness))
+    ga.tell(main, synthetic_result(fitness))
     candidates = ga.ask()
     assert len(candidates) == 3
     assert torch.equal(candidates.materialize()[0], elite)
-    ga.tell(candidates, _result([5.0, 5.0, 4.0], episodes=30))
+    ga.tell(candidates, synthetic_result([5.0, 5.0, 4.0], episodes=30))
     assert torch.equal(ga.policy_params(), elite)
 
 
@@ -125,8 +112,8 @@ def test_truncation_takes_the_elite_and_the_best_others_as_parents():
     ga = _ga(truncation=4, elite_candidates=2)
     main = ga.ask()
     fitness = np.array([3.0, 9.0, 1.0, 8.0, 2.0, 7.0, 0.0, 4.0, 5.0, 6.0])
-    ga.tell(main, _result(fitness))
-    ga.tell(ga.ask(), _result([1.0, 2.0], episodes=30))  # candidate 2 (member 3) wins
+    ga.tell(main, synthetic_result(fitness))
+    ga.tell(ga.ask(), synthetic_result([1.0, 2.0], episodes=30))  # candidate 2 (member 3) wins
     expected = [3, 1, 5, 9]  # the elite, then the top others by main-round fitness
     assert torch.equal(ga.parents, main.materialize(torch.tensor(expected)))
     twin = _ga(truncation=4)
@@ -200,7 +187,7 @@ def test_nan_fitness_is_scored_worst():
     population = ga.ask()
     fitness = np.arange(10.0)
     fitness[9] = np.nan
-    stats = ga.tell(population, _result(fitness))
+    stats = ga.tell(population, synthetic_result(fitness))
     assert stats["nonfinite_fitness"] == 1
     assert torch.equal(ga.ask().materialize(), population.materialize(torch.tensor([8, 7])))
 

@@ -17,7 +17,7 @@ from neuroplug.app import run_job
 from neuroplug.config.typed import to_dataclass
 from neuroplug.errors import ConfigError
 from neuroplug.noise import noise_vectors
-from neuroplug.testing import check_resume_is_exact
+from neuroplug.testing import check_resume_is_exact, synthetic_result
 from neuroplug.testing.resume_check import same
 from neuroplug.training.trainer import EVAL_GENERATION_OFFSET, Trainer
 
@@ -34,25 +34,13 @@ def _build(algorithm_class=NSES, seed: int = 0, **overrides):
     return algorithm_class(config, torch.zeros(NUM_PARAMS), seed, initializer=_initializer)
 
 
-def _result(returns, behaviours, episodes: int = 1) -> EvaluationResult:
-    """A result with every episode of a member equal: ``(P,)`` returns, ``(P, d)`` BCs."""
-    returns = np.repeat(np.asarray(returns, dtype=np.float64)[:, None], episodes, axis=1)
-    behaviours = np.repeat(np.asarray(behaviours, dtype=np.float64)[:, None], episodes, axis=1)
-    return EvaluationResult(
-        returns=returns,
-        lengths=np.ones(returns.shape, dtype=np.int64),
-        env_steps=returns.size,
-        frames=returns.size,
-        forward_passes=returns.size,
-        behaviours=behaviours,
-    )
-
-
 def _synthetic(algorithm, population) -> EvaluationResult:
     """Fitness -||theta - target||^2; behaviour the first two parameters."""
     members = population.materialize()
     fitness = -((members - TARGET) ** 2).sum(dim=1).numpy()
-    return _result(fitness, members[:, :2].numpy(), algorithm.episodes_per_member())
+    return synthetic_result(
+        fitness, algorithm.episodes_per_member(), behaviours=members[:, :2].numpy()
+    )
 
 
 def _round(algorithm):
@@ -122,7 +110,7 @@ def test_the_update_is_es_with_weights_mixing_reward_and_novelty_ranks(
     )
     eps = noise_vectors(population.seed[0::2], NUM_PARAMS)
     gradient = torch.from_numpy(weights[0::2] - weights[1::2]).float() @ eps / 8
-    stats = algorithm.tell(population, _result(returns, behaviours))
+    stats = algorithm.tell(population, synthetic_result(returns, behaviours=behaviours))
     assert stats["reward_weight"] == reward_weight
     # Adam's first step moves every coordinate by lr * sign(gradient).
     step = algorithm.centres[active].center - before[active]
@@ -148,21 +136,23 @@ def test_a_centre_whose_behaviour_is_no_longer_novel_is_never_picked():
 def test_the_deployed_policy_is_the_centre_with_the_best_last_return():
     algorithm = _build(meta_population_size=3)
     centres = algorithm.ask()
-    algorithm.tell(centres, _result([1.0, 5.0, 3.0], np.eye(3)[:, :2]))
+    algorithm.tell(centres, synthetic_result([1.0, 5.0, 3.0], behaviours=np.eye(3)[:, :2]))
     assert torch.equal(algorithm.policy_params(), algorithm.centres[1].center)
     _round(algorithm)
     updated = algorithm.ask()
-    algorithm.tell(updated, _result([10.0], np.zeros((1, 2))))
+    algorithm.tell(updated, synthetic_result([10.0], behaviours=np.zeros((1, 2))))
     assert torch.equal(algorithm.policy_params(), algorithm.centres[algorithm.active].center)
 
 
 def test_nsra_raises_w_on_improvement_and_lowers_it_after_a_stall():
     algorithm = _build(NSRAES, initial_reward_weight=0.5, weight_delta=0.1, stall_generations=2)
-    algorithm.tell(algorithm.ask(), _result([0.0, 0.0, 0.0], np.eye(3)[:, :2]))
+    algorithm.tell(algorithm.ask(), synthetic_result([0.0, 0.0, 0.0], behaviours=np.eye(3)[:, :2]))
     weights = []
     for centre_return in (1.0, 1.0, 0.5, 0.5, 0.5, 2.0):
         _round(algorithm)
-        algorithm.tell(algorithm.ask(), _result([centre_return], np.zeros((1, 2))))
+        algorithm.tell(
+            algorithm.ask(), synthetic_result([centre_return], behaviours=np.zeros((1, 2)))
+        )
         weights.append(round(algorithm.reward_weight, 10))
     # better, stall 1, stall 2 (-> down, count restarts), stall 1, stall 2 (-> down), better
     assert weights == [0.6, 0.6, 0.5, 0.5, 0.4, 0.5]
@@ -170,11 +160,13 @@ def test_nsra_raises_w_on_improvement_and_lowers_it_after_a_stall():
 
 def test_nsra_keeps_w_within_zero_and_one():
     algorithm = _build(NSRAES, weight_delta=0.6, stall_generations=1)
-    algorithm.tell(algorithm.ask(), _result([0.0, 0.0, 0.0], np.eye(3)[:, :2]))
+    algorithm.tell(algorithm.ask(), synthetic_result([0.0, 0.0, 0.0], behaviours=np.eye(3)[:, :2]))
     seen = []
     for centre_return in (1.0, 0.0, 0.0, 0.0):
         _round(algorithm)
-        algorithm.tell(algorithm.ask(), _result([centre_return], np.zeros((1, 2))))
+        algorithm.tell(
+            algorithm.ask(), synthetic_result([centre_return], behaviours=np.zeros((1, 2)))
+        )
         seen.append(round(algorithm.reward_weight, 10))
     assert seen == [1.0, 0.4, 0.0, 0.0]
 

@@ -9,9 +9,8 @@ import pytest
 import torch
 from neuroplug_algorithms.random_search import RandomSearch, RandomSearchConfig
 
-from neuroplug.api import EvaluationResult
 from neuroplug.errors import ConfigError
-from neuroplug.testing import check_resume_is_exact
+from neuroplug.testing import check_resume_is_exact, synthetic_result
 
 NUM_PARAMS = 7
 
@@ -26,17 +25,6 @@ def _rs(seed: int = 0, population_size: int = 6) -> RandomSearch:
     return RandomSearch(config, torch.zeros(NUM_PARAMS), seed, _initializer)
 
 
-def _result(fitness) -> EvaluationResult:
-    returns = np.asarray(fitness, dtype=np.float64).reshape(-1, 1)
-    return EvaluationResult(
-        returns=returns,
-        lengths=np.ones_like(returns, dtype=np.int64),
-        env_steps=returns.size,
-        frames=returns.size,
-        forward_passes=returns.size,
-    )
-
-
 def test_every_member_is_fresh_from_the_initializer_every_generation():
     rs, twin = _rs(), _rs()
     for _ in range(2):
@@ -45,22 +33,22 @@ def test_every_member_is_fresh_from_the_initializer_every_generation():
         assert len(population) == 6
         assert torch.equal(population.scale, torch.zeros(6))
         assert torch.equal(population.materialize(), expected)
-        rs.tell(population, _result(np.zeros(6)))
+        rs.tell(population, synthetic_result(np.zeros(6)))
 
 
 def test_the_best_member_ever_is_deployed():
     rs = _rs()
     first = rs.ask()
-    stats = rs.tell(first, _result([0.0, 1.0, 5.0, 2.0, 0.0, 0.0]))
+    stats = rs.tell(first, synthetic_result([0.0, 1.0, 5.0, 2.0, 0.0, 0.0]))
     assert stats["new_best"] == 1.0
     assert torch.equal(rs.policy_params(), first.materialize(torch.tensor([2]))[0])
     # A worse generation, then one that only ties: the first best stays deployed.
     for fitness in ([4.0, 0.0, 0.0, 0.0, 0.0, 0.0], [5.0, 0.0, 0.0, 0.0, 0.0, 0.0]):
-        stats = rs.tell(rs.ask(), _result(fitness))
+        stats = rs.tell(rs.ask(), synthetic_result(fitness))
         assert stats["new_best"] == 0.0
         assert torch.equal(rs.policy_params(), first.materialize(torch.tensor([2]))[0])
     better = rs.ask()
-    rs.tell(better, _result([0.0, 0.0, 0.0, 0.0, 0.0, 6.0]))
+    rs.tell(better, synthetic_result([0.0, 0.0, 0.0, 0.0, 0.0, 6.0]))
     assert torch.equal(rs.policy_params(), better.materialize(torch.tensor([5]))[0])
     assert rs.best_fitness == 6.0
     assert rs.generation == 4
@@ -69,7 +57,7 @@ def test_the_best_member_ever_is_deployed():
 def test_state_is_the_best_seed_and_a_resumed_search_continues_identically():
     rs = _rs()
     for generation in range(3):
-        rs.tell(rs.ask(), _result(np.arange(6.0) + generation))
+        rs.tell(rs.ask(), synthetic_result(np.arange(6.0) + generation))
     state = rs.state_dict()
     assert "best_params" not in state
     assert isinstance(state["algorithm"]["best_seed"], int)
@@ -84,8 +72,8 @@ def test_state_is_the_best_seed_and_a_resumed_search_continues_identically():
         original, again = rs.ask(), resumed.ask()
         assert torch.equal(original.materialize(), again.materialize())
         fitness = np.array([0.0, 0.0, 9.0, 0.0, 0.0, 0.0])
-        rs.tell(original, _result(fitness))
-        resumed.tell(again, _result(fitness))
+        rs.tell(original, synthetic_result(fitness))
+        resumed.tell(again, synthetic_result(fitness))
     assert torch.equal(resumed.policy_params(), rs.policy_params())
     assert resumed.state_dict()["algorithm"] == rs.state_dict()["algorithm"]
 

@@ -8,28 +8,15 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
-from neuroplug.api import EvaluationResult
 from neuroplug.config.typed import to_dataclass
 from neuroplug.errors import ConfigError
 from neuroplug.noise import noise_vectors
-from neuroplug.testing import check_algorithm_contract
+from neuroplug.testing import check_algorithm_contract, synthetic_result
 from omegaconf import OmegaConf
 
 from neuroplug_cem import CEMConfig, CrossEntropyMethod
 
 NUM_PARAMS = 12
-
-
-def _result(fitness: np.ndarray) -> EvaluationResult:
-    """What a scheduler would return for one episode per member with these returns."""
-    returns = fitness.reshape(-1, 1)
-    return EvaluationResult(
-        returns=returns,
-        lengths=np.ones_like(returns, dtype=np.int64),
-        env_steps=len(fitness),
-        frames=len(fitness),
-        forward_passes=len(fitness),
-    )
 
 
 def _sphere(members: torch.Tensor) -> np.ndarray:
@@ -47,7 +34,7 @@ def _step(cem: CrossEntropyMethod) -> torch.Tensor:
     """One ask/tell on the sphere; returns the members that were asked."""
     population = cem.ask()
     members = population.materialize()
-    cem.tell(population, _result(_sphere(members)))
+    cem.tell(population, synthetic_result(_sphere(members)))
     return members
 
 
@@ -68,7 +55,7 @@ def test_tell_refits_the_gaussian_to_the_elites():
     population = cem.ask()
     members = population.materialize()
     fitness = np.arange(10.0)[::-1].copy()  # members 0, 1, 2 are the elites
-    stats = cem.tell(population, _result(fitness))
+    stats = cem.tell(population, synthetic_result(fitness))
     elites = members[:3]
     assert torch.allclose(cem.mean, elites.mean(dim=0))
     assert torch.allclose(cem.std, (elites.var(dim=0, correction=0) + 0.25).sqrt())
@@ -127,7 +114,7 @@ def test_nonfinite_returns_are_never_elites():
     cem = _cem(population_size=4, elite_fraction=0.5)
     population = cem.ask()
     members = population.materialize()
-    stats = cem.tell(population, _result(np.array([np.nan, 1.0, np.inf, 2.0])))
+    stats = cem.tell(population, synthetic_result(np.array([np.nan, 1.0, np.inf, 2.0])))
     assert torch.allclose(cem.mean, members[[1, 3]].mean(dim=0))
     assert stats["nonfinite_fitness"] == 2
 
