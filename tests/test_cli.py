@@ -54,8 +54,8 @@ BAD_INPUTS = [
     (["net.activation=swish"], "net.activation"),
     (["run.max_generations=0"], "run.max_generations"),
     (["run.max_generations=null", "run.max_frames=null"], "never end"),
-    (["env.kwargs.num_envs=3"], "env.kwargs"),
-    (["env.kwargs.not_a_setting=3"], "env.kwargs"),
+    (["+env.kwargs.num_envs=3"], "set by neuroplug itself"),
+    (["+env.kwargs.not_a_setting=3"], "env.kwargs.not_a_setting: is not a setting"),
     (["scheduler.max_envs=0"], "scheduler.max_envs"),
     (["run.resume=/nonexistent/run"], "run.resume"),
 ]

@@ -148,7 +148,7 @@ def test_list_plugins_shows_cem_once_from_its_own_distribution(venv):
 
 
 def test_algo_cem_trains_and_checkpoints_outside_the_repository(venv):
-    import torch
+    from neuroplug.training.checkpoint import load_checkpoint
 
     run_dir = venv.parent / "run"
     output = _run(
@@ -168,9 +168,8 @@ def test_algo_cem_trains_and_checkpoints_outside_the_repository(venv):
     assert re.search(r"^gen\s+1 \|", output, re.MULTILINE), output
     assert re.search(r"^gen\s+2 \|", output, re.MULTILINE), output
     assert "done (" in output, output
-    latest = run_dir / "checkpoints" / "latest.pt"
-    assert latest.is_file(), output
-    state = torch.load(latest, map_location="cpu", weights_only=False)
+    assert (run_dir / "checkpoints" / "latest.pt").is_file(), output
+    state = load_checkpoint(run_dir)
     assert state["generation"] == 2
     assert set(state["algorithm"]["algorithm"]) == {"mean", "std"}
 

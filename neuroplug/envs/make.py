@@ -53,14 +53,25 @@ def make_spec(config: EnvConfig) -> EnvSpec:
         raise ConfigError(
             "env.kwargs", f"{bad} are set by neuroplug itself", "other envpool.make arguments"
         )
+    known = sorted(set(envpool.make_spec(config.task_id).config._fields) - _RESERVED_KWARGS)
+    unknown = sorted(set(config.kwargs) - set(known))
+    if unknown:
+        raise ConfigError(
+            f"env.kwargs.{unknown[0]}",
+            f"is not a setting of EnvPool's {config.task_id}",
+            ", ".join(known),
+        )
     kwargs = dict(config.kwargs)
     if config.max_episode_steps is not None:
         kwargs["max_episode_steps"] = config.max_episode_steps
     try:
         envpool_spec = envpool.make_spec(config.task_id, **kwargs)
-    except Exception as error:  # EnvPool raises plain errors for unknown kwargs
+    except Exception as error:  # EnvPool's type errors are long C++ signatures: keep line one
+        given = ", ".join(f"{key}={value!r}" for key, value in config.kwargs.items())
         raise ConfigError(
-            "env.kwargs", f"EnvPool rejected {kwargs} for {config.task_id}: {error}"
+            "env.kwargs",
+            f"EnvPool rejected {given} for {config.task_id}: {str(error).splitlines()[0]}",
+            "values of the types EnvPool documents for these settings (numbers, booleans, strings)",
         ) from error
     settings = envpool_spec.config._asdict()
     observation_space = envpool_spec.observation_space

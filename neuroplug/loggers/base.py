@@ -24,6 +24,10 @@ class Logger:
     def artifact(self, path: Path, name: str, kind: str) -> None:
         """A file worth keeping with the run (a checkpoint, the best policy)."""
 
+    def resumed(self, generation: int) -> None:
+        """The run continues from a checkpoint of ``generation``: anything logged for later
+        generations (by a run that crashed after logging but before checkpointing) is stale."""
+
     def close(self, status: str = "finished") -> None:
         """Flush and release resources; ``status`` is finished, interrupted or failed."""
 
@@ -55,6 +59,9 @@ class MultiLogger(Logger):
 
     def artifact(self, path: Path, name: str, kind: str) -> None:
         self._each("artifact", path, name, kind)
+
+    def resumed(self, generation: int) -> None:
+        self._each("resumed", generation)
 
     def close(self, status: str = "finished") -> None:
         self._each("close", status)

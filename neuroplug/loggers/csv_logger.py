@@ -1,4 +1,4 @@
-"""Metrics as rows of a CSV file in the run dir (appended to on resume)."""
+"""Metrics as rows of a CSV file in the run dir (appended to on resume, without duplicates)."""
 
 from __future__ import annotations
 
@@ -28,3 +28,19 @@ class CSVLogger(Logger):
             if new_file:
                 writer.writeheader()
             writer.writerow(metrics)
+
+    def resumed(self, generation: int) -> None:
+        """Drop rows past the checkpoint, so a resumed run logs each generation exactly once."""
+        if not self.path.is_file():
+            return
+        with self.path.open(newline="") as stream:
+            rows = list(csv.DictReader(stream))
+        kept = [row for row in rows if float(row["generation"]) <= generation]
+        if len(kept) == len(rows):
+            return
+        temporary = self.path.with_suffix(".csv.tmp")
+        with temporary.open("w", newline="") as stream:
+            writer = csv.DictWriter(stream, fieldnames=self.fields)
+            writer.writeheader()
+            writer.writerows(kept)
+        temporary.replace(self.path)

@@ -19,17 +19,20 @@ import numpy as np
 from omegaconf import DictConfig, OmegaConf
 
 from neuroplug.api import EvaluationRequest, EvaluationResult
+from neuroplug.errors import ConfigError
 from neuroplug.loggers import MultiLogger, build_loggers
 from neuroplug.population import Population
 from neuroplug.training.checkpoint import (
     BEST_POLICY,
     LATEST,
+    PREVIOUS,
     atomic_save,
     checkpoint_dir,
     load_checkpoint,
     save_checkpoint,
 )
 from neuroplug.training.components import Components, build_components
+from neuroplug.training.run_lock import RunDirLock
 
 EVAL_GENERATION_OFFSET = 1 << 30
 """Evaluation episodes use generation ids from here on, so their env seeds differ from training's."""
@@ -50,13 +53,36 @@ class Trainer:
         self.elapsed_before = 0.0
         self.last_eval: float | None = None
         self.run_dir.mkdir(parents=True, exist_ok=True)
-        # The run dir describes itself, with or without Hydra's .hydra/ record.
-        (self.run_dir / "config.yaml").write_text(OmegaConf.to_yaml(config, resolve=True))
-        budget = {
-            "max_generations": self.parts.run.max_generations,
-            "max_frames": self.parts.run.max_frames,
-        }
-        self.loggers = loggers or build_loggers(self.parts.logger, self.run_dir, budget, config)
+        # Before anything is written: a second run on this dir must not touch the first's files.
+        self.lock = RunDirLock(self.run_dir).acquire()
+        try:
+            self._refuse_to_overwrite(config)
+            # The run dir describes itself, with or without Hydra's .hydra/ record.
+            (self.run_dir / "config.yaml").write_text(OmegaConf.to_yaml(config, resolve=True))
+            budget = {
+                "max_generations": self.parts.run.max_generations,
+                "max_frames": self.parts.run.max_frames,
+            }
+            self.loggers = loggers or build_loggers(self.parts.logger, self.run_dir, budget, config)
+        except BaseException:
+            self.lock.release()
+            raise
+
+    def _refuse_to_overwrite(self, config: DictConfig) -> None:
+        """A fresh run must not overwrite another run's checkpoints: that work would be lost."""
+        if config.run.get("resume"):
+            return
+        existing = [
+            path
+            for path in (checkpoint_dir(self.run_dir) / name for name in (LATEST, PREVIOUS))
+            if path.exists()
+        ]
+        if existing:
+            raise ConfigError(
+                "run.output_dir",
+                f"{self.run_dir} already holds a run's checkpoint ({existing[0].name})",
+                f"run.resume={self.run_dir} to continue it, or another run.output_dir",
+            )
 
     # ------------------------------------------------------------------ state
 
@@ -216,6 +242,8 @@ class Trainer:
         if resume_from is not None:
             self.restore(load_checkpoint(resume_from))
             self.loggers.message(f"resumed from {resume_from} at generation {self.generation}")
+        # Rows logged past the checkpoint by a run that died before checkpointing are stale.
+        self.loggers.resumed(self.generation)
         parts = self.parts
         self.loggers.message(
             f"neuroplug: {parts.algorithm.config.name} on {parts.env.task_id} ({parts.env.family}), "
@@ -271,6 +299,7 @@ class Trainer:
                 self.loggers.artifact(folder / LATEST, "checkpoint", "checkpoint")
                 self.loggers.artifact(folder / BEST_POLICY, "best_policy", "model")
             self.loggers.close(status)
+            self.lock.release()
         return {
             "status": status,
             "generation": self.generation,

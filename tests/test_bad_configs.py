@@ -1,0 +1,263 @@
+"""Bad configurations and command lines, each run as ``python -m neuroplug <overrides>``.
+
+Every case must fail before training starts (no ``gen`` progress line, no ``checkpoints/``
+dir), exit non-zero, name the offending field on stderr and never show a traceback. Errors
+neuroplug validates itself must also be one paragraph, start with ``neuroplug: error:`` and
+say what is allowed; errors Hydra reports (unknown options, wrong types, unknown fields)
+only have to name the field. The subprocesses run once, two at a time, in a module fixture;
+each case's test reads its result.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from importlib.metadata import entry_points
+from pathlib import Path
+
+import pytest
+
+OURS, HYDRA = "ours", "hydra"
+"""Who rejects the input: neuroplug's own validation, or Hydra/OmegaConf while composing."""
+TIMEOUT_S = 120
+"""Per case; a case that starts training instead of failing is killed after this long."""
+
+
+@dataclass(frozen=True)
+class Case:
+    overrides: tuple[str, ...]
+    """Command-line overrides; ``{tmp}`` becomes the case's own scratch dir."""
+    field: str
+    """What stderr must name: the offending field (or, for unknown options, group/option)."""
+    by: str = OURS
+    also: tuple[str, ...] = ()
+    """Further text stderr must contain."""
+    allowed: bool = True
+    """Whether our message must carry ``(allowed: ...)``."""
+    plugin: str | None = None
+    """An algorithm plugin the case needs (skipped when it is not installed)."""
+    needs_no_gpu: bool = False
+    """Only meaningful where no GPU is visible (skipped otherwise)."""
+
+
+def case(*overrides: str, field: str, **options) -> Case:
+    return Case(tuple(overrides), field, **options)
+
+
+CASES = {
+    # --- unknown group options (Hydra lists what exists)
+    "unknown-algo": case("algo=nope", field="algo/nope", by=HYDRA, also=("Available options",)),
+    "unknown-env": case("env=nope", field="env/nope", by=HYDRA, also=("cartpole",)),
+    "unknown-net": case("net=nope", field="net/nope", by=HYDRA, also=("nature_cnn",)),
+    "unknown-backend": case("backend=nope", field="backend/nope", by=HYDRA, also=("torch",)),
+    "unknown-scheduler": case("scheduler=nope", field="scheduler/nope", by=HYDRA),
+    "unknown-logger": case("logger=nope", field="logger/nope", by=HYDRA, also=("console",)),
+    # --- wrong types and unknown fields (Hydra/OmegaConf against the dataclass schemas)
+    "sigma-not-a-float": case("algo.sigma=abc", field="algo.sigma", by=HYDRA),
+    "seed-not-an-int": case("run.seed=1.5", field="run.seed", by=HYDRA),
+    "population-not-an-int": case(
+        "algo.population_size=many", field="algo.population_size", by=HYDRA
+    ),
+    "mirrored-not-a-bool": case("algo.mirrored=maybe", field="algo.mirrored", by=HYDRA),
+    "unknown-algo-field": case("algo.not_a_field=1", field="algo.not_a_field", by=HYDRA),
+    # --- missing values
+    "envpool-without-task-id": case("env=envpool", field="env.task_id", also=("required",)),
+    # --- impossible combinations
+    "cnn-on-vector-obs": case("env=cartpole", "net=nature_cnn", field="net.type"),
+    "mlp-on-frames": case("env=pong", "net=mlp", field="net.type"),
+    "ga-truncation-above-population": case(
+        "algo=ga", "algo.population_size=10", "algo.truncation=20", field="algo.truncation"
+    ),
+    "ga-truncation-equals-population": case(
+        "algo=ga", "algo.population_size=10", "algo.truncation=10", field="algo.truncation"
+    ),
+    "ns-es-ram-on-cartpole": case(
+        "algo=ns_es", "env=cartpole", "algo.behaviour=final_ram", field="algo.behaviour"
+    ),
+    "ns-es-position-on-cartpole": case(
+        "algo=ns_es", "env=cartpole", "algo.behaviour=final_position", field="algo.behaviour"
+    ),
+    "odd-mirrored-population": case(
+        "algo.population_size=9", field="algo.population_size", also=("even",)
+    ),
+    # --- budgets and episode counts
+    "zero-generations": case("run.max_generations=0", field="run.max_generations"),
+    "zero-frames": case("run.max_frames=0", field="run.max_frames"),
+    "negative-episodes-per-member": case(
+        "algo.episodes_per_member=-1", field="algo.episodes_per_member"
+    ),
+    "negative-eval-episodes": case("run.eval_episodes=-3", field="run.eval_episodes"),
+    "ga-zero-elite-episodes": case("algo=ga", "algo.elite_episodes=0", field="algo.elite_episodes"),
+    "zero-checkpoint-interval": case("run.checkpoint_interval=0", field="run.checkpoint_interval"),
+    "resume-missing-run": case(
+        "run.resume={tmp}/no_such_run",
+        field="run.resume",
+        also=("no usable checkpoint",),
+        allowed=False,  # says "point run.resume at a run's output dir" instead
+    ),
+    # --- sigma
+    "es-negative-sigma": case("algo=es", "algo.sigma=-0.1", field="algo.sigma"),
+    "es-zero-sigma": case("algo=es", "algo.sigma=0", field="algo.sigma"),
+    "ga-zero-sigma": case("algo=ga", "algo.sigma=0", field="algo.sigma"),
+    "ns-es-negative-sigma": case("algo=ns_es", "algo.sigma=-0.02", field="algo.sigma"),
+    # --- algorithm fields out of range
+    "unknown-fitness-shaping": case("algo.fitness_shaping=softmax", field="algo.fitness_shaping"),
+    "rs-population-of-one": case("algo=rs", "algo.population_size=1", field="algo.population_size"),
+    "ga-elite-candidates-above-population": case(
+        "algo=ga",
+        "algo.population_size=10",
+        "algo.truncation=2",
+        "algo.elite_candidates=11",
+        field="algo.elite_candidates",
+    ),
+    "cem-zero-elite-fraction": case(
+        "algo=cem", "algo.elite_fraction=0", field="algo.elite_fraction", plugin="cem"
+    ),
+    "cem-zero-initial-sigma": case(
+        "algo=cem", "algo.initial_sigma=0", field="algo.initial_sigma", plugin="cem"
+    ),
+    "ns-es-zero-meta-population": case(
+        "algo=ns_es", "algo.meta_population_size=0", field="algo.meta_population_size"
+    ),
+    "ns-es-zero-k": case("algo=ns_es", "algo.k=0", field="algo.k"),
+    "nsra-es-zero-weight-delta": case(
+        "algo=nsra_es", "algo.weight_delta=0", field="algo.weight_delta"
+    ),
+    # --- backend and scheduler
+    "device-tpu": case("backend.device=tpu", field="backend.device"),
+    "device-cuda-without-gpu": case(
+        "backend.device=cuda", field="backend.device", also=("GPU",), needs_no_gpu=True
+    ),
+    "zero-max-envs": case("scheduler.max_envs=0", field="scheduler.max_envs"),
+    "negative-num-threads": case("scheduler.num_threads=-1", field="scheduler.num_threads"),
+    # --- env
+    "unknown-envpool-task": case(
+        "env=envpool", "env.task_id=NoSuchGame-v5", field="env.task_id", also=("did you mean",)
+    ),
+    "reserved-env-kwarg": case("+env.kwargs.num_envs=3", field="env.kwargs", also=("num_envs",)),
+    "env-kwarg-envpool-rejects": case(
+        "+env.kwargs.not_a_setting=3",
+        field="env.kwargs.not_a_setting",
+        also=("max_episode_steps",),  # the allowed list names EnvPool's real settings
+    ),
+    "env-kwarg-wrong-type": case(
+        "env=pong",
+        "+env.kwargs.repeat_action_probability=banana",
+        field="env.kwargs",
+        also=("repeat_action_probability='banana'",),
+    ),
+    # --- net
+    "zero-hidden-size": case("net.hidden_sizes=[0]", field="net.hidden_sizes"),
+    "unknown-activation": case("net.activation=swish", field="net.activation"),
+    "unknown-padding": case("net.padding=full", field="net.padding"),
+    # --- logger
+    "unknown-logger-kind": case("logger.kinds=[console,nope]", field="logger.kinds"),
+    "bad-logger-mode": case("logger.mode=sometimes", field="logger.mode"),
+}
+
+XFAIL: dict[str, str] = {}
+"""Cases that show a bug in neuroplug: expected to fail until it is fixed."""
+
+
+@dataclass(frozen=True)
+class Outcome:
+    returncode: int | None
+    """None: still running after TIMEOUT_S (killed)."""
+    stdout: str
+    stderr: str
+    checkpoints: list[str]
+    """``checkpoints`` dirs found anywhere under the case's scratch dir."""
+
+
+def _skip_reason(item: Case) -> str | None:
+    if item.plugin and item.plugin not in {
+        e.name for e in entry_points(group="neuroplug.algorithms")
+    }:
+        return f"algorithm plugin {item.plugin!r} is not installed"
+    if item.needs_no_gpu:
+        import torch
+
+        if torch.cuda.is_available():
+            return "a GPU is visible"
+    return None
+
+
+def _run(item: Case, scratch: Path) -> Outcome:
+    scratch.mkdir(parents=True)
+    overrides = [override.replace("{tmp}", str(scratch)) for override in item.overrides]
+    env = {key: value for key, value in os.environ.items() if key != "HYDRA_FULL_ERROR"}
+    command = [sys.executable, "-m", "neuroplug", *overrides, f"hydra.run.dir={scratch / 'run'}"]
+    try:
+        done = subprocess.run(
+            command, capture_output=True, text=True, cwd=scratch, env=env, timeout=TIMEOUT_S
+        )
+        returncode, stdout, stderr = done.returncode, done.stdout, done.stderr
+    except subprocess.TimeoutExpired as expired:
+        returncode = None
+        stdout = expired.stdout.decode() if isinstance(expired.stdout, bytes) else expired.stdout
+        stderr = expired.stderr.decode() if isinstance(expired.stderr, bytes) else expired.stderr
+    checkpoints = [str(path) for path in scratch.rglob("checkpoints")]
+    return Outcome(returncode, stdout or "", stderr or "", checkpoints)
+
+
+@pytest.fixture(scope="module")
+def outcomes(request, tmp_path_factory) -> dict[str, Outcome]:
+    """Every selected, runnable case's outcome, run two at a time."""
+    selected: set[str] = set()
+    for item in request.session.items:
+        callspec = getattr(item, "callspec", None)
+        if item.module is request.module and callspec is not None and "name" in callspec.params:
+            selected.add(callspec.params["name"])
+    names = [name for name in CASES if name in selected and _skip_reason(CASES[name]) is None]
+    root = tmp_path_factory.mktemp("bad_configs")
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        futures = {name: pool.submit(_run, CASES[name], root / name) for name in names}
+        return {name: future.result() for name, future in futures.items()}
+
+
+def _check(name: str, outcome: Outcome) -> None:
+    item = CASES[name]
+    shown = (
+        f"overrides: {' '.join(item.overrides)}\n"
+        f"stdout:\n{outcome.stdout}\nstderr:\n{outcome.stderr}"
+    )
+    assert outcome.returncode is not None, f"still running after {TIMEOUT_S} s\n{shown}"
+    assert outcome.returncode != 0, shown
+    # Failed before training: no generation line, no checkpoint.
+    assert not any(line.startswith("gen ") for line in outcome.stdout.splitlines()), shown
+    assert not outcome.checkpoints, shown
+    assert "Traceback" not in outcome.stderr, shown
+    assert item.field in outcome.stderr, shown
+    for text in item.also:
+        assert text in outcome.stderr, shown
+    if item.by == OURS:
+        prefix = f"neuroplug: error: {item.field}"
+        assert outcome.stderr.count("neuroplug: error:") == 1, shown
+        assert prefix in outcome.stderr, shown
+        message = outcome.stderr[outcome.stderr.index(prefix) :].strip()
+        assert "\n\n" not in message, f"not one paragraph\n{shown}"
+        if item.allowed:
+            assert "(allowed: " in message, shown
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        pytest.param(name, marks=pytest.mark.xfail(strict=True, reason=XFAIL[name]))
+        if name in XFAIL
+        else name
+        for name in CASES
+    ],
+)
+def test_bad_input_fails_before_training_naming_the_field(name, outcomes):
+    reason = _skip_reason(CASES[name])
+    if reason:
+        pytest.skip(reason)
+    _check(name, outcomes[name])
+
+
+def test_the_table_is_big_enough():
+    assert len(CASES) >= 35

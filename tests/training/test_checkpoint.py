@@ -1,0 +1,77 @@
+"""Checkpoints survive crashes: atomic writes, checksums, the previous one as fallback."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from neuroplug.training import checkpoint
+from neuroplug.training.checkpoint import (
+    FORMAT_VERSION,
+    LATEST,
+    PREVIOUS,
+    checkpoint_dir,
+    load_checkpoint,
+    save_checkpoint,
+)
+
+
+@pytest.fixture
+def run_dir(tmp_path):
+    save_checkpoint(tmp_path, {"generation": 1, "weights": torch.arange(1000.0)})
+    save_checkpoint(tmp_path, {"generation": 2, "weights": torch.arange(1000.0) * 2})
+    return tmp_path
+
+
+def test_latest_and_previous_are_kept(run_dir):
+    assert load_checkpoint(run_dir)["generation"] == 2
+    assert checkpoint.read_checkpoint(checkpoint_dir(run_dir) / PREVIOUS)["generation"] == 1
+
+
+def test_truncated_latest_is_reported_and_the_previous_one_used(run_dir, capsys):
+    latest = checkpoint_dir(run_dir) / LATEST
+    latest.write_bytes(latest.read_bytes()[: latest.stat().st_size // 2])
+    assert load_checkpoint(run_dir)["generation"] == 1
+    warning = capsys.readouterr().err
+    assert f"{latest} is unreadable" in warning and "using" in warning and PREVIOUS in warning
+
+
+def test_flipped_bytes_fail_the_checksum(run_dir, capsys):
+    latest = checkpoint_dir(run_dir) / LATEST
+    payload = torch.load(latest, weights_only=False)
+    data = bytearray(payload["state"])
+    data[len(data) // 2] ^= 0xFF
+    payload["state"] = bytes(data)
+    torch.save(payload, latest)
+    assert load_checkpoint(run_dir)["generation"] == 1
+    assert f"{latest} fails its checksum" in capsys.readouterr().err
+
+
+def test_another_format_version_is_named(run_dir, capsys):
+    latest = checkpoint_dir(run_dir) / LATEST
+    torch.save({"format_version": FORMAT_VERSION + 1, "state": b""}, latest)
+    assert load_checkpoint(run_dir)["generation"] == 1
+    assert f"has checkpoint format {FORMAT_VERSION + 1}" in capsys.readouterr().err
+
+
+def test_no_usable_checkpoint_names_both_files(run_dir):
+    for name in (LATEST, PREVIOUS):
+        (checkpoint_dir(run_dir) / name).write_bytes(b"garbage")
+    with pytest.raises(FileNotFoundError, match=r"no usable checkpoint.*latest\.pt.*previous\.pt"):
+        load_checkpoint(run_dir)
+
+
+def test_a_crash_while_writing_leaves_the_old_checkpoint_and_no_debris(run_dir, monkeypatch):
+    real_save = torch.save
+
+    def crash_midway(payload, stream):
+        real_save(payload, stream)
+        stream.truncate(10)
+        raise OSError("disk full")
+
+    monkeypatch.setattr(checkpoint.torch, "save", crash_midway)
+    with pytest.raises(OSError, match="disk full"):
+        save_checkpoint(run_dir, {"generation": 3})
+    monkeypatch.undo()
+    assert load_checkpoint(run_dir)["generation"] == 2
+    assert sorted(path.name for path in checkpoint_dir(run_dir).iterdir()) == [LATEST, PREVIOUS]
