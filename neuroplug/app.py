@@ -16,6 +16,7 @@ from neuroplug.errors import NeuroplugError
 from neuroplug.training.checkpoint import load_checkpoint
 
 RESUMABLE_RUN_FIELDS = (
+    "retries",
     "max_generations",
     "max_frames",
     "stop_when_solved",

@@ -47,6 +47,7 @@ class EpisodeLedger:
         self.episode = np.tile(np.arange(request.episodes_per_member), population_size)
         """Episode index (within its member) of each work item."""
         self.returns = np.zeros(items, dtype=np.float64)
+        self._invalid = np.zeros(items, dtype=bool)
         self.lengths = np.zeros(items, dtype=np.int64)
         self.forward_passes = 0
         self.timings = {"env": 0.0, "inference": 0.0}
@@ -69,6 +70,11 @@ class EpisodeLedger:
             yield
         finally:
             self.timings[phase] = self.timings.get(phase, 0.0) + time.perf_counter() - started
+
+    def record_invalid(self, items: np.ndarray) -> None:
+        """These episodes' networks produced NaN/inf: their returns become NaN, which the
+        algorithms score as worst (and count), instead of whatever argmax(NaN) happened to do."""
+        self._invalid[items] = True
 
     def record_step(self, items: np.ndarray, rewards: np.ndarray) -> None:
         """One agent step of each of ``items`` (alive episodes) with these rewards."""
@@ -112,7 +118,7 @@ class EpisodeLedger:
                 raise RuntimeError(f"{missing} episodes never reported their end (record_ends)")
             behaviours = self._behaviours.reshape(*shape, -1)
         return EvaluationResult(
-            returns=self.returns.reshape(shape),
+            returns=np.where(self._invalid, np.nan, self.returns).reshape(shape),
             lengths=self.lengths.reshape(shape),
             env_steps=env_steps,
             frames=env_steps * self.frame_skip,

@@ -39,6 +39,8 @@ class RunConfig:
     """Episodes per evaluation of the deployed policy."""
     checkpoint_interval: int = 1
     """Write a checkpoint every this many generations."""
+    retries: int = 2
+    """Times a failed evaluation (e.g. a crashed simulator) is retried before the run stops."""
     resume: str | None = None
     """A previous run's output dir to continue from."""
     output_dir: str | None = None

@@ -19,7 +19,7 @@ import numpy as np
 from omegaconf import DictConfig, OmegaConf
 
 from neuroplug.api import EvaluationRequest, EvaluationResult
-from neuroplug.errors import ConfigError
+from neuroplug.errors import ConfigError, NeuroplugError
 from neuroplug.loggers import MultiLogger, build_loggers
 from neuroplug.population import Population
 from neuroplug.training.checkpoint import (
@@ -183,7 +183,7 @@ class Trainer:
             behaviour=parts.algorithm.behaviour(),
         )
         evaluating = time.perf_counter()
-        result = parts.scheduler.evaluate(population, parts.policy, parts.backend, request)
+        result = self._evaluate_with_retries(population, request)
         telling = time.perf_counter()
         stats = parts.algorithm.tell(population, result)
         self.timings["algorithm"] += (evaluating - started) + (time.perf_counter() - telling)
@@ -193,6 +193,32 @@ class Trainer:
             self.counters[name] += getattr(result, name)
         self.counters["episodes"] += result.episodes
         return result, stats
+
+    def _evaluate_with_retries(self, population, request: EvaluationRequest) -> EvaluationResult:
+        """Evaluate, retrying a failed evaluation (a crashed simulator, say) ``run.retries`` times.
+
+        Episodes are seeded by (seed, generation, round, episode), so a retry plays exactly
+        the episodes the failed attempt would have; the population is not asked anew.
+        """
+        parts = self.parts
+        for attempt in range(parts.run.retries + 1):
+            try:
+                return parts.scheduler.evaluate(population, parts.policy, parts.backend, request)
+            except (KeyboardInterrupt, NeuroplugError):
+                raise
+            except Exception as error:
+                if attempt == parts.run.retries:
+                    raise RuntimeError(
+                        f"evaluating generation {request.generation + 1} failed "
+                        f"{attempt + 1} time(s) ({type(error).__name__}: {error}); the checkpoint "
+                        f"of generation {self.generation} in {checkpoint_dir(self.run_dir)} is "
+                        f"intact: continue with run.resume={self.run_dir}"
+                    ) from error
+                self.loggers.message(
+                    f"warning: evaluating generation {request.generation + 1} failed "
+                    f"({type(error).__name__}: {error}); retrying ({attempt + 1}/{parts.run.retries})"
+                )
+        raise AssertionError("unreachable")
 
     def train_generation(self) -> dict[str, Any]:
         """All rounds of one generation; returns its metrics (returns from the main round)."""

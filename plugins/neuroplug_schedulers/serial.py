@@ -89,6 +89,9 @@ class SerialScheduler(Scheduler):
                 ledger.record_inference(observations[slots])
                 inputs = policy.prepare(observations[slots], backend.device)
                 outputs = backend.forward(members[slots], inputs)
+                nonfinite = ~torch.isfinite(outputs).all(dim=1).cpu().numpy()
+                if nonfinite.any():
+                    ledger.record_invalid(wave[slots[nonfinite]])
                 actions[slots] = policy.actions(outputs, rng, request.action_noise)
             with ledger.timing("env"):
                 observations, reward, terminated, truncated, info = pool.step(actions)
