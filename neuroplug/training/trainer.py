@@ -185,6 +185,12 @@ class Trainer:
         evaluating = time.perf_counter()
         result = self._evaluate_with_retries(population, request)
         telling = time.perf_counter()
+        nonfinite = int((~np.isfinite(result.fitness)).sum())
+        if nonfinite:
+            self.loggers.message(
+                f"warning: generation {self.generation + 1}: {nonfinite} member(s) had NaN/inf "
+                "returns or outputs; scored as the worst of the population"
+            )
         stats = parts.algorithm.tell(population, result)
         self.timings["algorithm"] += (evaluating - started) + (time.perf_counter() - telling)
         for phase in ("env", "inference"):

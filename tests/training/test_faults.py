@@ -120,3 +120,35 @@ def test_an_unwritable_metrics_file_never_stops_training(compose, tmp_path, caps
     )
     assert summary["generation"] == 2
     assert "logger CSVLogger failed" in capsys.readouterr().err
+
+
+class _Recorder(Logger):
+    def __init__(self):
+        self.lines, self.metrics = [], []
+
+    def message(self, text):
+        self.lines.append(text)
+
+    def log(self, metrics):
+        self.metrics.append(metrics)
+
+
+def test_nan_returns_are_warned_about_counted_and_the_centre_stays_finite(
+    compose, tmp_path, monkeypatch
+):
+    real = SerialScheduler.evaluate
+
+    def poisoned(self, population, *args, **kwargs):
+        result = real(self, population, *args, **kwargs)
+        if len(population) > 1:
+            result.returns[0] = np.nan  # e.g. an env or a plugin producing NaN
+        return result
+
+    monkeypatch.setattr(SerialScheduler, "evaluate", poisoned)
+    recorder = _Recorder()
+    config = compose([*TINY, "run.max_generations=3", f"run.output_dir={tmp_path}"])
+    trainer = Trainer(config, tmp_path, loggers=MultiLogger([recorder]))
+    assert trainer.train()["generation"] == 3
+    assert sum("member(s) had NaN/inf returns" in line for line in recorder.lines) == 3
+    assert recorder.metrics[-1]["algo/nonfinite_fitness"] == 3
+    assert torch.isfinite(trainer.parts.algorithm.policy_params()).all()
