@@ -79,7 +79,7 @@ EXPERIMENTS: dict[str, Experiment] = {
             "the Atari table and learning curves of Such et al. 2017 (arXiv:1712.06567) for the "
             "deep GA on Frostbite (population 1000, T=20, sigma 0.002, 20k-frame episodes, up to "
             "1B frames), one of the games where the GA did best. Here: ~1/1000 of the frames, a "
-            "population of 32 and 4k-frame episodes, what one 2-core CPU does in ~20 minutes."
+            "population of 32 and 4k-frame episodes, what one 2-core CPU does in under an hour."
         ),
     ),
 }
