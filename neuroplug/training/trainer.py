@@ -300,13 +300,13 @@ class Trainer:
                 metrics["elapsed"] = self.elapsed_before + time.perf_counter() - self._started
                 metrics["generation"] = self.generation
                 self.loggers.log(metrics)
+                completed = self.state()
                 if (
                     self.generation % parts.run.checkpoint_interval == 0
                     or not self.budget_left()
                     or self.solved()
                 ):
-                    self.checkpoint()
-                completed = self.state()
+                    self.checkpoint(completed)
             if self.last_eval is None:
                 self.evaluate_policy()
                 self.checkpoint()
