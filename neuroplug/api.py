@@ -199,6 +199,14 @@ class Algorithm(ABC):
         distribution (for algorithms that sample many, like the GA and random search)."""
         self.config = config
 
+    def bind_network(self, network: Network) -> None:
+        """Called once with the run's network before the first :meth:`ask`.
+
+        For algorithms whose populations depend on the architecture (ES with low-rank
+        perturbations needs the weight matrices' shapes); the default ignores it.
+        """
+        return None
+
     def episodes_per_member(self) -> int:
         """Episodes each member of the next population plays (default: the config's)."""
         return self.config.episodes_per_member

@@ -15,7 +15,8 @@ from dataclasses import dataclass
 
 import torch
 
-from neuroplug.noise import MAX_SEED, noise_vectors
+from neuroplug.lowrank import LowRank, perturbation_vectors
+from neuroplug.noise import MAX_SEED
 
 
 @dataclass
@@ -30,6 +31,9 @@ class Population:
     """``(P,)`` float32: the noise scale of each member (0 means the base itself)."""
     seed: torch.Tensor
     """``(P,)`` int64: the noise seed of each member, in ``[0, MAX_SEED]``."""
+    lowrank: LowRank | None = None
+    """When set, the listed weight matrices move by low-rank products built from the
+    member's noise (EGGROLL; :mod:`neuroplug.lowrank`) instead of dense noise."""
 
     def __post_init__(self) -> None:
         size = len(self.base_index)
@@ -84,10 +88,14 @@ class Population:
         scale = self.scale[members]
         perturbed = torch.nonzero(scale != 0).flatten()
         if len(perturbed):
-            eps = noise_vectors(self.seed[members][perturbed], self.num_params, device=device)
+            eps = perturbation_vectors(
+                self.seed[members][perturbed], self.num_params, self.lowrank, device=device
+            )
             params[perturbed.to(device)] += scale[perturbed].to(device).unsqueeze(1) * eps
         return params.to(dtype)
 
     def to(self, device: torch.device | str) -> Population:
         """The same population with its bases on ``device`` (indices stay on the CPU)."""
-        return Population(self.bases.to(device), self.base_index, self.scale, self.seed)
+        return Population(
+            self.bases.to(device), self.base_index, self.scale, self.seed, self.lowrank
+        )

@@ -71,6 +71,7 @@ def build_components(config: DictConfig) -> Components:
         run.seed,
         initializer=lambda seed: network.initial_params(torch.Generator().manual_seed(seed)),
     )
+    algorithm.bind_network(network)
     if algorithm.behaviour() is not None:
         resolve_behaviour(algorithm.behaviour(), env)  # a name the env cannot give fails now
     return Components(

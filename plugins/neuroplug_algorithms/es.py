@@ -10,7 +10,9 @@ Alternative to Reinforcement Learning", arXiv:1703.03864. Per generation::
     theta <- theta - Adam(-g + l2 * theta)
 
 Observation normalisation and action noise are handled by the policy and scheduler
-when ``obs_norm`` / ``action_noise`` are set.
+when ``obs_norm`` / ``action_noise`` are set. ``perturbation=lowrank`` perturbs the large
+weight matrices by rank-``rank`` products instead (EGGROLL, Sarkar et al. 2025; see
+:mod:`neuroplug.lowrank`); the update then sums those same perturbations.
 """
 
 from __future__ import annotations
@@ -26,7 +28,8 @@ from neuroplug.algorithms import EvolutionAlgorithm, centered_ranks
 from neuroplug.algorithms.adam import Adam
 from neuroplug.api import AlgorithmConfig, EvaluationResult
 from neuroplug.errors import require
-from neuroplug.noise import noise_vectors
+from neuroplug.lowrank import LowRank, lowrank_for, perturbation_vectors
+from neuroplug.nets.network import Network
 from neuroplug.population import Population
 
 _SEEDS_PER_CHUNK = 64  # bounds the regenerated noise held at once during the update
@@ -49,6 +52,13 @@ class ESConfig(AlgorithmConfig):
     """``centered_ranks`` or ``none`` (raw returns, standardised)."""
     obs_norm: bool = True
     action_noise: float = 0.01
+    perturbation: str = "full"
+    """``full`` (dense noise on every parameter) or ``lowrank`` (EGGROLL factors on the
+    large weight matrices)."""
+    rank: int = 4
+    """Rank of the low-rank perturbations."""
+    lowrank_min_size: int = 65536
+    """Weight matrices with at least this many entries get low-rank perturbations."""
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -72,6 +82,19 @@ class ESConfig(AlgorithmConfig):
             f"got {self.fitness_shaping!r}",
             "centered_ranks, none",
         )
+        require(
+            self.perturbation in ("full", "lowrank"),
+            "algo.perturbation",
+            f"got {self.perturbation!r}",
+            "full, lowrank",
+        )
+        require(self.rank >= 1, "algo.rank", f"got {self.rank}", "an integer >= 1")
+        require(
+            self.lowrank_min_size >= 1,
+            "algo.lowrank_min_size",
+            f"got {self.lowrank_min_size}",
+            "an integer >= 1",
+        )
 
 
 class OpenAIES(EvolutionAlgorithm):
@@ -89,8 +112,20 @@ class OpenAIES(EvolutionAlgorithm):
         super().__init__(config, initial_params, seed, initializer)
         self.center = initial_params.detach().clone().float()
         self.optimizer = Adam(self.num_params, config.learning_rate)
+        self.lowrank: LowRank | None = None
+
+    def bind_network(self, network: Network) -> None:
+        if self.config.perturbation == "lowrank":
+            self.lowrank = lowrank_for(
+                network.layout, self.config.rank, self.config.lowrank_min_size
+            )
 
     def _ask(self) -> Population:
+        if self.config.perturbation == "lowrank" and self.lowrank is None:
+            raise RuntimeError(
+                "algo.perturbation=lowrank needs the network's weight shapes: call "
+                "bind_network(network) before ask()"
+            )
         size, sigma = self.config.population_size, self.config.sigma
         if self.config.mirrored:
             seeds = self.draw_seeds(size // 2).repeat_interleave(2)
@@ -103,6 +138,7 @@ class OpenAIES(EvolutionAlgorithm):
             base_index=torch.zeros(size, dtype=torch.int64),
             scale=scale,
             seed=seeds,
+            lowrank=self.lowrank,
         )
 
     def _tell(
@@ -129,11 +165,16 @@ class OpenAIES(EvolutionAlgorithm):
         return (fitness - fitness.mean()) / (fitness.std() + 1e-8)
 
     def _weighted_noise_sum(self, seeds: torch.Tensor, weights: torch.Tensor) -> torch.Tensor:
-        """sum_k weights[k] * eps(seeds[k]), regenerating eps chunk by chunk."""
+        """sum_k weights[k] * eps(seeds[k]), regenerating eps chunk by chunk.
+
+        eps is the members' perturbation direction: low-rank products where the
+        population used them, so the update follows the directions that were evaluated.
+        """
         total = torch.zeros(self.num_params)
         for start in range(0, len(seeds), _SEEDS_PER_CHUNK):
             chunk = slice(start, start + _SEEDS_PER_CHUNK)
-            total += weights[chunk] @ noise_vectors(seeds[chunk], self.num_params)
+            directions = perturbation_vectors(seeds[chunk], self.num_params, self.lowrank)
+            total += weights[chunk] @ directions
         return total
 
     def policy_params(self) -> torch.Tensor:

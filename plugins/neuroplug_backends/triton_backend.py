@@ -1,0 +1,238 @@
+"""``backend=triton``: the population's forward pass in Triton kernels.
+
+Modes (``backend.mode``):
+
+- ``noise``: each layer's weight tiles are rebuilt in registers as
+  ``base[b_i] + scale_i * eps(seed_i)`` (the Philox layout of :mod:`neuroplug.noise`), so
+  perturbed weights are never written to memory and device memory holds only the bases.
+  Populations with low-rank perturbations (``algo.perturbation=lowrank``) run their
+  low-rank matrices as ``x W + s (x A) Bᵀ`` instead (:mod:`neuroplug.kernels.lowrank`).
+- ``dense``: members are materialised once per evaluation (``dense_dtype`` float32 or
+  bfloat16) and each row reads its own weights: for populations that are not a few bases
+  plus noise, or to compare against the noise mode.
+
+Only the rows passed to :meth:`TritonBackend.forward` run; the member index tensor is
+copied to the device and read there, so a step costs no device-to-host sync. Needs a CUDA
+GPU, or ``TRITON_INTERPRET=1`` (set before start-up) to run the same kernels on the CPU
+interpreter — slow, meant for tests.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+import torch
+
+from neuroplug.api import Backend, BackendConfig
+from neuroplug.errors import ConfigError, require
+from neuroplug.nets.mlp import MLP
+from neuroplug.nets.nature_cnn import CONV_LAYERS, NatureCNN
+from neuroplug.nets.network import Network
+from neuroplug.population import Population
+
+MODES = ("noise", "dense")
+DENSE_DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16}
+
+
+@dataclass
+class TritonBackendConfig(BackendConfig):
+    """Settings of the Triton backend."""
+
+    mode: str = "noise"
+    """``noise`` (weights rebuilt in-kernel from bases and seeds) or ``dense`` (members
+    materialised once per evaluation)."""
+    dense_dtype: str = "float32"
+    """Storage type of materialised members in dense mode: ``float32`` or ``bfloat16``."""
+
+    def __post_init__(self) -> None:
+        require(self.mode in MODES, "backend.mode", f"got {self.mode!r}", ", ".join(MODES))
+        require(
+            self.dense_dtype in DENSE_DTYPES,
+            "backend.dense_dtype",
+            f"got {self.dense_dtype!r}",
+            ", ".join(DENSE_DTYPES),
+        )
+
+
+def interpreting() -> bool:
+    """Whether Triton kernels run on the CPU interpreter (``TRITON_INTERPRET=1``)."""
+    return os.environ.get("TRITON_INTERPRET", "0") not in ("", "0")
+
+
+def triton_device(name: str) -> torch.device:
+    """The device the kernels run on, or a :class:`ConfigError` saying what to use instead."""
+    fallback = (
+        "backend=torch (PyTorch on CPU or GPU), or TRITON_INTERPRET=1 in the environment to "
+        "run these kernels on the CPU interpreter (slow; meant for tests)"
+    )
+    try:
+        import triton  # noqa: F401
+    except ImportError as error:
+        raise ConfigError("backend", f"backend=triton needs triton ({error})", fallback) from None
+    if interpreting():
+        return torch.device("cpu")
+    if not torch.cuda.is_available():
+        raise ConfigError(
+            "backend", "backend=triton needs a CUDA GPU and none is visible", fallback
+        )
+    if name in ("auto", "cuda"):
+        return torch.device("cuda")
+    try:
+        device = torch.device(name)
+    except RuntimeError as error:
+        raise ConfigError(
+            "backend.device", f"{name!r} is not a device", "auto, cuda, cuda:N"
+        ) from error
+    require(
+        device.type == "cuda",
+        "backend.device",
+        f"got {name!r}",
+        f"auto, cuda, cuda:N; or {fallback}",
+    )
+    return device
+
+
+class TritonBackend(Backend):
+    """Heterogeneous batched inference in Triton kernels (MLP and Nature CNN)."""
+
+    config_class = TritonBackendConfig
+
+    def __init__(self, config: TritonBackendConfig, network: Network) -> None:
+        super().__init__(config, network)
+        self._device = triton_device(config.device)
+        if not isinstance(network, (MLP, NatureCNN)):
+            raise ConfigError(
+                "backend",
+                f"backend=triton runs the MLP and the Nature CNN, not {type(network).__name__}",
+                "backend=torch",
+            )
+        # Imported here: the kernels are compiled (or interpreted) only when this backend runs.
+        from neuroplug.kernels import activation, conv, linear, lowrank
+
+        self._population_linear = linear.population_linear
+        self._lowrank_linear = lowrank.lowrank_linear
+        self._population_conv = conv.population_conv
+        self._activation = (
+            activation.ACTIVATION_CODES[network.activation_name]
+            if isinstance(network, MLP)
+            else activation.ACTIVATION_CODES["relu"]
+        )
+        self._identity_code = activation.ACTIVATION_CODES["identity"]
+        self._population: Population | None = None
+
+    @property
+    def device(self) -> torch.device:
+        return self._device
+
+    def load(self, population: Population) -> None:
+        device = self._device
+        self._population = population
+        self._scale = population.scale.to(device, torch.float32)
+        self._seed = population.seed.to(device, torch.int64)
+        if self.config.mode == "dense":
+            dtype = DENSE_DTYPES[self.config.dense_dtype]
+            self._params = population.materialize(device=device, dtype=dtype)
+            self._base_index = torch.arange(len(population), dtype=torch.int64, device=device)
+            self._perturb = False
+            self._lowrank = None
+        else:
+            self._params = population.bases.to(device, torch.float32).contiguous()
+            self._base_index = population.base_index.to(device, torch.int64)
+            self._perturb = True
+            self._lowrank = population.lowrank
+        self._one_base = len(population.bases) == 1
+
+    @torch.no_grad()
+    def forward(self, members: torch.Tensor, observations: torch.Tensor) -> torch.Tensor:
+        """Outputs ``(n, out)``; observations ``(n, M, *input_shape)`` give ``(n, M, out)``.
+
+        Several observations of one member share its weight tiles (and its noise) in the
+        kernels.
+        """
+        if self._population is None:
+            raise RuntimeError("TritonBackend.forward called before load(population)")
+        rows = members.to(self._device, torch.int64, non_blocking=True)
+        single = observations.dim() == len(self.network.input_shape) + 1
+        x = observations.to(self._device, non_blocking=True)
+        x = x.unsqueeze(1) if single else x
+        if isinstance(self.network, MLP):
+            out = self._mlp(rows, x.float())
+        else:
+            out = self._cnn(rows, x)
+        return out.squeeze(1) if single else out
+
+    def _mlp(self, rows: torch.Tensor, hidden: torch.Tensor) -> torch.Tensor:
+        network = self.network
+        last = network.num_layers - 1
+        for layer in range(network.num_layers):
+            code = self._activation if layer < last else self._identity_code
+            hidden = self._linear(rows, hidden, f"w{layer}", f"b{layer}", code)
+        return hidden
+
+    def _cnn(self, rows: torch.Tensor, hidden: torch.Tensor) -> torch.Tensor:
+        network = self.network
+        layout = network.layout
+        input_scale = 1.0 / 255.0 if hidden.dtype == torch.uint8 else 1.0
+        for layer, (out_channels, kernel_size, stride) in enumerate(CONV_LAYERS):
+            hidden = self._population_conv(
+                hidden,
+                rows,
+                self._params,
+                self._base_index,
+                self._scale,
+                self._seed,
+                layout.slots[f"conv{layer}.w"].offset,
+                layout.slots[f"conv{layer}.b"].offset,
+                out_channels,
+                kernel_size,
+                stride,
+                network.paddings[layer],
+                self._perturb,
+                input_scale,
+            )
+            input_scale = 1.0
+        hidden = hidden.reshape(*hidden.shape[:2], network.flat_size)
+        hidden = self._linear(rows, hidden, "fc.w", "fc.b", self._activation)
+        return self._linear(rows, hidden, "out.w", "out.b", self._identity_code)
+
+    def _linear(
+        self, rows: torch.Tensor, x: torch.Tensor, weight: str, bias: str, activation: int
+    ) -> torch.Tensor:
+        """One fully connected layer of every row: ``x`` ``(n, M, K)`` -> ``(n, M, N)``."""
+        slot = self.network.layout.slots[weight]
+        b_offset = self.network.layout.slots[bias].offset
+        fan_out = slot.shape[1]
+        matrix = self._lowrank.matrix_at(slot.offset) if self._lowrank else None
+        if matrix is None:
+            return self._population_linear(
+                x,
+                rows,
+                self._params,
+                self._base_index,
+                self._scale,
+                self._seed,
+                slot.offset,
+                b_offset,
+                fan_out,
+                activation,
+                self._perturb,
+            )
+        n, m, fan_in = x.shape
+        # The low-rank kernel tiles rows, not a member's observations: repeat each member.
+        flat_rows = rows if m == 1 else rows.repeat_interleave(m)
+        out = self._lowrank_linear(
+            x.reshape(n * m, fan_in),
+            flat_rows,
+            self._params,
+            self._base_index,
+            self._scale,
+            self._seed,
+            slot.offset,
+            b_offset,
+            fan_out,
+            self._lowrank.rank,
+            activation,
+            self._one_base,
+        )
+        return out.reshape(n, m, fan_out)

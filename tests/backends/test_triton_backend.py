@@ -1,0 +1,175 @@
+"""``backend=triton`` as a whole: same outputs as ``backend=torch``, its errors, a tiny run.
+
+Without a GPU the kernels run on Triton's CPU interpreter (switched on before triton is
+imported); shapes stay tiny because the interpreter is slow.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+
+if not torch.cuda.is_available():
+    os.environ["TRITON_INTERPRET"] = "1"
+pytest.importorskip("triton")
+
+from neuroplug_backends.torch_backend import TorchBackend, TorchBackendConfig  # noqa: E402
+from neuroplug_backends.triton_backend import (  # noqa: E402
+    TritonBackend,
+    TritonBackendConfig,
+    triton_device,
+)
+
+from neuroplug.errors import ConfigError  # noqa: E402
+from neuroplug.lowrank import lowrank_for  # noqa: E402
+from neuroplug.nets.mlp import MLP  # noqa: E402
+from neuroplug.nets.nature_cnn import NatureCNN  # noqa: E402
+from neuroplug.population import Population  # noqa: E402
+
+TOLERANCE = {"rtol": 1e-4, "atol": 1e-4}
+
+
+def _population(network, size=6, num_bases=2, lowrank=None, sigma=0.1):
+    generator = torch.Generator().manual_seed(size)
+    bases = torch.stack([network.initial_params(generator) for _ in range(num_bases)])
+    return Population(
+        bases=bases,
+        base_index=torch.arange(size) % num_bases,
+        scale=sigma * (torch.rand(size, generator=generator) - 0.5),
+        seed=torch.randint(0, 2**31 - 1, (size,), generator=generator),
+        lowrank=lowrank,
+    )
+
+
+def _both(network, population, **config):
+    reference = TorchBackend(TorchBackendConfig(name="torch", device="cpu"), network)
+    triton = TritonBackend(TritonBackendConfig(name="triton", **config), network)
+    reference.load(population)
+    triton.load(population)
+    return reference, triton
+
+
+@pytest.mark.parametrize(
+    ("config", "lowrank_rank", "num_bases"),
+    [
+        ({"mode": "noise"}, 0, 2),
+        ({"mode": "dense"}, 0, 2),
+        ({"mode": "dense", "dense_dtype": "bfloat16"}, 0, 1),
+        ({"mode": "noise"}, 2, 1),  # ES-style low-rank population
+        ({"mode": "noise"}, 1, 2),
+    ],
+)
+def test_mlp_matches_the_torch_backend_on_alive_members(config, lowrank_rank, num_bases):
+    network = MLP(5, [16, 12], 3, "tanh")
+    lowrank = lowrank_for(network.layout, lowrank_rank, 16) if lowrank_rank else None
+    population = _population(network, num_bases=num_bases, lowrank=lowrank)
+    reference, triton = _both(network, population, **config)
+    alive = torch.tensor([5, 2, 3])
+    observations = torch.randn(3, 5)
+    if config.get("dense_dtype") == "bfloat16":
+        # The reference with the same rounded weights the bf16 kernel reads.
+        rounded = population.materialize().to(torch.bfloat16).float()
+        reference.load(Population.dense(rounded))
+    expected = reference.forward(alive, observations)
+    torch.testing.assert_close(triton.forward(alive, observations).cpu(), expected, **TOLERANCE)
+
+
+def test_several_observations_per_member_give_one_output_each():
+    network = MLP(4, [8], 2, "relu")
+    population = _population(network)
+    reference, triton = _both(network, population)
+    alive = torch.tensor([1, 4])
+    observations = torch.randn(2, 3, 4)  # three observations for each alive member
+    outputs = triton.forward(alive, observations).cpu()
+    assert outputs.shape == (2, 3, 2)
+    for step in range(3):
+        expected = reference.forward(alive, observations[:, step])
+        torch.testing.assert_close(outputs[:, step], expected, **TOLERANCE)
+
+
+@pytest.mark.parametrize(
+    ("input_shape", "padding", "mode"),
+    [((1, 36, 36), "valid", "noise"), ((2, 11, 10), "same", "dense")],
+)
+def test_nature_cnn_matches_the_torch_backend_on_uint8_frames(input_shape, padding, mode):
+    network = NatureCNN(input_shape, 4, padding)
+    population = _population(network, size=4, sigma=0.02)
+    reference, triton = _both(network, population, mode=mode)
+    alive = torch.tensor([3, 0])
+    frames = torch.randint(0, 256, (2, *input_shape), dtype=torch.uint8)
+    expected = reference.forward(alive, frames)
+    torch.testing.assert_close(triton.forward(alive, frames).cpu(), expected, **TOLERANCE)
+
+
+def test_without_gpu_or_interpreter_the_error_says_what_to_use(monkeypatch):
+    if torch.cuda.is_available():
+        pytest.skip("a GPU is present")
+    monkeypatch.delenv("TRITON_INTERPRET")
+    with pytest.raises(ConfigError, match="needs a CUDA GPU") as error:
+        triton_device("auto")
+    assert "backend=torch" in str(error.value)
+    assert "TRITON_INTERPRET=1" in str(error.value)
+
+
+def test_unknown_mode_lists_the_modes():
+    with pytest.raises(ConfigError, match="backend.mode.*noise, dense"):
+        TritonBackendConfig(name="triton", mode="fast")
+
+
+def test_forward_before_load_is_an_error():
+    backend = TritonBackend(TritonBackendConfig(name="triton"), MLP(2, [2], 2, "tanh"))
+    with pytest.raises(RuntimeError, match="before load"):
+        backend.forward(torch.tensor([0]), torch.zeros(1, 2))
+
+
+def _neuroplug(args, env, cwd):
+    return subprocess.run(
+        [sys.executable, "-m", "neuroplug", *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=cwd,
+        timeout=240,
+    )
+
+
+TINY_RUN = [
+    "algo=es",
+    "env=cartpole",
+    "env.max_episode_steps=10",
+    "backend=triton",
+    "logger=none",
+    "net.hidden_sizes=[8]",
+    "algo.population_size=4",
+    "run.max_generations=2",
+    "run.eval_interval=1",
+    "run.eval_episodes=1",
+]
+
+
+def test_tiny_lowrank_es_run_trains_with_the_triton_backend(tmp_path):
+    from neuroplug.training.checkpoint import load_checkpoint
+
+    env = {**os.environ, "TRITON_INTERPRET": "1"}
+    overrides = ["algo.perturbation=lowrank", "algo.rank=2", "algo.lowrank_min_size=16"]
+    done = _neuroplug([*TINY_RUN, *overrides, f"run.output_dir={tmp_path}"], env, tmp_path)
+    assert done.returncode == 0, done.stderr[-3000:]
+    state = load_checkpoint(Path(tmp_path))
+    assert state["generation"] == 2
+    assert torch.isfinite(state["algorithm"]["algorithm"]["center"]).all()
+
+
+def test_triton_run_without_gpu_or_interpreter_stops_with_the_fallback(tmp_path):
+    if torch.cuda.is_available():
+        pytest.skip("a GPU is present")
+    env = {key: value for key, value in os.environ.items() if key != "TRITON_INTERPRET"}
+    done = _neuroplug([*TINY_RUN, f"run.output_dir={tmp_path}"], env, tmp_path)
+    assert done.returncode != 0
+    assert "backend=triton needs a CUDA GPU" in done.stderr
+    assert "backend=torch" in done.stderr
+    assert not (tmp_path / "checkpoints").exists()
