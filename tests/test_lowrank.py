@@ -107,3 +107,18 @@ def test_lowrank_without_the_network_is_an_error():
 def test_bad_lowrank_settings_name_the_field(field, value):
     with pytest.raises(ConfigError, match=f"algo.{field}"):
         ESConfig(**{field: value})
+
+
+def test_novelty_es_centres_draw_lowrank_populations_too():
+    from neuroplug_algorithms.novelty_es import NSES, NSESConfig
+
+    network = MLP(8, [8], 2, "tanh")
+    config = NSESConfig(population_size=4, perturbation="lowrank", lowrank_min_size=16)
+    nses = NSES(
+        config,
+        network.initial_params(torch.Generator().manual_seed(0)),
+        seed=0,
+        initializer=lambda seed: network.initial_params(torch.Generator().manual_seed(seed)),
+    )
+    nses.bind_network(network)
+    assert all(centre.ask().lowrank is not None for centre in nses.centres)

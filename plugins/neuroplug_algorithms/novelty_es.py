@@ -43,6 +43,7 @@ from neuroplug.algorithms.novelty import BehaviourArchive, novelty_proportional
 from neuroplug.api import EvaluationResult
 from neuroplug.behaviours import BEHAVIOURS
 from neuroplug.errors import require
+from neuroplug.nets.network import Network
 from neuroplug.noise import MAX_SEED
 from neuroplug.population import Population
 from neuroplug_algorithms.es import ESConfig, OpenAIES
@@ -185,6 +186,10 @@ class NSES(EvolutionAlgorithm):
         self.round = _INITIAL
         self.active = 0
         """The centre this generation perturbs."""
+
+    def bind_network(self, network: Network) -> None:
+        for centre in self.centres:  # each centre draws its own (maybe low-rank) populations
+            centre.bind_network(network)
 
     def behaviour(self) -> str:
         return self.config.behaviour
