@@ -121,19 +121,22 @@ def population_conv(
     padding: tuple[int, int, int, int],
     perturb: bool,
     input_scale: float = 1.0,
+    out: torch.Tensor | None = None,
 ) -> torch.Tensor:
     """``relu(conv(x))`` per member: ``x`` ``(n, M, C, H, W)`` -> ``(n, M, CO, OH, OW)`` float32.
 
-    ``padding`` is ``(left, right, top, bottom)`` zeros, as ``F.pad`` takes it.
+    ``padding`` is ``(left, right, top, bottom)`` zeros, as ``F.pad`` takes it. ``out`` may
+    be given (contiguous per row; written in place, rows ``>= n`` untouched).
     """
     x = x.contiguous()
     n, m, channels, height, width = x.shape
     left, right, top, bottom = padding
     out_height = (height + top + bottom - kernel_size) // stride + 1
     out_width = (width + left + right - kernel_size) // stride + 1
-    out = torch.empty(
-        (n, m, out_channels, out_height, out_width), dtype=torch.float32, device=x.device
-    )
+    if out is None:
+        out = torch.empty(
+            (n, m, out_channels, out_height, out_width), dtype=torch.float32, device=x.device
+        )
     if n == 0:
         return out
     fan_in = channels * kernel_size * kernel_size

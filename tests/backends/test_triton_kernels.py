@@ -202,7 +202,10 @@ def test_conv_reads_uint8_frames_and_matches_grouped_conv(shape, kernel, stride,
         params, base_index = population.bases, population.base_index
     else:
         params, base_index = population.materialize(), torch.arange(4)
-    out = population_conv(
+    out_height = (shape[1] + padding[2] + padding[3] - kernel) // stride + 1
+    out_width = (shape[2] + padding[0] + padding[1] - kernel) // stride + 1
+    out = _poisoned(len(rows), 2, out_channels, out_height, out_width)
+    population_conv(
         frames.to(DEVICE),
         rows.to(DEVICE),
         params.to(DEVICE),
@@ -217,7 +220,10 @@ def test_conv_reads_uint8_frames_and_matches_grouped_conv(shape, kernel, stride,
         padding,
         perturb=perturb,
         input_scale=1.0 / 255.0,
-    ).cpu()
+        out=out,
+    )
+    assert torch.isnan(out[len(rows) :]).all()
+    out = out.cpu()
     members = population.materialize()
     for j, member in enumerate(rows.tolist()):
         weight = members[member, w_offset:b_offset].reshape(out_channels, channels, kernel, kernel)
