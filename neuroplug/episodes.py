@@ -50,7 +50,7 @@ class EpisodeLedger:
         self._invalid = np.zeros(items, dtype=bool)
         self.lengths = np.zeros(items, dtype=np.int64)
         self.forward_passes = 0
-        self.timings = {"env": 0.0, "inference": 0.0}
+        self.timings: dict[str, float] = {"env": 0.0, "inference": 0.0}
         self._collect = request.collect_obs_stats
         self._obs_total: np.ndarray | None = None
         self._obs_total_squares: np.ndarray | None = None
@@ -91,17 +91,23 @@ class EpisodeLedger:
         if self._behaviours is not None and len(items):
             self._behaviours[items] = self.behaviour.extract(observations, info, rows)
 
-    def record_inference(self, observations: np.ndarray) -> None:
-        """One forward pass per row of ``observations`` (kept for the normaliser if asked)."""
+    def record_inference(self, items: np.ndarray, observations: np.ndarray) -> None:
+        """One forward pass for each of ``items`` on its row of ``observations`` (kept for
+        the normaliser if asked).
+
+        Sums are kept per episode and added up in episode order at the end, so they come
+        out bit-identical however a scheduler batched the steps.
+        """
         self.forward_passes += len(observations)
         if not self._collect or len(observations) == 0:
             return
         values = observations.reshape(len(observations), -1).astype(np.float64)
         if self._obs_total is None:
-            self._obs_total = np.zeros(values.shape[1])
-            self._obs_total_squares = np.zeros(values.shape[1])
-        self._obs_total += values.sum(axis=0)
-        self._obs_total_squares += np.square(values).sum(axis=0)
+            self._obs_total = np.zeros((len(self), values.shape[1]))
+            self._obs_total_squares = np.zeros((len(self), values.shape[1]))
+        # Items within one call are distinct, so plain fancy-index addition is exact.
+        self._obs_total[items] += values
+        self._obs_total_squares[items] += np.square(values)
         self._obs_count += len(values)
 
     def result(self) -> EvaluationResult:
@@ -109,7 +115,9 @@ class EpisodeLedger:
         env_steps = int(self.lengths.sum())
         stats = None
         if self._collect and self._obs_total is not None:
-            stats = ObservationStats(self._obs_total, self._obs_total_squares, self._obs_count)
+            stats = ObservationStats(
+                self._obs_total.sum(axis=0), self._obs_total_squares.sum(axis=0), self._obs_count
+            )
         shape = (self.population_size, self.episodes_per_member)
         behaviours = None
         if self._behaviours is not None:

@@ -113,3 +113,17 @@ def noise_vectors(
             seeds, chunk_start, chunk_stop
         )
     return out
+
+
+def normals_at(keys: torch.Tensor, counters: torch.Tensor) -> torch.Tensor:
+    """Four standard normals per (key, counter) pair: ``(..., 4)`` float32.
+
+    ``keys`` and ``counters`` are int64 tensors of values in ``[0, 2**32)`` that broadcast
+    together. Unlike :func:`noise_vectors`, each row may use its own counters, which lets
+    a scheduler draw the action noise of (episode, step) wherever and whenever that step
+    is played.
+    """
+    words = philox4x32(keys, counters)
+    n0, n1 = _box_muller(words[0], words[1])
+    n2, n3 = _box_muller(words[2], words[3])
+    return torch.stack((n0, n1, n2, n3), dim=-1)

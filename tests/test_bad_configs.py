@@ -133,6 +133,9 @@ CASES = {
     ),
     "zero-max-envs": case("scheduler.max_envs=0", field="scheduler.max_envs"),
     "negative-num-threads": case("scheduler.num_threads=-1", field="scheduler.num_threads"),
+    "one-pipelined-group": case(
+        "scheduler=pipelined", "scheduler.groups=1", field="scheduler.groups"
+    ),
     # --- env
     "unknown-envpool-task": case(
         "env=envpool", "env.task_id=NoSuchGame-v5", field="env.task_id", also=("did you mean",)

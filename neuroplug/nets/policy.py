@@ -47,3 +47,25 @@ class Policy:
         if noise_std > 0 and rng is not None:
             actions = actions + noise_std * rng.standard_normal(actions.shape).astype(np.float32)
         return np.clip(actions, low, high).astype(np.float32)
+
+    def act(
+        self, outputs: torch.Tensor, noise: np.ndarray | None = None
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Env actions for outputs ``(n, out)`` and which rows were NaN/inf.
+
+        One device-to-host copy carries both (a GPU step should sync once, not twice).
+        ``noise``: ``(n, num_actions)`` standard normals already scaled by the caller,
+        added to continuous actions before clipping (ignored for discrete actions).
+        """
+        finite = torch.isfinite(outputs).all(dim=1)
+        if self.env.discrete:
+            host = torch.stack((outputs.argmax(dim=1), finite.long())).cpu().numpy()
+            return host[0].astype(np.int32), host[1] == 0
+        host = torch.cat((torch.tanh(outputs).float(), finite.float().unsqueeze(1)), 1).cpu()
+        host = host.numpy()
+        unit, invalid = host[:, :-1], host[:, -1] == 0
+        low, high = self.env.action_low, self.env.action_high
+        actions = low + (unit + 1.0) * 0.5 * (high - low)
+        if noise is not None:
+            actions = actions + noise
+        return np.clip(actions, low, high).astype(np.float32), invalid

@@ -193,8 +193,9 @@ class Trainer:
             )
         stats = parts.algorithm.tell(population, result)
         self.timings["algorithm"] += (evaluating - started) + (time.perf_counter() - telling)
-        for phase in ("env", "inference"):
-            self.timings[phase] += result.timings.get(phase, 0.0)
+        for phase, seconds in result.timings.items():
+            if phase != "wall":  # the generation's own clock covers it
+                self.timings[phase] = self.timings.get(phase, 0.0) + seconds
         for name in ("env_steps", "frames", "forward_passes"):
             self.counters[name] += getattr(result, name)
         self.counters["episodes"] += result.episodes

@@ -1,4 +1,4 @@
-"""The serial scheduler: correct scores and counters, independent of how episodes are batched."""
+"""The serial scheduler: correct scores, counters and behaviours against a naive loop."""
 
 from __future__ import annotations
 
@@ -71,19 +71,6 @@ def test_returns_match_a_naive_one_member_loop():
     assert result.behaviours is None  # not asked for
 
 
-def test_waves_of_episodes_give_the_same_result_as_one_batch():
-    env, policy, backend, population = _setup("CartPole-v1")
-    request = EvaluationRequest(generation=0, episodes_per_member=3, seed=5)
-    one_batch = SerialScheduler(SerialSchedulerConfig(name="serial"), env).evaluate(
-        population, policy, backend, request
-    )
-    in_waves = SerialScheduler(SerialSchedulerConfig(name="serial", max_envs=4), env).evaluate(
-        population, policy, backend, request
-    )
-    assert np.array_equal(one_batch.returns, in_waves.returns)
-    assert np.array_equal(one_batch.lengths, in_waves.lengths)
-
-
 def test_atari_counts_frames_as_four_per_step_and_scores_are_game_scores_and_bcs_are_ram():
     env, policy, backend, population = _setup("Pong-v5", max_episode_steps=60)
     request = EvaluationRequest(generation=0, episodes_per_member=1, seed=0, behaviour="auto")
@@ -148,25 +135,13 @@ def test_behaviours_match_a_naive_one_member_loop(task_id, name, max_episode_ste
         np.testing.assert_allclose(result.behaviours[member, episode], final, rtol=1e-6)
 
 
-def test_behaviours_do_not_depend_on_how_episodes_are_batched():
-    env, policy, backend, population = _setup("CartPole-v1")
-    request = EvaluationRequest(generation=0, episodes_per_member=3, seed=5, behaviour="auto")
-    one_batch = SerialScheduler(SerialSchedulerConfig(name="serial"), env).evaluate(
-        population, policy, backend, request
-    )
-    in_waves = SerialScheduler(SerialSchedulerConfig(name="serial", max_envs=4), env).evaluate(
-        population, policy, backend, request
-    )
-    assert np.array_equal(one_batch.behaviours, in_waves.behaviours)
-
-
 def test_a_bc_that_does_not_fit_the_env_fails_before_any_pool_starts(monkeypatch):
-    import neuroplug_schedulers.serial as serial
+    import neuroplug.schedulers.lockstep as lockstep
 
     def no_pools(*args, **kwargs):
         raise AssertionError("an EnvPool was started")
 
-    monkeypatch.setattr(serial, "make_pool", no_pools)
+    monkeypatch.setattr(lockstep, "make_pool", no_pools)
     env, policy, backend, population = _setup("CartPole-v1")
     request = EvaluationRequest(generation=0, behaviour="final_ram")
     with pytest.raises(ConfigError, match=r"algo\.behaviour: final_ram needs info\['ram'\]"):

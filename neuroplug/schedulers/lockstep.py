@@ -1,0 +1,324 @@
+"""Lockstep lanes: the episode engine shared by the built-in schedulers.
+
+An evaluation plays ``P x E`` episodes (*work items*, see :mod:`neuroplug.episodes`) in
+``L = min(max_envs, P x E)`` EnvPool slots called *lanes*. Lanes are split into ``K``
+groups (lane ``l`` is in group ``l % K``), one EnvPool per group, stepped with
+``send``/``recv`` and only for the lanes that have work, so the envs of finished
+episodes are never stepped. Time goes in *cycles*: in each cycle every busy group
+receives one step, runs the forward pass of its alive members, and sends their actions.
+
+- ``K = 1`` gives the serial and threaded schedules: step, then infer, in turn.
+- ``K >= 2`` gives the pipelined schedule: while group ``g`` is in the backend, the other
+  groups' envs are stepping in EnvPool's C++ threads (which do not hold the GIL), and on
+  CUDA each group's forward runs in its own stream.
+
+When an episode ends its lane resets (EnvPool's auto-reset, on the lane's next step) and
+takes the next pending work item, so lanes stay full until the work runs out. Lanes that
+finished in cycle ``t`` take items at the start of cycle ``t + 1`` in lane order. That
+order depends only on episode lengths, never on timing or on ``K``, and a lane's env is
+seeded once (by its first item's episode seed, see :func:`lane_seeds`), so every
+schedule built on this engine plays exactly the same episodes with exactly the same
+members: returns, lengths, behaviours and observation sums agree bit for bit for the
+same ``max_envs``. Continuous-action noise is drawn from a counter-based generator keyed
+by (episode, step), so it does not depend on the order of steps either.
+"""
+
+from __future__ import annotations
+
+import time
+from contextlib import nullcontext
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+from neuroplug.api import (
+    Backend,
+    EvaluationRequest,
+    EvaluationResult,
+    Scheduler,
+    SchedulerConfig,
+)
+from neuroplug.behaviours import resolve
+from neuroplug.envs.make import episode_seeds, make_pool
+from neuroplug.envs.spec import EnvSpec
+from neuroplug.episodes import EpisodeLedger
+from neuroplug.errors import require
+from neuroplug.nets.policy import Policy
+from neuroplug.noise import normals_at
+from neuroplug.population import Population
+
+NO_ITEM = -1
+
+
+@dataclass
+class LockstepSchedulerConfig(SchedulerConfig):
+    """Settings shared by the schedulers built on lockstep lanes."""
+
+    max_envs: int = 256
+    """EnvPool slots (lanes): the most episodes in flight at once. Results depend on it
+    (a lane plays its episodes one after another from one env seed), not on the schedule."""
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        require(self.max_envs >= 1, "scheduler.max_envs", f"got {self.max_envs}", "an integer >= 1")
+
+
+def lane_seeds(request: EvaluationRequest, ledger: EpisodeLedger, lanes: int) -> np.ndarray:
+    """The env seed of each lane: the episode seed of the first item it plays.
+
+    When every episode fits in a lane, each episode is seeded by (run seed, generation,
+    round, episode index) exactly, and every member's k-th episode starts from the same
+    conditions (common random numbers).
+    """
+    first_items = np.arange(lanes)
+    return episode_seeds(
+        request.seed, request.generation, ledger.episode[first_items], request.round
+    )
+
+
+def _noise_keys(request: EvaluationRequest, items: int) -> torch.Tensor:
+    """One 31-bit key per work item for its action noise."""
+    sequence = np.random.SeedSequence([request.seed, request.generation, request.round, 0xAC7])
+    keys = sequence.generate_state(items, dtype=np.uint32) & 0x7FFFFFFF
+    return torch.from_numpy(keys.astype(np.int64))
+
+
+class _FlightClock:
+    """How long the simulators worked unseen and how long they sat idle.
+
+    ``env_idle``: time in which no group had a step in flight (the envs waited for the
+    main thread); ``overlap``: forward-pass time during which some other group's envs
+    were stepping (the work pipelining hides).
+    """
+
+    def __init__(self) -> None:
+        self.in_flight = 0
+        self.idle = 0.0
+        self._since = time.perf_counter()
+
+    def sent(self) -> None:
+        now = time.perf_counter()
+        if self.in_flight == 0:
+            self.idle += now - self._since
+        self.in_flight += 1
+
+    def received(self) -> None:
+        self.in_flight -= 1
+        if self.in_flight == 0:
+            self._since = time.perf_counter()
+
+    def idle_until(self, now: float) -> float:
+        """Idle seconds so far, counting an idle stretch still open at ``now``."""
+        return self.idle + (now - self._since if self.in_flight == 0 else 0.0)
+
+
+class _Group:
+    """One EnvPool holding the lanes ``lanes`` (its env ``i`` is lane ``lanes[i]``)."""
+
+    def __init__(self, lanes: np.ndarray, pool, stream) -> None:
+        self.lanes = lanes
+        self.pool = pool
+        self.stream = stream
+        self.in_flight = False
+
+
+class LockstepEvaluation:
+    """One evaluation played on lockstep lanes (build it, then :meth:`run` it once)."""
+
+    def __init__(
+        self,
+        env: EnvSpec,
+        population: Population,
+        policy: Policy,
+        backend: Backend,
+        request: EvaluationRequest,
+        max_envs: int,
+        groups: int,
+        num_threads: int,
+    ) -> None:
+        # Resolved before any pool starts, so a BC that does not fit the env fails first.
+        behaviour = resolve(request.behaviour, env) if request.behaviour is not None else None
+        self.env = env
+        self.policy = policy
+        self.backend = backend
+        self.request = request
+        self.ledger = EpisodeLedger(len(population), request, env.frame_skip, behaviour)
+        self.population = population
+        self.num_lanes = min(max_envs, len(self.ledger))
+        self.num_groups = max(1, min(groups, self.num_lanes))
+        self.num_threads = num_threads
+        self.lane_item = np.full(self.num_lanes, NO_ITEM, dtype=np.int64)
+        self.resetting = np.zeros(self.num_lanes, dtype=bool)
+        self.next_item = 0
+        self.noise_keys = _noise_keys(request, len(self.ledger)) if request.action_noise else None
+        self.use_game_score = env.family == "atari"  # info["reward"]: unclipped game points
+        self.clock = _FlightClock()
+        self.overlap = 0.0
+
+    # ------------------------------------------------------------------ the schedule
+
+    def run(self) -> EvaluationResult:
+        """Play every work item; return the ledger's result with the phase timings."""
+        started = time.perf_counter()
+        ledger = self.ledger
+        if len(ledger) == 0:
+            return ledger.result()
+        self.backend.load(self.population)
+        with ledger.timing("env_setup"):
+            groups = self._start_groups()
+        loop_started = time.perf_counter()
+        self.clock = _FlightClock()
+        finished: list[int] = []
+        try:
+            # Cycle 0: every lane takes an item and resets (a fresh env's first step).
+            self._assign(np.arange(self.num_lanes))
+            self.resetting[:] = True
+            for group in groups:
+                self._send(group, group.lanes, self._dummy_actions(len(group.lanes)))
+            while any(group.in_flight for group in groups):
+                self._assign(np.sort(np.asarray(finished, dtype=np.int64)))
+                finished = []
+                for group in groups:
+                    if group.in_flight:
+                        finished += self._cycle(group, groups)
+        finally:
+            for group in groups:
+                group.pool.close()
+        ended = time.perf_counter()
+        timings = ledger.timings
+        timings["env_idle"] = self.clock.idle_until(ended)
+        timings["overlap"] = self.overlap
+        timings["bookkeeping"] = max(
+            0.0, (ended - loop_started) - timings["env"] - timings["inference"]
+        )
+        timings["wall"] = ended - started
+        return ledger.result()
+
+    def _start_groups(self) -> list[_Group]:
+        seeds = lane_seeds(self.request, self.ledger, self.num_lanes)
+        on_cuda = self.backend.device.type == "cuda"
+        groups = []
+        for index in range(self.num_groups):
+            lanes = np.arange(index, self.num_lanes, self.num_groups)
+            pool = make_pool(self.env, seeds[lanes], self.num_threads)
+            stream = torch.cuda.Stream(self.backend.device) if on_cuda else None
+            groups.append(_Group(lanes, pool, stream))
+        return groups
+
+    def _assign(self, lanes: np.ndarray) -> None:
+        """Give the next pending items to ``lanes`` (in the order given); the rest idle."""
+        count = min(len(lanes), len(self.ledger) - self.next_item)
+        self.lane_item[lanes[:count]] = np.arange(self.next_item, self.next_item + count)
+        self.lane_item[lanes[count:]] = NO_ITEM
+        self.next_item += count
+
+    def _cycle(self, group: _Group, groups: list[_Group]) -> list[int]:
+        """Receive ``group``'s step, book it, infer its alive members and send their actions.
+
+        Returns the lanes whose episodes ended in this step.
+        """
+        ledger = self.ledger
+        with ledger.timing("env"):
+            observations, reward, terminated, truncated, info = group.pool.recv()
+            group.in_flight = False
+            self.clock.received()
+        lanes = group.lanes[info["env_id"]]
+        was_reset = self.resetting[lanes]
+        self.resetting[lanes] = False
+        stepped = np.flatnonzero(~was_reset)
+        items = self.lane_item[lanes[stepped]]
+        rewards = (info["reward"] if self.use_game_score else reward)[stepped]
+        ledger.record_step(items, rewards)
+        done = (terminated | truncated)[stepped]
+        ended_rows = stepped[done]
+        ledger.record_ends(items[done], observations, info, ended_rows)
+        ended_lanes = lanes[ended_rows]
+        self.lane_item[ended_lanes] = NO_ITEM
+
+        rows = np.flatnonzero(self.lane_item[lanes] != NO_ITEM)  # alive, incl. just reset
+        actions = self._infer(group, groups, self.lane_item[lanes[rows]], observations[rows])
+        # Ended lanes reset on their next step, if any work may be left for them.
+        resets = ended_lanes if self.next_item < len(ledger) else ended_lanes[:0]
+        self.resetting[resets] = True
+        step_lanes = np.concatenate((lanes[rows], resets))
+        if len(step_lanes):
+            actions = np.concatenate((actions, self._dummy_actions(len(resets))))
+            self._send(group, step_lanes, actions)
+        return ended_lanes.tolist()
+
+    def _infer(
+        self, group: _Group, groups: list[_Group], items: np.ndarray, observations: np.ndarray
+    ) -> np.ndarray:
+        """Actions of work items ``items`` for their observations (one forward pass)."""
+        if len(items) == 0:
+            return self._dummy_actions(0)
+        ledger = self.ledger
+        others_stepping = any(other.in_flight for other in groups if other is not group)
+        started = time.perf_counter()
+        with ledger.timing("inference"):
+            ledger.record_inference(items, observations)
+            context = torch.cuda.stream(group.stream) if group.stream is not None else nullcontext()
+            with context:
+                inputs = self.policy.prepare(observations, self.backend.device)
+                members = torch.from_numpy(ledger.member[items])
+                outputs = self.backend.forward(members, inputs)
+                actions, invalid = self.policy.act(outputs, self._action_noise(items))
+            if invalid.any():
+                ledger.record_invalid(items[invalid])
+        if others_stepping:
+            self.overlap += time.perf_counter() - started
+        return actions
+
+    def _action_noise(self, items: np.ndarray) -> np.ndarray | None:
+        """Gaussian action noise for each item's current step: a function of (episode, step)."""
+        if self.noise_keys is None or self.env.discrete:
+            return None
+        size = self.env.num_actions
+        blocks = (size + 3) // 4
+        steps = torch.from_numpy(self.ledger.lengths[items])
+        counters = steps.unsqueeze(1) * blocks + torch.arange(blocks)
+        keys = self.noise_keys[torch.from_numpy(items)].unsqueeze(1)
+        normals = normals_at(keys, counters).reshape(len(items), -1)[:, :size]
+        return self.request.action_noise * normals.numpy()
+
+    def _send(self, group: _Group, lanes: np.ndarray, actions: np.ndarray) -> None:
+        local = np.searchsorted(group.lanes, lanes).astype(np.int32)
+        with self.ledger.timing("env"):
+            group.pool.send(actions, local)
+            group.in_flight = True
+            self.clock.sent()
+
+    def _dummy_actions(self, count: int) -> np.ndarray:
+        if self.env.discrete:
+            return np.zeros(count, dtype=np.int32)
+        return np.zeros((count, self.env.num_actions), dtype=np.float32)
+
+
+class LockstepScheduler(Scheduler):
+    """A scheduler that plays its evaluations on lockstep lanes in :meth:`groups` groups."""
+
+    config_class = LockstepSchedulerConfig
+
+    def groups(self) -> int:
+        """Groups of lanes in flight (1: step all, then infer all)."""
+        return 1
+
+    def evaluate(
+        self,
+        population: Population,
+        policy: Policy,
+        backend: Backend,
+        request: EvaluationRequest,
+    ) -> EvaluationResult:
+        evaluation = LockstepEvaluation(
+            self.env,
+            population,
+            policy,
+            backend,
+            request,
+            max_envs=self.config.max_envs,
+            groups=self.groups(),
+            num_threads=self.config.num_threads,
+        )
+        return evaluation.run()

@@ -1,0 +1,38 @@
+"""``scheduler=pipelined``: K groups of envs in flight, so inference hides env stepping.
+
+The lanes are split into ``groups`` groups, each its own EnvPool driven with
+``send``/``recv``. While group g's members go through the backend (on CUDA, in g's own
+stream), the other groups' envs step in EnvPool's C++ threads, which run without the
+GIL. Only lanes with a live episode are sent, so the envs of finished members are not
+stepped. Same episodes, same results as the serial and threaded schedules.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from neuroplug.errors import require
+from neuroplug.schedulers.lockstep import LockstepScheduler, LockstepSchedulerConfig
+
+
+@dataclass
+class PipelinedSchedulerConfig(LockstepSchedulerConfig):
+    """Settings of the pipelined scheduler."""
+
+    num_threads: int = 0
+    """EnvPool worker threads of each group's pool; 0 means one per CPU core."""
+    groups: int = 2
+    """Groups of envs in flight (K >= 2): one in the backend while the others step."""
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        require(self.groups >= 2, "scheduler.groups", f"got {self.groups}", "an integer >= 2")
+
+
+class PipelinedScheduler(LockstepScheduler):
+    """Overlap one group's forward pass with the other groups' env steps."""
+
+    config_class = PipelinedSchedulerConfig
+
+    def groups(self) -> int:
+        return self.config.groups

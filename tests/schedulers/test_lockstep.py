@@ -1,0 +1,154 @@
+"""Every lockstep schedule plays the same episodes; lanes stay full; dead envs are not stepped."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+from neuroplug_backends.torch_backend import TorchBackend, TorchBackendConfig
+from neuroplug_schedulers.pipelined import PipelinedScheduler, PipelinedSchedulerConfig
+from neuroplug_schedulers.serial import SerialScheduler, SerialSchedulerConfig
+from neuroplug_schedulers.threaded import ThreadedScheduler, ThreadedSchedulerConfig
+
+import neuroplug.schedulers.lockstep as lockstep
+from neuroplug.api import EvaluationRequest
+from neuroplug.config.schema import EnvConfig, NetConfig
+from neuroplug.envs.make import make_spec
+from neuroplug.errors import ConfigError
+from neuroplug.nets.build import build_network
+from neuroplug.nets.policy import Policy
+from neuroplug.population import Population
+
+
+def _setup(task_id: str, members: int, max_episode_steps: int | None = None, normalize=False):
+    env = make_spec(EnvConfig(task_id=task_id, max_episode_steps=max_episode_steps))
+    network = build_network(NetConfig(hidden_sizes=[8]), env)
+    policy = Policy(network, env, normalize_observations=normalize)
+    backend = TorchBackend(TorchBackendConfig(name="torch", device="cpu"), network)
+    centre = network.initial_params(torch.Generator().manual_seed(0))
+    population = Population(
+        bases=centre.unsqueeze(0),
+        base_index=torch.zeros(members, dtype=torch.int64),
+        scale=torch.full((members,), 0.5),
+        seed=torch.arange(members, dtype=torch.int64),
+    )
+    return env, policy, backend, population
+
+
+def _schedulers(env, max_envs: int):
+    return {
+        "serial": SerialScheduler(SerialSchedulerConfig(name="serial", max_envs=max_envs), env),
+        "threaded": ThreadedScheduler(
+            ThreadedSchedulerConfig(name="threaded", max_envs=max_envs, num_threads=2), env
+        ),
+        "pipelined-2": PipelinedScheduler(
+            PipelinedSchedulerConfig(name="pipelined", max_envs=max_envs, num_threads=2), env
+        ),
+        "pipelined-3": PipelinedScheduler(
+            PipelinedSchedulerConfig(name="pipelined", max_envs=max_envs, groups=3), env
+        ),
+    }
+
+
+def _assert_identical(results: dict) -> None:
+    reference = results.pop("serial")
+    for name, result in results.items():
+        assert np.array_equal(result.returns, reference.returns), name
+        assert np.array_equal(result.lengths, reference.lengths), name
+        assert (result.env_steps, result.frames, result.forward_passes) == (
+            reference.env_steps,
+            reference.frames,
+            reference.forward_passes,
+        ), name
+        if reference.behaviours is not None:
+            assert np.array_equal(result.behaviours, reference.behaviours), name
+        if reference.obs_stats is not None:
+            assert np.array_equal(result.obs_stats.total, reference.obs_stats.total), name
+            assert np.array_equal(
+                result.obs_stats.total_squares, reference.obs_stats.total_squares
+            ), name
+
+
+@pytest.mark.parametrize(
+    ("task_id", "members", "episodes", "max_envs", "max_episode_steps", "extra"),
+    [
+        # More episodes than lanes: lanes are refilled; BCs and observation sums too.
+        ("CartPole-v1", 9, 3, 5, None, {"behaviour": "auto", "collect_obs_stats": True}),
+        # Continuous actions with exploration noise, which must not depend on step order.
+        ("Pendulum-v1", 6, 2, 4, 60, {"action_noise": 0.3}),
+        # Atari: frames, game scores and final RAM.
+        ("Pong-v5", 4, 1, 3, 20, {"behaviour": "auto"}),
+    ],
+)
+def test_all_schedulers_return_identical_results(
+    task_id, members, episodes, max_envs, max_episode_steps, extra
+):
+    env, policy, backend, population = _setup(task_id, members, max_episode_steps)
+    request = EvaluationRequest(generation=2, episodes_per_member=episodes, seed=3, **extra)
+    results = {
+        name: scheduler.evaluate(population, policy, backend, request)
+        for name, scheduler in _schedulers(env, max_envs).items()
+    }
+    assert results["serial"].episodes == members * episodes
+    assert results["serial"].forward_passes == results["serial"].env_steps
+    _assert_identical(results)
+
+
+def test_results_do_not_depend_on_thread_counts():
+    env, policy, backend, population = _setup("CartPole-v1", 7)
+    request = EvaluationRequest(generation=0, episodes_per_member=2, seed=1)
+    one = SerialScheduler(SerialSchedulerConfig(name="serial", max_envs=4, num_threads=1), env)
+    four = ThreadedScheduler(ThreadedSchedulerConfig(name="t", max_envs=4, num_threads=4), env)
+    _assert_identical(
+        {
+            "serial": one.evaluate(population, policy, backend, request),
+            "threaded": four.evaluate(population, policy, backend, request),
+        }
+    )
+
+
+class _RecordingEvaluation(lockstep.LockstepEvaluation):
+    """Records, for every send: lanes stepped, lanes in the group, whether work was pending."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.sends: list[tuple[int, int, bool]] = []
+
+    def _send(self, group, lanes, actions) -> None:
+        pending = self.next_item < len(self.ledger)
+        self.sends.append((len(lanes), len(group.lanes), pending))
+        super()._send(group, lanes, actions)
+
+
+@pytest.mark.parametrize("groups", [1, 2])
+def test_lanes_stay_full_until_the_work_runs_out_and_dead_envs_are_not_stepped(groups):
+    env, policy, backend, population = _setup("CartPole-v1", 10)
+    max_envs = 4
+    request = EvaluationRequest(generation=0, episodes_per_member=3, seed=0)
+    evaluation = _RecordingEvaluation(
+        env, population, policy, backend, request, max_envs, groups, num_threads=1
+    )
+    result = evaluation.run()
+    assert result.episodes == 30 > max_envs
+    # While items are pending, every lane of a group is stepped in every cycle.
+    for stepped, group_size, pending in evaluation.sends:
+        assert stepped == group_size or not pending
+    # Every env step is an agent step or the reset starting an episode; a lane whose work
+    # has run out is not stepped again (beyond at most one spare reset).
+    stepped = sum(count for count, _, _ in evaluation.sends)
+    assert result.env_steps + result.episodes <= stepped <= result.env_steps + 30 + max_envs
+
+
+def test_timing_breakdown_is_reported():
+    env, policy, backend, population = _setup("CartPole-v1", 4)
+    request = EvaluationRequest(generation=0, seed=0)
+    for scheduler in _schedulers(env, 2).values():
+        timings = scheduler.evaluate(population, policy, backend, request).timings
+        for phase in ("env_setup", "env", "inference", "env_idle", "overlap", "bookkeeping"):
+            assert timings[phase] >= 0.0
+        assert timings["wall"] >= timings["env"] + timings["inference"]
+
+
+def test_pipelined_needs_two_groups():
+    with pytest.raises(ConfigError, match=r"scheduler\.groups"):
+        PipelinedSchedulerConfig(name="pipelined", groups=1)
