@@ -156,7 +156,8 @@ def play(
     writer: VideoWriter | None,
     record_all: bool = False,
 ) -> Episodes:
-    """Play one episode per seed exactly as the serial scheduler evaluates one member.
+    """Play one episode per seed exactly as the schedulers evaluate one member (when the
+    episodes fit in their env slots, so each slot plays one episode from its seed).
 
     Frames of episode 0 (or of every episode, in episode order) go to ``writer``; each
     episode gives its first frame and one per step, its last included.

@@ -152,3 +152,34 @@ def test_timing_breakdown_is_reported():
 def test_pipelined_needs_two_groups():
     with pytest.raises(ConfigError, match=r"scheduler\.groups"):
         PipelinedSchedulerConfig(name="pipelined", groups=1)
+
+
+def test_training_ends_in_the_same_state_with_every_scheduler(compose, tmp_path):
+    """End to end: ES on Pendulum (action noise, observation normaliser, refilled lanes)."""
+    from neuroplug.app import run_job
+    from neuroplug.testing.resume_check import same
+    from neuroplug.training.checkpoint import load_checkpoint
+
+    states = {}
+    for name in ("serial", "threaded", "pipelined"):
+        run_dir = tmp_path / name
+        overrides = [
+            "algo=es",
+            "env=pendulum",
+            "env.max_episode_steps=50",
+            "algo.population_size=12",
+            "algo.action_noise=0.1",
+            "net.hidden_sizes=[8]",
+            f"scheduler={name}",
+            "scheduler.max_envs=5",
+            "logger=none",
+            "run.max_generations=2",
+            "run.eval_episodes=2",
+            f"run.output_dir={run_dir}",
+        ]
+        run_job(compose(overrides))
+        states[name] = load_checkpoint(run_dir)
+    assert same(states["serial"]["algorithm"], states["threaded"]["algorithm"])
+    assert same(states["serial"]["algorithm"], states["pipelined"]["algorithm"])
+    for key in ("counters", "normalizer", "last_eval"):
+        assert same(states["serial"][key], states["pipelined"][key]), key

@@ -16,6 +16,7 @@ from neuroplug.loggers.base import Logger, MultiLogger
 from neuroplug.nets.build import build_network
 from neuroplug.nets.policy import Policy
 from neuroplug.population import Population
+from neuroplug.schedulers.lockstep import LockstepScheduler
 from neuroplug.testing.resume_check import same
 from neuroplug.training.checkpoint import load_checkpoint
 from neuroplug.training.trainer import Trainer
@@ -54,7 +55,7 @@ def test_a_simulator_crash_is_retried_and_the_run_ends_as_if_nothing_happened(
 ):
     clean = tmp_path / "clean"
     run_job(compose([*TINY, "run.max_generations=3", f"run.output_dir={clean}"]))
-    real = SerialScheduler.evaluate
+    real = LockstepScheduler.evaluate
     calls = {"count": 0}
 
     def flaky(self, *args, **kwargs):
@@ -63,7 +64,7 @@ def test_a_simulator_crash_is_retried_and_the_run_ends_as_if_nothing_happened(
             raise RuntimeError("simulated EnvPool crash")
         return real(self, *args, **kwargs)
 
-    monkeypatch.setattr(SerialScheduler, "evaluate", flaky)
+    monkeypatch.setattr(LockstepScheduler, "evaluate", flaky)
     flaky_dir = tmp_path / "flaky"
     run_job(compose([*TINY, "run.max_generations=3", f"run.output_dir={flaky_dir}"]))
     left, right = load_checkpoint(clean), load_checkpoint(flaky_dir)
@@ -74,7 +75,7 @@ def test_a_simulator_crash_is_retried_and_the_run_ends_as_if_nothing_happened(
 def test_a_simulator_that_keeps_crashing_stops_the_run_with_its_checkpoint_intact(
     compose, tmp_path, monkeypatch
 ):
-    real = SerialScheduler.evaluate
+    real = LockstepScheduler.evaluate
     calls = {"count": 0}
 
     def broken_after_first(self, *args, **kwargs):
@@ -83,7 +84,7 @@ def test_a_simulator_that_keeps_crashing_stops_the_run_with_its_checkpoint_intac
             raise RuntimeError("simulated EnvPool crash")
         return real(self, *args, **kwargs)
 
-    monkeypatch.setattr(SerialScheduler, "evaluate", broken_after_first)
+    monkeypatch.setattr(LockstepScheduler, "evaluate", broken_after_first)
     with pytest.raises(
         RuntimeError,
         match=r"evaluating generation 2 failed 3 time\(s\).*checkpoint of generation 1 .* is intact",
@@ -136,7 +137,7 @@ class _Recorder(Logger):
 def test_nan_returns_are_warned_about_counted_and_the_centre_stays_finite(
     compose, tmp_path, monkeypatch
 ):
-    real = SerialScheduler.evaluate
+    real = LockstepScheduler.evaluate
 
     def poisoned(self, population, *args, **kwargs):
         result = real(self, population, *args, **kwargs)
@@ -144,7 +145,7 @@ def test_nan_returns_are_warned_about_counted_and_the_centre_stays_finite(
             result.returns[0] = np.nan  # e.g. an env or a plugin producing NaN
         return result
 
-    monkeypatch.setattr(SerialScheduler, "evaluate", poisoned)
+    monkeypatch.setattr(LockstepScheduler, "evaluate", poisoned)
     recorder = _Recorder()
     config = compose([*TINY, "run.max_generations=3", f"run.output_dir={tmp_path}"])
     trainer = Trainer(config, tmp_path, loggers=MultiLogger([recorder]))

@@ -1,0 +1,226 @@
+"""Schedulers against the simulator floor, measured side by side in one run.
+
+For each task it measures, on this machine and with the same EnvPool threads:
+
+- the **floor**: EnvPool stepping the same number of env slots with random actions
+  (a free policy), auto-resetting, no network at all;
+- every installed lockstep scheduler (serial, threaded, pipelined) evaluating one
+  ES-style population (centre + sigma * eps) with the torch backend;
+
+and prints frames/s, the ratio to the floor and pipelined/serial. Each scheduler is timed
+two ways: ``run`` is the whole evaluation, ``steady`` leaves out creating the EnvPools
+(``env_setup``: EnvPool builds its envs one after another, about 80 ms per Atari env),
+because the floor's pool is built before its clock starts.
+
+    python benchmarks/schedulers.py                      # both tasks, defaults below
+    python benchmarks/schedulers.py --tasks mlp --population 256 --out benchmarks/results/x.md
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import torch
+from neuroplug_backends.torch_backend import TorchBackend, TorchBackendConfig
+from neuroplug_schedulers.pipelined import PipelinedScheduler, PipelinedSchedulerConfig
+from neuroplug_schedulers.serial import SerialScheduler, SerialSchedulerConfig
+from neuroplug_schedulers.threaded import ThreadedScheduler, ThreadedSchedulerConfig
+
+from neuroplug.api import EvaluationRequest
+from neuroplug.config.schema import EnvConfig, NetConfig
+from neuroplug.envs.make import make_pool, make_spec
+from neuroplug.nets.build import build_network
+from neuroplug.nets.policy import Policy
+from neuroplug.population import Population
+
+
+@dataclass
+class Task:
+    """One benchmark task: an env, its network and a population size."""
+
+    name: str
+    task_id: str
+    population: int
+    max_episode_steps: int
+    hidden_sizes: tuple[int, ...] = (256, 256)
+
+
+TASKS = {
+    # The project's default MLP (256-256, as in OpenAI ES on Humanoid) ...
+    "mlp": Task("mlp", "HalfCheetah-v4", population=256, max_episode_steps=1000),
+    # ... and the 64-64 MLP common for MuJoCo locomotion.
+    "mlp64": Task("mlp64", "HalfCheetah-v4", 256, max_episode_steps=1000, hidden_sizes=(64, 64)),
+    "atari": Task("atari", "Breakout-v5", population=64, max_episode_steps=1000),
+}
+
+
+def measure_floor(spec, lanes: int, threads: int, seconds: float) -> dict[str, float]:
+    """Frames/s of EnvPool stepping ``lanes`` envs with random actions on ``threads`` threads."""
+    pool = make_pool(spec, np.arange(lanes), threads)
+    pool.reset()
+    rng = np.random.default_rng(0)
+
+    def random_actions() -> np.ndarray:
+        if spec.discrete:
+            return rng.integers(0, spec.num_actions, size=lanes).astype(np.int32)
+        return rng.uniform(spec.action_low, spec.action_high, (lanes, spec.num_actions)).astype(
+            np.float32
+        )
+
+    steps = 0
+    started = time.perf_counter()
+    while time.perf_counter() - started < seconds:
+        pool.step(random_actions())
+        steps += lanes
+    elapsed = time.perf_counter() - started
+    pool.close()
+    return {"frames_per_second": steps * spec.frame_skip / elapsed, "seconds": elapsed}
+
+
+def es_population(network, size: int, sigma: float = 0.02) -> Population:
+    """An ES population: mirrored perturbations of one centre."""
+    centre = network.initial_params(torch.Generator().manual_seed(0))
+    pairs = (size + 1) // 2
+    seeds = torch.arange(1, pairs + 1, dtype=torch.int64).repeat_interleave(2)[:size]
+    signs = torch.tensor([1.0, -1.0]).repeat(pairs)[:size]
+    return Population(
+        bases=centre.unsqueeze(0),
+        base_index=torch.zeros(size, dtype=torch.int64),
+        scale=sigma * signs,
+        seed=seeds,
+    )
+
+
+def schedulers(spec, lanes: int, threads: int, groups: int):
+    """The built-in lockstep schedulers with the same slots and threads."""
+    return {
+        "serial": SerialScheduler(SerialSchedulerConfig(name="serial", max_envs=lanes), spec),
+        "threaded": ThreadedScheduler(
+            ThreadedSchedulerConfig(name="threaded", max_envs=lanes, num_threads=threads), spec
+        ),
+        "pipelined": PipelinedScheduler(
+            PipelinedSchedulerConfig(
+                name="pipelined", max_envs=lanes, num_threads=threads, groups=groups
+            ),
+            spec,
+        ),
+    }
+
+
+def run_task(task: Task, args) -> dict:
+    """Floor and every scheduler for one task; returns the measurements."""
+    spec = make_spec(EnvConfig(task_id=task.task_id, max_episode_steps=task.max_episode_steps))
+    network = build_network(NetConfig(hidden_sizes=list(task.hidden_sizes)), spec)
+    policy = Policy(network, spec, normalize_observations=False)
+    backend = TorchBackend(
+        TorchBackendConfig(name="torch", device=args.device, num_threads=args.torch_threads),
+        network,
+    )
+    population = es_population(network, task.population)
+    lanes = min(args.max_envs, task.population)
+    floor = measure_floor(spec, lanes, args.threads, args.floor_seconds)
+    print(f"[{task.name}] {task.task_id}: {network.describe()}, population {task.population}")
+    print(f"[{task.name}] floor: {floor['frames_per_second']:,.0f} frames/s ({lanes} envs)")
+    rows = {}
+    request = EvaluationRequest(generation=0, episodes_per_member=1, seed=0)
+    for name, scheduler in schedulers(spec, lanes, args.threads, args.groups).items():
+        result = scheduler.evaluate(population, policy, backend, request)
+        timings = result.timings
+        steady = timings["wall"] - timings.get("env_setup", 0.0)
+        row = {
+            "frames": result.frames,
+            "run_frames_per_second": result.frames / timings["wall"],
+            "steady_frames_per_second": result.frames / steady,
+            **{f"seconds_{key}": value for key, value in timings.items()},
+        }
+        row["run_ratio"] = row["run_frames_per_second"] / floor["frames_per_second"]
+        row["steady_ratio"] = row["steady_frames_per_second"] / floor["frames_per_second"]
+        rows[name] = row
+        print(
+            f"[{task.name}] {name:9s} {row['steady_frames_per_second']:>10,.0f} frames/s steady "
+            f"({row['steady_ratio']:.2f}x floor), {row['run_frames_per_second']:>10,.0f} "
+            f"with env setup ({row['run_ratio']:.2f}x); env wait {timings['env']:.1f}s, "
+            f"inference {timings['inference']:.1f}s, overlap {timings['overlap']:.1f}s, "
+            f"env idle {timings['env_idle']:.1f}s, setup {timings['env_setup']:.1f}s"
+        )
+    speedup = (
+        rows["pipelined"]["steady_frames_per_second"] / rows["serial"]["steady_frames_per_second"]
+    )
+    print(f"[{task.name}] pipelined/serial (steady): {speedup:.2f}x")
+    return {
+        "task": task.__dict__,
+        "network": network.describe(),
+        "lanes": lanes,
+        "floor": floor,
+        "schedulers": rows,
+        "pipelined_over_serial": speedup,
+    }
+
+
+def describe_machine(args) -> dict:
+    """What the numbers were measured on."""
+    import envpool
+
+    info = {
+        "platform": platform.platform(),
+        "python": platform.python_version(),
+        "cpu_count": os.cpu_count(),
+        "torch": torch.__version__,
+        "envpool": envpool.__version__,
+        "device": args.device,
+        "envpool_threads": args.threads,
+        "load_average_before": os.getloadavg()[0],
+        "torch_threads": torch.get_num_threads(),
+    }
+    if torch.cuda.is_available() and args.device != "cpu":
+        info["gpu"] = torch.cuda.get_device_name()
+    return info
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument(
+        "--tasks", default="mlp,mlp64,atari", help="comma-separated: " + ", ".join(TASKS)
+    )
+    parser.add_argument("--population", type=int, default=0, help="override every task's")
+    parser.add_argument("--max-episode-steps", type=int, default=0, help="override the caps")
+    parser.add_argument("--max-envs", type=int, default=256, help="env slots (lanes)")
+    parser.add_argument("--threads", type=int, default=os.cpu_count(), help="EnvPool threads")
+    parser.add_argument(
+        "--torch-threads",
+        type=int,
+        default=1,
+        help="intra-op threads of the torch backend (1: leaves the other cores to EnvPool)",
+    )
+    parser.add_argument("--groups", type=int, default=2, help="pipelined groups")
+    parser.add_argument("--device", default="auto")
+    parser.add_argument("--floor-seconds", type=float, default=10.0)
+    parser.add_argument("--out", type=Path, help="write the measurements here (.json)")
+    args = parser.parse_args()
+    if args.torch_threads:
+        torch.set_num_threads(args.torch_threads)
+    machine = describe_machine(args)
+    print("machine:", json.dumps(machine))
+    results = {"machine": machine, "tasks": {}}
+    for name in args.tasks.split(","):
+        task = TASKS[name]
+        if args.population:
+            task.population = args.population
+        if args.max_episode_steps:
+            task.max_episode_steps = args.max_episode_steps
+        results["tasks"][name] = run_task(task, args)
+    if args.out:
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        args.out.write_text(json.dumps(results, indent=2) + "\n")
+        print(f"wrote {args.out}")
+
+
+if __name__ == "__main__":
+    main()
