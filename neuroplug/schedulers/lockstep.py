@@ -202,7 +202,11 @@ class LockstepEvaluation:
         for index in range(self.num_groups):
             lanes = np.arange(index, self.num_lanes, self.num_groups)
             pool = make_pool(self.env, seeds[lanes], self.num_threads)
-            stream = torch.cuda.Stream(self.backend.device) if on_cuda else None
+            stream = None
+            if on_cuda:
+                stream = torch.cuda.Stream(self.backend.device)
+                # The backend's load() ran on the default stream; don't read its weights early.
+                stream.wait_stream(torch.cuda.current_stream(self.backend.device))
             groups.append(_Group(lanes, pool, stream))
         return groups
 
