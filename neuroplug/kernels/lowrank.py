@@ -15,7 +15,7 @@ import triton
 import triton.language as tl
 
 from neuroplug.kernels.activation import activate
-from neuroplug.kernels.noise import noise_at
+from neuroplug.kernels.noise import noise_at, noise_rows_per_seed
 
 
 @triton.jit
@@ -39,6 +39,7 @@ def lowrank_linear_kernel(
     ACTIVATION: tl.constexpr,
     RANK: tl.constexpr,
     BLOCK_R: tl.constexpr,
+    ALIGNED: tl.constexpr,
     USE_DOT: tl.constexpr,
     BLOCK_M: tl.constexpr,
     BLOCK_N: tl.constexpr,
@@ -71,12 +72,22 @@ def lowrank_linear_kernel(
             acc += tl.dot(x, w.to(tl.float32), input_precision="ieee")
         else:
             acc += tl.sum(x[:, :, None] * w.to(tl.float32)[None, :, :], axis=1)
-        a_index = w_offset + offs_k[:, None] * RANK + offs_r[None, :]
-        factor_a = noise_at(seed[:, None, None], a_index[None, :, :])
+        if ALIGNED:
+            factor_a = noise_rows_per_seed(
+                seed[:, None, None], w_offset + offs_k * RANK, BLOCK_M, BLOCK_K, BLOCK_R
+            )
+        else:
+            a_index = w_offset + offs_k[:, None] * RANK + offs_r[None, :]
+            factor_a = noise_at(seed[:, None, None], a_index[None, :, :])
         factor_a = tl.where((mask_k[:, None] & mask_r[None, :])[None, :, :], factor_a, 0.0)
         projected += tl.sum(x[:, :, None] * factor_a, axis=1)
-    b_index = w_offset + K * RANK + offs_n[:, None] * RANK + offs_r[None, :]
-    factor_b = noise_at(seed[:, None, None], b_index[None, :, :])
+    if ALIGNED:
+        factor_b = noise_rows_per_seed(
+            seed[:, None, None], w_offset + K * RANK + offs_n * RANK, BLOCK_M, BLOCK_N, BLOCK_R
+        )
+    else:
+        b_index = w_offset + K * RANK + offs_n[:, None] * RANK + offs_r[None, :]
+        factor_b = noise_at(seed[:, None, None], b_index[None, :, :])
     factor_b = tl.where((mask_n[:, None] & mask_r[None, :])[None, :, :], factor_b, 0.0)
     correction = tl.sum(projected[:, None, :] * factor_b, axis=2)
     acc += (scale * correction_scale)[:, None] * correction
@@ -139,6 +150,8 @@ def lowrank_linear(
         ACTIVATION=activation,
         RANK=rank,
         BLOCK_R=triton.next_power_of_2(rank),
+        # A rank that is a multiple of four puts every factor row on a Philox boundary.
+        ALIGNED=w_offset % 4 == 0 and rank % 4 == 0 and triton.next_power_of_2(rank) == rank,
         USE_DOT=use_dot,
         BLOCK_M=block_m,
         BLOCK_N=block_n,

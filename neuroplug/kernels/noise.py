@@ -34,3 +34,24 @@ def noise_rows(seed, row_start, column, NUM_ROWS: tl.constexpr, NUM_COLUMNS: tl.
     # nesting lays the lanes out as n0, n1, n2, n3.
     lanes = tl.join(tl.join(n0, n2), tl.join(n1, n3))
     return tl.reshape(lanes, (NUM_ROWS, NUM_COLUMNS))
+
+
+@triton.jit
+def noise_rows_per_seed(
+    seeds,
+    row_start,
+    NUM_SEEDS: tl.constexpr,
+    NUM_ROWS: tl.constexpr,
+    NUM_COLUMNS: tl.constexpr,
+):
+    """A ``(NUM_SEEDS, NUM_ROWS, NUM_COLUMNS)`` tile: ``[s, r, c]`` is noise ``row_start[r] + c``
+    of ``seeds[s]`` (``seeds`` shaped ``(NUM_SEEDS, 1, 1)``).
+
+    The same alignment rule as :func:`noise_rows`: every ``row_start[r]`` a multiple of 4
+    and ``NUM_COLUMNS % 4 == 0``.
+    """
+    quads = tl.arange(0, NUM_COLUMNS // 4)
+    counters = row_start[:, None] // 4 + quads[None, :]
+    n0, n1, n2, n3 = tl.randn4x(seeds, counters[None, :, :])
+    lanes = tl.join(tl.join(n0, n2), tl.join(n1, n3))
+    return tl.reshape(lanes, (NUM_SEEDS, NUM_ROWS, NUM_COLUMNS))

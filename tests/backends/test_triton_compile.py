@@ -61,11 +61,11 @@ SCRIPT = textwrap.dedent(
         params_ptr="*bf16",
         x_ptr="*u8",
     )
-    for dot, block_m in [(1, 16), (0, 8), (0, 1)]:
+    for dot, block_m, aligned in [(1, 16, 1), (0, 8, 0), (0, 1, 1)]:
         compile_for_hopper(
             lowrank_linear_kernel,
-            dict(ACTIVATION=1, RANK=4, BLOCK_R=4, USE_DOT=dot, BLOCK_M=block_m, BLOCK_N=64,
-                 BLOCK_K=32),
+            dict(ACTIVATION=1, RANK=4, BLOCK_R=4, ALIGNED=aligned, USE_DOT=dot,
+                 BLOCK_M=block_m, BLOCK_N=64, BLOCK_K=32),
         )
     for perturb, aligned in [(1, 1), (1, 0), (0, 0)]:
         compile_for_hopper(

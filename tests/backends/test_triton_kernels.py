@@ -154,7 +154,7 @@ def test_identical_seeds_give_identical_members_and_other_seeds_do_not():
     assert not torch.allclose(out[0], out[2])
 
 
-@pytest.mark.parametrize(("num_bases", "rows_alive", "rank"), [(1, 18, 2), (2, 4, 3)])
+@pytest.mark.parametrize(("num_bases", "rows_alive", "rank"), [(1, 18, 2), (2, 4, 3), (1, 5, 4)])
 def test_lowrank_linear_matches_the_lowrank_perturbation(num_bases, rows_alive, rank):
     fan_in, fan_out, w_offset = 12, 10, 4
     b_offset = w_offset + fan_in * fan_out
