@@ -139,8 +139,10 @@ class TritonBackend(Backend):
         else:
             self._params = population.bases.to(device, torch.float32).contiguous()
             self._base_index = population.base_index.to(device, torch.int64)
-            self._perturb = True
-            self._lowrank = population.lowrank
+            # Populations of bases only (the trainer's evaluations, a GA's elites alone)
+            # skip the noise generation; the check reads the CPU scales once per load.
+            self._perturb = bool((population.scale != 0).any())
+            self._lowrank = population.lowrank if self._perturb else None
         self._one_base = len(population.bases) == 1
 
     @torch.no_grad()

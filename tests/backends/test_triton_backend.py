@@ -173,3 +173,13 @@ def test_triton_run_without_gpu_or_interpreter_stops_with_the_fallback(tmp_path)
     assert "backend=triton needs a CUDA GPU" in done.stderr
     assert "backend=torch" in done.stderr
     assert not (tmp_path / "checkpoints").exists()
+
+
+def test_noise_mode_runs_unperturbed_populations_as_their_bases():
+    network = MLP(3, [8], 2, "elu")
+    members = torch.randn(4, network.num_params)
+    reference, triton = _both(network, Population.dense(members), mode="noise")
+    alive = torch.tensor([3, 1])
+    observations = torch.randn(2, 3)
+    expected = reference.forward(alive, observations)
+    torch.testing.assert_close(triton.forward(alive, observations).cpu(), expected, **TOLERANCE)
