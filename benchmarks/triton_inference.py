@@ -179,26 +179,34 @@ def measure(name, network, sizes, alive_fraction, lowrank, device, bandwidth, re
         shared = shared_forward(network, plain.bases[0].to(device))
         shared_seconds = timed(partial(shared, observations), device, repeats)
         floor32 = alive * weight_bytes / bandwidth
-        backends = [
-            ("torch", TorchBackend(TorchBackendConfig(device=str(device), max_materialized_mb=2**40), network), plain, floor32),
-            ("triton noise", TritonBackend(TritonBackendConfig(device=str(device), mode="noise"), network), plain, floor32),
-            ("triton dense fp32", TritonBackend(TritonBackendConfig(device=str(device), mode="dense"), network), plain, floor32),
-            ("triton dense bf16", TritonBackend(TritonBackendConfig(device=str(device), mode="dense", dense_dtype="bfloat16"), network), plain, floor32 / 2),
-            ("triton lowrank", TritonBackend(TritonBackendConfig(device=str(device), mode="noise"), network), population(network, size, lowrank), floor32),
+        where = str(device)
+        # Backends are built one at a time: materialised populations of the big sizes do
+        # not fit in GPU memory side by side.
+        modes = [
+            ("torch", TorchBackend, TorchBackendConfig(device=where, max_materialized_mb=2**40), plain, floor32),
+            ("triton noise", TritonBackend, TritonBackendConfig(device=where, mode="noise"), plain, floor32),
+            ("triton dense fp32", TritonBackend, TritonBackendConfig(device=where, mode="dense"), plain, floor32),
+            ("triton dense bf16", TritonBackend, TritonBackendConfig(device=where, mode="dense", dense_dtype="bfloat16"), plain, floor32 / 2),
+            ("triton lowrank", TritonBackend, TritonBackendConfig(device=where, mode="noise"), population(network, size, lowrank), floor32),
         ]  # fmt: skip
         reference = None  # the torch backend's outputs, to check each mode computes the same
-        for mode, backend, members_of, floor in backends:
-            backend.load(members_of)
-            outputs = backend.forward(members, observations).float()
-            if reference is None:
-                reference = outputs
+        for mode, backend_class, config, members_of, floor in modes:
+            try:
+                backend = backend_class(config, network)
+                backend.load(members_of)
+                outputs = backend.forward(members, observations).float()
+                seconds = timed(partial(backend.forward, members, observations), device, repeats)
+            except torch.cuda.OutOfMemoryError:
+                print(f"{name}  {size:,}  {mode}: out of GPU memory, skipped", flush=True)
+                continue
+            finally:
+                backend = None
+                if device.type == "cuda":
+                    torch.cuda.empty_cache()
+            reference = outputs if reference is None else reference
             difference = float((outputs - reference).abs().max())
-            seconds = timed(partial(backend.forward, members, observations), device, repeats)
             rows.append(Row(name, size, alive, mode, seconds, floor, shared_seconds, difference))
             print("  ".join(rows[-1].cells()), flush=True)
-            del backend
-            if device.type == "cuda":
-                torch.cuda.empty_cache()
     return rows
 
 

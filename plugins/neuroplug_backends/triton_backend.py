@@ -33,6 +33,7 @@ from neuroplug.population import Population
 
 MODES = ("noise", "dense")
 DENSE_DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16}
+_MATERIALIZE_CHUNK_BYTES = 1 << 30
 
 
 @dataclass
@@ -131,8 +132,7 @@ class TritonBackend(Backend):
         self._scale = population.scale.to(device, torch.float32)
         self._seed = population.seed.to(device, torch.int64)
         if self.config.mode == "dense":
-            dtype = DENSE_DTYPES[self.config.dense_dtype]
-            self._params = population.materialize(device=device, dtype=dtype)
+            self._params = self._materialize(population)
             self._base_index = torch.arange(len(population), dtype=torch.int64, device=device)
             self._perturb = False
             self._lowrank = None
@@ -144,6 +144,20 @@ class TritonBackend(Backend):
             self._perturb = bool((population.scale != 0).any())
             self._lowrank = population.lowrank if self._perturb else None
         self._one_base = len(population.bases) == 1
+
+    def _materialize(self, population: Population) -> torch.Tensor:
+        """All members as a ``(P, D)`` matrix of ``dense_dtype``, built a chunk at a time so
+        the float32 temporaries stay near ``_MATERIALIZE_CHUNK_BYTES`` however big P is."""
+        size, num_params = len(population), population.num_params
+        params = torch.empty(
+            (size, num_params), dtype=DENSE_DTYPES[self.config.dense_dtype], device=self._device
+        )
+        step = max(1, _MATERIALIZE_CHUNK_BYTES // (4 * num_params))
+        on_device = population.to(self._device)
+        for start in range(0, size, step):
+            chunk = torch.arange(start, min(size, start + step), dtype=torch.int64)
+            params[start : start + len(chunk)] = on_device.materialize(chunk)
+        return params
 
     @torch.no_grad()
     def forward(self, members: torch.Tensor, observations: torch.Tensor) -> torch.Tensor:

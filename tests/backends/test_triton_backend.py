@@ -183,3 +183,16 @@ def test_noise_mode_runs_unperturbed_populations_as_their_bases():
     observations = torch.randn(2, 3)
     expected = reference.forward(alive, observations)
     torch.testing.assert_close(triton.forward(alive, observations).cpu(), expected, **TOLERANCE)
+
+
+def test_dense_mode_materialises_big_populations_a_chunk_at_a_time(monkeypatch):
+    import neuroplug_backends.triton_backend as triton_backend
+
+    network = MLP(3, [4], 2, "tanh")
+    monkeypatch.setattr(triton_backend, "_MATERIALIZE_CHUNK_BYTES", 2 * 4 * network.num_params)
+    population = _population(network, size=5)  # chunks of 2, 2 and 1 members
+    reference, triton = _both(network, population, mode="dense")
+    alive = torch.tensor([4, 2, 0])
+    observations = torch.randn(3, 3)
+    expected = reference.forward(alive, observations)
+    torch.testing.assert_close(triton.forward(alive, observations).cpu(), expected, **TOLERANCE)
