@@ -79,9 +79,11 @@ def test_mlp_matches_the_torch_backend_on_alive_members(config, lowrank_rank, nu
     torch.testing.assert_close(triton.forward(alive, observations).cpu(), expected, **TOLERANCE)
 
 
-def test_several_observations_per_member_give_one_output_each():
+@pytest.mark.parametrize("lowrank_rank", [0, 2])
+def test_several_observations_per_member_give_one_output_each(lowrank_rank):
     network = MLP(4, [8], 2, "relu")
-    population = _population(network)
+    lowrank = lowrank_for(network.layout, lowrank_rank, 16) if lowrank_rank else None
+    population = _population(network, num_bases=1, lowrank=lowrank)
     reference, triton = _both(network, population)
     alive = torch.tensor([1, 4])
     observations = torch.randn(2, 3, 4)  # three observations for each alive member
