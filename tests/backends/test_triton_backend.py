@@ -198,3 +198,12 @@ def test_dense_mode_materialises_big_populations_a_chunk_at_a_time(monkeypatch):
     observations = torch.randn(3, 3)
     expected = reference.forward(alive, observations)
     torch.testing.assert_close(triton.forward(alive, observations).cpu(), expected, **TOLERANCE)
+
+
+def test_backend_triton_is_found_through_its_entry_point(compose):
+    from neuroplug import registry
+
+    assert registry.load("backends", "triton") is TritonBackend
+    config = compose(["backend=triton", "backend.mode=dense", "backend.dense_dtype=bfloat16"])
+    assert (config.backend.name, config.backend.mode) == ("triton", "dense")
+    assert config.backend.dense_dtype == "bfloat16"
