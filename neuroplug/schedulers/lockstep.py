@@ -199,8 +199,9 @@ class LockstepEvaluation:
         seeds = lane_seeds(self.request, self.ledger, self.num_lanes)
         on_cuda = self.backend.device.type == "cuda"
         groups = []
-        for index in range(self.num_groups):
-            lanes = np.arange(index, self.num_lanes, self.num_groups)
+        # Consecutive lanes per group: lanes start on consecutive members, so a group's
+        # members are a run whose weights a backend can use in place.
+        for lanes in np.array_split(np.arange(self.num_lanes), self.num_groups):
             pool = make_pool(self.env, seeds[lanes], self.num_threads)
             stream = None
             if on_cuda:

@@ -84,10 +84,23 @@ class TorchBackend(Backend):
             raise RuntimeError("TorchBackend.forward called before load(population)")
         if self._params is None:
             params = self._population.materialize(members, device=self._device)
-        elif len(members) == len(self._params) and bool(
-            (members.cpu() == torch.arange(len(members))).all()
-        ):
-            params = self._params  # everyone alive: no gather
-        else:
-            params = self._params[members.to(self._device)]
+            return self.network.forward_population(params, observations)
+        members = members.cpu()
+        if len(members) == 0:
+            return self.network.forward_population(self._params[:0], observations)
+        first, last = int(members.min()), int(members.max())
+        span = last - first + 1
+        if span == len(members) and bool((members == torch.arange(first, last + 1)).all()):
+            # A run of consecutive members (everyone, or a pipelined group): a view, no copy.
+            return self.network.forward_population(self._params[first : last + 1], observations)
+        if span <= 2 * len(members) and len(torch.unique(members)) == len(members):
+            # Mostly alive: computing the dead members of the run costs fewer bytes than
+            # copying the alive members' weights out (a gather reads and writes them all).
+            # (Not with repeats: a member playing two episodes at once needs two rows.)
+            inputs = observations.new_zeros((span, *observations.shape[1:]))
+            rows = (members - first).to(self._device)
+            inputs[rows] = observations
+            outputs = self.network.forward_population(self._params[first : last + 1], inputs)
+            return outputs[rows]
+        params = self._params[members.to(self._device)]
         return self.network.forward_population(params, observations)

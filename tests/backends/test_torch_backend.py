@@ -54,3 +54,24 @@ def test_cuda_request_without_gpu_names_the_field():
 
     with pytest.raises(ConfigError, match="backend.device"):
         TorchBackend(TorchBackendConfig(name="torch", device="cuda"), MLP(2, [2], 2, "tanh"))
+
+
+def test_any_subset_of_members_gives_the_rows_of_the_full_forward():
+    """Runs, sparse subsets, unsorted and repeated members: every path agrees bit for bit."""
+    network = MLP(4, [8], 2, "tanh")
+    population = Population(
+        bases=network.initial_params(torch.Generator().manual_seed(0)).unsqueeze(0),
+        base_index=torch.zeros(12, dtype=torch.int64),
+        scale=torch.full((12,), 0.1),
+        seed=torch.arange(12),
+    )
+    backend = TorchBackend(TorchBackendConfig(name="torch", device="cpu"), network)
+    backend.load(population)
+    observations = torch.randn(12, 4)
+    full = backend.forward(torch.arange(12), observations)
+    for members in ([3, 4, 5], [5, 3, 4], [2, 4, 5, 7], [7, 2, 2, 5], [0, 11], [6, 6]):
+        members = torch.tensor(members)
+        inputs = torch.randn(len(members), 4)
+        expected = network.forward_population(population.materialize(members), inputs)
+        assert torch.equal(backend.forward(members, inputs), expected), members
+        assert torch.equal(backend.forward(members, observations[members]), full[members])
