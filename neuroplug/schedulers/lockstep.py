@@ -25,6 +25,7 @@ by (episode, step), so it does not depend on the order of steps either.
 
 from __future__ import annotations
 
+import os
 import time
 from contextlib import nullcontext
 from dataclasses import dataclass
@@ -147,7 +148,10 @@ class LockstepEvaluation:
         self.population = population
         self.num_lanes = min(max_envs, len(self.ledger))
         self.num_groups = max(1, min(groups, self.num_lanes))
-        self.num_threads = num_threads
+        # The threads are shared out between the groups' pools: one pool per core-share
+        # keeps the envs from fighting each other (and the backend) for the same cores.
+        total_threads = num_threads or os.cpu_count() or 1
+        self.threads_per_pool = max(1, total_threads // self.num_groups)
         self.lane_item = np.full(self.num_lanes, NO_ITEM, dtype=np.int64)
         self.resetting = np.zeros(self.num_lanes, dtype=bool)
         self.next_item = 0
@@ -202,7 +206,7 @@ class LockstepEvaluation:
         # Consecutive lanes per group: lanes start on consecutive members, so a group's
         # members are a run whose weights a backend can use in place.
         for lanes in np.array_split(np.arange(self.num_lanes), self.num_groups):
-            pool = make_pool(self.env, seeds[lanes], self.num_threads)
+            pool = make_pool(self.env, seeds[lanes], self.threads_per_pool)
             stream = None
             if on_cuda:
                 stream = torch.cuda.Stream(self.backend.device)

@@ -20,7 +20,8 @@ class PipelinedSchedulerConfig(LockstepSchedulerConfig):
     """Settings of the pipelined scheduler."""
 
     num_threads: int = 0
-    """EnvPool worker threads of each group's pool; 0 means one per CPU core."""
+    """EnvPool worker threads in all, shared out between the groups' pools; 0 means one
+    per CPU core."""
     groups: int = 2
     """Groups of envs in flight (K >= 2): one in the backend while the others step."""
 
