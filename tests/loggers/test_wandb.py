@@ -60,7 +60,7 @@ def test_every_valid_multirun_job_is_one_run_in_the_sweeps_group(sweep):
     assert {run.group for run in runs.values()} == {"sweep-2026-01-02_03-04-05"}
     assert sorted(run.config["algo"]["sigma"] for run in runs.values()) == [0.01, 0.02]
     for run in runs.values():
-        assert {"algo=es", "env=cartpole", "backend=torch", "scheduler=serial"} <= set(run.tags)
+        assert {"algo=es", "env=cartpole", "backend=torch", "scheduler=threaded"} <= set(run.tags)
         assert run.config["env"]["task_id"] == "CartPole-v1"
         assert run.exit_code == 0
         assert {"checkpoint", "model"} <= set(run.artifact_types)
