@@ -36,6 +36,7 @@ from neuroplug_schedulers.threaded import ThreadedScheduler, ThreadedSchedulerCo
 from neuroplug.api import EvaluationRequest
 from neuroplug.config.schema import EnvConfig, NetConfig
 from neuroplug.envs.make import make_pool, make_spec
+from neuroplug.lowrank import lowrank_for
 from neuroplug.nets.build import build_network
 from neuroplug.nets.policy import Policy
 from neuroplug.population import Population
@@ -50,6 +51,9 @@ class Task:
     population: int
     max_episode_steps: int
     hidden_sizes: tuple[int, ...] = (256, 256)
+    rank: int = 0
+    """Low-rank (EGGROLL) perturbations of this rank for matrices of >= 65,536 entries;
+    0 perturbs every parameter with full-rank noise."""
 
 
 TASKS = {
@@ -57,6 +61,9 @@ TASKS = {
     "mlp": Task("mlp", "HalfCheetah-v4", population=256, max_episode_steps=1000),
     # ... and the 64-64 MLP common for MuJoCo locomotion.
     "mlp64": Task("mlp64", "HalfCheetah-v4", 256, max_episode_steps=1000, hidden_sizes=(64, 64)),
+    # ... and the 256-256 MLP under rank-4 perturbations of its 256x256 matrix (ES with
+    # algo.perturbation=lowrank), which the torch backend runs factored.
+    "mlp-lowrank": Task("mlp-lowrank", "HalfCheetah-v4", 256, max_episode_steps=1000, rank=4),
     "atari": Task("atari", "Breakout-v5", population=64, max_episode_steps=1000),
 }
 
@@ -84,8 +91,8 @@ def measure_floor(spec, lanes: int, threads: int, seconds: float) -> dict[str, f
     return {"frames_per_second": steps * spec.frame_skip / elapsed, "seconds": elapsed}
 
 
-def es_population(network, size: int, sigma: float = 0.02) -> Population:
-    """An ES population: mirrored perturbations of one centre."""
+def es_population(network, size: int, sigma: float = 0.02, rank: int = 0) -> Population:
+    """An ES population: mirrored perturbations of one centre (low-rank if ``rank``)."""
     centre = network.initial_params(torch.Generator().manual_seed(0))
     pairs = (size + 1) // 2
     seeds = torch.arange(1, pairs + 1, dtype=torch.int64).repeat_interleave(2)[:size]
@@ -95,6 +102,7 @@ def es_population(network, size: int, sigma: float = 0.02) -> Population:
         base_index=torch.zeros(size, dtype=torch.int64),
         scale=sigma * signs,
         seed=seeds,
+        lowrank=lowrank_for(network.layout, rank, 65536) if rank else None,
     )
 
 
@@ -123,10 +131,14 @@ def run_task(task: Task, args) -> dict:
         TorchBackendConfig(name="torch", device=args.device, num_threads=args.torch_threads),
         network,
     )
-    population = es_population(network, task.population)
+    population = es_population(network, task.population, rank=task.rank)
     lanes = min(args.max_envs, task.population)
     floor = measure_floor(spec, lanes, args.threads, args.floor_seconds)
-    print(f"[{task.name}] {task.task_id}: {network.describe()}, population {task.population}")
+    perturbation = f"rank-{task.rank} perturbations" if task.rank else "full-rank noise"
+    print(
+        f"[{task.name}] {task.task_id}: {network.describe()}, population {task.population}, "
+        f"{perturbation}"
+    )
     print(f"[{task.name}] floor: {floor['frames_per_second']:,.0f} frames/s ({lanes} envs)")
     rows = {}
     request = EvaluationRequest(generation=0, episodes_per_member=1, seed=0)
@@ -187,7 +199,9 @@ def describe_machine(args) -> dict:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
-        "--tasks", default="mlp,mlp64,atari", help="comma-separated: " + ", ".join(TASKS)
+        "--tasks",
+        default="mlp,mlp64,mlp-lowrank,atari",
+        help="comma-separated: " + ", ".join(TASKS),
     )
     parser.add_argument("--population", type=int, default=0, help="override every task's")
     parser.add_argument("--max-episode-steps", type=int, default=0, help="override the caps")

@@ -3,7 +3,8 @@
 Members are materialised once per evaluation (``bases[b] + scale * eps(seed)``) when they
 fit ``max_materialized_mb``; bigger populations rebuild just the alive members' weights
 in each forward call, trading compute for memory. Either way only the members whose
-episodes are alive are computed.
+episodes are alive are computed. Low-rank MLP populations keep their low-rank factors
+apart (:mod:`neuroplug_backends.torch_lowrank`).
 """
 
 from __future__ import annotations
@@ -14,8 +15,10 @@ import torch
 
 from neuroplug.api import Backend, BackendConfig
 from neuroplug.errors import ConfigError, require
+from neuroplug.nets.mlp import MLP
 from neuroplug.nets.network import Network
 from neuroplug.population import Population
+from neuroplug_backends.torch_lowrank import FactoredLowRankMLP
 
 
 @dataclass
@@ -65,6 +68,7 @@ class TorchBackend(Backend):
             torch.set_num_threads(config.num_threads)
         self._population: Population | None = None
         self._params: torch.Tensor | None = None
+        self._factored: FactoredLowRankMLP | None = None
 
     @property
     def device(self) -> torch.device:
@@ -77,6 +81,17 @@ class TorchBackend(Backend):
             self._params = self._population.materialize(device=self._device)
         else:
             self._params = None
+        self._factored = None
+        lowrank = population.lowrank
+        if (
+            self._params is not None
+            and lowrank is not None
+            and lowrank.matrices
+            and isinstance(self.network, MLP)
+        ):
+            # Low-rank matrices stay factored: a member reads rank x (rows + cols) numbers
+            # of them per step instead of rows x cols.
+            self._factored = FactoredLowRankMLP(self.network, self._population, self._params)
 
     @torch.no_grad()
     def forward(self, members: torch.Tensor, observations: torch.Tensor) -> torch.Tensor:
@@ -85,6 +100,8 @@ class TorchBackend(Backend):
         if self._params is None:
             params = self._population.materialize(members, device=self._device)
             return self.network.forward_population(params, observations)
+        if self._factored is not None:
+            return self._factored.forward(members, observations)
         members = members.cpu()
         if len(members) == 0:
             return self.network.forward_population(self._params[:0], observations)

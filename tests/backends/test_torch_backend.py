@@ -75,3 +75,32 @@ def test_any_subset_of_members_gives_the_rows_of_the_full_forward():
         expected = network.forward_population(population.materialize(members), inputs)
         assert torch.equal(backend.forward(members, inputs), expected), members
         assert torch.equal(backend.forward(members, observations[members]), full[members])
+
+
+@pytest.mark.parametrize("bases", [1, 2])
+def test_lowrank_populations_run_factored_and_match_their_materialised_members(bases):
+    from neuroplug.lowrank import lowrank_for
+
+    network = MLP(5, [24, 20], 3, "tanh")
+    lowrank = lowrank_for(network.layout, rank=2, min_size=400)
+    assert [matrix.offset for matrix in lowrank.matrices] == [network.layout.slots["w1"].offset]
+    generator = torch.Generator().manual_seed(1)
+    population = Population(
+        bases=torch.stack([network.initial_params(generator) for _ in range(bases)]),
+        base_index=torch.arange(10) % bases,
+        scale=torch.tensor([0.0, 0.5, -0.5, 0.5, -0.5, 0.2, -0.2, 1.0, -1.0, 0.3]),
+        seed=torch.tensor([0, 1, 1, 2, 2, 3, 3, 4, 4, 5]),
+        lowrank=lowrank,
+    )
+    backend = TorchBackend(TorchBackendConfig(name="torch", device="cpu"), network)
+    backend.load(population)
+    assert backend._factored is not None
+    observations = torch.randn(10, 5)
+    full = backend.forward(torch.arange(10), observations)
+    for members in ([0, 1, 2], [9, 3, 3, 7], list(range(10))):
+        members = torch.tensor(members)
+        inputs = torch.randn(len(members), 5)
+        expected = network.forward_population(population.materialize(members), inputs)
+        torch.testing.assert_close(backend.forward(members, inputs), expected)
+        # A member's outputs do not depend on who else is in the batch.
+        assert torch.equal(backend.forward(members, observations[members]), full[members])
