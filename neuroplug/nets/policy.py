@@ -35,18 +35,9 @@ class Policy:
             observations = observations.astype(np.float32, copy=False)
         return torch.from_numpy(np.ascontiguousarray(observations)).to(device)
 
-    def actions(
-        self, outputs: torch.Tensor, rng: np.random.Generator | None = None, noise_std: float = 0.0
-    ) -> np.ndarray:
-        """Env actions for network outputs ``(n, out)``."""
-        if self.env.discrete:
-            return outputs.argmax(dim=1).to(torch.int32).cpu().numpy()
-        unit = torch.tanh(outputs).float().cpu().numpy()
-        low, high = self.env.action_low, self.env.action_high
-        actions = low + (unit + 1.0) * 0.5 * (high - low)
-        if noise_std > 0 and rng is not None:
-            actions = actions + noise_std * rng.standard_normal(actions.shape).astype(np.float32)
-        return np.clip(actions, low, high).astype(np.float32)
+    def actions(self, outputs: torch.Tensor) -> np.ndarray:
+        """Env actions for network outputs ``(n, out)``, without exploration noise."""
+        return self.act(outputs)[0]
 
     def act(
         self, outputs: torch.Tensor, noise: np.ndarray | None = None

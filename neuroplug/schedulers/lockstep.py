@@ -2,7 +2,7 @@
 
 An evaluation plays ``P x E`` episodes (*work items*, see :mod:`neuroplug.episodes`) in
 ``L = min(max_envs, P x E)`` EnvPool slots called *lanes*. Lanes are split into ``K``
-groups (lane ``l`` is in group ``l % K``), one EnvPool per group, stepped with
+groups of consecutive lanes, one EnvPool per group, stepped with
 ``send``/``recv`` and only for the lanes that have work, so the envs of finished
 episodes are never stepped. Time goes in *cycles*: in each cycle every busy group
 receives one step, runs the forward pass of its alive members, and sends their actions.
@@ -292,7 +292,7 @@ class LockstepEvaluation:
         return self.request.action_noise * normals.numpy()
 
     def _send(self, group: _Group, lanes: np.ndarray, actions: np.ndarray) -> None:
-        local = np.searchsorted(group.lanes, lanes).astype(np.int32)
+        local = (lanes - group.lanes[0]).astype(np.int32)  # a group is a run of lanes
         with self.ledger.timing("env"):
             group.pool.send(actions, local)
             group.in_flight = True

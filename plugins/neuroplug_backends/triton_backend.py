@@ -30,6 +30,7 @@ from neuroplug.nets.mlp import MLP
 from neuroplug.nets.nature_cnn import CONV_LAYERS, NatureCNN
 from neuroplug.nets.network import Network
 from neuroplug.population import Population
+from neuroplug_backends.torch_backend import resolve_device
 
 MODES = ("noise", "dense")
 DENSE_DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16}
@@ -77,14 +78,7 @@ def triton_device(name: str) -> torch.device:
         raise ConfigError(
             "backend", "backend=triton needs a CUDA GPU and none is visible", fallback
         )
-    if name in ("auto", "cuda"):
-        return torch.device("cuda")
-    try:
-        device = torch.device(name)
-    except RuntimeError as error:
-        raise ConfigError(
-            "backend.device", f"{name!r} is not a device", "auto, cuda, cuda:N"
-        ) from error
+    device = resolve_device(name)  # a GPU is visible, so auto means CUDA
     require(
         device.type == "cuda",
         "backend.device",
