@@ -33,7 +33,7 @@ import torch
 from neuroplug_algorithms.ga import DeepGA, GAConfig
 
 import neuroplug
-from neuroplug.api import EvaluationResult
+from neuroplug.api import AlgorithmContext, EvaluationResult
 from neuroplug.nets.nature_cnn import NatureCNN
 
 RESULT = Path(__file__).resolve().parent / "results" / "ga_checkpoint_size.md"
@@ -91,19 +91,14 @@ def main() -> None:
 
     network = NatureCNN((4, 84, 84), 18, "valid")
     config = GAConfig(population_size=args.population)
-    ga = DeepGA(
-        config,
-        network.initial_params(torch.Generator().manual_seed(args.seed)),
-        args.seed,
-        initializer=lambda seed: network.initial_params(torch.Generator().manual_seed(seed)),
-    )
+    ga = DeepGA(config, AlgorithmContext.for_network(network, args.seed))
     started = time.perf_counter()
     sizes = evolve(ga, args.generations, args.seed)
     evolve_seconds = time.perf_counter() - started
 
     state = ga.state_dict()
     started = time.perf_counter()
-    resumed = DeepGA(config, torch.zeros(network.num_params), args.seed + 1, ga.initializer)
+    resumed = DeepGA(config, AlgorithmContext.for_network(network, args.seed + 1))
     resumed.load_state_dict(torch.load(io.BytesIO(serialise(state)), weights_only=False))
     load_seconds = time.perf_counter() - started
     identical = all(

@@ -163,7 +163,7 @@ def shared_forward(network, params: torch.Tensor) -> Callable[[torch.Tensor], to
 def measure(name, network, sizes, alive_fraction, lowrank, device, bandwidth, repeats) -> list[Row]:
     """Time every mode for each population size of one network."""
     from neuroplug_backends.torch_backend import TorchBackend, TorchBackendConfig
-    from neuroplug_backends.triton_backend import TritonBackend, TritonBackendConfig
+    from neuroplug_triton.backend import TritonBackend, TritonBackendConfig
 
     rows: list[Row] = []
     weight_bytes = network.num_params * 4

@@ -2,18 +2,57 @@
 
 A generation flows through three plugin kinds::
 
-    population = algorithm.ask()                                   # Algorithm
-    backend.load(population)                                       # Backend
+    population = algorithm.ask()                                       # Algorithm
+    backend.load(population)                                           # Backend
     result = scheduler.evaluate(population, policy, backend, request)  # Scheduler
     algorithm.tell(population, result)
 
-Each kind is an entry-point group (``neuroplug.algorithms``, ``neuroplug.backends``,
-``neuroplug.schedulers``); the entry point names a class that subclasses the matching base
-below and sets ``config_class`` to a dataclass deriving from the matching config base. The
-dataclass is the plugin's Hydra schema: neuroplug stores it in Hydra's ConfigStore under
-the plugin's group (``algo``, ``backend``, ``scheduler``), so ``algo=<name>`` works as soon
-as the package is installed. Validate values in ``__post_init__`` and raise
-:class:`neuroplug.errors.ConfigError` naming the field.
+How a plugin is found
+    Each kind is an entry-point group (``neuroplug.algorithms``, ``neuroplug.backends``,
+    ``neuroplug.schedulers``; :data:`neuroplug.registry.KINDS` is the table). The entry
+    point names a class that subclasses the matching base below and sets
+    ``config_class`` to a dataclass deriving from the matching config base. That dataclass
+    is the plugin's Hydra schema and its defaults: neuroplug stores it in Hydra's
+    ConfigStore under the plugin's group (``algo``, ``backend``, ``scheduler``), so
+    ``algo=<name>`` works as soon as the package is installed, and every field is a
+    setting (``algo.<field>=...``). Give each field a one-line docstring.
+
+Errors
+    Check values in the config's ``__post_init__`` with
+    ``neuroplug.errors.require(condition, "algo.field", problem, allowed)``; it raises
+    :class:`neuroplug.errors.ConfigError`, which reaches the user as one line naming the
+    field and what is allowed, before any environment starts. Raise
+    :class:`neuroplug.errors.ConfigError` the same way for a setting that does not fit the
+    network or env you are given (in ``__init__``). Anything else you raise during an
+    evaluation is treated as a crash: the trainer retries it with the same seeds.
+
+Writing an algorithm
+    Subclass :class:`neuroplug.algorithms.EvolutionAlgorithm` (it implements the
+    bookkeeping of :class:`Algorithm` for you) and write its hooks:
+
+    - ``_ask() -> Population``: the next population. Draw seeds with
+      ``self.draw_seeds(n)`` (from ``self.rng``, a checkpointed ``numpy`` Generator);
+      fresh networks with ``self.context.fresh_population(seeds)``; the parameter count
+      is ``self.num_params``; the architecture (for layer shapes) ``self.context.network``.
+    - ``_tell(population, fitness, result) -> dict[str, float]``: learn from the finite
+      ``(P,)`` fitness (NaN/inf already replaced by the worst). The stats you return are
+      logged as ``algo/<key>``. Call ``self.continue_generation()`` to ask for another
+      round in the same generation (the GA re-evaluates its elite candidates that way);
+      otherwise the generation ends when ``_tell`` returns.
+    - ``_state() -> dict`` / ``_load_state(dict)``: your own state, as tensors, numpy
+      arrays and plain Python values (the RNG, generation and best-so-far are the base's).
+    - ``policy_params() -> torch.Tensor``: the ``(D,)`` float32 CPU tensor to deploy, in
+      the network's flat layout (:class:`neuroplug.nets.layout.ParameterLayout`).
+
+    Check it with :func:`neuroplug.testing.check_algorithm_contract`.
+
+What a Population costs
+    A :class:`~neuroplug.population.Population` describes member i as
+    ``bases[b_i] + scale_i * (sigma[b_i] ⊙ eps(seed_i))``: ``B x D`` floats for the bases
+    (and ``sigma``, if given) plus a few numbers per member. ES is one base; a diagonal
+    Gaussian (SNES, CEM) is one base with a ``sigma`` vector; fresh init draws are seeds.
+    ``Population.dense(members)`` (every member its own base) costs ``P x D`` floats: use
+    it only when members really are arbitrary vectors.
 """
 
 from __future__ import annotations
@@ -25,7 +64,8 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
-from neuroplug.errors import require
+from neuroplug.errors import PluginError, require
+from neuroplug.nets.normalizer import ObservationStats
 
 if TYPE_CHECKING:
     import torch
@@ -131,15 +171,6 @@ class EvaluationRequest:
 
 
 @dataclass
-class ObservationStats:
-    """Sums over a batch of observations, to update a running normaliser."""
-
-    total: np.ndarray
-    total_squares: np.ndarray
-    count: int
-
-
-@dataclass
 class EvaluationResult:
     """What a scheduler returns: per-episode scores and honest counters."""
 
@@ -174,38 +205,94 @@ class EvaluationResult:
 # --------------------------------------------------------------------------- plugins
 
 
+@dataclass(frozen=True)
+class AlgorithmContext:
+    """Everything an algorithm is built from besides its config (one object, so the
+    contract can grow without changing every plugin's constructor)."""
+
+    network: Network
+    """The run's network: its layout (``network.layout``) and size (``num_params``)."""
+    initial_params: torch.Tensor
+    """``(D,)`` float32: the network initialised from the run seed (ES starts here)."""
+    seed: int
+    """The run seed; seed your RNGs from it (the base class does)."""
+    initializer: Callable[[int], torch.Tensor]
+    """Maps a seed to a fresh ``(D,)`` float32 draw from the network's initialisation
+    distribution; picklable, so a population of fresh draws travels as seeds."""
+
+    @property
+    def num_params(self) -> int:
+        """Parameters per member (D)."""
+        return int(self.initial_params.numel())
+
+    @classmethod
+    def for_network(cls, network: Network, seed: int) -> AlgorithmContext:
+        """The context of a run: ``network`` initialised from ``seed``."""
+        from neuroplug.nets.network import SeededInitializer
+
+        initializer = SeededInitializer(network)
+        return cls(network, initializer(seed), seed, initializer)
+
+    def fresh_params(self, seed: int) -> torch.Tensor:
+        """A new ``(D,)`` draw from the network's initialisation distribution for ``seed``."""
+        return self.initializer(int(seed)).float()
+
+    def fresh_population(self, seeds: torch.Tensor) -> Population:
+        """One member per seed, fresh from the initialisation, described by the seeds alone."""
+        from neuroplug.population import Population
+
+        return Population.fresh(seeds, self.initializer, self.num_params)
+
+
 class Algorithm(ABC):
     """Proposes populations and learns from their results (ask/tell).
 
     A generation is one or more ask/evaluate/tell rounds: most algorithms need one, the
-    deep GA a second to re-evaluate its best candidates. ``generation`` counts completed
-    generations; the trainer keeps asking until it grows, and checkpoints only between
-    generations.
+    deep GA a second to re-evaluate its best candidates. Each ``tell`` either ends the
+    generation (``generation`` grows by one) or asks for another round by calling
+    :meth:`continue_generation` — exactly one of the two, or the trainer stops with an
+    error naming the plugin. The trainer checkpoints only between generations.
     """
 
     config_class: ClassVar[type[AlgorithmConfig]] = AlgorithmConfig
-    generation: int = 0
-    """Completed generations."""
+    max_rounds_per_generation: ClassVar[int] = 8
+    """The most ask/evaluate/tell rounds one generation may take (a runaway plugin fails
+    with a clear error instead of looping)."""
 
-    def __init__(
-        self,
-        config: AlgorithmConfig,
-        initial_params: torch.Tensor,
-        seed: int,
-        initializer: Callable[[int], torch.Tensor] | None = None,
-    ) -> None:
-        """``initial_params``: the network initialised from the run seed; ``initializer``
-        maps a seed to a fresh ``(D,)`` draw from the network's initialisation
-        distribution (for algorithms that sample many, like the GA and random search)."""
+    def __init__(self, config: AlgorithmConfig, context: AlgorithmContext) -> None:
         self.config = config
+        self.context = context
+        self.generation = 0
+        """Completed generations."""
+        self.best_params: torch.Tensor | None = None
+        """``(D,)`` float32: the best member evaluated so far (None when the algorithm does
+        not track one); the trainer saves it in ``best_policy.pt`` for ``--which best``."""
+        self._rounds_requested = 0
 
-    def bind_network(self, network: Network) -> None:
-        """Called once with the run's network before the first :meth:`ask`.
+    def continue_generation(self) -> None:
+        """Call from ``tell``: this generation needs another ask/evaluate/tell round."""
+        self._rounds_requested += 1
 
-        For algorithms whose populations depend on the architecture (ES with low-rank
-        perturbations needs the weight matrices' shapes); the default ignores it.
+    def round_marker(self) -> tuple[int, int]:
+        """Where the algorithm stands before a ``tell`` (see :meth:`generation_ended`)."""
+        return self.generation, self._rounds_requested
+
+    def generation_ended(self, before: tuple[int, int]) -> bool:
+        """Whether the ``tell`` since ``before`` ended the generation (False: another round).
+
+        Raises :class:`neuroplug.errors.PluginError` unless it did exactly one of the two.
         """
-        return None
+        generation, requested = before
+        advanced, asked = self.generation - generation, self._rounds_requested - requested
+        if (advanced, asked) == (1, 0):
+            return True
+        if (advanced, asked) == (0, 1):
+            return False
+        raise PluginError(
+            f"{type(self).__name__}.tell() must either end the generation (generation "
+            f"{generation} -> {generation + 1}) or call continue_generation() once; it moved "
+            f"generation to {self.generation} and asked for {asked} more round(s)"
+        )
 
     def episodes_per_member(self) -> int:
         """Episodes each member of the next population plays (default: the config's)."""
@@ -221,15 +308,17 @@ class Algorithm(ABC):
 
     @abstractmethod
     def tell(self, population: Population, result: EvaluationResult) -> dict[str, float]:
-        """Learn from the evaluation of ``population``; return scalar stats to log."""
+        """Learn from the evaluation of ``population``; return scalar stats, logged as
+        ``algo/<key>``."""
 
     @abstractmethod
     def policy_params(self) -> torch.Tensor:
-        """The parameters to deploy now (ES: the centre; GA: the elite)."""
+        """The ``(D,)`` float32 CPU parameters to deploy now (ES: the centre; GA: the elite)."""
 
     @abstractmethod
     def state_dict(self) -> dict[str, Any]:
-        """Everything needed to continue exactly where this algorithm is."""
+        """Everything needed to continue exactly where this algorithm is (tensors, numpy
+        arrays, plain values)."""
 
     @abstractmethod
     def load_state_dict(self, state: dict[str, Any]) -> None:

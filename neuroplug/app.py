@@ -66,16 +66,19 @@ def resolve_resume(config: DictConfig) -> tuple[DictConfig, Path | None]:
 
 def run_job(config: DictConfig) -> dict[str, Any]:
     """Train one job; returns its summary (Hydra passes it to sweepers)."""
+    from neuroplug.experiment import typed_experiment
     from neuroplug.training.trainer import Trainer
 
     config, resume_dir = resolve_resume(config)
+    # The front door: past this line only the typed, validated form travels.
+    experiment = typed_experiment(config)
     if resume_dir is not None:
         run_dir = resume_dir
-    elif config.run.get("output_dir"):
-        run_dir = Path(config.run.output_dir)
+    elif experiment.run.output_dir:
+        run_dir = Path(experiment.run.output_dir)
     else:
         run_dir = hydra_output_dir() or Path("outputs/neuroplug")
-    trainer = Trainer(config, run_dir)
+    trainer = Trainer(experiment, run_dir)
     return trainer.train(resume_from=resume_dir)
 
 

@@ -14,8 +14,9 @@ from contextlib import contextmanager
 
 import numpy as np
 
-from neuroplug.api import EvaluationRequest, EvaluationResult, ObservationStats
+from neuroplug.api import EvaluationRequest, EvaluationResult
 from neuroplug.behaviours import Behaviour
+from neuroplug.nets.normalizer import ObservationStats
 
 
 class EpisodeLedger:

@@ -12,21 +12,44 @@ import importlib
 from dataclasses import dataclass
 from importlib import metadata
 
+from neuroplug import api
 from neuroplug.errors import PluginError
 
-KINDS: dict[str, str] = {
-    "algorithms": "neuroplug.algorithms",
-    "backends": "neuroplug.backends",
-    "schedulers": "neuroplug.schedulers",
-}
-"""Plugin kind -> entry-point group."""
 
-CONFIG_GROUPS: dict[str, str] = {
-    "algorithms": "algo",
-    "backends": "backend",
-    "schedulers": "scheduler",
+@dataclass(frozen=True)
+class PluginKind:
+    """One kind of plugin: where it registers, how a user selects it, what it subclasses."""
+
+    name: str
+    """Plural name used in messages and listings (``algorithms``)."""
+    entry_point_group: str
+    """The entry-point group a package registers under (``neuroplug.algorithms``)."""
+    config_group: str
+    """The Hydra config group that selects one (``algo``)."""
+    base: type
+    """The class every plugin of this kind subclasses."""
+    config_base: type
+    """The dataclass every plugin config of this kind derives from."""
+
+    @property
+    def singular(self) -> str:
+        """``algorithm``, for messages about one plugin."""
+        return self.name[:-1]
+
+
+KINDS: dict[str, PluginKind] = {
+    kind.name: kind
+    for kind in (
+        PluginKind(
+            "algorithms", "neuroplug.algorithms", "algo", api.Algorithm, api.AlgorithmConfig
+        ),
+        PluginKind("backends", "neuroplug.backends", "backend", api.Backend, api.BackendConfig),
+        PluginKind(
+            "schedulers", "neuroplug.schedulers", "scheduler", api.Scheduler, api.SchedulerConfig
+        ),
+    )
 }
-"""Plugin kind -> the Hydra config group that selects it."""
+"""Every plugin kind; a new kind is one row here (and its base class in :mod:`neuroplug.api`)."""
 
 
 @dataclass(frozen=True)
@@ -41,7 +64,8 @@ class PluginInfo:
     version: str
 
 
-def _check_kind(kind: str) -> str:
+def kind_of(kind: str) -> PluginKind:
+    """The row of :data:`KINDS` called ``kind``, or an error listing the kinds."""
     if kind not in KINDS:
         raise PluginError(f"unknown plugin kind {kind!r}; kinds are: {', '.join(KINDS)}")
     return KINDS[kind]
@@ -49,7 +73,7 @@ def _check_kind(kind: str) -> str:
 
 def discover(kind: str) -> dict[str, list[PluginInfo]]:
     """All plugins of ``kind`` by name; a name with several claimants has several infos."""
-    group = _check_kind(kind)
+    group = kind_of(kind).entry_point_group
     found: dict[str, list[PluginInfo]] = {}
     seen: set[tuple[str, str, str]] = set()
     for distribution in metadata.distributions():
@@ -90,8 +114,6 @@ def resolve(kind: str, name: str) -> PluginInfo:
 
 def load(kind: str, name: str) -> type:
     """Import and return the plugin class registered as ``name`` for ``kind``."""
-    from neuroplug import api
-
     info = resolve(kind, name)
     module_name, _, attribute = info.target.partition(":")
     try:
@@ -103,7 +125,7 @@ def load(kind: str, name: str) -> type:
             f"{kind[:-1]} plugin {name!r} from distribution {info.distribution} {info.version} "
             f"failed to load ({info.target}): {type(error).__name__}: {error}"
         ) from error
-    base = {"algorithms": api.Algorithm, "backends": api.Backend, "schedulers": api.Scheduler}[kind]
+    base = KINDS[kind].base
     if not (isinstance(plugin, type) and issubclass(plugin, base)):
         raise PluginError(
             f"{kind[:-1]} plugin {name!r} from distribution {info.distribution} points at "

@@ -1,13 +1,17 @@
 """Watch a trained policy: ``python -m neuroplug.replay <run dir>``.
 
 Loads the run's ``checkpoints/best_policy.pt``, rebuilds the env, network and policy from
-the config stored in it (Hydra is not started), plays N episodes with EnvPool, prints
-their scores and writes a video (GIF or MP4) of the first episode, or of all of them.
+the config stored in it (Hydra is not started), plays N episodes, prints their scores
+and writes a video (GIF or MP4) of the first episode, or of all of them.
 
-Episode ``k`` is seeded exactly like episode ``k`` of the run's evaluation at the
-checkpoint's generation, so with the run's seed (the default) and ``run.eval_episodes``
-episodes, the replay plays the very episodes whose mean the run reported as ``eval``.
-Scores are true game scores (Atari: unclipped, summed over all lives).
+The episodes are an evaluation of the policy played by the schedulers' episode engine
+(:class:`~neuroplug.schedulers.lockstep.LockstepEvaluation`), asked for exactly as the run
+asks for its evaluation at the checkpoint's generation; the video's frames are captured
+by an observer of that engine, so they show the very episodes that were scored. With the
+run's seed (the default) and ``run.eval_episodes`` episodes, the replay plays the episodes
+whose mean the run reported as ``eval`` (when they fitted in the run's
+``scheduler.max_envs``, as by default; a replay gives each episode its own env). Scores
+are true game scores (Atari: unclipped, summed over all lives).
 """
 
 from __future__ import annotations
@@ -22,6 +26,8 @@ import numpy as np
 import torch
 
 from neuroplug.errors import NeuroplugError
+from neuroplug.population import Population
+from neuroplug.schedulers.lockstep import EpisodeObserver, LockstepEvaluation, lane_seeds
 from neuroplug.video import (
     VideoWriter,
     check_output,
@@ -32,7 +38,7 @@ from neuroplug.video import (
 )
 
 if TYPE_CHECKING:
-    from neuroplug.api import Backend
+    from neuroplug.api import Backend, EvaluationRequest, EvaluationResult
     from neuroplug.envs.spec import EnvSpec
     from neuroplug.nets.policy import Policy
 
@@ -100,14 +106,13 @@ def load_policy(run_dir: Path, which: str = "policy") -> LoadedPolicy:
 
 
 def build_player(loaded: LoadedPolicy) -> tuple[EnvSpec, Policy, Backend]:
-    """(env spec, policy, backend loaded with the parameters) from the checkpoint's config."""
+    """(env spec, policy, backend) from the checkpoint's config."""
     from neuroplug import registry
     from neuroplug.config.schema import EnvConfig, NetConfig
     from neuroplug.config.typed import to_dataclass
     from neuroplug.envs.make import make_spec
     from neuroplug.nets.build import build_network
     from neuroplug.nets.policy import Policy
-    from neuroplug.population import Population
 
     config = loaded.config
     env = make_spec(to_dataclass(EnvConfig, config.env, "env"))
@@ -123,90 +128,101 @@ def build_player(loaded: LoadedPolicy) -> tuple[EnvSpec, Policy, Backend]:
         policy.normalizer.load_state_dict(loaded.normalizer)
     backend_class = registry.load("backends", config.backend.name)
     backend_config = to_dataclass(backend_class.config_class, config.backend, "backend")
-    backend = backend_class(backend_config, network)
-    backend.load(Population.dense(loaded.params.unsqueeze(0)))
-    return env, policy, backend
+    return env, policy, backend_class(backend_config, network)
 
 
-def replay_seeds(seed: int, generation: int, episodes: int) -> np.ndarray:
-    """The env seeds of the run's evaluation episodes ``0..episodes-1`` at ``generation``."""
-    from neuroplug.envs.make import episode_seeds
+def evaluation_request(seed: int, generation: int, episodes: int) -> EvaluationRequest:
+    """The request of the run's evaluation at ``generation`` (as the trainer makes it)."""
+    from neuroplug.api import EvaluationRequest
     from neuroplug.training.trainer import EVAL_GENERATION_OFFSET
 
-    return episode_seeds(seed, EVAL_GENERATION_OFFSET + generation, np.arange(episodes))
+    return EvaluationRequest(
+        generation=EVAL_GENERATION_OFFSET + generation, episodes_per_member=episodes, seed=seed
+    )
 
 
-@dataclass
-class Episodes:
-    """What :func:`play` returns: scores, and where the frames came from."""
+class FrameRecorder(EpisodeObserver):
+    """Writes the frames of episodes ``0..recorded-1`` of a one-member evaluation (whose
+    work items are its episodes) to a video, one episode after another.
 
-    returns: np.ndarray
-    lengths: np.ndarray
-    frames_from: str | None
-    """``render`` (EnvPool's RGB frames), ``observation`` (Atari's grayscale stack) or None."""
-    problem: str | None
-    """Why EnvPool could not render, when frames were wanted."""
+    Each episode gives its first frame, after its reset, and one per step, its last
+    included. Episode 0 streams into the file; the others wait for their turn.
+    """
+
+    def __init__(self, writer: VideoWriter, recorded: int = 1) -> None:
+        self.writer = writer
+        self.recorded = recorded
+        self.pending: dict[int, list[np.ndarray]] = {episode: [] for episode in range(1, recorded)}
+        self.source: str | None = None
+        """``render`` (EnvPool's RGB frames), ``observation`` (Atari's grayscale stack) or None."""
+        self.problem: str | None = None
+        """Why EnvPool cannot render, if it cannot."""
+        self.task_id = ""
+        """The env's EnvPool task, for :attr:`problem` (known once the pool is made)."""
+
+    def make_pool(self, env: EnvSpec, seeds: np.ndarray, num_threads: int):
+        """A pool that renders, where EnvPool can (see :func:`neuroplug.video.open_pool`)."""
+        pool, self.source, self.problem = open_pool(env, seeds, num_threads)
+        self.task_id = env.task_id
+        return pool
+
+    def observe(
+        self,
+        pool,
+        items: np.ndarray,
+        env_ids: np.ndarray,
+        observations: np.ndarray,
+        started: np.ndarray,
+        ended: np.ndarray,
+    ) -> None:
+        """One frame per row of a recorded episode: its reset, then each of its steps."""
+        rows = np.flatnonzero(items < self.recorded)
+        if self.source is None or not len(rows):
+            return
+        try:
+            frames = frames_of(pool, self.source, env_ids[rows], observations[rows])
+        except RuntimeError as error:  # "render not implemented for this environment"
+            self.source, self.problem = None, f"EnvPool cannot render {self.task_id} ({error})"
+            return
+        for episode, frame in zip(items[rows], frames, strict=True):
+            if episode == 0:
+                self.writer.add(frame)
+            else:
+                self.pending[int(episode)].append(frame)
+
+    def finish(self) -> None:
+        """Write the episodes that waited, in episode order."""
+        for episode in range(1, self.recorded):
+            for frame in self.pending.pop(episode):
+                self.writer.add(frame)
 
 
 def play(
     env: EnvSpec,
     policy: Policy,
     backend: Backend,
-    seeds: np.ndarray,
-    writer: VideoWriter | None,
-    record_all: bool = False,
-) -> Episodes:
-    """Play one episode per seed exactly as the schedulers evaluate one member (when the
-    episodes fit in their env slots, so each slot plays one episode from its seed).
+    params: torch.Tensor,
+    request: EvaluationRequest,
+    recorder: FrameRecorder | None = None,
+) -> tuple[np.ndarray, EvaluationResult]:
+    """Evaluate ``params`` on the request's episodes with the schedulers' episode engine.
 
-    Frames of episode 0 (or of every episode, in episode order) go to ``writer``; each
-    episode gives its first frame and one per step, its last included.
+    One group with a lane per episode, so each episode is played from its own env seed.
+    Returns the episodes' env seeds and the evaluation's result.
     """
-    pool, source, problem = open_pool(env, seeds, frames_wanted=writer is not None)
-    count = len(seeds)
-    recorded = np.arange(count) if record_all else np.array([0])
-    pending: dict[int, list[np.ndarray]] = {int(slot): [] for slot in recorded[1:]}
-
-    def capture(slots: np.ndarray, observations: np.ndarray) -> None:
-        slots = np.intersect1d(slots, recorded)
-        if source is None or not len(slots):
-            return
-        for slot, frame in zip(slots, frames_of(pool, source, slots, observations), strict=True):
-            # Episode 0 streams into the file; the others wait for their turn.
-            if slot == 0:
-                writer.add(frame)
-            else:
-                pending[int(slot)].append(frame)
-
-    members = torch.zeros(count, dtype=torch.int64)
-    shape = (count,) if env.discrete else (count, env.num_actions)
-    actions = np.zeros(shape, dtype=np.int32 if env.discrete else np.float32)
-    returns = np.zeros(count)
-    lengths = np.zeros(count, dtype=np.int64)
-    alive = np.ones(count, dtype=bool)
-    observations, info = pool.reset()
-    try:
-        capture(np.arange(count), observations[np.argsort(info["env_id"])])
-    except RuntimeError as error:  # "render not implemented for this environment"
-        source, problem = None, f"EnvPool cannot render {env.task_id} ({error})"
-    while alive.any():
-        slots = np.flatnonzero(alive)
-        observations = observations[np.argsort(info["env_id"])]
-        inputs = policy.prepare(observations[slots], backend.device)
-        actions[slots] = policy.actions(backend.forward(members[slots], inputs))
-        observations, reward, terminated, truncated, info = pool.step(actions)
-        order = np.argsort(info["env_id"])
-        # Atari: info["reward"] is the unclipped game reward, as the scheduler scores it.
-        reward = (info["reward"] if env.family == "atari" else reward)[order]
-        returns[slots] += reward[slots]
-        lengths[slots] += 1
-        capture(slots, observations[order])
-        alive[slots[(terminated | truncated)[order][slots]]] = False
-    pool.close()
-    for slot in recorded[1:]:
-        for frame in pending.pop(int(slot)):
-            writer.add(frame)
-    return Episodes(returns, lengths, source, problem)
+    evaluation = LockstepEvaluation(
+        env,
+        Population.dense(params.unsqueeze(0)),
+        policy,
+        backend,
+        request,
+        max_envs=request.episodes_per_member,
+        groups=1,
+        num_threads=0,
+        observer=recorder,
+    )
+    seeds = lane_seeds(request, evaluation.ledger, evaluation.num_lanes)
+    return seeds, evaluation.run()
 
 
 def replay(
@@ -258,18 +274,21 @@ def replay(
         + (f"; the run's last evaluation: mean {evaluated:.2f}" if evaluated is not None else ""),
         flush=True,
     )
-    seeds = replay_seeds(seed, loaded.generation, episodes)
+    request = evaluation_request(seed, loaded.generation, episodes)
     writer = VideoWriter(path, fps) if path else None
+    recorder = FrameRecorder(writer, episodes if record_all else 1) if writer else None
     try:
-        played = play(env, policy, backend, seeds, writer, record_all)
+        seeds, played = play(env, policy, backend, loaded.params, request, recorder)
+        if recorder:
+            recorder.finish()
         frames = writer.close() if writer else 0
     except BaseException:
         if writer:
             writer.abort()
         raise
-    returns = played.returns
+    returns, lengths = played.returns[0], played.lengths[0]
     for index, (episode_seed, score, length) in enumerate(
-        zip(seeds, returns, played.lengths, strict=True)
+        zip(seeds, returns, lengths, strict=True)
     ):
         print(
             f"episode {index:3d}  seed {episode_seed:10d}  return {score:10.2f}  steps {length:6d}"
@@ -279,15 +298,15 @@ def replay(
         f"min {returns.min():.2f} max {returns.max():.2f} over {episodes} episodes"
     )
     if path and not frames:
-        print(f"no video: {played.problem or 'no frames were rendered'}")
+        print(f"no video: {recorder.problem or 'no frames were rendered'}")
         path.unlink(missing_ok=True)
         path = None
     elif path:
         fallback = ""
-        if played.frames_from == "observation":
-            fallback = f", from the observations: {played.problem}"
+        if recorder.source == "observation":
+            fallback = f", from the observations: {recorder.problem}"
         print(f"video: {path} ({frames} frames at {fps:g} fps{fallback})")
-    return ReplayResult(seeds, returns, played.lengths, path, frames)
+    return ReplayResult(seeds, returns, lengths, path, frames)
 
 
 def log_video_to_wandb(run_dir: Path, video: Path) -> str:

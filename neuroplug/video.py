@@ -172,8 +172,8 @@ class VideoWriter:
 # --------------------------------------------------------------------------- frames
 
 
-def open_pool(env: EnvSpec, seeds: np.ndarray, frames_wanted: bool):
-    """An EnvPool with one slot per seed, rendering when frames are wanted and it can.
+def open_pool(env: EnvSpec, seeds: np.ndarray, num_threads: int = 0):
+    """An EnvPool with one env per seed that renders frames, where EnvPool can.
 
     Returns ``(pool, source, problem)``: ``source`` is ``render`` (EnvPool's RGB frames),
     ``observation`` (Atari's grayscale stack, when EnvPool cannot render) or None;
@@ -181,27 +181,25 @@ def open_pool(env: EnvSpec, seeds: np.ndarray, frames_wanted: bool):
     """
     from neuroplug.envs.make import make_pool
 
-    threads = min(os.cpu_count() or 1, len(seeds))
-    if not frames_wanted:
-        return make_pool(env, seeds, threads), None, None
     problem = (
         mujoco_render_problem(env.task_id, env.make_kwargs) if env.family == "mujoco" else None
     )
     if problem is None:
         rendering = replace(env, make_kwargs={**env.make_kwargs, "render_mode": "rgb_array"})
         try:
-            return make_pool(rendering, seeds, threads), "render", None
+            return make_pool(rendering, seeds, num_threads), "render", None
         except Exception as error:  # EnvPool versions without render_mode reject the kwarg
             problem = f"EnvPool cannot render {env.task_id} ({error})"
     source = "observation" if env.family == "atari" and env.is_image else None
-    return make_pool(env, seeds, threads), source, problem
+    return make_pool(env, seeds, num_threads), source, problem
 
 
-def frames_of(pool, source: str, slots: np.ndarray, observations: np.ndarray) -> list:
-    """RGB frames of pool slots ``slots`` now; ``observations`` are in slot order."""
+def frames_of(pool, source: str, env_ids: np.ndarray, observations: np.ndarray) -> list:
+    """RGB frames of the envs ``env_ids`` of ``pool`` now; ``observations[i]`` is env
+    ``env_ids[i]``'s current observation."""
     if source == "render":
-        return list(pool.render(env_ids=slots))
-    return [observation_frame(observations[slot]) for slot in slots]
+        return list(pool.render(env_ids=env_ids))
+    return [observation_frame(observation) for observation in observations]
 
 
 def observation_frame(observation: np.ndarray) -> np.ndarray:

@@ -14,9 +14,10 @@ if [ ! -x "$venv/bin/python" ]; then
 fi
 pip=("$venv/bin/python" -m pip install --quiet --disable-pip-version-check)
 "$venv/bin/python" -c "import torch" 2>/dev/null || "${pip[@]}" "torch==${NEUROPLUG_TORCH:-2.13.0}"
-"${pip[@]}" setuptools wheel
+# hatchling: the build backend, also for the test that builds neuroplug's wheels offline.
+"${pip[@]}" hatchling
 if [ "${1:-}" = "--test" ]; then
-  "${pip[@]}" -e ".[test,video,sweep]" triton
+  "${pip[@]}" -e ".[test,video,sweep,triton]"
 else
   "${pip[@]}" -e .
 fi

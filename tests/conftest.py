@@ -23,7 +23,7 @@ def compose():
     from hydra.core.global_hydra import GlobalHydra
 
     from neuroplug.config.paths import conf_dir
-    from neuroplug.config.store import register_schemas
+    from neuroplug.config_store import register_schemas
 
     register_schemas()
 

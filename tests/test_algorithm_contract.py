@@ -30,10 +30,10 @@ class _Forgetful(EvolutionAlgorithm):
 
     config_class = _ForgetfulConfig
 
-    def __init__(self, config, initial_params, seed, initializer=None):
-        super().__init__(config, initial_params, seed, initializer)
-        self.centre = initial_params.clone()
-        self.noise = torch.Generator().manual_seed(seed)
+    def __init__(self, config, context):
+        super().__init__(config, context)
+        self.centre = context.initial_params.clone()
+        self.noise = torch.Generator().manual_seed(context.seed)
 
     def _ask(self):
         members = self.centre + torch.randn(4, self.num_params, generator=self.noise)

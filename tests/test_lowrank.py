@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -11,6 +12,7 @@ from neuroplug_algorithms.es import ESConfig, OpenAIES
 from neuroplug_backends.torch_backend import TorchBackend, TorchBackendConfig
 
 from neuroplug.algorithms.shaping import centered_ranks
+from neuroplug.api import AlgorithmContext
 from neuroplug.errors import ConfigError
 from neuroplug.lowrank import LowRank, LowRankMatrix, lowrank_for, perturbation_vectors
 from neuroplug.nets.mlp import MLP
@@ -51,8 +53,8 @@ def _lowrank_es(population_size=8):
         rank=2,
         lowrank_min_size=16,
     )
-    es = OpenAIES(config, network.initial_params(torch.Generator().manual_seed(0)), seed=3)
-    es.bind_network(network)
+    context = AlgorithmContext.for_network(network, seed=0)
+    es = OpenAIES(config, replace(context, seed=3))
     return es, network
 
 
@@ -94,13 +96,6 @@ def test_torch_backend_runs_lowrank_members():
     assert torch.linalg.matrix_rank(delta) == 2
 
 
-def test_lowrank_without_the_network_is_an_error():
-    config = ESConfig(population_size=4, perturbation="lowrank")
-    es = OpenAIES(config, torch.zeros(10), seed=0)
-    with pytest.raises(RuntimeError, match="bind_network"):
-        es.ask()
-
-
 @pytest.mark.parametrize(
     ("field", "value"), [("perturbation", "sparse"), ("rank", 0), ("lowrank_min_size", 0)]
 )
@@ -114,11 +109,5 @@ def test_novelty_es_centres_draw_lowrank_populations_too():
 
     network = MLP(8, [8], 2, "tanh")
     config = NSESConfig(population_size=4, perturbation="lowrank", lowrank_min_size=16)
-    nses = NSES(
-        config,
-        network.initial_params(torch.Generator().manual_seed(0)),
-        seed=0,
-        initializer=lambda seed: network.initial_params(torch.Generator().manual_seed(seed)),
-    )
-    nses.bind_network(network)
+    nses = NSES(config, AlgorithmContext.for_network(network, seed=0))
     assert all(centre.ask().lowrank is not None for centre in nses.centres)

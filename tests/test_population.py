@@ -58,3 +58,67 @@ def test_invalid_populations_are_rejected(field, kwargs):
     values.update(kwargs)
     with pytest.raises(ValueError, match=field):
         Population(**values)
+
+
+def test_sigma_scales_each_parameter_of_the_noise_per_base():
+    bases, sigma = torch.randn(2, 40), torch.rand(2, 40)
+    population = Population(
+        bases=bases,
+        base_index=torch.tensor([1, 0, 1]),
+        scale=torch.tensor([1.0, -0.5, 0.0]),
+        seed=torch.tensor([3, 4, 5]),
+        sigma=sigma,
+    )
+    eps = noise_vectors(population.seed, 40)
+    members = population.materialize()
+    assert torch.equal(members[0], bases[1] + 1.0 * (sigma[1] * eps[0]))
+    assert torch.equal(members[1], bases[0] + -0.5 * (sigma[0] * eps[1]))
+    assert torch.equal(members[2], bases[1])
+
+
+def test_a_sigma_of_the_wrong_shape_is_rejected():
+    with pytest.raises(ValueError, match="sigma must be"):
+        Population(
+            bases=torch.zeros(1, 5),
+            base_index=torch.zeros(2, dtype=torch.int64),
+            scale=torch.ones(2),
+            seed=torch.zeros(2, dtype=torch.int64),
+            sigma=torch.ones(5),
+        )
+
+
+def _draw(seed: int) -> torch.Tensor:
+    return torch.randn(9, generator=torch.Generator().manual_seed(seed))
+
+
+def test_fresh_draws_are_described_by_seeds_and_built_on_demand():
+    calls = []
+
+    def counting_draw(seed: int) -> torch.Tensor:
+        calls.append(seed)
+        return _draw(seed)
+
+    population = Population.fresh(torch.tensor([7, 8, 9]), counting_draw, 9)
+    assert calls == []  # nothing is built until a backend asks
+    assert len(population) == 3 and population.num_params == 9 and population.num_bases == 3
+    expected = torch.stack([_draw(7), _draw(8), _draw(9)])
+    assert torch.equal(population.materialize(), expected)
+    assert torch.equal(population.materialize(torch.tensor([2, 0])), expected[[2, 0]])
+    assert torch.equal(population.base_params(), expected)
+
+
+def test_subset_keeps_only_the_bases_its_members_use():
+    bases = torch.randn(3, 6)
+    population = Population(
+        bases=bases,
+        base_index=torch.tensor([0, 2, 2, 1]),
+        scale=torch.tensor([0.1, 0.2, 0.0, 0.3]),
+        seed=torch.tensor([1, 2, 3, 4]),
+        sigma=torch.rand(3, 6),
+    )
+    part = population.subset([2, 1])
+    assert part.num_bases == 1
+    assert torch.equal(part.materialize(), population.materialize(torch.tensor([2, 1])))
+    fresh = Population.fresh(torch.tensor([5, 6, 7]), _draw, 9).subset([2, 0])
+    assert sorted(fresh.bases.seeds.tolist()) == [5, 7]  # only the draws it uses
+    assert torch.equal(fresh.materialize(), torch.stack([_draw(7), _draw(5)]))

@@ -10,12 +10,17 @@ import types
 import numpy as np
 import pytest
 import torch
-from omegaconf import OmegaConf
 
 from neuroplug.api import EvaluationRequest
 from neuroplug.app import run_job
+from neuroplug.config.schema import EnvConfig, NetConfig
+from neuroplug.envs.make import make_spec
+from neuroplug.experiment import Experiment
+from neuroplug.nets.build import build_network
+from neuroplug.nets.policy import Policy
 from neuroplug.population import Population
 from neuroplug.replay import log_video_to_wandb, main, replay
+from neuroplug.schedulers.lockstep import EpisodeObserver, LockstepEvaluation
 from neuroplug.training.checkpoint import BEST_POLICY, checkpoint_dir
 from neuroplug.training.components import build_components
 from neuroplug.training.trainer import EVAL_GENERATION_OFFSET
@@ -62,7 +67,7 @@ def _checkpoint(run_dir) -> dict:
 def _scheduler_returns(run_dir, key: str, episodes: int, seed: int) -> np.ndarray:
     """What the run's own scheduler reports for these parameters on the replay's episodes."""
     state = _checkpoint(run_dir)
-    parts = build_components(OmegaConf.create(state["config"]))
+    parts = build_components(Experiment.from_yaml(state["config"]))
     if parts.policy.normalizer is not None:
         parts.policy.normalizer.load_state_dict(state["normalizer"])
     request = EvaluationRequest(
@@ -104,6 +109,65 @@ def test_the_same_seed_replays_the_same_episodes(cartpole_run):
 def test_max_steps_caps_every_episode(cartpole_run):
     result = replay(cartpole_run, episodes=2, seed=0, max_steps=3, video=False)
     assert list(result.lengths) == [3, 3]
+
+
+class _EpisodeLog(EpisodeObserver):
+    """Each work item's rows as the engine shows them: (started, ended) per row."""
+
+    def __init__(self) -> None:
+        self.pools = 0
+        self.rows: dict[int, list[tuple[bool, bool]]] = {}
+
+    def make_pool(self, env, seeds, num_threads):
+        self.pools += 1
+        return super().make_pool(env, seeds, num_threads)
+
+    def observe(self, pool, items, env_ids, observations, started, ended) -> None:
+        assert len(observations) == len(env_ids) == len(items)
+        assert len(set(env_ids.tolist())) == len(env_ids)  # one row per env and step
+        for item, start, end in zip(items.tolist(), started, ended, strict=True):
+            self.rows.setdefault(item, []).append((bool(start), bool(end)))
+
+
+def test_the_engines_observer_sees_each_episode_from_its_reset_to_its_last_step():
+    """Also where lanes take several episodes and two groups interleave (the replay's
+    frames: one at the reset, one per step)."""
+    from neuroplug_backends.torch_backend import TorchBackend, TorchBackendConfig
+
+    env = make_spec(EnvConfig(task_id="CartPole-v1"))
+    network = build_network(NetConfig(hidden_sizes=[8]), env)
+    policy = Policy(network, env, normalize_observations=False)
+    backend = TorchBackend(TorchBackendConfig(name="torch", device="cpu"), network)
+    population = Population.dense(
+        torch.randn(3, network.num_params, generator=torch.Generator().manual_seed(0))
+    )
+    request = EvaluationRequest(generation=1, episodes_per_member=4, seed=2)
+
+    def evaluate(observer):
+        evaluation = LockstepEvaluation(
+            env,
+            population,
+            policy,
+            backend,
+            request,
+            max_envs=5,
+            groups=2,
+            num_threads=1,
+            observer=observer,
+        )
+        return evaluation.run()
+
+    log = _EpisodeLog()
+    result = evaluate(log)
+    unobserved = evaluate(None)
+    assert np.array_equal(result.returns, unobserved.returns)
+    assert np.array_equal(result.lengths, unobserved.lengths)
+    assert log.pools == 2
+    assert sorted(log.rows) == list(range(12))
+    for item, rows in log.rows.items():
+        length = result.lengths.flat[item]
+        assert rows == [(True, False)] + [(False, False)] * (length - 1) + [(False, True)]
+    assert sum(map(len, log.rows.values())) == result.lengths.sum() + result.episodes
 
 
 def _gif_frames(path) -> tuple[tuple[int, int], int]:

@@ -7,7 +7,7 @@ its own distribution, and that ``algo=cem`` trains and checkpoints: entry-point 
 the ConfigStore schema and ``conf/`` shipped inside the wheel all work without a checkout.
 
 Nothing is downloaded. The new venv reuses the running interpreter's dependencies (torch,
-envpool, hydra, pip, setuptools) through a ``.pth`` file, but not directly: the running
+envpool, hydra, pip, hatchling) through a ``.pth`` file, but not directly: the running
 environment has neuroplug installed in editable mode, and its metadata would make every
 plugin show up twice (once from the wheel, once from the checkout), hiding whether the
 wheels themselves carry the entry points. So the ``.pth`` points at a mirror of those
@@ -61,7 +61,7 @@ def _mirror_site_packages(mirror: Path) -> None:
     if site.ENABLE_USER_SITE and Path(site.getusersitepackages()).is_dir():
         directories.append(Path(site.getusersitepackages()))
     for directory in directories:
-        hidden = {"__editable__"}  # prefixes of setuptools' editable-install hooks
+        hidden = {"__editable__", "_neuroplug"}  # prefixes of editable-install hooks
         for distribution in metadata.distributions(path=[str(directory)]):
             if _is_neuroplug_distribution(distribution):
                 # RECORD lists the packages, hooks and the .dist-info dir (their first part).
@@ -105,8 +105,7 @@ def venv(tmp_path_factory) -> Path:
     """A fresh venv holding neuroplug and neuroplug-cem, both installed as built wheels."""
     pytest.importorskip("pip")
     root = tmp_path_factory.mktemp("stranger")
-    # Build from a copy: pip builds in-tree, and build/ or *.egg-info must not land in the
-    # checkout others are working in.
+    # Build from a clean copy of the checkout others are working in.
     source = root / "neuroplug-src"
     shutil.copytree(REPO, source, ignore=COPY_IGNORE)
     environment = root / "venv"
@@ -120,9 +119,17 @@ def venv(tmp_path_factory) -> Path:
     # Appended after the venv's own site-packages, so what the venv installs always wins.
     (Path(purelib.strip()) / "_outer_site_packages.pth").write_text(f"{mirror}\n")
     pip_install = ["-m", "pip", "install", "--no-deps", "--no-build-isolation", "--no-index"]
+    before = _tree(source)
     for project in (source, source / PLUGIN):
         _run([python, *pip_install, project], cwd=root)
+    # A build writes nothing into the source tree, so a read-only checkout installs too.
+    assert _tree(source) == before, sorted(_tree(source) ^ before)
     return environment
+
+
+def _tree(root: Path) -> set[Path]:
+    """Every file and folder under ``root``."""
+    return set(root.rglob("*"))
 
 
 def test_installed_packages_come_from_the_venv_not_the_checkout(venv):

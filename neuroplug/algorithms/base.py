@@ -8,58 +8,46 @@ the generation counter, best-so-far tracking, NaN-safe fitness and checkpoint st
 from __future__ import annotations
 
 from abc import abstractmethod
-from collections.abc import Callable
 from typing import Any, ClassVar
 
 import numpy as np
 import torch
 
 from neuroplug.algorithms.shaping import sanitize_fitness
-from neuroplug.api import Algorithm, AlgorithmConfig, EvaluationResult
-from neuroplug.noise import MAX_SEED
-from neuroplug.population import Population
+from neuroplug.api import Algorithm, AlgorithmConfig, AlgorithmContext, EvaluationResult
+from neuroplug.population import Population, draw_seeds
 
 
 class EvolutionAlgorithm(Algorithm):
-    """Ask/tell around a population, with reproducible randomness and checkpoints."""
+    """Ask/tell around a population, with reproducible randomness and checkpoints.
+
+    What a subclass gets: ``self.rng`` (a numpy Generator seeded from the run seed, in the
+    checkpoint), ``self.num_params``, ``self.context`` (network, initial parameters,
+    fresh draws), :meth:`draw_seeds`, :meth:`fresh_params`, ``self.best_params`` /
+    ``self.best_fitness`` kept up to date before ``_tell`` runs, NaN-safe fitness, and the
+    generation counter (advanced after ``_tell`` unless it called
+    :meth:`~neuroplug.api.Algorithm.continue_generation`).
+    """
 
     checkpoints_best_params: ClassVar[bool] = True
     """Whether checkpoints hold the best member's weights. Algorithms with compact genomes
     (the GA's seed chains) set it False and rebuild ``best_params`` in ``_load_state``."""
 
-    def __init__(
-        self,
-        config: AlgorithmConfig,
-        initial_params: torch.Tensor,
-        seed: int,
-        initializer: Callable[[int], torch.Tensor] | None = None,
-    ) -> None:
-        super().__init__(config, initial_params, seed, initializer)
-        self.initializer = initializer
-        self.num_params = int(initial_params.numel())
-        self.rng = np.random.Generator(np.random.Philox(seed))
-        self.generation = 0
+    def __init__(self, config: AlgorithmConfig, context: AlgorithmContext) -> None:
+        super().__init__(config, context)
+        self.num_params = context.num_params
+        self.rng = np.random.Generator(np.random.Philox(context.seed))
         self.best_fitness = -np.inf
-        self.best_params = initial_params.detach().clone().float()
+        self.best_params = context.initial_params.detach().clone().float()
         self.nonfinite_fitness = 0
-
-    def continue_generation(self) -> None:
-        """Called from ``_tell``: this generation needs another ask/evaluate/tell round."""
-        self._generation_open = True
 
     def fresh_params(self, seed: int) -> torch.Tensor:
         """A new draw from the network's initialisation distribution for ``seed``."""
-        if self.initializer is None:
-            raise RuntimeError(
-                f"{type(self).__name__} samples fresh networks but was built without an initializer"
-            )
-        return self.initializer(int(seed)).float()
+        return self.context.fresh_params(seed)
 
     def draw_seeds(self, count: int) -> torch.Tensor:
         """``count`` fresh noise seeds from the algorithm's RNG."""
-        return torch.from_numpy(
-            self.rng.integers(0, MAX_SEED, size=count, endpoint=True).astype(np.int64)
-        )
+        return draw_seeds(self.rng, count)
 
     def ask(self) -> Population:
         return self._ask()
@@ -71,9 +59,9 @@ class EvolutionAlgorithm(Algorithm):
         if fitness[leader] > self.best_fitness:
             self.best_fitness = float(fitness[leader])
             self.best_params = population.materialize(torch.tensor([leader]), device="cpu")[0]
-        self._generation_open = False
+        before = self.round_marker()
         stats = self._tell(population, fitness, result)
-        if not self._generation_open:
+        if self.round_marker() == before:  # _tell did not ask for another round
             self.generation += 1
         stats.update(
             best_fitness_ever=self.best_fitness, nonfinite_fitness=float(self.nonfinite_fitness)

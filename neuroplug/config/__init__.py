@@ -1,1 +1,1 @@
-"""Configuration: schemas of the core groups, where ``conf/`` lives, and the ConfigStore."""
+"""Configuration: schemas of the core groups, where ``conf/`` lives, and typed conversion."""

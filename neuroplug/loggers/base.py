@@ -4,12 +4,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
-
-if TYPE_CHECKING:
-    from omegaconf import DictConfig
-
-    from neuroplug.config.schema import LoggerConfig
+from typing import Any
 
 
 class Logger:
@@ -65,23 +60,3 @@ class MultiLogger(Logger):
 
     def close(self, status: str = "finished") -> None:
         self._each("close", status)
-
-
-def build_loggers(
-    settings: LoggerConfig, run_dir: Path, budget: dict[str, int | None], config: DictConfig
-) -> MultiLogger:
-    """The loggers named in ``logger.kinds`` (W&B is imported only when asked for)."""
-    from neuroplug.loggers.console import ConsoleLogger
-    from neuroplug.loggers.csv_logger import CSVLogger
-
-    loggers: list[Logger] = []
-    for kind in settings.kinds:
-        if kind == "console":
-            loggers.append(ConsoleLogger(budget))
-        elif kind == "csv":
-            loggers.append(CSVLogger(Path(run_dir) / "metrics.csv"))
-        elif kind == "wandb":
-            from neuroplug.loggers.wandb_logger import WandbLogger
-
-            loggers.append(WandbLogger(settings, Path(run_dir), config))
-    return MultiLogger(loggers)

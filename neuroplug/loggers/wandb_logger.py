@@ -18,12 +18,13 @@ import os
 import sys
 import uuid
 from pathlib import Path
-from typing import Any
-
-from omegaconf import DictConfig, OmegaConf
+from typing import TYPE_CHECKING, Any
 
 from neuroplug.config.schema import LoggerConfig
 from neuroplug.loggers.base import Logger
+
+if TYPE_CHECKING:
+    from neuroplug.experiment import Experiment
 
 RUN_ID_FILE = "wandb_run_id.txt"
 TAGGED_GROUPS = ("algo", "env", "net", "backend", "scheduler")
@@ -76,7 +77,7 @@ def hydra_identity() -> tuple[str | None, str | None, list[str]]:
 class WandbLogger(Logger):
     """Sends per-generation metrics, the resolved config and artifacts to one W&B run."""
 
-    def __init__(self, settings: LoggerConfig, run_dir: Path, config: DictConfig) -> None:
+    def __init__(self, settings: LoggerConfig, run_dir: Path, config: Experiment) -> None:
         import wandb
 
         self.wandb = wandb
@@ -92,7 +93,7 @@ class WandbLogger(Logger):
             "group": settings.group or group,
             "name": name,
             "tags": tags,
-            "config": OmegaConf.to_container(config, resolve=True),
+            "config": config.as_dict(),
             "dir": str(run_dir),
             "id": run_id,
             "resume": "allow",

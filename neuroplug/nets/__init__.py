@@ -1,5 +1,6 @@
-"""Policy networks with a flat parameter layout, evaluated for many members at once."""
+"""Policy networks with a flat parameter layout, evaluated for many members at once.
 
-from neuroplug.nets.build import build_network
-
-__all__ = ["build_network"]
+Build one with :func:`neuroplug.nets.build.build_network`. This package imports nothing
+eagerly: the contract file (:mod:`neuroplug.api`) reads :mod:`neuroplug.nets.normalizer`
+without pulling in torch.
+"""

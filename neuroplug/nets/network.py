@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from dataclasses import dataclass
 
 import torch
 
@@ -45,6 +46,17 @@ class Network(ABC):
     @abstractmethod
     def describe(self) -> str:
         """One line for logs: the architecture and its parameter count."""
+
+
+@dataclass(frozen=True)
+class SeededInitializer:
+    """``seed -> network.initial_params(seed)`` as a picklable callable, so populations of
+    fresh draws can travel as seeds (to another process or machine) and be rebuilt there."""
+
+    network: Network
+
+    def __call__(self, seed: int) -> torch.Tensor:
+        return self.network.initial_params(torch.Generator().manual_seed(int(seed))).float()
 
 
 def normc_(weight: torch.Tensor, std: float, generator: torch.Generator) -> torch.Tensor:

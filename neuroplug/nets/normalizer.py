@@ -2,14 +2,22 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from neuroplug.api import ObservationStats
-
 _CLIP = 5.0
 _MIN_STD = 1e-2
+
+
+@dataclass
+class ObservationStats:
+    """Sums over a batch of observations, to update a running normaliser."""
+
+    total: np.ndarray
+    total_squares: np.ndarray
+    count: int
 
 
 class ObservationNormalizer:

@@ -21,6 +21,11 @@ schedule built on this engine plays exactly the same episodes with exactly the s
 members: returns, lengths, behaviours and observation sums agree bit for bit for the
 same ``max_envs``. Continuous-action noise is drawn from a counter-based generator keyed
 by (episode, step), so it does not depend on the order of steps either.
+
+An :class:`EpisodeObserver` may watch the episodes as they are played (a replay records
+its video this way, so it shows exactly the episodes that were evaluated); it also makes
+the groups' pools, so it can ask EnvPool for rendering. Without one the engine does no
+extra work.
 """
 
 from __future__ import annotations
@@ -114,6 +119,36 @@ class _FlightClock:
         return self.idle + (now - self._since if self.in_flight == 0 else 0.0)
 
 
+class EpisodeObserver:
+    """Watches the episodes of a :class:`LockstepEvaluation` while they are played.
+
+    The engine calls :meth:`make_pool` once per group of lanes and :meth:`observe` once per
+    step it receives, before it sends the next actions, so the pool's envs still show the
+    observed states (EnvPool can render them). Override what you need.
+    """
+
+    def make_pool(self, env: EnvSpec, seeds: np.ndarray, num_threads: int):
+        """The EnvPool of one group of lanes, one env per seed (default: the engine's own)."""
+        return make_pool(env, seeds, num_threads)
+
+    def observe(
+        self,
+        pool,
+        items: np.ndarray,
+        env_ids: np.ndarray,
+        observations: np.ndarray,
+        started: np.ndarray,
+        ended: np.ndarray,
+    ) -> None:
+        """One received step of ``pool``, with a row per env that plays an episode.
+
+        Row ``i``: env ``env_ids[i]`` of ``pool`` plays work item ``items[i]`` (see
+        :mod:`neuroplug.episodes`) and shows ``observations[i]``: the episode's first
+        observation, after its reset, where ``started[i]``; else the one after its next
+        step, the episode's last where ``ended[i]``.
+        """
+
+
 class _Group:
     """One EnvPool holding the lanes ``lanes`` (its env ``i`` is lane ``lanes[i]``)."""
 
@@ -137,6 +172,7 @@ class LockstepEvaluation:
         max_envs: int,
         groups: int,
         num_threads: int,
+        observer: EpisodeObserver | None = None,
     ) -> None:
         # Resolved before any pool starts, so a BC that does not fit the env fails first.
         behaviour = resolve(request.behaviour, env) if request.behaviour is not None else None
@@ -146,6 +182,7 @@ class LockstepEvaluation:
         self.request = request
         self.ledger = EpisodeLedger(len(population), request, env.frame_skip, behaviour)
         self.population = population
+        self.observer = observer
         self.num_lanes = min(max_envs, len(self.ledger))
         self.num_groups = max(1, min(groups, self.num_lanes))
         # The threads are shared out between the groups' pools: one pool per core-share
@@ -202,11 +239,12 @@ class LockstepEvaluation:
     def _start_groups(self) -> list[_Group]:
         seeds = lane_seeds(self.request, self.ledger, self.num_lanes)
         on_cuda = self.backend.device.type == "cuda"
+        make = self.observer.make_pool if self.observer is not None else make_pool
         groups = []
         # Consecutive lanes per group: lanes start on consecutive members, so a group's
         # members are a run whose weights a backend can use in place.
         for lanes in np.array_split(np.arange(self.num_lanes), self.num_groups):
-            pool = make_pool(self.env, seeds[lanes], self.threads_per_pool)
+            pool = make(self.env, seeds[lanes], self.threads_per_pool)
             stream = None
             if on_cuda:
                 stream = torch.cuda.Stream(self.backend.device)
@@ -243,6 +281,8 @@ class LockstepEvaluation:
         ended_rows = stepped[done]
         ledger.record_ends(items[done], observations, info, ended_rows)
         ended_lanes = lanes[ended_rows]
+        if self.observer is not None:
+            self._observe(group, lanes, info["env_id"], observations, was_reset, ended_rows)
         self.lane_item[ended_lanes] = NO_ITEM
 
         rows = np.flatnonzero(self.lane_item[lanes] != NO_ITEM)  # alive, incl. just reset
@@ -255,6 +295,25 @@ class LockstepEvaluation:
             actions = np.concatenate((actions, self._dummy_actions(len(resets))))
             self._send(group, step_lanes, actions)
         return ended_lanes.tolist()
+
+    def _observe(
+        self,
+        group: _Group,
+        lanes: np.ndarray,
+        env_ids: np.ndarray,
+        observations: np.ndarray,
+        was_reset: np.ndarray,
+        ended_rows: np.ndarray,
+    ) -> None:
+        """Show the observer the rows of this step that belong to an episode."""
+        items = self.lane_item[lanes]
+        # Leaves out the spare resets of lanes that found no work left.
+        rows = np.flatnonzero(items != NO_ITEM)
+        ended = np.zeros(len(lanes), dtype=bool)
+        ended[ended_rows] = True
+        self.observer.observe(
+            group.pool, items[rows], env_ids[rows], observations[rows], was_reset[rows], ended[rows]
+        )
 
     def _infer(
         self, group: _Group, groups: list[_Group], items: np.ndarray, observations: np.ndarray

@@ -2,6 +2,11 @@
 
 from neuroplug.testing.algorithm_contract import check_algorithm_contract
 from neuroplug.testing.resume_check import check_resume_is_exact
-from neuroplug.testing.synthetic import synthetic_result
+from neuroplug.testing.synthetic import synthetic_context, synthetic_result
 
-__all__ = ["check_algorithm_contract", "check_resume_is_exact", "synthetic_result"]
+__all__ = [
+    "check_algorithm_contract",
+    "check_resume_is_exact",
+    "synthetic_context",
+    "synthetic_result",
+]

@@ -10,25 +10,31 @@ Use it from a plugin's own tests::
 The algorithm optimises a synthetic task — fitness ``-||theta - target||^2``, behaviours
 the first two parameters — so the check runs in seconds and needs no simulator. It checks:
 populations are well formed; ``tell`` accepts results of the shape the algorithm asked
-for and returns scalar stats; every generation ends after a bounded number of rounds; a
-fixed seed gives identical runs; and a checkpoint (``state_dict`` through ``torch.save``)
-continues exactly like the run it was taken from.
+for and returns scalar stats; every ``tell`` either ends the generation or calls
+``continue_generation()``, within ``max_rounds_per_generation`` rounds; ``best_params``
+and ``policy_params()`` are finite ``(D,)`` float32 CPU tensors; a fixed seed gives
+identical runs; and a checkpoint (``state_dict`` through ``torch.save``) continues exactly
+like the run it was taken from.
+
+Arguments: ``config`` (default: the plugin's ``config_class()``), ``num_params`` of the
+synthetic network (a flat vector; pass ``network`` instead for an algorithm that reads the
+architecture), ``generations`` run before the checks, and the ``seed``.
 """
 
 from __future__ import annotations
 
 import io
-import math
 from dataclasses import replace
 from typing import Any
 
 import torch
 
 from neuroplug.api import Algorithm, AlgorithmConfig, EvaluationResult
+from neuroplug.errors import PluginError
+from neuroplug.nets.network import Network
 from neuroplug.population import Population
-from neuroplug.testing.synthetic import synthetic_result
+from neuroplug.testing.synthetic import synthetic_context, synthetic_result
 
-MAX_ROUNDS_PER_GENERATION = 10
 BEHAVIOUR_SIZE = 2
 
 
@@ -39,13 +45,6 @@ class ContractViolation(AssertionError):
 def _require(condition: bool, message: str) -> None:
     if not condition:
         raise ContractViolation(message)
-
-
-def _initializer(num_params: int):
-    def draw(seed: int) -> torch.Tensor:
-        return 0.1 * torch.randn(num_params, generator=torch.Generator().manual_seed(seed))
-
-    return draw
 
 
 def _evaluate(
@@ -66,7 +65,7 @@ def _run_generation(
     """Rounds until ``generation`` grows; returns every population's materialised members."""
     start = algorithm.generation
     populations = []
-    for _ in range(MAX_ROUNDS_PER_GENERATION):
+    for _ in range(algorithm.max_rounds_per_generation):
         population = algorithm.ask()
         _require(
             isinstance(population, Population),
@@ -80,6 +79,7 @@ def _run_generation(
         members = population.materialize(device="cpu")
         _require(bool(torch.isfinite(members).all()), "ask() produced non-finite parameters")
         populations.append(members)
+        before = algorithm.round_marker()
         stats = algorithm.tell(population, _evaluate(algorithm, population, target))
         _require(isinstance(stats, dict), "tell() must return a dict of scalar stats")
         for key, value in stats.items():
@@ -87,19 +87,35 @@ def _run_generation(
                 isinstance(key, str) and isinstance(value, int | float),
                 f"stat {key!r} is not a number",
             )
-        if algorithm.generation != start:
+        try:
+            ended = algorithm.generation_ended(before)
+        except PluginError as error:
+            raise ContractViolation(str(error)) from None
+        if ended:
             _require(algorithm.generation == start + 1, "generation must grow by exactly one")
             return populations
     raise ContractViolation(
-        f"generation did not advance within {MAX_ROUNDS_PER_GENERATION} ask/tell rounds"
+        f"generation did not advance within {algorithm.max_rounds_per_generation} ask/tell "
+        "rounds (max_rounds_per_generation)"
     )
 
 
+def _vector_check(value, num_params: int, what: str) -> None:
+    _require(isinstance(value, torch.Tensor), f"{what} is {type(value).__name__}, not a tensor")
+    _require(tuple(value.shape) == (num_params,), f"{what} has shape {tuple(value.shape)}")
+    _require(value.dtype == torch.float32, f"{what} is {value.dtype}, not torch.float32")
+    _require(value.device.type == "cpu", f"{what} is on {value.device}, not the CPU")
+    _require(bool(torch.isfinite(value).all()), f"{what} is not finite")
+
+
 def _build(
-    algorithm_class: type[Algorithm], config: AlgorithmConfig, num_params: int, seed: int
+    algorithm_class: type[Algorithm],
+    config: AlgorithmConfig,
+    num_params: int,
+    seed: int,
+    network: Network | None,
 ) -> Algorithm:
-    initial = _initializer(num_params)(seed)
-    return algorithm_class(config, initial, seed, initializer=_initializer(num_params))
+    return algorithm_class(config, synthetic_context(num_params, seed, network=network))
 
 
 def _roundtrip(state: dict[str, Any]) -> dict[str, Any]:
@@ -115,24 +131,24 @@ def check_algorithm_contract(
     num_params: int = 24,
     generations: int = 3,
     seed: int = 0,
+    network: Network | None = None,
 ) -> None:
     """Raise :class:`ContractViolation` unless ``algorithm_class`` honours the contract."""
+    if network is not None:
+        num_params = network.num_params
     config = config or algorithm_class.config_class()
     if not config.name:
         config = replace(config, name=algorithm_class.__name__.lower())
     target = torch.linspace(-1.0, 1.0, num_params)
 
-    first = _build(algorithm_class, config, num_params, seed)
+    first = _build(algorithm_class, config, num_params, seed, network)
     _require(first.generation == 0, "a new algorithm must start at generation 0")
     history = [_run_generation(first, target, num_params) for _ in range(generations)]
-    policy = first.policy_params()
-    _require(
-        tuple(policy.shape) == (num_params,), f"policy_params() has shape {tuple(policy.shape)}"
-    )
-    _require(bool(torch.isfinite(policy).all()), "policy_params() is not finite")
-    _require(math.isfinite(float(-((policy - target) ** 2).sum())), "policy fitness is not finite")
+    _vector_check(first.policy_params(), num_params, "policy_params()")
+    if first.best_params is not None:
+        _vector_check(first.best_params, num_params, "best_params")
 
-    second = _build(algorithm_class, config, num_params, seed)
+    second = _build(algorithm_class, config, num_params, seed, network)
     for generation, populations in enumerate(history):
         again = _run_generation(second, target, num_params)
         _require(
@@ -141,7 +157,7 @@ def check_algorithm_contract(
             f"the same seed gave different populations in generation {generation}",
         )
 
-    resumed = _build(algorithm_class, config, num_params, seed + 1)
+    resumed = _build(algorithm_class, config, num_params, seed + 1, network)
     resumed.load_state_dict(_roundtrip(first.state_dict()))
     _require(
         resumed.generation == first.generation, "load_state_dict() did not restore the generation"

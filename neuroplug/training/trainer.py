@@ -16,10 +16,10 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from omegaconf import DictConfig, OmegaConf
 
 from neuroplug.api import EvaluationRequest, EvaluationResult
-from neuroplug.errors import ConfigError, NeuroplugError
+from neuroplug.errors import ConfigError, NeuroplugError, PluginError
+from neuroplug.experiment import Experiment
 from neuroplug.loggers import MultiLogger, build_loggers
 from neuroplug.population import Population
 from neuroplug.training.checkpoint import (
@@ -40,10 +40,10 @@ COUNTERS = ("env_steps", "frames", "forward_passes", "episodes")
 
 
 class Trainer:
-    """Runs one experiment in ``run_dir`` from a composed config."""
+    """Runs one experiment in ``run_dir`` from its typed config."""
 
     def __init__(
-        self, config: DictConfig, run_dir: Path, loggers: MultiLogger | None = None
+        self, config: Experiment, run_dir: Path, loggers: MultiLogger | None = None
     ) -> None:
         self.config = config
         self.run_dir = Path(run_dir)
@@ -58,19 +58,19 @@ class Trainer:
         try:
             self._refuse_to_overwrite(config)
             # The run dir describes itself, with or without Hydra's .hydra/ record.
-            (self.run_dir / "config.yaml").write_text(OmegaConf.to_yaml(config, resolve=True))
+            (self.run_dir / "config.yaml").write_text(config.to_yaml())
             budget = {
                 "max_generations": self.parts.run.max_generations,
                 "max_frames": self.parts.run.max_frames,
             }
-            self.loggers = loggers or build_loggers(self.parts.logger, self.run_dir, budget, config)
+            self.loggers = loggers or build_loggers(config.logger, self.run_dir, budget, config)
         except BaseException:
             self.lock.release()
             raise
 
-    def _refuse_to_overwrite(self, config: DictConfig) -> None:
+    def _refuse_to_overwrite(self, config: Experiment) -> None:
         """A fresh run must not overwrite another run's checkpoints: that work would be lost."""
-        if config.run.get("resume"):
+        if config.run.resume:
             return
         existing = [
             path
@@ -95,7 +95,7 @@ class Trainer:
         """Everything a checkpoint holds."""
         normalizer = self.parts.policy.normalizer
         return {
-            "config": OmegaConf.to_yaml(self.config, resolve=True),
+            "config": self.config.to_yaml(),
             "generation": self.generation,
             "counters": dict(self.counters),
             "elapsed": self.elapsed_before + (time.perf_counter() - self._started),
@@ -105,7 +105,7 @@ class Trainer:
             # Deployables, for best_policy.pt only: latest.pt rebuilds them from the
             # algorithm state (for the GA that keeps a checkpoint kilobytes, not megabytes).
             "policy_params": self.parts.algorithm.policy_params(),
-            "best_member_params": _cloned(getattr(self.parts.algorithm, "best_params", None)),
+            "best_member_params": _cloned(self.parts.algorithm.best_params),
         }
 
     def restore(self, state: dict[str, Any]) -> None:
@@ -167,8 +167,11 @@ class Trainer:
         self.last_eval = float(result.returns.mean())
         return result
 
-    def evaluate_round(self, round_index: int) -> tuple[EvaluationResult, dict[str, float]]:
-        """One ask/evaluate/tell round of the current generation; counts its work."""
+    def evaluate_round(self, round_index: int) -> tuple[EvaluationResult, dict[str, float], bool]:
+        """One ask/evaluate/tell round of the current generation; counts its work.
+
+        Returns the result, the algorithm's stats and whether the round ended the generation.
+        """
         parts = self.parts
         started = time.perf_counter()
         population = parts.algorithm.ask()
@@ -191,7 +194,9 @@ class Trainer:
                 f"warning: generation {self.generation + 1}: {nonfinite} member(s) had NaN/inf "
                 "returns or outputs; scored as the worst of the population"
             )
+        before = parts.algorithm.round_marker()
         stats = parts.algorithm.tell(population, result)
+        ended = parts.algorithm.generation_ended(before)
         self.timings["algorithm"] += (evaluating - started) + (time.perf_counter() - telling)
         for phase, seconds in result.timings.items():
             if phase != "wall":  # the generation's own clock covers it
@@ -199,7 +204,7 @@ class Trainer:
         for name in ("env_steps", "frames", "forward_passes"):
             self.counters[name] += getattr(result, name)
         self.counters["episodes"] += result.episodes
-        return result, stats
+        return result, stats, ended
 
     def _evaluate_with_retries(self, population, request: EvaluationRequest) -> EvaluationResult:
         """Evaluate, retrying a failed evaluation (a crashed simulator, say) ``run.retries`` times.
@@ -237,8 +242,16 @@ class Trainer:
         stats: dict[str, float] = {}
         main_result: EvaluationResult | None = None
         round_index = 0
-        while self.generation == generation:
-            result, round_stats = self.evaluate_round(round_index)
+        ended = False
+        while not ended:
+            if round_index == parts.algorithm.max_rounds_per_generation:
+                raise PluginError(
+                    f"{type(parts.algorithm).__name__} asked for more than "
+                    f"{round_index} rounds in generation {generation + 1} "
+                    "(its max_rounds_per_generation); each tell() must eventually end the "
+                    "generation instead of calling continue_generation()"
+                )
+            result, round_stats, ended = self.evaluate_round(round_index)
             if main_result is None:
                 main_result = result
                 if parts.policy.normalizer is not None and result.obs_stats is not None:

@@ -9,6 +9,8 @@ Alternative to Reinforcement Learning", arXiv:1703.03864. Per generation::
     g = 1/P * sum_k (u_k+ - u_k-) * eps(s_k)   # mirrored estimate; eps regenerated from s_k
     theta <- theta - Adam(-g + l2 * theta)
 
+The step itself (sampling, the mirrored estimate, Adam) is
+:class:`neuroplug.algorithms.es_step.ESCentre`, which the novelty-search family shares.
 Observation normalisation and action noise are handled by the policy and scheduler
 when ``obs_norm`` / ``action_noise`` are set. ``perturbation=lowrank`` perturbs the large
 weight matrices by rank-``rank`` products instead (EGGROLL, Sarkar et al. 2025; see
@@ -17,7 +19,6 @@ weight matrices by rank-``rank`` products instead (EGGROLL, Sarkar et al. 2025; 
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -25,76 +26,14 @@ import numpy as np
 import torch
 
 from neuroplug.algorithms import EvolutionAlgorithm, centered_ranks
-from neuroplug.algorithms.adam import Adam
-from neuroplug.api import AlgorithmConfig, EvaluationResult
-from neuroplug.errors import require
-from neuroplug.lowrank import LowRank, lowrank_for, perturbation_vectors
-from neuroplug.nets.network import Network
+from neuroplug.algorithms.es_step import ESCentre, ESStepConfig
+from neuroplug.api import AlgorithmContext, EvaluationResult
 from neuroplug.population import Population
-
-_SEEDS_PER_CHUNK = 64  # bounds the regenerated noise held at once during the update
 
 
 @dataclass
-class ESConfig(AlgorithmConfig):
-    """OpenAI ES settings (the paper's MuJoCo defaults)."""
-
-    population_size: int = 64
-    sigma: float = 0.02
-    """Std of the parameter perturbations."""
-    learning_rate: float = 0.01
-    """Adam step size."""
-    l2_coeff: float = 0.005
-    """L2 weight decay added to the gradient estimate."""
-    mirrored: bool = True
-    """Antithetic pairs theta +/- sigma*eps share one seed (population must be even)."""
-    fitness_shaping: str = "centered_ranks"
-    """``centered_ranks`` or ``none`` (raw returns, standardised)."""
-    obs_norm: bool = True
-    action_noise: float = 0.01
-    perturbation: str = "full"
-    """``full`` (dense noise on every parameter) or ``lowrank`` (EGGROLL factors on the
-    large weight matrices)."""
-    rank: int = 4
-    """Rank of the low-rank perturbations."""
-    lowrank_min_size: int = 65536
-    """Weight matrices with at least this many entries get low-rank perturbations."""
-
-    def __post_init__(self) -> None:
-        super().__post_init__()
-        require(self.sigma > 0, "algo.sigma", f"must be positive, got {self.sigma}", "a float > 0")
-        require(
-            self.learning_rate > 0,
-            "algo.learning_rate",
-            f"must be positive, got {self.learning_rate}",
-            "a float > 0",
-        )
-        require(self.l2_coeff >= 0, "algo.l2_coeff", f"got {self.l2_coeff}", "a float >= 0")
-        require(
-            not self.mirrored or self.population_size % 2 == 0,
-            "algo.population_size",
-            f"mirrored sampling needs an even population, got {self.population_size}",
-            "an even integer, or algo.mirrored=false",
-        )
-        require(
-            self.fitness_shaping in ("centered_ranks", "none"),
-            "algo.fitness_shaping",
-            f"got {self.fitness_shaping!r}",
-            "centered_ranks, none",
-        )
-        require(
-            self.perturbation in ("full", "lowrank"),
-            "algo.perturbation",
-            f"got {self.perturbation!r}",
-            "full, lowrank",
-        )
-        require(self.rank >= 1, "algo.rank", f"got {self.rank}", "an integer >= 1")
-        require(
-            self.lowrank_min_size >= 1,
-            "algo.lowrank_min_size",
-            f"got {self.lowrank_min_size}",
-            "an integer >= 1",
-        )
+class ESConfig(ESStepConfig):
+    """OpenAI ES settings (the paper's MuJoCo defaults; every field is the ES step's)."""
 
 
 class OpenAIES(EvolutionAlgorithm):
@@ -102,87 +41,33 @@ class OpenAIES(EvolutionAlgorithm):
 
     config_class = ESConfig
 
-    def __init__(
-        self,
-        config: ESConfig,
-        initial_params: torch.Tensor,
-        seed: int,
-        initializer: Callable[[int], torch.Tensor] | None = None,
-    ) -> None:
-        super().__init__(config, initial_params, seed, initializer)
-        self.center = initial_params.detach().clone().float()
-        self.optimizer = Adam(self.num_params, config.learning_rate)
-        self.lowrank: LowRank | None = None
+    def __init__(self, config: ESConfig, context: AlgorithmContext) -> None:
+        super().__init__(config, context)
+        self.centre = ESCentre(config, context.initial_params, self.rng, context.network)
 
-    def bind_network(self, network: Network) -> None:
-        if self.config.perturbation == "lowrank":
-            self.lowrank = lowrank_for(
-                network.layout, self.config.rank, self.config.lowrank_min_size
-            )
+    @property
+    def center(self) -> torch.Tensor:
+        """The centre of the search distribution (the deployed policy)."""
+        return self.centre.center
 
     def _ask(self) -> Population:
-        if self.config.perturbation == "lowrank" and self.lowrank is None:
-            raise RuntimeError(
-                "algo.perturbation=lowrank needs the network's weight shapes: call "
-                "bind_network(network) before ask()"
-            )
-        size, sigma = self.config.population_size, self.config.sigma
-        if self.config.mirrored:
-            seeds = self.draw_seeds(size // 2).repeat_interleave(2)
-            scale = torch.tensor([sigma, -sigma], dtype=torch.float32).repeat(size // 2)
-        else:
-            seeds = self.draw_seeds(size)
-            scale = torch.full((size,), sigma, dtype=torch.float32)
-        return Population(
-            bases=self.center.unsqueeze(0),
-            base_index=torch.zeros(size, dtype=torch.int64),
-            scale=scale,
-            seed=seeds,
-            lowrank=self.lowrank,
-        )
+        return self.centre.ask()
 
     def _tell(
         self, population: Population, fitness: np.ndarray, result: EvaluationResult
     ) -> dict[str, float]:
-        weights = self._shape(fitness)
-        if self.config.mirrored:
-            seeds = population.seed[0::2]
-            weights = weights[0::2] - weights[1::2]
-        else:
-            seeds = population.seed
-        gradient = self._weighted_noise_sum(seeds, torch.from_numpy(weights).float()) / len(fitness)
-        step = self.optimizer.step(-gradient + self.config.l2_coeff * self.center)
-        self.center -= step
-        return {
-            "gradient_norm": float(gradient.norm()),
-            "update_ratio": float(step.norm() / (self.center.norm() + 1e-12)),
-            "center_norm": float(self.center.norm()),
-        }
+        return self.centre.step(population, self._shape(fitness))
 
     def _shape(self, fitness: np.ndarray) -> np.ndarray:
         if self.config.fitness_shaping == "centered_ranks":
             return centered_ranks(fitness)
         return (fitness - fitness.mean()) / (fitness.std() + 1e-8)
 
-    def _weighted_noise_sum(self, seeds: torch.Tensor, weights: torch.Tensor) -> torch.Tensor:
-        """sum_k weights[k] * eps(seeds[k]), regenerating eps chunk by chunk.
-
-        eps is the members' perturbation direction: low-rank products where the
-        population used them, so the update follows the directions that were evaluated.
-        """
-        total = torch.zeros(self.num_params)
-        for start in range(0, len(seeds), _SEEDS_PER_CHUNK):
-            chunk = slice(start, start + _SEEDS_PER_CHUNK)
-            directions = perturbation_vectors(seeds[chunk], self.num_params, self.lowrank)
-            total += weights[chunk] @ directions
-        return total
-
     def policy_params(self) -> torch.Tensor:
         return self.center.clone()
 
     def _state(self) -> dict[str, Any]:
-        return {"center": self.center.clone(), "optimizer": self.optimizer.state_dict()}
+        return self.centre.state_dict()
 
     def _load_state(self, state: dict[str, Any]) -> None:
-        self.center = state["center"].clone()
-        self.optimizer.load_state_dict(state["optimizer"])
+        self.centre.load_state_dict(state)

@@ -28,7 +28,6 @@ one more than the paper's "top 9 plus the elite" when the elite is not among the
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -36,7 +35,7 @@ import numpy as np
 import torch
 
 from neuroplug.algorithms import EvolutionAlgorithm
-from neuroplug.api import AlgorithmConfig, EvaluationResult
+from neuroplug.api import AlgorithmConfig, AlgorithmContext, EvaluationResult
 from neuroplug.errors import require
 from neuroplug.population import Population
 
@@ -102,14 +101,8 @@ class DeepGA(EvolutionAlgorithm):
     config_class = GAConfig
     checkpoints_best_params = False  # the best member is kept as seeds and rebuilt on load
 
-    def __init__(
-        self,
-        config: GAConfig,
-        initial_params: torch.Tensor,
-        seed: int,
-        initializer: Callable[[int], torch.Tensor] | None = None,
-    ) -> None:
-        super().__init__(config, initial_params, seed, initializer)
+    def __init__(self, config: GAConfig, context: AlgorithmContext) -> None:
+        super().__init__(config, context)
         self.parent_chains: list[Chain] = []
         """Genomes of the next generation's parents, the elite first; none before one."""
         self.parents = torch.empty(0, self.num_params)
@@ -127,12 +120,12 @@ class DeepGA(EvolutionAlgorithm):
 
     def _ask(self) -> Population:
         if self._open is not None:
-            return subset(self._open.population, self._open.candidates)
+            return self._open.population.subset(self._open.candidates)
         size = self.config.population_size
         if not self.parent_chains:
             seeds = self.draw_seeds(size)
             self._chains = [[seed] for seed in seeds.tolist()]
-            return fresh_population(self, seeds)
+            return self.context.fresh_population(seeds)
         parent = torch.from_numpy(self.rng.integers(0, len(self.parent_chains), size=size - 1))
         seeds = self.draw_seeds(size - 1)
         self._chains = [self.parent_chains[0]] + [
@@ -241,21 +234,3 @@ class DeepGA(EvolutionAlgorithm):
         self.parents = weights[: len(self.parent_chains)]
         if self.best_chain:
             self.best_params = weights[-1].clone()
-
-
-def fresh_population(algorithm: EvolutionAlgorithm, seeds: torch.Tensor) -> Population:
-    """One member per seed, fresh from the network's initialisation distribution."""
-    bases = torch.empty(len(seeds), algorithm.num_params)
-    # Row by row, so a big population never holds a second P x D copy.
-    for row, seed in enumerate(seeds.tolist()):
-        bases[row] = algorithm.fresh_params(seed)
-    return Population.dense(bases)
-
-
-def subset(population: Population, members: np.ndarray) -> Population:
-    """The given members of ``population``, carrying only the bases they use."""
-    index = torch.from_numpy(np.asarray(members, dtype=np.int64))
-    used, base_index = torch.unique(population.base_index[index], return_inverse=True)
-    return Population(
-        population.bases[used], base_index, population.scale[index], population.seed[index]
-    )

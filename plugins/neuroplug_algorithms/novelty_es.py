@@ -21,8 +21,9 @@ after ``stall_generations`` generations without improvement it falls by ``weight
 and the count restarts; ``w`` stays in [0, 1]. All three pick the centre to perturb in
 proportion to its novelty, as the paper does.
 
-Each centre is an :class:`~neuroplug_algorithms.es.OpenAIES` with its own Adam state and
-noise RNG; only the weights of its update come from here. A behaviour characterisation
+Each centre is an :class:`~neuroplug.algorithms.es_step.ESCentre` (the OpenAI-ES step
+``algo=es`` uses too) with its own Adam state and noise RNG; only the weights of its
+update come from here. A behaviour characterisation
 (``algo.behaviour``, see :mod:`neuroplug.behaviours`) averages over a member's episodes.
 Two choices differ from the paper's code: a centre's novelty for selection uses the
 behaviour measured when it was last evaluated, not fresh rollouts every generation; and
@@ -31,7 +32,6 @@ one observation normaliser is shared by all centres instead of one each.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -39,21 +39,20 @@ import numpy as np
 import torch
 
 from neuroplug.algorithms import EvolutionAlgorithm, centered_ranks
+from neuroplug.algorithms.es_step import ESCentre, ESStepConfig
 from neuroplug.algorithms.novelty import BehaviourArchive, novelty_proportional
-from neuroplug.api import EvaluationResult
+from neuroplug.api import AlgorithmContext, EvaluationResult
 from neuroplug.behaviours import BEHAVIOURS
 from neuroplug.errors import require
-from neuroplug.nets.network import Network
 from neuroplug.noise import MAX_SEED
 from neuroplug.population import Population
-from neuroplug_algorithms.es import ESConfig, OpenAIES
 
 _INITIAL, _PERTURBED, _UPDATED = "initial", "perturbed", "updated"
 """The rounds: all centres (generation 0 only), centre m's population, the updated centre m."""
 
 
 @dataclass
-class NSESConfig(ESConfig):
+class NSESConfig(ESStepConfig):
     """NS-ES settings; the ES fields are OpenAI ES's (the paper's MuJoCo defaults)."""
 
     meta_population_size: int = 3
@@ -128,26 +127,15 @@ class NSRAESConfig(NSESConfig):
         )
 
 
-class _Centre(OpenAIES):
-    """One agent of the meta-population: OpenAI ES whose update weights arrive shaped."""
+def _snapshot(centre: ESCentre) -> dict[str, Any]:
+    """A centre's state with its noise RNG, for checkpoints."""
+    return {"rng": centre.rng.bit_generator.state, **centre.state_dict()}
 
-    def _shape(self, weights: np.ndarray) -> np.ndarray:
-        return weights  # already the mix of reward and novelty ranks
 
-    def update(
-        self, population: Population, weights: np.ndarray, result: EvaluationResult
-    ) -> dict[str, float]:
-        """One ES step from ``population`` (drawn by :meth:`ask`) with these member weights."""
-        return self._tell(population, weights, result)
-
-    def snapshot(self) -> dict[str, Any]:
-        """Centre, Adam state and noise RNG, for checkpoints."""
-        return {"rng": self.rng.bit_generator.state, **self._state()}
-
-    def restore(self, state: dict[str, Any]) -> None:
-        """Continue from a :meth:`snapshot`."""
-        self.rng.bit_generator.state = state["rng"]
-        self._load_state(state)
+def _restore(centre: ESCentre, state: dict[str, Any]) -> None:
+    """Continue a centre from :func:`_snapshot`."""
+    centre.rng.bit_generator.state = state["rng"]
+    centre.load_state_dict(state)
 
 
 def _mean_behaviour(result: EvaluationResult, behaviour: str) -> np.ndarray:
@@ -166,16 +154,19 @@ class NSES(EvolutionAlgorithm):
     reward_weight: float = 0.0
     """``w``, the share of the reward ranks in the update."""
 
-    def __init__(
-        self,
-        config: NSESConfig,
-        initial_params: torch.Tensor,
-        seed: int,
-        initializer: Callable[[int], torch.Tensor] | None = None,
-    ) -> None:
-        super().__init__(config, initial_params, seed, initializer)
+    def __init__(self, config: NSESConfig, context: AlgorithmContext) -> None:
+        super().__init__(config, context)
         seeds = self.rng.choice(MAX_SEED + 1, size=config.meta_population_size, replace=False)
-        self.centres = [_Centre(config, self.fresh_params(int(s)), int(s)) for s in seeds]
+        # Each centre: a fresh network and a noise RNG of its own, both from its seed.
+        self.centres = [
+            ESCentre(
+                config,
+                self.fresh_params(int(s)),
+                np.random.Generator(np.random.Philox(int(s))),
+                context.network,
+            )
+            for s in seeds
+        ]
         self.archive = BehaviourArchive()
         self.centre_behaviours: np.ndarray | None = None
         """``(M, d)``: each centre's behaviour when it was last evaluated."""
@@ -186,10 +177,6 @@ class NSES(EvolutionAlgorithm):
         self.round = _INITIAL
         self.active = 0
         """The centre this generation perturbs."""
-
-    def bind_network(self, network: Network) -> None:
-        for centre in self.centres:  # each centre draws its own (maybe low-rank) populations
-            centre.bind_network(network)
 
     def behaviour(self) -> str:
         return self.config.behaviour
@@ -228,7 +215,7 @@ class NSES(EvolutionAlgorithm):
             novelty = self.archive.novelty(behaviours, self.config.k)
             w = self.reward_weight
             weights = w * centered_ranks(fitness) + (1.0 - w) * centered_ranks(novelty)
-            stats = self.centres[self.active].update(population, weights, result)
+            stats = self.centres[self.active].step(population, weights)
             self.round = _UPDATED
             self.continue_generation()
             return {
@@ -259,7 +246,7 @@ class NSES(EvolutionAlgorithm):
 
     def _state(self) -> dict[str, Any]:
         return {
-            "centres": [centre.snapshot() for centre in self.centres],
+            "centres": [_snapshot(centre) for centre in self.centres],
             "archive": self.archive.state_dict(),
             "centre_behaviours": (
                 None if self.centre_behaviours is None else self.centre_behaviours.copy()
@@ -277,7 +264,7 @@ class NSES(EvolutionAlgorithm):
                 f"algo.meta_population_size is {len(self.centres)}"
             )
         for centre, saved in zip(self.centres, state["centres"], strict=True):
-            centre.restore(saved)
+            _restore(centre, saved)
         self.archive.load_state_dict(state["archive"])
         stored = state["centre_behaviours"]
         self.centre_behaviours = None if stored is None else np.array(stored)
@@ -298,14 +285,8 @@ class NSRAES(NSES):
 
     config_class = NSRAESConfig
 
-    def __init__(
-        self,
-        config: NSRAESConfig,
-        initial_params: torch.Tensor,
-        seed: int,
-        initializer: Callable[[int], torch.Tensor] | None = None,
-    ) -> None:
-        super().__init__(config, initial_params, seed, initializer)
+    def __init__(self, config: NSRAESConfig, context: AlgorithmContext) -> None:
+        super().__init__(config, context)
         self.reward_weight = config.initial_reward_weight
         self.stalled_generations = 0
         """Updated centres evaluated since the best centre return last improved."""

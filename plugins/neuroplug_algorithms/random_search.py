@@ -17,7 +17,6 @@ a single lucky episode can otherwise become the deployed policy.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -25,9 +24,8 @@ import numpy as np
 import torch
 
 from neuroplug.algorithms import EvolutionAlgorithm
-from neuroplug.api import AlgorithmConfig, EvaluationResult
+from neuroplug.api import AlgorithmConfig, AlgorithmContext, EvaluationResult
 from neuroplug.population import Population
-from neuroplug_algorithms.ga import fresh_population
 
 
 @dataclass
@@ -45,14 +43,8 @@ class RandomSearch(EvolutionAlgorithm):
     config_class = RandomSearchConfig
     checkpoints_best_params = False  # the best member is kept as seeds and rebuilt on load
 
-    def __init__(
-        self,
-        config: RandomSearchConfig,
-        initial_params: torch.Tensor,
-        seed: int,
-        initializer: Callable[[int], torch.Tensor] | None = None,
-    ) -> None:
-        super().__init__(config, initial_params, seed, initializer)
+    def __init__(self, config: RandomSearchConfig, context: AlgorithmContext) -> None:
+        super().__init__(config, context)
         self.best_seed: int | None = None
         """Init seed of the best member so far (None before the first generation)."""
         self._best_seed_fitness = -np.inf
@@ -60,7 +52,7 @@ class RandomSearch(EvolutionAlgorithm):
 
     def _ask(self) -> Population:
         self._seeds = self.draw_seeds(self.config.population_size)
-        return fresh_population(self, self._seeds)
+        return self.context.fresh_population(self._seeds)
 
     def _tell(
         self, population: Population, fitness: np.ndarray, result: EvaluationResult

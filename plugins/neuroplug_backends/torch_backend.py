@@ -1,10 +1,12 @@
 """``backend=torch``: the whole population's forward pass as batched PyTorch ops.
 
-Members are materialised once per evaluation (``bases[b] + scale * eps(seed)``) when they
-fit ``max_materialized_mb``; bigger populations rebuild just the alive members' weights
-in each forward call, trading compute for memory. Either way only the members whose
-episodes are alive are computed. Low-rank MLP populations keep their low-rank factors
-apart (:mod:`neuroplug_backends.torch_lowrank`).
+Members are materialised once per evaluation by
+:meth:`neuroplug.population.Population.materialize` (``bases[b] + scale * (sigma[b] ⊙
+eps(seed))``, fresh init draws built from their seeds) when they fit
+``max_materialized_mb``; bigger populations rebuild just the alive members' weights in
+each forward call, trading compute for memory. Either way only the members whose episodes
+are alive are computed. Low-rank MLP populations without a ``sigma`` vector keep their
+low-rank factors apart (:mod:`neuroplug_backends.torch_lowrank`).
 """
 
 from __future__ import annotations
@@ -14,7 +16,8 @@ from dataclasses import dataclass
 import torch
 
 from neuroplug.api import Backend, BackendConfig
-from neuroplug.errors import ConfigError, require
+from neuroplug.devices import resolve_device
+from neuroplug.errors import require
 from neuroplug.nets.mlp import MLP
 from neuroplug.nets.network import Network
 from neuroplug.population import Population
@@ -37,23 +40,6 @@ class TorchBackendConfig(BackendConfig):
             f"got {self.max_materialized_mb}",
             "an integer >= 0",
         )
-
-
-def resolve_device(name: str) -> torch.device:
-    """``auto`` becomes CUDA when available, else CPU; others are checked."""
-    if name == "auto":
-        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
-    try:
-        device = torch.device(name)
-    except RuntimeError as error:
-        raise ConfigError(
-            "backend.device", f"{name!r} is not a device", "auto, cpu, cuda, cuda:N"
-        ) from error
-    if device.type == "cuda" and not torch.cuda.is_available():
-        raise ConfigError(
-            "backend.device", "CUDA was requested but no GPU is visible", "auto or cpu"
-        )
-    return device
 
 
 class TorchBackend(Backend):
@@ -87,6 +73,7 @@ class TorchBackend(Backend):
             self._params is not None
             and lowrank is not None
             and lowrank.matrices
+            and population.sigma is None
             and isinstance(self.network, MLP)
         ):
             # Low-rank matrices stay factored: a member reads rank x (rows + cols) numbers

@@ -32,7 +32,8 @@ class FactoredLowRankMLP:
         self.network = network
         self.params = params
         self.base_index = population.base_index.to(device)
-        self.num_bases = len(population.bases)
+        self.num_bases = population.num_bases
+        bases = population.base_params(device)
         rank = lowrank.rank
         perturbed = torch.nonzero(population.scale != 0).flatten()
         coefficient = (population.scale[perturbed] / math.sqrt(rank)).to(device)
@@ -41,7 +42,7 @@ class FactoredLowRankMLP:
         self.factor_b: dict[int, torch.Tensor] = {}
         for matrix in lowrank.matrices:
             start, rows, cols = matrix.offset, matrix.rows, matrix.cols
-            self.base_matrices[start] = population.bases[:, start : start + rows * cols].reshape(
+            self.base_matrices[start] = bases[:, start : start + rows * cols].reshape(
                 self.num_bases, rows, cols
             )
             factor_a = torch.zeros((len(population), rows, rank), device=device)

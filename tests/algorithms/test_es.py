@@ -10,11 +10,13 @@ from neuroplug_algorithms.es import ESConfig, OpenAIES
 from neuroplug.algorithms.shaping import centered_ranks
 from neuroplug.errors import ConfigError
 from neuroplug.noise import noise_vectors
-from neuroplug.testing import synthetic_result
+from neuroplug.testing import synthetic_context, synthetic_result
 
 
 def test_mirrored_population_pairs_share_seeds_with_opposite_scales():
-    es = OpenAIES(ESConfig(population_size=6, sigma=0.1), torch.zeros(10), seed=0)
+    es = OpenAIES(
+        ESConfig(population_size=6, sigma=0.1), synthetic_context(initial_params=torch.zeros(10))
+    )
     population = es.ask()
     assert len(population) == 6
     assert torch.equal(population.seed[0::2], population.seed[1::2])
@@ -26,7 +28,7 @@ def test_mirrored_population_pairs_share_seeds_with_opposite_scales():
 def test_update_equals_the_estimate_from_stored_noise():
     """The update regenerates eps from seeds; it must equal the textbook estimate."""
     config = ESConfig(population_size=8, sigma=0.05, learning_rate=0.01, l2_coeff=0.0)
-    es = OpenAIES(config, torch.zeros(20), seed=1)
+    es = OpenAIES(config, synthetic_context(initial_params=torch.zeros(20), seed=1))
     population = es.ask()
     fitness = np.random.default_rng(0).normal(size=8)
     eps = noise_vectors(population.seed[0::2], 20)
@@ -41,8 +43,7 @@ def test_es_climbs_a_smooth_objective():
     target = torch.linspace(-1, 1, 30)
     es = OpenAIES(
         ESConfig(population_size=20, sigma=0.1, learning_rate=0.05, l2_coeff=0.0),
-        torch.zeros(30),
-        seed=0,
+        synthetic_context(initial_params=torch.zeros(30)),
     )
     start = float((es.center - target).norm())
     for _ in range(150):
@@ -53,7 +54,7 @@ def test_es_climbs_a_smooth_objective():
 
 
 def test_nan_fitness_is_scored_worst_and_the_centre_stays_finite():
-    es = OpenAIES(ESConfig(population_size=4), torch.zeros(5), seed=0)
+    es = OpenAIES(ESConfig(population_size=4), synthetic_context(initial_params=torch.zeros(5)))
     population = es.ask()
     stats = es.tell(population, synthetic_result(np.array([1.0, np.nan, np.inf, 0.0])))
     assert torch.isfinite(es.center).all()
@@ -78,5 +79,8 @@ def test_invalid_settings_name_the_field(kwargs, field):
 
 
 def test_odd_population_is_fine_without_mirroring():
-    es = OpenAIES(ESConfig(population_size=7, mirrored=False), torch.zeros(3), seed=0)
+    es = OpenAIES(
+        ESConfig(population_size=7, mirrored=False),
+        synthetic_context(initial_params=torch.zeros(3)),
+    )
     assert len(es.ask()) == 7

@@ -11,7 +11,7 @@ from neuroplug_algorithms.ga import DeepGA, GAConfig
 
 from neuroplug.errors import ConfigError
 from neuroplug.noise import noise_vectors
-from neuroplug.testing import check_resume_is_exact, synthetic_result
+from neuroplug.testing import check_resume_is_exact, synthetic_context, synthetic_result
 
 NUM_PARAMS = 13  # odd, so noise blocks end mid-way through a Philox word
 TARGET = torch.linspace(-1, 1, NUM_PARAMS)
@@ -31,7 +31,10 @@ def _ga(seed: int = 0, **overrides) -> DeepGA:
         "elite_episodes": 30,
         **overrides,
     }
-    return DeepGA(GAConfig(**settings), torch.zeros(NUM_PARAMS), seed, _initializer)
+    context = synthetic_context(
+        seed=seed, initializer=_initializer, initial_params=torch.zeros(NUM_PARAMS)
+    )
+    return DeepGA(GAConfig(**settings), context)
 
 
 def _closeness(members: torch.Tensor) -> np.ndarray:

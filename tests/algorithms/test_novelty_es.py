@@ -16,8 +16,9 @@ from neuroplug.api import EvaluationResult
 from neuroplug.app import run_job
 from neuroplug.config.typed import to_dataclass
 from neuroplug.errors import ConfigError
+from neuroplug.experiment import typed_experiment
 from neuroplug.noise import noise_vectors
-from neuroplug.testing import check_resume_is_exact, synthetic_result
+from neuroplug.testing import check_resume_is_exact, synthetic_context, synthetic_result
 from neuroplug.testing.resume_check import same
 from neuroplug.training.trainer import EVAL_GENERATION_OFFSET, Trainer
 
@@ -31,7 +32,10 @@ def _initializer(seed: int) -> torch.Tensor:
 
 def _build(algorithm_class=NSES, seed: int = 0, **overrides):
     config = algorithm_class.config_class(name="ns", population_size=8, **overrides)
-    return algorithm_class(config, torch.zeros(NUM_PARAMS), seed, initializer=_initializer)
+    context = synthetic_context(
+        seed=seed, initializer=_initializer, initial_params=torch.zeros(NUM_PARAMS)
+    )
+    return algorithm_class(config, context)
 
 
 def _synthetic(algorithm, population) -> EvaluationResult:
@@ -286,7 +290,7 @@ def _distinct_final_positions(compose, tmp_path, algo: str, seed: int, frames: i
             f"run.output_dir={tmp_path / algo}",
         ]
     )
-    trainer = Trainer(config, tmp_path / algo)
+    trainer = Trainer(typed_experiment(config), tmp_path / algo)
     evaluate, positions = trainer.parts.scheduler.evaluate, []
 
     def measuring(population, policy, backend, request):

@@ -10,7 +10,7 @@ import torch
 from neuroplug_algorithms.random_search import RandomSearch, RandomSearchConfig
 
 from neuroplug.errors import ConfigError
-from neuroplug.testing import check_resume_is_exact, synthetic_result
+from neuroplug.testing import check_resume_is_exact, synthetic_context, synthetic_result
 
 NUM_PARAMS = 7
 
@@ -22,7 +22,10 @@ def _initializer(seed: int) -> torch.Tensor:
 
 def _rs(seed: int = 0, population_size: int = 6) -> RandomSearch:
     config = RandomSearchConfig(population_size=population_size)
-    return RandomSearch(config, torch.zeros(NUM_PARAMS), seed, _initializer)
+    context = synthetic_context(
+        seed=seed, initializer=_initializer, initial_params=torch.zeros(NUM_PARAMS)
+    )
+    return RandomSearch(config, context)
 
 
 def test_every_member_is_fresh_from_the_initializer_every_generation():

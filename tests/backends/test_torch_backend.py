@@ -104,3 +104,37 @@ def test_lowrank_populations_run_factored_and_match_their_materialised_members(b
         torch.testing.assert_close(backend.forward(members, inputs), expected)
         # A member's outputs do not depend on who else is in the batch.
         assert torch.equal(backend.forward(members, observations[members]), full[members])
+
+
+def _sigma_population(network, size=6):
+    generator = torch.Generator().manual_seed(2)
+    return Population(
+        bases=torch.randn(2, network.num_params, generator=generator),
+        base_index=torch.arange(size, dtype=torch.int64) % 2,
+        scale=torch.ones(size),
+        seed=torch.arange(size, dtype=torch.int64) + 20,
+        sigma=torch.rand(2, network.num_params, generator=generator),
+    )
+
+
+def _fresh_population(network, size=6):
+    from neuroplug.nets.network import SeededInitializer
+
+    seeds = torch.arange(size, dtype=torch.int64) + 30
+    return Population.fresh(seeds, SeededInitializer(network), network.num_params)
+
+
+@pytest.mark.parametrize("budget_mb", [4096, 0])
+@pytest.mark.parametrize("build", [_sigma_population, _fresh_population])
+def test_every_member_form_runs_exactly_as_materialize_builds_it(build, budget_mb):
+    network = MLP(4, [16], 2, "tanh")
+    population = build(network)
+    backend = TorchBackend(
+        TorchBackendConfig(name="torch", device="cpu", max_materialized_mb=budget_mb), network
+    )
+    backend.load(population)
+    alive = torch.tensor([4, 1, 2])
+    inputs = torch.randn(3, 4)
+    params = population.materialize(alive)
+    expected = network.forward_population(params, inputs)
+    assert torch.equal(backend.forward(alive, inputs), expected)

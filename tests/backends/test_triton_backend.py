@@ -19,7 +19,7 @@ if not torch.cuda.is_available():
 pytest.importorskip("triton")
 
 from neuroplug_backends.torch_backend import TorchBackend, TorchBackendConfig  # noqa: E402
-from neuroplug_backends.triton_backend import (  # noqa: E402
+from neuroplug_triton.backend import (  # noqa: E402
     TritonBackend,
     TritonBackendConfig,
     triton_device,
@@ -29,7 +29,7 @@ from neuroplug.errors import ConfigError  # noqa: E402
 from neuroplug.lowrank import lowrank_for  # noqa: E402
 from neuroplug.nets.mlp import MLP  # noqa: E402
 from neuroplug.nets.nature_cnn import NatureCNN  # noqa: E402
-from neuroplug.population import Population  # noqa: E402
+from neuroplug.population import InitDraws, Population  # noqa: E402
 
 TOLERANCE = {"rtol": 1e-4, "atol": 1e-4}
 
@@ -106,6 +106,87 @@ def test_nature_cnn_matches_the_torch_backend_on_uint8_frames(input_shape, paddi
     frames = torch.randint(0, 256, (2, *input_shape), dtype=torch.uint8)
     expected = reference.forward(alive, frames)
     torch.testing.assert_close(triton.forward(alive, frames).cpu(), expected, **TOLERANCE)
+
+
+def _described_population(network, bases, sigma, lowrank=None, size=6, num_bases=2):
+    """A population in the new member forms: init-draw bases and/or a per-parameter sigma."""
+    generator = torch.Generator().manual_seed(7)
+
+    def initializer(seed: int) -> torch.Tensor:
+        return network.initial_params(torch.Generator().manual_seed(seed))
+
+    seeds = torch.tensor([101, 202][:num_bases])
+    if bases == "init_draws":
+        base_params = InitDraws(seeds, initializer, network.num_params)
+    else:
+        base_params = torch.stack([initializer(int(seed)) for seed in seeds])
+    return Population(
+        bases=base_params,
+        base_index=torch.arange(size) % num_bases,
+        scale=torch.rand(size, generator=generator) * 0.2 + 0.05,
+        seed=torch.randint(0, 2**31 - 1, (size,), generator=generator),
+        lowrank=lowrank,
+        sigma=(
+            torch.rand(num_bases, network.num_params, generator=generator) * 1.9 + 0.1
+            if sigma
+            else None
+        ),
+    )
+
+
+@pytest.mark.parametrize(
+    ("bases", "sigma", "lowrank_rank"),
+    [
+        ("tensor", True, 0),  # SNES / PGPE style: sigma in the kernels
+        ("init_draws", False, 0),  # GA generation 0 / random search: built on load
+        ("init_draws", True, 0),
+        ("tensor", True, 2),  # sigma with low-rank matrices: runs as dense float32
+    ],
+)
+def test_noise_mode_builds_what_materialize_builds_for_an_mlp(bases, sigma, lowrank_rank):
+    network = MLP(5, [16, 12], 3, "tanh")
+    lowrank = lowrank_for(network.layout, lowrank_rank, 16) if lowrank_rank else None
+    population = _described_population(network, bases, sigma, lowrank)
+    triton = TritonBackend(TritonBackendConfig(name="triton", mode="noise"), network)
+    triton.load(population)
+    alive = torch.tensor([5, 2, 3, 0])
+    observations = torch.randn(4, 5)
+    expected = network.forward_population(population.materialize(alive), observations)
+    torch.testing.assert_close(triton.forward(alive, observations).cpu(), expected, **TOLERANCE)
+
+
+@pytest.mark.parametrize("bases", ["tensor", "init_draws"])
+def test_noise_mode_builds_what_materialize_builds_for_a_nature_cnn(bases):
+    network = NatureCNN((1, 36, 36), 4, "valid")
+    population = _described_population(network, bases, sigma=True, size=4)
+    triton = TritonBackend(TritonBackendConfig(name="triton", mode="noise"), network)
+    triton.load(population)
+    alive = torch.tensor([3, 0])
+    frames = torch.randint(0, 256, (2, 1, 36, 36), dtype=torch.uint8)
+    expected = network.forward_population(population.materialize(alive), frames)
+    torch.testing.assert_close(triton.forward(alive, frames).cpu(), expected, **TOLERANCE)
+
+
+def test_without_triton_the_error_says_how_to_install_it(monkeypatch):
+    monkeypatch.setitem(sys.modules, "triton", None)  # makes `import triton` fail
+    with pytest.raises(ConfigError, match="needs triton") as error:
+        TritonBackend(TritonBackendConfig(name="triton"), MLP(2, [2], 2, "tanh"))
+    assert "pip install 'neuroplug[triton]'" in str(error.value)
+    assert "backend=torch" in str(error.value)
+
+
+def test_loading_the_backend_plugin_does_not_import_triton():
+    # neuroplug loads every backend at start-up to store its config schema.
+    script = (
+        "import sys\n"
+        "from neuroplug import registry\n"
+        "registry.load('backends', 'triton')\n"
+        "assert 'triton' not in sys.modules, 'triton was imported'\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
 
 
 def test_without_gpu_or_interpreter_the_error_says_what_to_use(monkeypatch):
@@ -188,7 +269,7 @@ def test_noise_mode_runs_unperturbed_populations_as_their_bases():
 
 
 def test_dense_mode_materialises_big_populations_a_chunk_at_a_time(monkeypatch):
-    import neuroplug_backends.triton_backend as triton_backend
+    import neuroplug_triton.backend as triton_backend
 
     network = MLP(3, [4], 2, "tanh")
     monkeypatch.setattr(triton_backend, "_MATERIALIZE_CHUNK_BYTES", 2 * 4 * network.num_params)

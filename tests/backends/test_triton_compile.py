@@ -21,13 +21,13 @@ SCRIPT = textwrap.dedent(
     from triton.backends.compiler import GPUTarget
     from triton.compiler import ASTSource
 
-    from neuroplug.kernels.conv import population_conv_kernel
-    from neuroplug.kernels.linear import population_linear_kernel
-    from neuroplug.kernels.lowrank import lowrank_linear_kernel
+    from neuroplug_triton.kernels.conv import population_conv_kernel
+    from neuroplug_triton.kernels.linear import population_linear_kernel
+    from neuroplug_triton.kernels.lowrank import lowrank_linear_kernel
 
     POINTERS = {
         "x_ptr": "*fp32", "out_ptr": "*fp32", "rows_ptr": "*i64", "base_index_ptr": "*i64",
-        "scale_ptr": "*fp32", "seed_ptr": "*i64", "params_ptr": "*fp32",
+        "scale_ptr": "*fp32", "seed_ptr": "*i64", "params_ptr": "*fp32", "sigma_ptr": "*fp32",
     }
     FLOATS = {"input_scale", "correction_scale"}
 
@@ -49,16 +49,21 @@ SCRIPT = textwrap.dedent(
         return compiled
 
     linear = dict(ACTIVATION=1, BLOCK_N=64, BLOCK_K=32)
-    for perturb, aligned, dot, block_m in [(1, 1, 0, 1), (1, 0, 0, 4), (1, 1, 1, 16), (0, 0, 1, 16)]:
+    for perturb, sigma, aligned, dot, block_m in [
+        (1, 0, 1, 0, 1), (1, 0, 0, 0, 4), (1, 0, 1, 1, 16), (0, 0, 0, 1, 16),
+        (1, 1, 1, 0, 1), (1, 1, 0, 0, 4), (1, 1, 1, 1, 16),  # per-parameter sigma
+    ]:
         compile_for_hopper(
             population_linear_kernel,
-            dict(linear, PERTURB=perturb, ALIGNED=aligned, USE_DOT=dot, BLOCK_M=block_m),
+            dict(linear, PERTURB=perturb, SIGMA=sigma, ALIGNED=aligned, USE_DOT=dot,
+                 BLOCK_M=block_m),
         )
     # Dense members stored as bfloat16, and uint8 inputs.
     compile_for_hopper(
         population_linear_kernel,
-        dict(linear, PERTURB=0, ALIGNED=0, USE_DOT=0, BLOCK_M=1),
+        dict(linear, PERTURB=0, SIGMA=0, ALIGNED=0, USE_DOT=0, BLOCK_M=1),
         params_ptr="*bf16",
+        sigma_ptr="*bf16",
         x_ptr="*u8",
     )
     for dot, block_m, aligned in [(1, 16, 1), (0, 8, 0), (0, 1, 1)]:
@@ -67,10 +72,11 @@ SCRIPT = textwrap.dedent(
             dict(ACTIVATION=1, RANK=4, BLOCK_R=4, ALIGNED=aligned, USE_DOT=dot,
                  BLOCK_M=block_m, BLOCK_N=64, BLOCK_K=32),
         )
-    for perturb, aligned in [(1, 1), (1, 0), (0, 0)]:
+    for perturb, sigma, aligned in [(1, 0, 1), (1, 0, 0), (0, 0, 0), (1, 1, 1), (1, 1, 0)]:
         compile_for_hopper(
             population_conv_kernel,
-            dict(KSIZE=8, PERTURB=perturb, ALIGNED=aligned, BLOCK_P=64, BLOCK_CO=32, BLOCK_K=32),
+            dict(KSIZE=8, PERTURB=perturb, SIGMA=sigma, ALIGNED=aligned, BLOCK_P=64,
+                 BLOCK_CO=32, BLOCK_K=32),
             x_ptr="*u8",
         )
     print("compiled")

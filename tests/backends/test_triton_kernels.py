@@ -20,11 +20,11 @@ if not torch.cuda.is_available():
 pytest.importorskip("triton")
 
 import torch.nn.functional as F  # noqa: E402
+from neuroplug_triton.kernels.activation import ACTIVATION_CODES  # noqa: E402
+from neuroplug_triton.kernels.conv import population_conv  # noqa: E402
+from neuroplug_triton.kernels.linear import population_linear  # noqa: E402
+from neuroplug_triton.kernels.lowrank import lowrank_linear  # noqa: E402
 
-from neuroplug.kernels.activation import ACTIVATION_CODES  # noqa: E402
-from neuroplug.kernels.conv import population_conv  # noqa: E402
-from neuroplug.kernels.linear import population_linear  # noqa: E402
-from neuroplug.kernels.lowrank import lowrank_linear  # noqa: E402
 from neuroplug.lowrank import LowRank, LowRankMatrix  # noqa: E402
 from neuroplug.nets.mlp import ACTIVATIONS  # noqa: E402
 from neuroplug.population import Population  # noqa: E402
@@ -33,7 +33,8 @@ DEVICE = torch.device("cuda" if torch.cuda.is_available() else "cpu")
 TOLERANCE = {"rtol": 1e-4, "atol": 1e-4}
 
 
-def _population(num_params, size=6, num_bases=2, lowrank=None, generator=None):
+def _population(num_params, size=6, num_bases=2, lowrank=None, generator=None, sigma=False):
+    """Random bases and members; with ``sigma``, a per-parameter std in [0.1, 2) per base."""
     generator = generator or torch.Generator().manual_seed(0)
     return Population(
         bases=torch.randn(num_bases, num_params, generator=generator),
@@ -41,7 +42,14 @@ def _population(num_params, size=6, num_bases=2, lowrank=None, generator=None):
         scale=torch.rand(size, generator=generator) * 0.5 + 0.05,
         seed=torch.randint(0, 2**31 - 1, (size,), generator=generator),
         lowrank=lowrank,
+        sigma=(
+            torch.rand(num_bases, num_params, generator=generator) * 1.9 + 0.1 if sigma else None
+        ),
     )
+
+
+def _sigma_on_device(population):
+    return None if population.sigma is None else population.sigma.to(DEVICE)
 
 
 def _on_device(population):
@@ -77,12 +85,13 @@ def _reference_linear(members, rows, x, w_offset, b_offset, fan_in, fan_out, act
         (0, 9, 4, 2, "sigmoid"),
     ],
 )
+@pytest.mark.parametrize("sigma", [False, True], ids=["no-sigma", "sigma"])
 def test_noise_linear_matches_materialized_members(
-    w_offset, fan_in, fan_out, observations, activation
+    w_offset, fan_in, fan_out, observations, activation, sigma
 ):
     b_offset = w_offset + fan_in * fan_out + 1
     generator = torch.Generator().manual_seed(fan_in * 100 + fan_out)
-    population = _population(b_offset + fan_out + 2, generator=generator)
+    population = _population(b_offset + fan_out + 2, generator=generator, sigma=sigma)
     rows = torch.tensor([4, 1, 1, 5])  # member 1 twice, members 0, 2, 3 dead
     x = torch.randn(len(rows), observations, fan_in, generator=generator)
     out = _poisoned(len(rows), observations, fan_out)
@@ -96,6 +105,7 @@ def test_noise_linear_matches_materialized_members(
         ACTIVATION_CODES[activation],
         perturb=True,
         out=out,
+        sigma=_sigma_on_device(population),
     )
     expected = _reference_linear(
         population.materialize(), rows, x, w_offset, b_offset, fan_in, fan_out, activation
@@ -184,18 +194,22 @@ def test_lowrank_linear_matches_the_lowrank_perturbation(num_bases, rows_alive, 
 
 
 @pytest.mark.parametrize(
-    ("shape", "kernel", "stride", "padding", "perturb"),
+    ("shape", "kernel", "stride", "padding", "perturb", "sigma"),
     [
-        ((2, 9, 9), 4, 2, (0, 0, 0, 0), True),
-        ((3, 7, 6), 3, 2, (1, 1, 0, 1), True),  # SAME-style zero padding
-        ((2, 5, 5), 3, 1, (0, 0, 0, 0), False),  # dense weights
+        ((2, 9, 9), 4, 2, (0, 0, 0, 0), True, False),
+        ((3, 7, 6), 3, 2, (1, 1, 0, 1), True, False),  # SAME-style zero padding
+        ((2, 5, 5), 3, 1, (0, 0, 0, 0), False, False),  # dense weights
+        ((2, 9, 9), 4, 2, (0, 0, 0, 0), True, True),  # per-parameter sigma, aligned rows
+        ((3, 7, 6), 3, 2, (1, 1, 0, 1), True, True),  # per-parameter sigma, unaligned rows
     ],
 )
-def test_conv_reads_uint8_frames_and_matches_grouped_conv(shape, kernel, stride, padding, perturb):
+def test_conv_reads_uint8_frames_and_matches_grouped_conv(
+    shape, kernel, stride, padding, perturb, sigma
+):
     channels, out_channels = shape[0], 16
     w_offset, fan_in = 4, channels * kernel * kernel
     b_offset = w_offset + out_channels * fan_in
-    population = _population(b_offset + out_channels, size=4)
+    population = _population(b_offset + out_channels, size=4, sigma=sigma)
     rows = torch.tensor([2, 0, 2])
     frames = torch.randint(0, 256, (len(rows), 2, *shape), dtype=torch.uint8)  # 2 per member
     if perturb:
@@ -221,6 +235,7 @@ def test_conv_reads_uint8_frames_and_matches_grouped_conv(shape, kernel, stride,
         perturb=perturb,
         input_scale=1.0 / 255.0,
         out=out,
+        sigma=_sigma_on_device(population) if perturb else None,
     )
     assert torch.isnan(out[len(rows) :]).all()
     out = out.cpu()

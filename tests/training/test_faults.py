@@ -12,6 +12,7 @@ from neuroplug.api import EvaluationRequest
 from neuroplug.app import run_job
 from neuroplug.config.schema import EnvConfig, NetConfig
 from neuroplug.envs.make import make_spec
+from neuroplug.experiment import typed_experiment
 from neuroplug.loggers.base import Logger, MultiLogger
 from neuroplug.nets.build import build_network
 from neuroplug.nets.policy import Policy
@@ -109,7 +110,9 @@ class _Exploding(Logger):
 
 def test_a_failing_logger_never_stops_training(compose, tmp_path, capsys):
     config = compose([*TINY, "run.max_generations=2", f"run.output_dir={tmp_path}"])
-    summary = Trainer(config, tmp_path, loggers=MultiLogger([_Exploding()])).train()
+    summary = Trainer(
+        typed_experiment(config), tmp_path, loggers=MultiLogger([_Exploding()])
+    ).train()
     assert summary["generation"] == 2 and summary["status"] == "finished"
     assert capsys.readouterr().err.count("logger _Exploding failed") == 1
 
@@ -148,7 +151,7 @@ def test_nan_returns_are_warned_about_counted_and_the_centre_stays_finite(
     monkeypatch.setattr(LockstepScheduler, "evaluate", poisoned)
     recorder = _Recorder()
     config = compose([*TINY, "run.max_generations=3", f"run.output_dir={tmp_path}"])
-    trainer = Trainer(config, tmp_path, loggers=MultiLogger([recorder]))
+    trainer = Trainer(typed_experiment(config), tmp_path, loggers=MultiLogger([recorder]))
     assert trainer.train()["generation"] == 3
     assert sum("member(s) had NaN/inf returns" in line for line in recorder.lines) == 3
     assert recorder.metrics[-1]["algo/nonfinite_fitness"] == 3

@@ -15,25 +15,23 @@ Without ``Z_t`` the variance shrinks too fast and the search stalls early; the p
 variance that decreases linearly, ``Z_t = max(5 - t/10, 0)``. Here the added *std*
 decreases linearly instead, so ``extra_noise`` is on the same scale as ``initial_sigma``.
 
-The deployed policy is ``mu``. Unlike ES, members do not share one scale, so the
-population is handed to neuroplug as dense vectors (``Population.dense``); their noise
-still comes from :func:`neuroplug.noise.noise_vectors` with seeds drawn from the
-algorithm's checkpointed RNG, so a run is reproducible and resumes exactly. Dense members
-cost ``P x D`` floats per generation: nothing for MLPs, a few hundred MB for Atari CNNs.
+The deployed policy is ``mu``. The population is handed to neuroplug compactly, as one
+base (``mu``) with a per-parameter ``sigma`` vector and a noise seed per member
+(``theta_k = mu + 1 * (sigma ⊙ eps(s_k))``, see :class:`neuroplug.population.Population`),
+so a generation costs ``2 x D`` floats plus ``P`` seeds whatever ``P`` is. Seeds come from
+the algorithm's checkpointed RNG, so a run is reproducible and resumes exactly.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import torch
 from neuroplug.algorithms import EvolutionAlgorithm
-from neuroplug.api import AlgorithmConfig, EvaluationResult
+from neuroplug.api import AlgorithmConfig, AlgorithmContext, EvaluationResult
 from neuroplug.errors import require
-from neuroplug.noise import noise_vectors
 from neuroplug.population import Population
 
 
@@ -98,21 +96,20 @@ class CrossEntropyMethod(EvolutionAlgorithm):
 
     config_class = CEMConfig
 
-    def __init__(
-        self,
-        config: CEMConfig,
-        initial_params: torch.Tensor,
-        seed: int,
-        initializer: Callable[[int], torch.Tensor] | None = None,
-    ) -> None:
-        super().__init__(config, initial_params, seed, initializer)
-        self.mean = initial_params.detach().clone().float()
+    def __init__(self, config: CEMConfig, context: AlgorithmContext) -> None:
+        super().__init__(config, context)
+        self.mean = context.initial_params.detach().clone().float()
         self.std = torch.full_like(self.mean, config.initial_sigma)
 
     def _ask(self) -> Population:
-        seeds = self.draw_seeds(self.config.population_size)
-        eps = noise_vectors(seeds, self.num_params)
-        return Population.dense(self.mean + self.std * eps)
+        size = self.config.population_size
+        return Population(
+            bases=self.mean.unsqueeze(0),
+            base_index=torch.zeros(size, dtype=torch.int64),
+            scale=torch.ones(size),
+            seed=self.draw_seeds(size),
+            sigma=self.std.unsqueeze(0),
+        )
 
     def _tell(
         self, population: Population, fitness: np.ndarray, result: EvaluationResult

@@ -11,7 +11,7 @@ import torch
 from neuroplug.config.typed import to_dataclass
 from neuroplug.errors import ConfigError
 from neuroplug.noise import noise_vectors
-from neuroplug.testing import check_algorithm_contract, synthetic_result
+from neuroplug.testing import check_algorithm_contract, synthetic_context, synthetic_result
 from omegaconf import OmegaConf
 
 from neuroplug_cem import CEMConfig, CrossEntropyMethod
@@ -27,7 +27,9 @@ def _sphere(members: torch.Tensor) -> np.ndarray:
 
 def _cem(seed: int = 0, **overrides) -> CrossEntropyMethod:
     config = CEMConfig(**{"population_size": 10, **overrides})
-    return CrossEntropyMethod(config, torch.zeros(NUM_PARAMS), seed=seed)
+    return CrossEntropyMethod(
+        config, synthetic_context(initial_params=torch.zeros(NUM_PARAMS), seed=seed)
+    )
 
 
 def _step(cem: CrossEntropyMethod) -> torch.Tensor:

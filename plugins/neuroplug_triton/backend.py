@@ -3,18 +3,25 @@
 Modes (``backend.mode``):
 
 - ``noise``: each layer's weight tiles are rebuilt in registers as
-  ``base[b_i] + scale_i * eps(seed_i)`` (the Philox layout of :mod:`neuroplug.noise`), so
-  perturbed weights are never written to memory and device memory holds only the bases.
-  Populations with low-rank perturbations (``algo.perturbation=lowrank``) run their
-  low-rank matrices as ``x W + s (x A) Bᵀ`` instead (:mod:`neuroplug.kernels.lowrank`).
+  ``base[b_i] + scale_i * sigma[b_i] * eps(seed_i)`` (the Philox layout of
+  :mod:`neuroplug.noise`; the sigma tile, when the population has one, is read like the
+  base tile), so perturbed weights are never written to memory and device memory holds
+  only the bases (and sigmas). Bases given as init draws are built on the device once per
+  load. Populations with low-rank perturbations (``algo.perturbation=lowrank``) run their
+  low-rank matrices as ``x W + s (x A) Bᵀ`` instead
+  (:mod:`neuroplug_triton.kernels.lowrank`) — except with a sigma: ``sigma ⊙ (A Bᵀ)`` does
+  not factor that way, so such a population runs as in ``dense`` mode (in float32).
 - ``dense``: members are materialised once per evaluation (``dense_dtype`` float32 or
   bfloat16) and each row reads its own weights: for populations that are not a few bases
   plus noise, or to compare against the noise mode.
 
+Either way the members are exactly :meth:`neuroplug.population.Population.materialize`'s.
+
 Only the rows passed to :meth:`TritonBackend.forward` run; the member index tensor is
 copied to the device and read there, so a step costs no device-to-host sync. Needs a CUDA
 GPU, or ``TRITON_INTERPRET=1`` (set before start-up) to run the same kernels on the CPU
-interpreter — slow, meant for tests.
+interpreter — slow, meant for tests. triton itself is imported only when the backend is
+built (``pip install 'neuroplug[triton]'``), so this module loads without it.
 """
 
 from __future__ import annotations
@@ -25,12 +32,12 @@ from dataclasses import dataclass
 import torch
 
 from neuroplug.api import Backend, BackendConfig
+from neuroplug.devices import resolve_device
 from neuroplug.errors import ConfigError, require
 from neuroplug.nets.mlp import MLP
 from neuroplug.nets.nature_cnn import CONV_LAYERS, NatureCNN
 from neuroplug.nets.network import Network
 from neuroplug.population import Population
-from neuroplug_backends.torch_backend import resolve_device
 
 MODES = ("noise", "dense")
 DENSE_DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16}
@@ -71,7 +78,11 @@ def triton_device(name: str) -> torch.device:
     try:
         import triton  # noqa: F401
     except ImportError as error:
-        raise ConfigError("backend", f"backend=triton needs triton ({error})", fallback) from None
+        raise ConfigError(
+            "backend",
+            f"backend=triton needs triton, which is not installed ({error})",
+            "pip install 'neuroplug[triton]', or backend=torch",
+        ) from None
     if interpreting():
         return torch.device("cpu")
     if not torch.cuda.is_available():
@@ -103,7 +114,7 @@ class TritonBackend(Backend):
                 "backend=torch",
             )
         # Imported here: the kernels are compiled (or interpreted) only when this backend runs.
-        from neuroplug.kernels import activation, conv, linear, lowrank
+        from neuroplug_triton.kernels import activation, conv, linear, lowrank
 
         self._population_linear = linear.population_linear
         self._lowrank_linear = lowrank.lowrank_linear
@@ -125,32 +136,42 @@ class TritonBackend(Backend):
         self._population = population
         self._scale = population.scale.to(device, torch.float32)
         self._seed = population.seed.to(device, torch.int64)
-        if self.config.mode == "dense":
-            self._params = self._materialize(population)
+        # Populations of bases only (the trainer's evaluations, a GA's elites alone) skip
+        # the noise generation; the check reads the CPU scales once per load.
+        perturb = bool((population.scale != 0).any())
+        lowrank = population.lowrank if perturb else None
+        dense = self.config.mode == "dense"
+        # sigma ⊙ (A Bᵀ) does not factor as (x A) Bᵀ: such populations run as dense float32.
+        sigma_lowrank = population.sigma is not None and bool(lowrank and lowrank.matrices)
+        if dense or sigma_lowrank:
+            dtype = DENSE_DTYPES[self.config.dense_dtype] if dense else torch.float32
+            self._params = self._materialize(population, dtype)
             self._base_index = torch.arange(len(population), dtype=torch.int64, device=device)
             self._perturb = False
             self._lowrank = None
+            self._sigma = None
         else:
-            self._params = population.bases.to(device, torch.float32).contiguous()
+            self._params = population.base_params(device).to(torch.float32).contiguous()
             self._base_index = population.base_index.to(device, torch.int64)
-            # Populations of bases only (the trainer's evaluations, a GA's elites alone)
-            # skip the noise generation; the check reads the CPU scales once per load.
-            self._perturb = bool((population.scale != 0).any())
-            self._lowrank = population.lowrank if self._perturb else None
-        self._one_base = len(population.bases) == 1
+            self._perturb = perturb
+            self._lowrank = lowrank
+            self._sigma = (
+                population.sigma.to(device, torch.float32).contiguous()
+                if perturb and population.sigma is not None
+                else None
+            )
+        self._one_base = population.num_bases == 1
 
-    def _materialize(self, population: Population) -> torch.Tensor:
-        """All members as a ``(P, D)`` matrix of ``dense_dtype``, built a chunk at a time so
-        the float32 temporaries stay near ``_MATERIALIZE_CHUNK_BYTES`` however big P is."""
+    def _materialize(self, population: Population, dtype: torch.dtype) -> torch.Tensor:
+        """All members as a ``(P, D)`` matrix of ``dtype``, built a chunk at a time so the
+        float32 temporaries stay near ``_MATERIALIZE_CHUNK_BYTES`` however big P is."""
         size, num_params = len(population), population.num_params
-        params = torch.empty(
-            (size, num_params), dtype=DENSE_DTYPES[self.config.dense_dtype], device=self._device
-        )
+        params = torch.empty((size, num_params), dtype=dtype, device=self._device)
         step = max(1, _MATERIALIZE_CHUNK_BYTES // (4 * num_params))
         on_device = population.to(self._device)
         for start in range(0, size, step):
             chunk = torch.arange(start, min(size, start + step), dtype=torch.int64)
-            params[start : start + len(chunk)] = on_device.materialize(chunk)
+            params[start : start + len(chunk)] = on_device.materialize(chunk, self._device)
         return params
 
     @torch.no_grad()
@@ -200,6 +221,7 @@ class TritonBackend(Backend):
                 network.paddings[layer],
                 self._perturb,
                 input_scale,
+                sigma=self._sigma,
             )
             input_scale = 1.0
         hidden = hidden.reshape(*hidden.shape[:2], network.flat_size)
@@ -227,6 +249,7 @@ class TritonBackend(Backend):
                 fan_out,
                 activation,
                 self._perturb,
+                sigma=self._sigma,
             )
         n, m, fan_in = x.shape
         # The low-rank kernel tiles rows, not a member's observations: repeat each member.

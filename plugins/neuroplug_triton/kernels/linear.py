@@ -1,10 +1,11 @@
 """A fully connected layer of every alive member, each with its own weights.
 
 Row ``j`` of the input belongs to member ``m = rows[j]``, whose weight tile is
-``params[base_index[m], offset:...] + scale[m] * eps(seed[m])`` with eps rebuilt in
-registers (``PERTURB``), or just ``params[base_index[m]]`` for dense populations (the
-launcher passes identity ``base_index`` and the materialised members as ``params``,
-float32 or bfloat16). The perturbed weights never touch memory. A member may bring
+``params[b, offset:...] + scale[m] * sigma[b, offset:...] * eps(seed[m])`` with
+``b = base_index[m]``, eps rebuilt in registers (``PERTURB``) and the sigma tile read like
+the base tile (``SIGMA``; without it the factor is 1), or just ``params[b]`` for dense
+populations (the launcher passes identity ``base_index`` and the materialised members as
+``params``, float32 or bfloat16). The perturbed weights never touch memory. A member may bring
 several observations (``M``): they share its weight tiles, so the weight bytes and the
 noise are paid once per member, not once per observation.
 """
@@ -15,8 +16,8 @@ import torch
 import triton
 import triton.language as tl
 
-from neuroplug.kernels.activation import activate
-from neuroplug.kernels.noise import noise_at, noise_rows
+from neuroplug_triton.kernels.activation import activate
+from neuroplug_triton.kernels.noise import noise_at, noise_rows
 
 
 @triton.jit
@@ -28,6 +29,7 @@ def population_linear_kernel(
     scale_ptr,
     seed_ptr,
     params_ptr,
+    sigma_ptr,
     num_params,
     w_offset,
     b_offset,
@@ -41,6 +43,7 @@ def population_linear_kernel(
     input_scale,
     ACTIVATION: tl.constexpr,
     PERTURB: tl.constexpr,
+    SIGMA: tl.constexpr,
     ALIGNED: tl.constexpr,
     USE_DOT: tl.constexpr,
     BLOCK_M: tl.constexpr,
@@ -56,6 +59,7 @@ def population_linear_kernel(
     member = tl.load(rows_ptr + row)
     base = tl.load(base_index_ptr + member).to(tl.int64)
     weights = params_ptr + base * num_params
+    sigmas = sigma_ptr + base * num_params
     if PERTURB:
         scale = tl.load(scale_ptr + member)
         seed = tl.load(seed_ptr + member)
@@ -76,6 +80,8 @@ def population_linear_kernel(
                 )
             else:
                 eps = noise_at(seed, index)
+            if SIGMA:
+                eps = eps * tl.load(sigmas + index, mask=mask_w, other=0.0)
             w = w + tl.where(mask_w, scale * eps, 0.0)
         if USE_DOT:
             acc += tl.dot(x, w, input_precision="ieee")
@@ -83,7 +89,10 @@ def population_linear_kernel(
             acc += tl.sum(x[:, :, None] * w[None, :, :], axis=1)
     bias = tl.load(weights + b_offset + offs_n, mask=mask_n, other=0.0).to(tl.float32)
     if PERTURB:
-        bias = bias + scale * noise_at(seed, b_offset + offs_n)
+        bias_noise = noise_at(seed, b_offset + offs_n)
+        if SIGMA:
+            bias_noise = bias_noise * tl.load(sigmas + b_offset + offs_n, mask=mask_n, other=0.0)
+        bias = bias + scale * bias_noise
     acc = activate(acc + bias[None, :], ACTIVATION)
     out = out_ptr + row * stride_out_row + offs_m[:, None] * stride_out_m + offs_n[None, :]
     tl.store(out, acc, mask=mask_m[:, None] & mask_n[None, :])
@@ -107,11 +116,13 @@ def population_linear(
     perturb: bool,
     input_scale: float = 1.0,
     out: torch.Tensor | None = None,
+    sigma: torch.Tensor | None = None,
 ) -> torch.Tensor:
     """``(n, M, fan_out)`` float32: row ``j`` of ``x`` ``(n, M, fan_in)`` through member ``rows[j]``.
 
     The weight is ``(fan_in, fan_out)`` at flat ``w_offset``, the bias at ``b_offset`` of the
     member's parameters. ``out`` may be given (written in place, rows ``>= n`` untouched).
+    ``sigma`` (float32, shaped like ``params``) scales the noise per parameter.
     """
     if x.stride(2) != 1:
         x = x.contiguous()
@@ -135,6 +146,7 @@ def population_linear(
         scale,
         seed,
         params,
+        params if sigma is None else sigma,
         params.shape[1],
         w_offset,
         b_offset,
@@ -148,6 +160,7 @@ def population_linear(
         input_scale,
         ACTIVATION=activation,
         PERTURB=perturb,
+        SIGMA=perturb and sigma is not None,
         ALIGNED=aligned,
         USE_DOT=use_dot,
         BLOCK_M=block_m,

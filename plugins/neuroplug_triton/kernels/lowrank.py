@@ -14,8 +14,8 @@ import torch
 import triton
 import triton.language as tl
 
-from neuroplug.kernels.activation import activate
-from neuroplug.kernels.noise import noise_at, noise_rows_per_seed
+from neuroplug_triton.kernels.activation import activate
+from neuroplug_triton.kernels.noise import noise_at, noise_rows_per_seed
 
 
 @triton.jit

@@ -1,8 +1,9 @@
 """A ReLU convolution of every alive member, each with its own filters (implicit GEMM).
 
 Member ``m = rows[j]`` convolves its observations with filters
-``params[base_index[m]] + scale[m] * eps(seed[m])`` (noise rebuilt in registers when
-``PERTURB``; dense populations pass materialised members and identity ``base_index``). The
+``params[b] + scale[m] * sigma[b] * eps(seed[m])``, ``b = base_index[m]`` (noise rebuilt in
+registers when ``PERTURB``, the sigma tile read like the filter tile when ``SIGMA``, else
+the factor is 1; dense populations pass materialised members and identity ``base_index``). The
 input patches are gathered straight from the observation tensor — uint8 frames are read
 as bytes and scaled in the kernel, no float copy of the batch is made — and zero padding
 (TensorFlow's SAME) is a masked load. A member's observations share its filter tiles.
@@ -14,7 +15,7 @@ import torch
 import triton
 import triton.language as tl
 
-from neuroplug.kernels.noise import noise_at, noise_rows
+from neuroplug_triton.kernels.noise import noise_at, noise_rows
 
 
 @triton.jit
@@ -26,6 +27,7 @@ def population_conv_kernel(
     scale_ptr,
     seed_ptr,
     params_ptr,
+    sigma_ptr,
     num_params,
     w_offset,
     b_offset,
@@ -44,6 +46,7 @@ def population_conv_kernel(
     input_scale,
     KSIZE: tl.constexpr,
     PERTURB: tl.constexpr,
+    SIGMA: tl.constexpr,
     ALIGNED: tl.constexpr,
     BLOCK_P: tl.constexpr,
     BLOCK_CO: tl.constexpr,
@@ -64,6 +67,7 @@ def population_conv_kernel(
     member = tl.load(rows_ptr + row)
     base = tl.load(base_index_ptr + member).to(tl.int64)
     weights = params_ptr + base * num_params
+    sigmas = sigma_ptr + base * num_params
     if PERTURB:
         scale = tl.load(scale_ptr + member)
         seed = tl.load(seed_ptr + member)
@@ -91,11 +95,16 @@ def population_conv_kernel(
                 eps = tl.trans(noise_rows(seed, w_offset + offs_co * fan_in, k0, BLOCK_CO, BLOCK_K))
             else:
                 eps = noise_at(seed, index)
+            if SIGMA:
+                eps = eps * tl.load(sigmas + index, mask=mask_w, other=0.0)
             w = w + tl.where(mask_w, scale * eps, 0.0)
         acc += tl.dot(patch, w, input_precision="ieee")
     bias = tl.load(weights + b_offset + offs_co, mask=mask_co, other=0.0).to(tl.float32)
     if PERTURB:
-        bias = bias + scale * noise_at(seed, b_offset + offs_co)
+        bias_noise = noise_at(seed, b_offset + offs_co)
+        if SIGMA:
+            bias_noise = bias_noise * tl.load(sigmas + b_offset + offs_co, mask=mask_co, other=0.0)
+        bias = bias + scale * bias_noise
     acc = tl.maximum(acc + bias[None, :], 0.0)
     out = (
         out_ptr
@@ -122,11 +131,13 @@ def population_conv(
     perturb: bool,
     input_scale: float = 1.0,
     out: torch.Tensor | None = None,
+    sigma: torch.Tensor | None = None,
 ) -> torch.Tensor:
     """``relu(conv(x))`` per member: ``x`` ``(n, M, C, H, W)`` -> ``(n, M, CO, OH, OW)`` float32.
 
     ``padding`` is ``(left, right, top, bottom)`` zeros, as ``F.pad`` takes it. ``out`` may
-    be given (contiguous per row; written in place, rows ``>= n`` untouched).
+    be given (contiguous per row; written in place, rows ``>= n`` untouched). ``sigma``
+    (float32, shaped like ``params``) scales the noise per parameter.
     """
     x = x.contiguous()
     n, m, channels, height, width = x.shape
@@ -158,6 +169,7 @@ def population_conv(
         scale,
         seed,
         params,
+        params if sigma is None else sigma,
         params.shape[1],
         w_offset,
         b_offset,
@@ -176,6 +188,7 @@ def population_conv(
         input_scale,
         KSIZE=kernel_size,
         PERTURB=perturb,
+        SIGMA=perturb and sigma is not None,
         ALIGNED=aligned,
         BLOCK_P=block_p,
         BLOCK_CO=block_co,

@@ -10,7 +10,6 @@ selecting it reports the import error naming its distribution instead of "not fo
 from __future__ import annotations
 
 import sys
-from dataclasses import fields
 
 from hydra.core.config_store import ConfigStore
 from omegaconf import OmegaConf
@@ -30,20 +29,23 @@ def register_schemas(warn=None) -> None:
     for group, schema in CORE_SCHEMAS.items():
         store.store(group="schema", name=group, node=schema)
     shipped = conf_dir()
-    for kind, group in registry.CONFIG_GROUPS.items():
-        for name in registry.discover(kind):
+    for kind in registry.KINDS.values():
+        group = kind.config_group
+        for name in registry.discover(kind.name):
             try:
-                plugin = registry.load(kind, name)
+                plugin = registry.load(kind.name, name)
             except PluginError as error:
                 warn(str(error))
                 node = OmegaConf.create({"name": name})
             else:
                 node = OmegaConf.structured(plugin.config_class)
-                if "name" not in {f.name for f in fields(plugin.config_class)}:
+                if not issubclass(plugin.config_class, kind.config_base):
                     warn(
-                        f"{kind[:-1]} {name!r}: its config_class does not derive from the neuroplug.api base"
+                        f"{kind.singular} {name!r}: its config_class does not derive from "
+                        f"neuroplug.api.{kind.config_base.__name__}"
                     )
-                node.name = name
+                if "name" in node:
+                    node.name = name
             store.store(group=f"schema/{group}", name=name, node=node)
             if not (shipped / group / f"{name}.yaml").is_file():
                 store.store(group=group, name=name, node=node)

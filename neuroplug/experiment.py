@@ -1,0 +1,77 @@
+"""The composed config, typed once at the front door: the only form that travels past it.
+
+Hydra composes a ``DictConfig``; :func:`typed_experiment` turns every group into its schema
+dataclass — the core groups' from :mod:`neuroplug.config.schema`, the plugin groups' from
+the selected plugin's ``config_class`` — running each ``__post_init__`` check, so a bad
+value fails here, naming the field, before anything is built. Training, checkpoints and
+loggers read the :class:`Experiment` only.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, fields
+from typing import Any
+
+from omegaconf import DictConfig, OmegaConf
+
+from neuroplug import registry
+from neuroplug.api import AlgorithmConfig, BackendConfig, SchedulerConfig
+from neuroplug.config.schema import EnvConfig, LoggerConfig, NetConfig, RunConfig
+from neuroplug.config.typed import to_dataclass
+from neuroplug.errors import ConfigError
+
+PLUGIN_GROUPS = {kind.config_group: kind for kind in registry.KINDS.values()}
+"""Plugin config group (``algo``, ...) -> its plugin kind."""
+
+
+@dataclass
+class Experiment:
+    """Every setting of one run, validated and typed."""
+
+    run: RunConfig
+    env: EnvConfig
+    net: NetConfig
+    algo: AlgorithmConfig
+    backend: BackendConfig
+    scheduler: SchedulerConfig
+    logger: LoggerConfig
+
+    def as_dict(self) -> dict[str, Any]:
+        """Plain nested dicts and lists (for W&B and for the YAML record)."""
+        return {field.name: asdict(getattr(self, field.name)) for field in fields(self)}
+
+    def to_yaml(self) -> str:
+        """The YAML a checkpoint and ``config.yaml`` keep (:meth:`from_yaml` reads it back)."""
+        return OmegaConf.to_yaml(OmegaConf.create(self.as_dict()))
+
+    @classmethod
+    def from_yaml(cls, text: str) -> Experiment:
+        """The experiment a :meth:`to_yaml` record (a checkpoint's ``config``) describes."""
+        return typed_experiment(OmegaConf.create(text))
+
+
+def typed_experiment(config: DictConfig | Mapping[str, Any]) -> Experiment:
+    """Validate ``config`` (a composed config, or a checkpoint's record) and type it."""
+    if not isinstance(config, DictConfig):
+        config = OmegaConf.create(dict(config))
+    for group in ("run", "env", "net", "algo", "backend", "scheduler", "logger"):
+        if group not in config:
+            raise ConfigError(
+                group, "is missing from the config", "compose it from neuroplug's conf/"
+            )
+    # The order the checks run in: the run and logger, the plugins, then env and net.
+    groups: dict[str, Any] = {
+        "run": to_dataclass(RunConfig, config.run, "run"),
+        "logger": to_dataclass(LoggerConfig, config.logger, "logger"),
+    }
+    for group, kind in PLUGIN_GROUPS.items():
+        node = config[group]
+        name = node.get("name") if isinstance(node, DictConfig) else None
+        if not name:
+            raise ConfigError(f"{group}.name", f"is missing; select a plugin with {group}=<name>")
+        plugin = registry.load(kind.name, name)
+        groups[group] = to_dataclass(plugin.config_class, node, group)
+    groups["env"] = to_dataclass(EnvConfig, config.env, "env")
+    groups["net"] = to_dataclass(NetConfig, config.net, "net")
+    return Experiment(**groups)

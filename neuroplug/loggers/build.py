@@ -1,0 +1,32 @@
+"""Build the loggers a run asked for (each kind imported only when chosen)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from neuroplug.loggers.base import Logger, MultiLogger
+
+if TYPE_CHECKING:
+    from neuroplug.config.schema import LoggerConfig
+    from neuroplug.experiment import Experiment
+
+
+def build_loggers(
+    settings: LoggerConfig, run_dir: Path, budget: dict[str, int | None], config: Experiment
+) -> MultiLogger:
+    """The loggers named in ``logger.kinds`` (W&B is imported only when asked for)."""
+    from neuroplug.loggers.console import ConsoleLogger
+    from neuroplug.loggers.csv_logger import CSVLogger
+
+    loggers: list[Logger] = []
+    for kind in settings.kinds:
+        if kind == "console":
+            loggers.append(ConsoleLogger(budget))
+        elif kind == "csv":
+            loggers.append(CSVLogger(Path(run_dir) / "metrics.csv"))
+        elif kind == "wandb":
+            from neuroplug.loggers.wandb_logger import WandbLogger
+
+            loggers.append(WandbLogger(settings, Path(run_dir), config))
+    return MultiLogger(loggers)
