@@ -1,0 +1,66 @@
+"""The trainer's side of the algorithm contract: each tell ends the generation or asks for
+one more round, and a plugin that does neither fails with a message naming it."""
+
+from __future__ import annotations
+
+import pytest
+from neuroplug_algorithms.es import OpenAIES
+
+from neuroplug.errors import PluginError
+from neuroplug.experiment import typed_experiment
+from neuroplug.testing import check_algorithm_contract
+from neuroplug.testing.algorithm_contract import ContractViolation
+from neuroplug.training.trainer import Trainer
+
+TINY = ["logger=none", "algo.population_size=4", "net.hidden_sizes=[4]", "run.eval_episodes=1"]
+
+
+class _EndlessRounds(OpenAIES):
+    """Asks for another round after every tell: its generation never ends."""
+
+    def _tell(self, population, fitness, result):
+        stats = super()._tell(population, fitness, result)
+        self.continue_generation()
+        return stats
+
+
+class _SilentTell(OpenAIES):
+    """A tell that neither ends the generation nor asks for another round."""
+
+    def tell(self, population, result):
+        return {}
+
+
+def _trainer_with(algorithm_class, compose, tmp_path) -> Trainer:
+    config = typed_experiment(compose([*TINY, f"run.output_dir={tmp_path}"]))
+    trainer = Trainer(config, tmp_path)
+    built = trainer.parts.algorithm
+    trainer.parts.algorithm = algorithm_class(built.config, built.context)
+    return trainer
+
+
+def test_a_generation_that_never_ends_stops_the_trainer_naming_the_plugin(compose, tmp_path):
+    trainer = _trainer_with(_EndlessRounds, compose, tmp_path)
+    try:
+        with pytest.raises(PluginError, match="_EndlessRounds asked for more than 8 rounds"):
+            trainer.train_generation()
+    finally:
+        trainer.lock.release()
+
+
+def test_a_tell_that_neither_ends_nor_continues_stops_the_trainer(compose, tmp_path):
+    trainer = _trainer_with(_SilentTell, compose, tmp_path)
+    try:
+        with pytest.raises(PluginError, match=r"_SilentTell.tell\(\) must either end"):
+            trainer.train_generation()
+    finally:
+        trainer.lock.release()
+
+
+@pytest.mark.parametrize(
+    ("algorithm_class", "message"),
+    [(_EndlessRounds, "did not advance within 8"), (_SilentTell, "must either end")],
+)
+def test_the_contract_check_catches_both(algorithm_class, message):
+    with pytest.raises(ContractViolation, match=message):
+        check_algorithm_contract(algorithm_class)
