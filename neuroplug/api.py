@@ -23,8 +23,10 @@ Errors
     :class:`neuroplug.errors.ConfigError`, which reaches the user as one line naming the
     field and what is allowed, before any environment starts. Raise
     :class:`neuroplug.errors.ConfigError` the same way for a setting that does not fit the
-    network or env you are given (in ``__init__``). Anything else you raise during an
-    evaluation is treated as a crash: the trainer retries it with the same seeds.
+    network or env you are given (in ``__init__``). Any other exception a backend or
+    scheduler raises during an evaluation counts as a crashed simulator: the trainer
+    retries that evaluation with the same seeds. One from ``ask``/``tell`` is a bug and
+    stops the run (the last checkpoint stays intact).
 
 Writing an algorithm
     Subclass :class:`neuroplug.algorithms.EvolutionAlgorithm` (it implements the
