@@ -147,6 +147,51 @@ class SchedulerConfig(PluginConfig):
         )
 
 
+@dataclass
+class LearnerConfig(PluginConfig):
+    """Base of gradient-based learner configs (``algo=ppo``, ...)."""
+
+    num_envs: int = 8
+    """Environments stepped side by side for the whole run."""
+    env_groups: int = 2
+    """Groups of envs stepped in turn (K >= 2 double-buffers: one group's envs step in
+    EnvPool's threads while the policy runs on another's observations)."""
+    segment_steps: int = 16384
+    """Env steps per segment: a checkpoint, an evaluation opportunity and a log line.
+    Envs are re-seeded from (run seed, segment) at each segment's start, so a resumed run
+    continues exactly; an episode still running at a segment's end is cut (bootstrapped)."""
+    reward_clip: bool = False
+    """Atari: train on rewards clipped to {-1, 0, 1} (logged returns stay true game scores)."""
+    episodic_life: bool = False
+    """Atari: a lost life ends the learner's episode (the game itself goes on)."""
+    device: str = "auto"
+    """Where the learner's network trains: ``auto`` (CUDA when present), ``cpu``, ``cuda``."""
+    torch_threads: int = 0
+    """PyTorch's CPU threads; 0 keeps its default. 1 is fastest for small MLPs, whose
+    operations are too small to share out."""
+
+    def __post_init__(self) -> None:
+        require(self.num_envs >= 1, "algo.num_envs", f"got {self.num_envs}", "an integer >= 1")
+        require(
+            1 <= self.env_groups <= self.num_envs,
+            "algo.env_groups",
+            f"got {self.env_groups} for algo.num_envs={self.num_envs}",
+            "an integer in [1, algo.num_envs]",
+        )
+        require(
+            self.torch_threads >= 0,
+            "algo.torch_threads",
+            f"got {self.torch_threads}",
+            "0 (PyTorch's default) or a positive integer",
+        )
+        require(
+            self.segment_steps >= 1,
+            "algo.segment_steps",
+            f"got {self.segment_steps}",
+            "an integer >= 1",
+        )
+
+
 # --------------------------------------------------------------------------- data
 
 
@@ -296,6 +341,9 @@ class Algorithm(ABC):
             f"generation to {self.generation} and asked for {asked} more round(s)"
         )
 
+    def close(self) -> None:  # noqa: B027 - optional hook, most algorithms hold nothing
+        """Release resources (called once, when the run ends; default: nothing)."""
+
     def episodes_per_member(self) -> int:
         """Episodes each member of the next population plays (default: the config's)."""
         return self.config.episodes_per_member
@@ -325,6 +373,87 @@ class Algorithm(ABC):
     @abstractmethod
     def load_state_dict(self, state: dict[str, Any]) -> None:
         """Restore a state produced by :meth:`state_dict`."""
+
+
+@dataclass
+class Segment:
+    """What a learner reports after one segment: honest counters and true episode scores."""
+
+    env_steps: int
+    """Agent steps taken (every env, every step)."""
+    frames: int
+    """Emulator frames: ``env_steps * frame_skip``."""
+    forward_passes: int
+    """Observations that went through the policy."""
+    returns: np.ndarray
+    """True scores of the episodes completed in the segment (Atari: unclipped, all lives)."""
+    lengths: np.ndarray
+    """Their lengths in agent steps."""
+    stats: dict[str, float] = field(default_factory=dict)
+    """Scalar training statistics, logged as ``algo/<key>``."""
+    timings: dict[str, float] = field(default_factory=dict)
+    """Seconds spent per phase (``env``, ``inference``, ``learn``, ...)."""
+
+
+@dataclass(frozen=True)
+class LearnerContext:
+    """Everything a learner is built from besides its config."""
+
+    network: Network
+    """The policy network: ``policy_params()`` is a flat vector in its layout."""
+    env: EnvSpec
+    """The environment the learner's envs are made from."""
+    initial_params: torch.Tensor
+    """``(D,)`` float32: the network initialised from the run seed."""
+    seed: int
+    """The run seed."""
+    num_threads: int = 0
+    """EnvPool threads (0: one per core), from the scheduler's settings."""
+    max_env_steps: int | None = None
+    """The run's budget in env steps, when it has one (learning-rate schedules end there)."""
+    deterministic: bool = False
+    """``run.deterministic``: prefer reproducible kernels to the fastest (cuDNN autotuning off)."""
+
+
+class Learner(ABC):
+    """A gradient-based learner: drives persistent envs and learns from transitions.
+
+    The trainer calls :meth:`train_segment` until a budget is spent; between segments it
+    evaluates ``policy_params()`` on full, unclipped episodes, logs, and checkpoints
+    ``state_dict()``. ``generation`` counts completed segments (the trainer's unit of
+    progress for both families).
+    """
+
+    config_class: ClassVar[type[LearnerConfig]] = LearnerConfig
+
+    def __init__(self, config: LearnerConfig, context: LearnerContext) -> None:
+        self.config = config
+        self.context = context
+        self.generation = 0
+        """Completed segments."""
+        self.best_params: torch.Tensor | None = None
+        """Learners deploy their current policy; they keep no best member."""
+
+    @abstractmethod
+    def train_segment(self) -> Segment:
+        """Sample and learn for one segment (``config.segment_steps`` env steps); then
+        ``generation`` grows by one."""
+
+    @abstractmethod
+    def policy_params(self) -> torch.Tensor:
+        """The ``(D,)`` float32 CPU policy to deploy, in the network's flat layout (its
+        outputs are action logits, or the mean of continuous actions before squashing)."""
+
+    @abstractmethod
+    def state_dict(self) -> dict[str, Any]:
+        """Everything needed to continue from the end of the last segment."""
+
+    @abstractmethod
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        """Restore a state produced by :meth:`state_dict`."""
+
+    def close(self) -> None:  # noqa: B027 - optional hook
+        """Release envs and threads (called once, when the run ends; default: nothing)."""
 
 
 class Backend(ABC):

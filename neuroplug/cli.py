@@ -6,7 +6,7 @@ import sys
 
 USAGE_EXTRA = """\
 neuroplug extra commands:
-  --list-plugins   print installed algorithms, backends and schedulers (name, kind,
+  --list-plugins   print installed algorithms, learners, backends and schedulers (name, kind,
                    distribution, version) without importing any of them
 """
 

@@ -16,13 +16,13 @@ from typing import Any
 from omegaconf import DictConfig, OmegaConf
 
 from neuroplug import registry
-from neuroplug.api import AlgorithmConfig, BackendConfig, SchedulerConfig
+from neuroplug.api import AlgorithmConfig, BackendConfig, LearnerConfig, SchedulerConfig
 from neuroplug.config.schema import EnvConfig, LoggerConfig, NetConfig, RunConfig
 from neuroplug.config.typed import to_dataclass
 from neuroplug.errors import ConfigError
 
-PLUGIN_GROUPS = {kind.config_group: kind for kind in registry.KINDS.values()}
-"""Plugin config group (``algo``, ...) -> its plugin kind."""
+PLUGIN_GROUPS = ("algo", "backend", "scheduler")
+"""The config groups that select a plugin (``algo`` selects an algorithm or a learner)."""
 
 
 @dataclass
@@ -32,7 +32,7 @@ class Experiment:
     run: RunConfig
     env: EnvConfig
     net: NetConfig
-    algo: AlgorithmConfig
+    algo: AlgorithmConfig | LearnerConfig
     backend: BackendConfig
     scheduler: SchedulerConfig
     logger: LoggerConfig
@@ -65,12 +65,12 @@ def typed_experiment(config: DictConfig | Mapping[str, Any]) -> Experiment:
         "run": to_dataclass(RunConfig, config.run, "run"),
         "logger": to_dataclass(LoggerConfig, config.logger, "logger"),
     }
-    for group, kind in PLUGIN_GROUPS.items():
+    for group in PLUGIN_GROUPS:
         node = config[group]
         name = node.get("name") if isinstance(node, DictConfig) else None
         if not name:
             raise ConfigError(f"{group}.name", f"is missing; select a plugin with {group}=<name>")
-        plugin = registry.load(kind.name, name)
+        _, plugin = registry.load_selected(group, name)
         groups[group] = to_dataclass(plugin.config_class, node, group)
     groups["env"] = to_dataclass(EnvConfig, config.env, "env")
     groups["net"] = to_dataclass(NetConfig, config.net, "net")

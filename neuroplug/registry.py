@@ -47,6 +47,8 @@ KINDS: dict[str, PluginKind] = {
         PluginKind(
             "schedulers", "neuroplug.schedulers", "scheduler", api.Scheduler, api.SchedulerConfig
         ),
+        # Learners share the ``algo`` group with evolutionary algorithms: algo=ppo, algo=es.
+        PluginKind("learners", "neuroplug.learners", "algo", api.Learner, api.LearnerConfig),
     )
 }
 """Every plugin kind; a new kind is one row here (and its base class in :mod:`neuroplug.api`)."""
@@ -137,3 +139,32 @@ def load(kind: str, name: str) -> type:
 def describe_all() -> list[PluginInfo]:
     """Every discovered plugin of every kind, for listings (imports nothing)."""
     return [info for kind in KINDS for infos in discover(kind).values() for info in infos]
+
+
+def load_selected(config_group: str, name: str) -> tuple[PluginKind, type]:
+    """The plugin a user selected with ``<config_group>=<name>``, and its kind.
+
+    Several kinds may share a config group (algorithms and learners are both ``algo``);
+    the name must belong to exactly one of them.
+    """
+    kinds = [kind for kind in KINDS.values() if kind.config_group == config_group]
+    if not kinds:
+        raise PluginError(f"no plugin kind is selected through {config_group!r}")
+    owners = [kind for kind in kinds if name in discover(kind.name)]
+    if not owners:
+        available = sorted(plugin for kind in kinds for plugin in discover(kind.name))
+        raise PluginError(
+            f"no {config_group} plugin named {name!r}; available: "
+            f"{', '.join(available) or 'none installed'}"
+        )
+    if len(owners) > 1:
+        claims = " and ".join(
+            f"{kind.singular} {info.target} ({info.distribution})"
+            for kind in owners
+            for info in discover(kind.name)[name]
+        )
+        raise PluginError(
+            f"{config_group}={name} is claimed by more than one kind of plugin: {claims}; "
+            "rename one entry point"
+        )
+    return owners[0], load(owners[0].name, name)

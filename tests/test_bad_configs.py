@@ -126,6 +126,23 @@ CASES = {
     "nsra-es-zero-weight-delta": case(
         "algo=nsra_es", "algo.weight_delta=0", field="algo.weight_delta"
     ),
+    # --- learners
+    "ppo-zero-rollout": case("algo=ppo", "algo.rollout_length=0", field="algo.rollout_length"),
+    "ppo-gamma-above-one": case("algo=ppo", "algo.gamma=1.5", field="algo.gamma"),
+    "ppo-more-groups-than-envs": case(
+        "algo=ppo", "algo.num_envs=2", "algo.env_groups=3", field="algo.env_groups"
+    ),
+    "ppo-minibatches-above-batch": case(
+        "algo=ppo",
+        "algo.num_envs=2",
+        "algo.rollout_length=4",
+        "algo.minibatches=9",
+        field="algo.minibatches",
+    ),
+    "ppo-reward-clip-on-cartpole": case(
+        "algo=ppo", "env=cartpole", "algo.reward_clip=true", field="algo.reward_clip"
+    ),
+    "ppo-device-tpu": case("algo=ppo", "algo.device=tpu", field="algo.device"),
     # --- backend and scheduler
     "device-tpu": case("backend.device=tpu", field="backend.device"),
     "device-cuda-without-gpu": case(

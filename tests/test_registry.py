@@ -74,5 +74,22 @@ def test_an_entry_point_to_the_wrong_kind_of_class_is_rejected(tmp_path, monkeyp
 
 
 def test_unknown_kind_is_rejected():
-    with pytest.raises(PluginError, match="kinds are: algorithms, backends, schedulers"):
+    with pytest.raises(PluginError, match="kinds are: algorithms, backends, schedulers, learners"):
         registry.discover("optimizers")
+
+
+def test_algo_selects_an_algorithm_or_a_learner_and_names_both_kinds_when_unknown():
+    kind, plugin = registry.load_selected("algo", "es")
+    assert kind.name == "algorithms" and plugin.__name__ == "OpenAIES"
+    with pytest.raises(PluginError, match=r"no algo plugin named 'nope'; available: .*es"):
+        registry.load_selected("algo", "nope")
+
+
+def test_one_name_claimed_by_an_algorithm_and_a_learner_is_an_error(tmp_path, monkeypatch):
+    dist = tmp_path / "twin_kinds-1.0.dist-info"
+    dist.mkdir()
+    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: twin-kinds\nVersion: 1.0\n")
+    (dist / "entry_points.txt").write_text("[neuroplug.learners]\nes = twin_kinds:Learner\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    with pytest.raises(PluginError, match="algo=es is claimed by more than one kind"):
+        registry.load_selected("algo", "es")

@@ -45,6 +45,9 @@ class RunConfig:
     """A previous run's output dir to continue from."""
     output_dir: str | None = None
     """Where to write; null means Hydra's run dir."""
+    deterministic: bool = False
+    """Prefer reproducible kernels to the fastest: on CUDA, learners turn cuDNN's
+    convolution autotuner (``torch.backends.cudnn.benchmark``) off."""
 
     def __post_init__(self) -> None:
         require(0 <= self.seed < 2**31, "run.seed", f"got {self.seed}", "an integer in [0, 2**31)")

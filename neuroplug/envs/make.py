@@ -121,8 +121,11 @@ def episode_seeds(
     return (table[episode_indices] & 0x7FFFFFFF).astype(np.int64)
 
 
-def make_pool(spec: EnvSpec, seeds: np.ndarray, num_threads: int = 0):
-    """A synchronous gymnasium-style EnvPool with one slot per seed."""
+def make_pool(spec: EnvSpec, seeds: np.ndarray, num_threads: int = 0, **overrides: Any):
+    """A synchronous gymnasium-style EnvPool with one slot per seed.
+
+    ``overrides`` replace ``envpool.make`` settings of the spec (a learner's
+    ``episodic_life``, say) for this pool only."""
     envpool = _envpool()
     num_envs = len(seeds)
     # EnvPool reads 0 as "one thread per env", far too many on a small machine.
@@ -135,5 +138,5 @@ def make_pool(spec: EnvSpec, seeds: np.ndarray, num_threads: int = 0):
         num_threads=threads,
         seed=int(seeds[0]),
         env_seed=[int(seed) for seed in seeds],
-        **spec.make_kwargs,
+        **{**spec.make_kwargs, **overrides},
     )

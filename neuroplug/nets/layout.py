@@ -38,3 +38,8 @@ class ParameterLayout:
         """Tensor ``name`` for each row of ``params`` (n, D): shape ``(n, *slot.shape)``."""
         slot = self.slots[name]
         return params[:, slot.offset : slot.offset + slot.size].reshape(len(params), *slot.shape)
+
+    def tensor(self, params: torch.Tensor, name: str) -> torch.Tensor:
+        """Tensor ``name`` of one flat ``(D,)`` vector, a view with the slot's shape."""
+        slot = self.slots[name]
+        return params[slot.offset : slot.offset + slot.size].view(slot.shape)

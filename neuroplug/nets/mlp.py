@@ -57,11 +57,10 @@ class MLP(Network):
 
     def forward_single(self, params: torch.Tensor, inputs: torch.Tensor) -> torch.Tensor:
         hidden = inputs.reshape(len(inputs), -1).to(params.dtype)
-        single = params.unsqueeze(0)
         for layer in range(self.num_layers):
-            weight = self.layout.view(single, f"w{layer}")[0]
-            bias = self.layout.view(single, f"b{layer}")[0]
-            hidden = hidden @ weight + bias
+            weight = self.layout.tensor(params, f"w{layer}")
+            bias = self.layout.tensor(params, f"b{layer}")
+            hidden = torch.addmm(bias, hidden, weight)
             if layer < self.num_layers - 1:
                 hidden = self.activation(hidden)
         return hidden

@@ -112,6 +112,29 @@ class NatureCNN(Network):
         )
         return output.squeeze(1)
 
+    def features(self, params: torch.Tensor, inputs: torch.Tensor) -> torch.Tensor:
+        """The 512 hidden features of one parameter vector ``(D,)`` on a batch of frames
+        (differentiable: learners train through it and share it with a value head)."""
+        hidden = inputs.to(params.dtype)
+        if inputs.dtype == torch.uint8:
+            hidden = hidden / 255.0
+        for layer, (_, _, stride) in enumerate(CONV_LAYERS):
+            if self.padding == "same":
+                hidden = F.pad(hidden, self.paddings[layer])
+            weight = self.layout.tensor(params, f"conv{layer}.w")
+            bias = self.layout.tensor(params, f"conv{layer}.b")
+            hidden = torch.relu(F.conv2d(hidden, weight, bias, stride=stride))
+        weight, bias = self.layout.tensor(params, "fc.w"), self.layout.tensor(params, "fc.b")
+        return torch.relu(torch.addmm(bias, hidden.reshape(len(hidden), self.flat_size), weight))
+
+    def head(self, params: torch.Tensor, features: torch.Tensor) -> torch.Tensor:
+        """The output layer of one parameter vector on :meth:`features`."""
+        weight, bias = self.layout.tensor(params, "out.w"), self.layout.tensor(params, "out.b")
+        return torch.addmm(bias, features, weight)
+
+    def forward_single(self, params: torch.Tensor, inputs: torch.Tensor) -> torch.Tensor:
+        return self.head(params, self.features(params, inputs))
+
     def describe(self) -> str:
         return (
             f"Nature CNN ({self.padding} padding) on {self.input_shape}, {self.num_params:,} params"

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from neuroplug import registry
-from neuroplug.api import Algorithm, AlgorithmContext, Backend, Scheduler
+from neuroplug.api import Algorithm, AlgorithmContext, Backend, Learner, LearnerContext, Scheduler
 from neuroplug.behaviours import resolve as resolve_behaviour
 from neuroplug.envs.make import make_spec
 from neuroplug.envs.spec import EnvSpec
@@ -28,7 +28,7 @@ class Components:
     env: EnvSpec
     network: Network
     policy: Policy
-    algorithm: Algorithm
+    algorithm: Algorithm | Learner
     backend: Backend
     scheduler: Scheduler
 
@@ -42,11 +42,16 @@ def build_components(config: Experiment) -> Components:
     """Build the run's objects from ``config`` (no environment is started)."""
     env = make_spec(config.env)
     network = build_network(config.net, env)
-    policy = Policy(network, env, normalize_observations=config.algo.obs_norm)
-    algorithm_class = registry.load("algorithms", config.algo.name)
-    algorithm = algorithm_class(config.algo, AlgorithmContext.for_network(network, config.run.seed))
-    if algorithm.behaviour() is not None:
-        resolve_behaviour(algorithm.behaviour(), env)  # a name the env cannot give fails now
+    kind, algorithm_class = registry.load_selected("algo", config.algo.name)
+    if kind.name == "learners":
+        policy = Policy(network, env, normalize_observations=False)
+        algorithm = algorithm_class(config.algo, _learner_context(config, env, network))
+    else:
+        policy = Policy(network, env, normalize_observations=config.algo.obs_norm)
+        context = AlgorithmContext.for_network(network, config.run.seed)
+        algorithm = algorithm_class(config.algo, context)
+        if algorithm.behaviour() is not None:
+            resolve_behaviour(algorithm.behaviour(), env)  # a name the env cannot give fails now
     backend_class = registry.load("backends", config.backend.name)
     scheduler_class = registry.load("schedulers", config.scheduler.name)
     return Components(
@@ -57,4 +62,24 @@ def build_components(config: Experiment) -> Components:
         algorithm=algorithm,
         backend=backend_class(config.backend, network),
         scheduler=scheduler_class(config.scheduler, env),
+    )
+
+
+def _learner_context(config: Experiment, env: EnvSpec, network: Network) -> LearnerContext:
+    """What a learner is built from: the network, the env, the run's seed and budget."""
+    run = config.run
+    # The frame budget when there is one: it stays put when a resumed run extends
+    # run.max_generations, so learning-rate schedules resume exactly.
+    if run.max_frames is not None:
+        max_env_steps = run.max_frames // env.frame_skip
+    else:
+        max_env_steps = run.max_generations * config.algo.segment_steps
+    return LearnerContext(
+        network=network,
+        env=env,
+        initial_params=AlgorithmContext.for_network(network, run.seed).initial_params,
+        seed=run.seed,
+        num_threads=config.scheduler.num_threads,
+        max_env_steps=max_env_steps,
+        deterministic=run.deterministic,
     )

@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from neuroplug.api import EvaluationRequest, EvaluationResult
+from neuroplug.api import EvaluationRequest, EvaluationResult, Learner
 from neuroplug.errors import ConfigError, NeuroplugError, PluginError
 from neuroplug.experiment import Experiment
 from neuroplug.loggers import MultiLogger, build_loggers
@@ -52,6 +52,7 @@ class Trainer:
         self.timings = dict.fromkeys(("env", "inference", "algorithm"), 0.0)
         self.elapsed_before = 0.0
         self.last_eval: float | None = None
+        self._stop = _StopSignals()
         self.run_dir.mkdir(parents=True, exist_ok=True)
         # Before anything is written: a second run on this dir must not touch the first's files.
         self.lock = RunDirLock(self.run_dir).acquire()
@@ -233,8 +234,10 @@ class Trainer:
         raise AssertionError("unreachable")
 
     def train_generation(self) -> dict[str, Any]:
-        """All rounds of one generation; returns its metrics (returns from the main round)."""
+        """All rounds of one generation (a learner: one segment); returns its metrics."""
         parts = self.parts
+        if isinstance(parts.algorithm, Learner):
+            return self.train_segment()
         started = time.perf_counter()
         frames_before = self.counters["frames"]
         generation = self.generation
@@ -259,28 +262,64 @@ class Trainer:
                     parts.policy.normalizer.update(result.obs_stats)
             stats.update(round_stats)
             round_index += 1
+        metrics = self._metrics(
+            started, frames_before, main_result.returns.ravel(), main_result.lengths, stats
+        )
+        metrics["evaluation_rounds"] = round_index
+        return metrics
+
+    def train_segment(self) -> dict[str, Any]:
+        """One segment of a learner; returns its metrics (returns of the games it completed)."""
+        started = time.perf_counter()
+        frames_before = self.counters["frames"]
+        segment = self.parts.algorithm.train_segment()
+        for name in ("env_steps", "frames", "forward_passes"):
+            self.counters[name] += getattr(segment, name)
+        self.counters["episodes"] += len(segment.returns)
+        self.timings = dict(segment.timings)
+        return self._metrics(
+            started, frames_before, segment.returns, segment.lengths, segment.stats
+        )
+
+    def _metrics(
+        self,
+        started: float,
+        frames_before: int,
+        returns: np.ndarray,
+        lengths: np.ndarray,
+        stats: dict[str, float],
+    ) -> dict[str, Any]:
+        """The metrics of one generation: counters, return statistics, speed, timings."""
         seconds = time.perf_counter() - started
-        returns = main_result.returns.ravel()
+        finite = returns[~np.isnan(returns)]
+        summary = (
+            {
+                "return_max": float(np.max(finite)),
+                "return_mean": float(np.mean(finite)),
+                "return_median": float(np.median(finite)),
+                "return_min": float(np.min(finite)),
+            }
+            if len(finite)
+            else dict.fromkeys(
+                ("return_max", "return_mean", "return_median", "return_min"), math.nan
+            )
+        )
         metrics: dict[str, Any] = {
             "generation": self.generation,
             **self.counters,
-            "return_max": float(np.nanmax(returns)),
-            "return_mean": float(np.nanmean(returns)),
-            "return_median": float(np.nanmedian(returns)),
-            "return_min": float(np.nanmin(returns)),
-            "episode_length_mean": float(main_result.lengths.mean()),
+            **summary,
+            "episode_length_mean": float(lengths.mean()) if len(lengths) else math.nan,
             "frames_per_second": (self.counters["frames"] - frames_before) / max(seconds, 1e-9),
             "generation_seconds": seconds,
-            "evaluation_rounds": round_index,
             **{f"time_{phase}": value for phase, value in self.timings.items()},
         }
         metrics.update({f"algo/{key}": value for key, value in stats.items()})
-        metrics.update(_gpu_memory(parts.backend.device))
+        metrics.update(_gpu_memory(self.parts.backend.device))
         return metrics
 
     def train(self, resume_from: Path | None = None) -> dict[str, Any]:
         """Run until a budget is spent or the task is solved; Ctrl-C checkpoints and stops."""
-        with _sigterm_as_interrupt():
+        with self._stop.installed():
             return self._train(resume_from)
 
     def _train(self, resume_from: Path | None) -> dict[str, Any]:
@@ -291,9 +330,14 @@ class Trainer:
         # Rows logged past the checkpoint by a run that died before checkpointing are stale.
         self.loggers.resumed(self.generation)
         parts = self.parts
+        size = (
+            f"{parts.algorithm.config.num_envs} envs"
+            if isinstance(parts.algorithm, Learner)
+            else f"population {parts.algorithm.config.population_size}"
+        )
         self.loggers.message(
             f"neuroplug: {parts.algorithm.config.name} on {parts.env.task_id} ({parts.env.family}), "
-            f"{parts.network.describe()}, population {parts.algorithm.config.population_size}, "
+            f"{parts.network.describe()}, {size}, "
             f"backend {parts.backend.config.name} on {parts.backend.device}, scheduler {parts.scheduler.config.name}; "
             f"writing to {self.run_dir}"
         )
@@ -304,6 +348,8 @@ class Trainer:
         try:
             while self.budget_left() and not self.solved():
                 metrics = self.train_generation()
+                if self._stop.requested:  # a stop whose KeyboardInterrupt was swallowed
+                    raise KeyboardInterrupt
                 interval = parts.run.eval_interval
                 evaluate_now = interval and self.generation % interval == 0
                 if evaluate_now or not self.budget_left():
@@ -344,6 +390,7 @@ class Trainer:
                 folder = checkpoint_dir(self.run_dir)
                 self.loggers.artifact(folder / LATEST, "checkpoint", "checkpoint")
                 self.loggers.artifact(folder / BEST_POLICY, "best_policy", "model")
+            parts.algorithm.close()
             self.loggers.close(status)
             self.lock.release()
         return {
@@ -354,21 +401,34 @@ class Trainer:
         }
 
 
-@contextlib.contextmanager
-def _sigterm_as_interrupt():
-    """Treat SIGTERM (a scheduler's preemption, ``kill``) like Ctrl-C: checkpoint, then stop."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
+class _StopSignals:
+    """Ctrl-C and SIGTERM (a scheduler's preemption, ``kill``) stop the run: checkpoint, then stop.
 
-    def interrupt(signum, frame):
-        raise KeyboardInterrupt
+    The handler raises KeyboardInterrupt at once, and also remembers the request: Python
+    drops an exception raised while a finaliser (``__del__``) runs, so the training loop
+    checks :attr:`requested` after every generation too and a stop is never lost.
+    """
 
-    previous = signal.signal(signal.SIGTERM, interrupt)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGTERM, previous)
+    def __init__(self) -> None:
+        self.requested = False
+
+    @contextlib.contextmanager
+    def installed(self):
+        """Handle both signals while the block runs (main thread only; elsewhere a no-op)."""
+        if threading.current_thread() is not threading.main_thread():
+            yield self
+            return
+
+        def interrupt(signum, frame):
+            self.requested = True
+            raise KeyboardInterrupt
+
+        previous = {sig: signal.signal(sig, interrupt) for sig in (signal.SIGINT, signal.SIGTERM)}
+        try:
+            yield self
+        finally:
+            for sig, handler in previous.items():
+                signal.signal(sig, handler)
 
 
 def _cloned(tensor):

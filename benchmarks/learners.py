@@ -1,0 +1,205 @@
+"""Learners (``ppo``, ``appo``) against the simulator floor, and how fast they solve tasks.
+
+Measured side by side in one run on this machine:
+
+- **throughput**: frames/s of one training segment of each learner next to the floor
+  (EnvPool stepping the same envs with random actions on the same threads), on CartPole
+  and Pong;
+- **solve**: the whole command ``python -m neuroplug algo=<learner> env=cartpole ...``,
+  start-up included, until the evaluation reaches 475 (seeds 0-2): wall seconds and steps;
+- **curves**: evaluation return against env steps for ``ppo`` (its default, CleanRL-style
+  settings) on CartPole, Acrobot and LunarLander.
+
+Everything goes into one JSON file (``--out``); the runs' own dirs are temporary.
+
+    python benchmarks/learners.py                                  # everything
+    python benchmarks/learners.py --parts throughput --out /tmp/x.md
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import os
+import platform
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import torch
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from schedulers import measure_floor  # noqa: E402  (the floor is measured one way)
+
+from neuroplug.config.paths import conf_dir  # noqa: E402
+from neuroplug.config_store import register_schemas  # noqa: E402
+from neuroplug.experiment import typed_experiment  # noqa: E402
+from neuroplug.training.components import build_components  # noqa: E402
+
+RESULTS = Path(__file__).resolve().parent / "results"
+CARTPOLE_PPO = [
+    "env=cartpole",
+    "net.hidden_sizes=[64,64]",
+    "algo.rollout_length=32",
+    "algo.gamma=0.98",
+    "algo.gae_lambda=0.8",
+    "algo.learning_rate=1e-3",
+    "algo.clip_coef=0.2",
+    "algo.entropy_coef=0.0",
+    "algo.env_groups=1",
+    "algo.torch_threads=1",
+]
+"""RL Zoo's CartPole-v1 PPO settings (8 envs x 32 steps, GAE 0.8, gamma 0.98, lr 1e-3)."""
+SETTINGS = {
+    ("ppo", "cartpole"): ["algo=ppo", *CARTPOLE_PPO, "algo.epochs=20", "algo.minibatches=1"],
+    # Fewer epochs per rollout, so the learner keeps up with the sampler; V-trace corrects
+    # the lag; a one-rollout queue keeps the data fresh.
+    ("appo", "cartpole"): [
+        "algo=appo",
+        *CARTPOLE_PPO,
+        "algo.epochs=8",
+        "algo.minibatches=2",
+        "algo.with_vtrace=true",
+        "algo.queue_size=1",
+    ],
+    ("ppo", "pong"): ["algo=ppo", "env=pong", "algo.reward_clip=true", "algo.episodic_life=true"],
+    ("appo", "pong"): ["algo=appo", "env=pong", "algo.reward_clip=true", "algo.episodic_life=true"],
+}
+CURVES = {
+    "CartPole-v1": ("env=cartpole", 100_000, 4096),
+    "Acrobot-v1": ("env=envpool env.task_id=Acrobot-v1", 200_000, 8192),
+    "LunarLander-v2": ("env=envpool env.task_id=LunarLander-v2", 300_000, 16384),
+}
+"""task -> (env overrides, env-step budget, segment steps) for ppo's learning curves."""
+
+
+def _compose(overrides: list[str]):
+    from hydra import compose, initialize_config_dir
+    from hydra.core.global_hydra import GlobalHydra
+
+    GlobalHydra.instance().clear()
+    with initialize_config_dir(config_dir=str(conf_dir()), version_base="1.3"):
+        return compose(config_name="config", overrides=overrides)
+
+
+def throughput(seconds: float) -> list[dict]:
+    """One segment of each learner next to the floor, per task."""
+    register_schemas()
+    rows = []
+    for task, steps in (("cartpole", 16384), ("pong", 2048)):
+        floor = None
+        for learner in ("ppo", "appo"):
+            overrides = [*SETTINGS[(learner, task)], f"algo.segment_steps={steps}", "logger=none"]
+            parts = build_components(typed_experiment(_compose(overrides)))
+            if floor is None:
+                threads = parts.config.scheduler.num_threads or os.cpu_count() or 1
+                floor = measure_floor(parts.env, parts.config.algo.num_envs, threads, seconds)
+                rows.append({"task": task, "what": "floor", **floor})
+            started = time.perf_counter()
+            segment = parts.algorithm.train_segment()
+            wall = time.perf_counter() - started
+            parts.algorithm.close()
+            fps = segment.frames / wall
+            rows.append(
+                {
+                    "task": task,
+                    "what": learner,
+                    "frames_per_second": fps,
+                    "ratio_to_floor": fps / floor["frames_per_second"],
+                    "seconds": wall,
+                    **{f"time_{k}": v for k, v in segment.timings.items()},
+                }
+            )
+            print(rows[-1], flush=True)
+    return rows
+
+
+def _run(overrides: list[str], out: Path) -> tuple[float, dict]:
+    """Run ``python -m neuroplug`` (whole process); returns its wall seconds and metrics rows."""
+    command = [sys.executable, "-m", "neuroplug", *overrides, "logger=csv", f"run.output_dir={out}"]
+    started = time.perf_counter()
+    subprocess.run(command, check=True, capture_output=True, text=True)
+    wall = time.perf_counter() - started
+    return wall, list(csv.DictReader((out / "metrics.csv").open()))
+
+
+def solve(workdir: Path) -> list[dict]:
+    """Wall seconds (start-up included) and steps to an evaluation >= 475 on CartPole."""
+    rows = []
+    for learner in ("ppo", "appo"):
+        for seed in (0, 1, 2):
+            overrides = [
+                *SETTINGS[(learner, "cartpole")],
+                "algo.segment_steps=4096",
+                "run.max_frames=150000",
+                "run.eval_interval=1",
+                f"run.seed={seed}",
+            ]
+            wall, metrics = _run(overrides, workdir / f"solve_{learner}_{seed}")
+            last = metrics[-1]
+            rows.append(
+                {
+                    "learner": learner,
+                    "seed": seed,
+                    "wall_seconds": wall,
+                    "env_steps": int(float(last["env_steps"])),
+                    "eval": float(last["eval_return_mean"]),
+                    "solved": float(last["eval_return_mean"]) >= 475,
+                }
+            )
+            print(rows[-1], flush=True)
+    return rows
+
+
+def curves(workdir: Path) -> list[dict]:
+    """``ppo``'s evaluation return against env steps on three classic tasks."""
+    rows = []
+    for task, (env, budget, segment) in CURVES.items():
+        out = workdir / f"curve_{task}"
+        overrides = [
+            "algo=ppo",
+            *env.split(),
+            "algo.torch_threads=1",
+            f"algo.segment_steps={segment}",
+            f"run.max_frames={budget}",
+            "run.max_generations=null",
+            "run.eval_interval=1",
+            "run.stop_when_solved=false",
+        ]
+        wall, metrics = _run(overrides, out)
+        points = [(int(float(r["env_steps"])), float(r["eval_return_mean"])) for r in metrics]
+        rows.append({"task": task, "wall_seconds": wall, "curve": points})
+        print(task, wall, points, flush=True)
+    return rows
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--parts", default="throughput,solve,curves")
+    parser.add_argument("--floor-seconds", type=float, default=5.0)
+    parser.add_argument("--out", type=Path, default=RESULTS / "learners.json")
+    arguments = parser.parse_args()
+    parts = arguments.parts.split(",")
+    report: dict = {
+        "machine": f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores",
+        "python": platform.python_version(),
+        "torch": torch.__version__,
+    }
+    with tempfile.TemporaryDirectory() as scratch:
+        workdir = Path(scratch)
+        if "throughput" in parts:
+            report["throughput"] = throughput(arguments.floor_seconds)
+        if "solve" in parts:
+            report["solve"] = solve(workdir)
+        if "curves" in parts:
+            report["curves"] = curves(workdir)
+    arguments.out.parent.mkdir(parents=True, exist_ok=True)
+    arguments.out.write_text(json.dumps(report, indent=1))
+    print(f"wrote {arguments.out}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,113 @@
+"""An actor-critic around neuroplug's policy network.
+
+The actor *is* the policy network, its parameters one flat vector in the network's layout,
+so what a learner deploys runs unchanged through every backend and the evolution side's
+evaluation (discrete actions: the argmax of the logits; continuous: the squashed mean).
+The critic is a second MLP of the same shape on vector observations (as CleanRL and
+RL Zoo do on classic control) and a linear head on the Nature CNN's 512 features on frames
+(the shared trunk of the Atari papers).
+
+Continuous actions are Gaussian in the pre-squash space ``u`` with a learned,
+state-independent log-std; the env receives ``low + (tanh(u) + 1) / 2 * (high - low)``,
+exactly as :class:`neuroplug.nets.policy.Policy` maps the deployed mean. The likelihood
+ratio is the same in ``u`` as in the squashed action (the Jacobian cancels), so no
+correction term is needed.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+from torch import nn
+
+from neuroplug.envs.spec import EnvSpec
+from neuroplug.nets.mlp import MLP
+from neuroplug.nets.nature_cnn import HIDDEN_SIZE, NatureCNN
+from neuroplug.nets.network import Network
+
+
+@dataclass
+class Acting:
+    """The policy's choice for a batch of observations."""
+
+    actions: torch.Tensor
+    """``(n,)`` int64 or ``(n, A)`` pre-squash float actions."""
+    log_probs: torch.Tensor
+    values: torch.Tensor
+
+
+class ActorCritic(nn.Module):
+    """Policy logits (or means) and state values from one set of trainable parameters."""
+
+    def __init__(
+        self, network: Network, env: EnvSpec, initial_params: torch.Tensor, seed: int
+    ) -> None:
+        super().__init__()
+        self.network = network
+        self.env = env
+        self.policy = nn.Parameter(initial_params.detach().clone().float())
+        generator = torch.Generator().manual_seed(seed + 1)
+        self.shared_trunk = isinstance(network, NatureCNN)
+        if self.shared_trunk:
+            self.value_head = nn.Linear(HIDDEN_SIZE, 1)
+            with torch.no_grad():
+                self.value_head.weight.normal_(0.0, 1.0 / np.sqrt(HIDDEN_SIZE), generator=generator)
+                self.value_head.bias.zero_()
+        elif isinstance(network, MLP):
+            self.critic = MLP(network.widths[0], network.widths[1:-1], 1, network.activation_name)
+            params = self.critic.initial_params(generator)
+            last = self.critic.layout.slots[f"w{self.critic.num_layers - 1}"]
+            # A unit-scale value layer: returns are far from 0 at the start.
+            params[last.offset : last.offset + last.size] *= 100.0
+            self.critic_params = nn.Parameter(params)
+        else:
+            raise TypeError(f"no critic for {type(network).__name__}; use an MLP or the Nature CNN")
+        self.log_std = nn.Parameter(torch.zeros(env.num_actions)) if not env.discrete else None
+
+    def forward(self, observations: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """``(outputs (n, out), values (n,))``."""
+        if self.shared_trunk:
+            features = self.network.features(self.policy, observations)
+            return self.network.head(self.policy, features), self.value_head(features).squeeze(1)
+        outputs = self.network.forward_single(self.policy, observations)
+        values = self.critic.forward_single(self.critic_params, observations).squeeze(1)
+        return outputs, values
+
+    def log_prob_and_entropy(
+        self, outputs: torch.Tensor, actions: torch.Tensor
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """Log-likelihood of ``actions`` and the entropy, per row (written out rather than
+        through torch.distributions, whose per-call checks cost more than the maths here)."""
+        if self.env.discrete:
+            log_p = torch.log_softmax(outputs, dim=1)
+            chosen = log_p.gather(1, actions.unsqueeze(1)).squeeze(1)
+            return chosen, -(log_p.exp() * log_p).sum(1)
+        log_std = self.log_std.expand_as(outputs)
+        z = (actions - outputs) * torch.exp(-log_std)
+        log_prob = -0.5 * z.pow(2) - log_std - 0.5 * math.log(2 * math.pi)
+        entropy = (0.5 + 0.5 * math.log(2 * math.pi) + log_std).sum(1)
+        return log_prob.sum(1), entropy
+
+    @torch.no_grad()
+    def act(self, observations: torch.Tensor, generator: torch.Generator) -> Acting:
+        """Sample actions (reproducibly, from ``generator``) with their log-probs and values."""
+        outputs, values = self(observations)
+        if self.env.discrete:
+            probabilities = torch.softmax(outputs.float(), dim=1)
+            actions = torch.multinomial(probabilities, 1, generator=generator).squeeze(1)
+        else:
+            noise = torch.randn(outputs.shape, generator=generator, device=outputs.device)
+            actions = outputs + self.log_std.exp() * noise
+        log_probs, _ = self.log_prob_and_entropy(outputs, actions)
+        return Acting(actions, log_probs, values)
+
+    def env_actions(self, actions: torch.Tensor) -> np.ndarray:
+        """What the env receives for sampled ``actions``."""
+        if self.env.discrete:
+            return actions.cpu().numpy().astype(np.int32)
+        unit = torch.tanh(actions).cpu().numpy()
+        low, high = self.env.action_low, self.env.action_high
+        return (low + (unit + 1.0) * 0.5 * (high - low)).astype(np.float32)

@@ -1,0 +1,205 @@
+"""The PPO update, shared by the synchronous and the asynchronous learner.
+
+Schulman et al. (2017), arXiv:1707.06347, with CleanRL's details (Huang et al. 2022, "The
+37 Implementation Details of PPO"). Given a rollout's transitions with their advantages
+``A`` and value targets ``R``::
+
+    for epoch in 1..E, for each of M minibatches:
+        ratio = pi(a|s) / pi_old(a|s);  A standardised per minibatch
+        L = -min(ratio A, clip(ratio, 1-eps, 1+eps) A)
+            + c_v * max((V - R)^2, (clip(V, V_old +- eps) - R)^2) / 2  -  c_e * H
+        Adam step on L, gradients clipped to max_grad_norm
+
+``algo=ppo`` feeds it GAE on fresh rollouts; ``algo=appo`` feeds it rollouts a few policy
+versions old, with GAE or V-trace targets.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+
+from neuroplug.api import LearnerConfig
+from neuroplug.errors import require
+from neuroplug.learners.actor_critic import ActorCritic
+
+LOSS_STATS = ("policy_loss", "value_loss", "entropy", "approx_kl", "clip_fraction")
+
+
+@dataclass
+class PPOUpdateConfig(LearnerConfig):
+    """Settings of the PPO update (CleanRL's Atari defaults, also Sample Factory's)."""
+
+    rollout_length: int = 128
+    """T: steps per env per rollout."""
+    epochs: int = 4
+    """E: passes over each rollout."""
+    minibatches: int = 4
+    """M: minibatches per epoch."""
+    learning_rate: float = 2.5e-4
+    """Adam step size at the start."""
+    anneal_lr: bool = True
+    """Decay the learning rate linearly to 0 over the run's budget (``run.max_frames``,
+    else ``run.max_generations`` segments)."""
+    gamma: float = 0.99
+    """Discount."""
+    gae_lambda: float = 0.95
+    """GAE's lambda."""
+    clip_coef: float = 0.1
+    """eps: the surrogate's (and the value loss's) clipping range."""
+    clip_value_loss: bool = True
+    """Clip the value loss around the old values."""
+    value_coef: float = 0.5
+    """c_v: weight of the value loss."""
+    entropy_coef: float = 0.01
+    """c_e: weight of the entropy bonus."""
+    max_grad_norm: float = 0.5
+    """Global gradient-norm clip."""
+    normalize_advantages: bool = True
+    """Standardise advantages per minibatch."""
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        for name in ("rollout_length", "epochs", "minibatches"):
+            value = getattr(self, name)
+            require(value >= 1, f"algo.{name}", f"got {value}", "an integer >= 1")
+        require(
+            self.minibatches <= self.num_envs * self.rollout_length,
+            "algo.minibatches",
+            f"{self.minibatches} minibatches of {self.num_envs * self.rollout_length} transitions",
+            "at most algo.num_envs * algo.rollout_length",
+        )
+        require(
+            self.learning_rate > 0, "algo.learning_rate", f"got {self.learning_rate}", "a float > 0"
+        )
+        for name in ("gamma", "gae_lambda"):
+            value = getattr(self, name)
+            require(0 <= value <= 1, f"algo.{name}", f"got {value}", "a float in [0, 1]")
+        require(self.clip_coef > 0, "algo.clip_coef", f"got {self.clip_coef}", "a float > 0")
+        for name in ("value_coef", "entropy_coef", "max_grad_norm"):
+            value = getattr(self, name)
+            require(value >= 0, f"algo.{name}", f"got {value}", "a float >= 0")
+
+
+@dataclass
+class Batch:
+    """A rollout's valid transitions, flattened, with their advantages and targets."""
+
+    observations: torch.Tensor
+    actions: torch.Tensor
+    log_probs: torch.Tensor
+    values: torch.Tensor
+    advantages: torch.Tensor
+    returns: torch.Tensor
+
+    def __len__(self) -> int:
+        return len(self.log_probs)
+
+
+class PPOUpdate:
+    """Clipped-surrogate minibatch epochs on one model, with its Adam state."""
+
+    def __init__(self, config: PPOUpdateConfig, model: ActorCritic) -> None:
+        self.config = config
+        self.model = model
+        self.optimizer = torch.optim.Adam(model.parameters(), config.learning_rate, eps=1e-5)
+        self.version = 0
+        """SGD steps taken: the policy's version."""
+
+    def set_learning_rate_fraction(self, fraction: float) -> None:
+        """Scale the learning rate (a linear schedule passes 1 -> 0)."""
+        if self.config.anneal_lr:
+            for group in self.optimizer.param_groups:
+                group["lr"] = fraction * self.config.learning_rate
+
+    def run(self, batch: Batch, generator: torch.Generator) -> dict[str, float]:
+        """E epochs of M minibatches; returns the last epoch's mean losses."""
+        config = self.config
+        self.model.train()
+        size = len(batch)
+        step = max(1, size // config.minibatches)
+        totals = dict.fromkeys(LOSS_STATS, 0.0)
+        for _ in range(config.epochs):
+            order = torch.randperm(size, generator=generator, device=generator.device)
+            totals = dict.fromkeys(LOSS_STATS, 0.0)
+            steps = 0
+            for start in range(0, size - step + 1, step):
+                losses = self._loss(batch, order[start : start + step])
+                self.optimizer.zero_grad(set_to_none=True)
+                losses["loss"].backward()
+                torch.nn.utils.clip_grad_norm_(self.model.parameters(), config.max_grad_norm)
+                self.optimizer.step()
+                self.version += 1
+                steps += 1
+                for key in LOSS_STATS:
+                    totals[key] += float(losses[key])
+            totals = {key: value / max(steps, 1) for key, value in totals.items()}
+        variance = float(batch.returns.var()) if size > 1 else 0.0
+        residual = float((batch.returns - batch.values).var()) if size > 1 else 0.0
+        return {
+            **totals,
+            "learning_rate": self.optimizer.param_groups[0]["lr"],
+            "explained_variance": 1.0 - residual / variance if variance > 0 else 0.0,
+            "policy_version": float(self.version),
+        }
+
+    def _loss(self, batch: Batch, rows: torch.Tensor) -> dict[str, torch.Tensor]:
+        config = self.config
+        outputs, values = self.model(batch.observations[rows])
+        log_probs, entropy = self.model.log_prob_and_entropy(outputs, batch.actions[rows])
+        log_ratio = log_probs - batch.log_probs[rows]
+        ratio = log_ratio.exp()
+        advantages = batch.advantages[rows]
+        if config.normalize_advantages and len(advantages) > 1:
+            advantages = (advantages - advantages.mean()) / (advantages.std() + 1e-8)
+        clipped = torch.clamp(ratio, 1 - config.clip_coef, 1 + config.clip_coef)
+        policy_loss = torch.max(-advantages * ratio, -advantages * clipped).mean()
+        returns, old_values = batch.returns[rows], batch.values[rows]
+        value_error = (values - returns) ** 2
+        if config.clip_value_loss:
+            clipped_values = old_values + torch.clamp(
+                values - old_values, -config.clip_coef, config.clip_coef
+            )
+            value_error = torch.max(value_error, (clipped_values - returns) ** 2)
+        value_loss = 0.5 * value_error.mean()
+        entropy = entropy.mean()
+        loss = policy_loss + config.value_coef * value_loss - config.entropy_coef * entropy
+        with torch.no_grad():
+            approx_kl = ((ratio - 1) - log_ratio).mean()
+            clip_fraction = ((ratio - 1.0).abs() > config.clip_coef).float().mean()
+        return {
+            "loss": loss,
+            "policy_loss": policy_loss.detach(),
+            "value_loss": value_loss.detach(),
+            "entropy": entropy.detach(),
+            "approx_kl": approx_kl,
+            "clip_fraction": clip_fraction,
+        }
+
+    def state_dict(self) -> dict[str, Any]:
+        """Adam state and the policy version."""
+        return {"optimizer": self.optimizer.state_dict(), "updates": self.version}
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        """Restore :meth:`state_dict`."""
+        self.optimizer.load_state_dict(state["optimizer"])
+        self.version = int(state["updates"])
+
+
+def flatten(rollout, advantages: torch.Tensor, returns: torch.Tensor) -> Batch:
+    """The valid transitions of ``rollout`` as one :class:`Batch`."""
+    rows = torch.nonzero(rollout.valid.reshape(-1)).squeeze(1)
+
+    def flat(tensor: torch.Tensor) -> torch.Tensor:
+        return tensor.reshape(-1, *tensor.shape[2:])[rows]
+
+    return Batch(
+        flat(rollout.observations),
+        flat(rollout.actions),
+        flat(rollout.log_probs),
+        flat(rollout.values),
+        flat(advantages),
+        flat(returns),
+    )

@@ -1,0 +1,1 @@
+"""First-party learners, registered through the ``neuroplug.learners`` entry point group."""

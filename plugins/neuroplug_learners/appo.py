@@ -1,0 +1,244 @@
+"""``algo=appo``: asynchronous PPO, Sample Factory style.
+
+Petrenko, Huang, Kumar, Sukhatme & Koltun (2020), "Sample Factory: Egocentric 3D Control
+from Pixels at 100000 FPS with Asynchronous Reinforcement Learning", ICML 2020. Sampling
+never waits for learning::
+
+    sampler (main thread)                       learner (its own thread)
+    loop:                                       loop:
+        take the newest published weights           rollout <- queue
+        rollout <- T steps of N envs                lag = version - rollout.version
+        stamp it with the weights' version          if lag > max_policy_lag: drop it
+        queue <- rollout                            targets: GAE, or V-trace (with_vtrace)
+          (full queue: drop the oldest)             PPO update (E epochs, M minibatches)
+                                                    publish the weights (version += SGD steps)
+
+``version`` counts SGD steps, so the lag is measured in SGD steps as in Sample Factory.
+With V-trace (Espeholt et al. 2018) the targets correct for the lag with truncated
+importance weights; without it the rollout's own values feed GAE.
+
+What is reproducible: the envs' seeds, and the starting weights and optimiser state of every
+segment (a resumed run continues from the checkpoint's). What is not: which weights the
+sampler held at each step and which rollouts were dropped depend on thread timing, so two
+runs with the same seed differ after the first update; use ``algo=ppo`` where
+bit-identical runs matter.
+"""
+
+from __future__ import annotations
+
+import copy
+import queue
+import threading
+import time
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import torch
+
+from neuroplug.api import LearnerContext
+from neuroplug.errors import require
+from neuroplug.learners.advantages import gae, vtrace
+from neuroplug.learners.base import SegmentLearner
+from neuroplug.learners.ppo_update import PPOUpdate, PPOUpdateConfig, flatten
+from neuroplug.learners.sampler import Rollout
+
+_END = None
+"""What the sampler puts on the queue when the segment's steps are done."""
+
+
+@dataclass
+class APPOConfig(PPOUpdateConfig):
+    """APPO settings: the PPO update's (Sample Factory's Atari values) plus the lag's."""
+
+    max_policy_lag: int = 100
+    """Rollouts sampled more than this many SGD steps ago are dropped, not learned from."""
+    with_vtrace: bool = False
+    """V-trace targets and advantages instead of GAE (off in Sample Factory's Atari runs)."""
+    vtrace_rho: float = 1.0
+    """rho-bar: truncation of the importance weights in the advantages."""
+    vtrace_c: float = 1.0
+    """c-bar: truncation of the importance weights along the trace."""
+    queue_size: int = 2
+    """Rollouts waiting for the learner; when it is full the oldest is dropped, so the
+    sampler never waits."""
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        require(
+            self.max_policy_lag >= 0,
+            "algo.max_policy_lag",
+            f"got {self.max_policy_lag}",
+            "an integer >= 0",
+        )
+        for name in ("vtrace_rho", "vtrace_c"):
+            value = getattr(self, name)
+            require(value > 0, f"algo.{name}", f"got {value}", "a float > 0")
+        require(
+            self.queue_size >= 1, "algo.queue_size", f"got {self.queue_size}", "an integer >= 1"
+        )
+
+
+class APPO(SegmentLearner):
+    """PPO whose sampler and learner run side by side, joined by a bounded queue."""
+
+    config_class = APPOConfig
+
+    def __init__(self, config: APPOConfig, context: LearnerContext) -> None:
+        super().__init__(config, context)
+        self.update = PPOUpdate(config, self.model)
+        # The sampler acts with its own copy of the weights and its own generator, so the
+        # learner thread can train the model meanwhile.
+        self.acting_model = copy.deepcopy(self.model)
+        self.acting_generator = torch.Generator(self.device)
+        self._published: tuple[int, dict[str, torch.Tensor]] | None = None
+        self._lock = threading.Lock()
+
+    # ------------------------------------------------------------------ the sampler
+
+    def _train(self) -> tuple[dict[str, float], dict[str, float]]:
+        config = self.config
+        self.acting_model.load_state_dict(self.model.state_dict())
+        self.acting_generator.manual_seed(int(self.generator.initial_seed()) ^ 0x5A5A)
+        acting_version = self.update.version
+        rollouts: queue.Queue = queue.Queue(maxsize=config.queue_size)
+        report = _LearnerReport()
+        learner = threading.Thread(
+            target=self._learn_from, args=(rollouts, report), name="appo-learner", daemon=True
+        )
+        learner.start()
+        dropped_full = 0
+        target = self.sampler.env_steps + config.segment_steps
+        try:
+            while self.sampler.env_steps < target and report.error is None:
+                acting_version = self._take_published(acting_version)
+                self.acting_model.eval()
+                rollout = self.sampler.rollout(self.act, config.rollout_length)
+                rollout.policy_version = acting_version
+                try:
+                    rollouts.put_nowait(rollout)
+                except queue.Full:
+                    # Never wait for the learner: the oldest waiting rollout makes room.
+                    try:
+                        rollouts.get_nowait()
+                        dropped_full += 1
+                    except queue.Empty:
+                        pass
+                    rollouts.put_nowait(rollout)
+        finally:
+            rollouts.put(_END)
+            learner.join()
+        if report.error is not None:
+            raise report.error
+        lags = np.asarray(report.lags or [0])
+        learned_lags = np.asarray(report.learned_lags or [0])
+        return (
+            {
+                **report.stats,
+                "policy_lag_mean": float(lags.mean()),
+                "policy_lag_max": float(lags.max()),
+                "policy_lag_learned_max": float(learned_lags.max()),
+                "rollouts_learned": float(report.learned),
+                "rollouts_dropped_lag": float(report.dropped_lag),
+                "rollouts_dropped_full": float(dropped_full),
+            },
+            {"learn": report.seconds},
+        )
+
+    def act(self, observations: torch.Tensor):
+        acting = self.acting_model.act(observations, self.acting_generator)
+        actions = acting.actions
+        return actions, acting.log_probs, acting.values, self.acting_model.env_actions(actions)
+
+    def _take_published(self, version: int) -> int:
+        """Load the newest published weights into the sampler's copy, if there are newer."""
+        with self._lock:
+            published = self._published
+        if published is None or published[0] == version:
+            return version
+        self.acting_model.load_state_dict(published[1])
+        return published[0]
+
+    # ------------------------------------------------------------------ the learner
+
+    def _learn_from(self, rollouts: queue.Queue, report: _LearnerReport) -> None:
+        """The learner thread: train on rollouts until the sampler says the segment is done."""
+        try:
+            while (rollout := rollouts.get()) is not _END:
+                lag = self.update.version - rollout.policy_version
+                report.lags.append(lag)
+                if lag > self.config.max_policy_lag:
+                    report.dropped_lag += 1
+                    continue
+                report.learned_lags.append(lag)
+                started = time.perf_counter()
+                report.stats = self.learn(rollout)
+                report.seconds += time.perf_counter() - started
+                report.learned += 1
+                weights = {k: v.detach().clone() for k, v in self.model.state_dict().items()}
+                with self._lock:
+                    self._published = (self.update.version, weights)
+        except BaseException as error:  # surfaced by the sampler's thread
+            report.error = error
+            while rollouts.get() is not _END:  # let the sampler finish putting
+                pass
+
+    def learn(self, rollout: Rollout) -> dict[str, float]:
+        """Targets for a (possibly stale) rollout, then the PPO update."""
+        config = self.config
+        self.update.set_learning_rate_fraction(self.learning_rate_fraction())
+        if config.with_vtrace:
+            with torch.no_grad():
+                self.model.eval()
+                flat = rollout.observations.reshape(-1, *rollout.observations.shape[2:])
+                outputs, values = self.model(flat)
+                actions = rollout.actions.reshape(-1, *rollout.actions.shape[2:])
+                log_probs, _ = self.model.log_prob_and_entropy(outputs, actions)
+                _, next_values = self.model(rollout.last_observations)
+            shape = rollout.values.shape
+            returns, advantages = vtrace(
+                rollout.log_probs,
+                log_probs.reshape(shape),
+                rollout.rewards,
+                values.reshape(shape),
+                next_values,
+                rollout.terminated,
+                rollout.ended,
+                rollout.valid,
+                config.gamma,
+                config.vtrace_rho,
+                config.vtrace_c,
+            )
+        else:
+            advantages, returns = gae(
+                rollout.rewards,
+                rollout.values,
+                rollout.next_values,
+                rollout.terminated,
+                rollout.ended,
+                rollout.valid,
+                config.gamma,
+                config.gae_lambda,
+            )
+        return self.update.run(flatten(rollout, advantages, returns), self.generator)
+
+    def _state(self) -> dict[str, Any]:
+        return self.update.state_dict()
+
+    def _load_state(self, state: dict[str, Any]) -> None:
+        self.update.load_state_dict(state)
+
+
+class _LearnerReport:
+    """What the learner thread tells the sampler's thread at the segment's end."""
+
+    def __init__(self) -> None:
+        self.lags: list[int] = []
+        """The lag of every rollout taken off the queue, learned or dropped."""
+        self.learned_lags: list[int] = []
+        """The lags of the rollouts learned from (at most ``max_policy_lag``)."""
+        self.stats: dict[str, float] = {}
+        self.learned = 0
+        self.dropped_lag = 0
+        self.seconds = 0.0
+        self.error: BaseException | None = None

@@ -1,0 +1,69 @@
+"""The sampler: honest counters, auto-reset steps left out, true game scores on Atari,
+and the same data whatever the number of env groups."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+from neuroplug.config.schema import EnvConfig
+from neuroplug.envs.make import make_spec
+from neuroplug.learners.sampler import Sampler
+
+
+def _uniform_policy(num_actions: int, seed: int = 0):
+    """Acts on the observations alone (so any grouping of envs sees the same actions)."""
+
+    def act(observations: torch.Tensor):
+        flat = observations.reshape(len(observations), -1).float()
+        actions = (flat.sum(1) * 1000).long().abs() % num_actions
+        zeros = torch.zeros(len(observations))
+        return actions, zeros, zeros, actions.numpy().astype(np.int32)
+
+    return act
+
+
+def _rollout(task_id: str, groups: int, length: int, envs: int = 4, **options):
+    env = make_spec(EnvConfig(task_id=task_id, max_episode_steps=options.pop("cap", None)))
+    sampler = Sampler(env, envs, groups, 2, torch.device("cpu"), **options)
+    sampler.start(np.arange(envs) + 100)
+    try:
+        rollout = sampler.rollout(_uniform_policy(env.num_actions), length)
+    finally:
+        sampler.close()
+    return env, sampler, rollout
+
+
+def test_every_valid_step_is_counted_and_the_step_after_an_end_is_left_out():
+    _, sampler, rollout = _rollout("CartPole-v1", groups=1, length=120)
+    assert sampler.env_steps == int(rollout.valid.sum())
+    ends = torch.nonzero(rollout.ended[:-1])
+    assert len(ends) > 0  # CartPole episodes end well within 120 steps of a bad policy
+    for step, env in ends.tolist():
+        assert not rollout.valid[step + 1, env]
+    episodes = sampler.take_episodes()
+    # CartPole pays 1 per step: a game's score is its length.
+    assert episodes.returns == [float(length) for length in episodes.lengths]
+
+
+@pytest.mark.parametrize("groups", [2, 3])
+def test_groups_change_the_schedule_not_the_data(groups):
+    _, _, single = _rollout("CartPole-v1", groups=1, length=60, envs=6)
+    _, _, split = _rollout("CartPole-v1", groups=groups, length=60, envs=6)
+    for field in ("observations", "actions", "rewards", "terminated", "ended", "valid"):
+        assert torch.equal(getattr(single, field), getattr(split, field)), field
+
+
+def test_atari_frames_are_four_per_step_and_scores_are_unclipped_whole_games():
+    env, sampler, rollout = _rollout(
+        "Breakout-v5", groups=2, length=300, reward_clip=True, episodic_life=True, cap=2000
+    )
+    assert env.frame_skip == 4
+    assert rollout.observations.dtype == torch.uint8  # frames stay bytes until the network
+    assert float(rollout.rewards.max()) <= 1.0  # the learner trains on clipped rewards
+    episodes = sampler.take_episodes()
+    assert episodes.returns  # whole games (five lives each) ended within the rollout
+    # A lost life ends the learner's episode, not the game: more ends than games.
+    assert int(rollout.ended.sum()) > len(episodes.returns)
+    assert sampler.env_steps == int(rollout.valid.sum())
