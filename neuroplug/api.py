@@ -1,15 +1,20 @@
 """Every contract a plugin honours, in one file.
 
-A generation flows through three plugin kinds::
+An evolutionary generation flows through three plugin kinds::
 
     population = algorithm.ask()                                       # Algorithm
     backend.load(population)                                           # Backend
     result = scheduler.evaluate(population, policy, backend, request)  # Scheduler
     algorithm.tell(population, result)
 
+A gradient-based learner (:class:`Learner`, same ``algo`` group) drives its own envs
+instead: ``segment = learner.train_segment()``; both families' deployed policies are
+evaluated by the scheduler and backend.
+
 How a plugin is found
-    Each kind is an entry-point group (``neuroplug.algorithms``, ``neuroplug.backends``,
-    ``neuroplug.schedulers``; :data:`neuroplug.registry.KINDS` is the table). The entry
+    Each kind is an entry-point group (``neuroplug.algorithms``, ``neuroplug.learners``,
+    ``neuroplug.backends``, ``neuroplug.schedulers``; :data:`neuroplug.registry.KINDS` is
+    the table). The entry
     point names a class that subclasses the matching base below and sets
     ``config_class`` to a dataclass deriving from the matching config base. That dataclass
     is the plugin's Hydra schema and its defaults: neuroplug stores it in Hydra's

@@ -1,8 +1,12 @@
-"""The training loop: ask, evaluate, tell, log, checkpoint — until a budget runs out.
+"""The training loop: a generation, evaluate, log, checkpoint — until a budget runs out.
 
-Everything random is a function of the run seed and the generation (the algorithm's
-RNG lives in its checkpointed state), so a run resumed from a checkpoint ends in exactly
-the state of one that was never interrupted.
+One loop for both families: an evolutionary algorithm's generation is its ask, evaluate,
+tell rounds; a learner's is one segment of sampling and learning. Budgets, evaluation of
+the deployed policy on full unclipped episodes, checkpoints, Ctrl-C/SIGTERM and loggers are
+shared. Everything random is a function of the run seed and the generation (the
+algorithm's RNG lives in its checkpointed state; a learner re-seeds its envs per segment),
+so a run resumed from a checkpoint ends in exactly the state of one that was never
+interrupted (``appo``, asynchronous, is the exception it documents).
 """
 
 from __future__ import annotations

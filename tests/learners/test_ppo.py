@@ -9,6 +9,7 @@ from neuroplug_learners.ppo import PPOConfig
 
 from neuroplug.app import run_job
 from neuroplug.errors import ConfigError
+from neuroplug.replay import replay
 from neuroplug.testing import check_resume_is_exact
 from neuroplug.training.checkpoint import load_checkpoint
 
@@ -44,6 +45,9 @@ def test_ppo_solves_cartpole(compose, tmp_path):
         )
     )
     assert summary["eval_return_mean"] >= 475, summary
+    # The deployed policy replays the very episodes of the final evaluation.
+    replayed = replay(tmp_path, video=False)
+    assert replayed.returns.mean() == pytest.approx(summary["eval_return_mean"])
 
 
 def test_ppo_resumes_bit_identically(compose, tmp_path):
