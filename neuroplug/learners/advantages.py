@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import torch
 
+from neuroplug.learners.sampler import Rollout
+
 
 def _next_values(values: torch.Tensor, next_values: torch.Tensor) -> torch.Tensor:
     """``V(s_{t+1})`` for every row: the values shifted by one, then the bootstrap."""
@@ -37,6 +39,20 @@ def gae(
         running = (deltas[step] + carry[step] * running) * valid[step]
         advantages[step] = running
     return advantages, advantages + values
+
+
+def rollout_gae(rollout: Rollout, gamma: float, lam: float) -> tuple[torch.Tensor, torch.Tensor]:
+    """:func:`gae` on a sampler's rollout, with its own (behaviour) values."""
+    return gae(
+        rollout.rewards,
+        rollout.values,
+        rollout.next_values,
+        rollout.terminated,
+        rollout.ended,
+        rollout.valid,
+        gamma,
+        lam,
+    )
 
 
 def vtrace(

@@ -38,7 +38,7 @@ import torch
 
 from neuroplug.api import LearnerContext
 from neuroplug.errors import require
-from neuroplug.learners.advantages import gae, vtrace
+from neuroplug.learners.advantages import rollout_gae, vtrace
 from neuroplug.learners.base import SegmentLearner
 from neuroplug.learners.ppo_update import PPOUpdate, PPOUpdateConfig, flatten
 from neuroplug.learners.sampler import Rollout
@@ -210,16 +210,7 @@ class APPO(SegmentLearner):
                 config.vtrace_c,
             )
         else:
-            advantages, returns = gae(
-                rollout.rewards,
-                rollout.values,
-                rollout.next_values,
-                rollout.terminated,
-                rollout.ended,
-                rollout.valid,
-                config.gamma,
-                config.gae_lambda,
-            )
+            advantages, returns = rollout_gae(rollout, config.gamma, config.gae_lambda)
         return self.update.run(flatten(rollout, advantages, returns), self.generator)
 
     def _state(self) -> dict[str, Any]:

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from neuroplug.api import LearnerContext
-from neuroplug.learners.advantages import gae
+from neuroplug.learners.advantages import rollout_gae
 from neuroplug.learners.base import SegmentLearner
 from neuroplug.learners.ppo_update import PPOUpdate, PPOUpdateConfig, flatten
 from neuroplug.learners.sampler import Rollout
@@ -60,16 +60,7 @@ class PPO(SegmentLearner):
         """GAE, then the PPO update on one rollout; returns the update's stats."""
         config = self.config
         self.update.set_learning_rate_fraction(self.learning_rate_fraction())
-        advantages, returns = gae(
-            rollout.rewards,
-            rollout.values,
-            rollout.next_values,
-            rollout.terminated,
-            rollout.ended,
-            rollout.valid,
-            config.gamma,
-            config.gae_lambda,
-        )
+        advantages, returns = rollout_gae(rollout, config.gamma, config.gae_lambda)
         return self.update.run(flatten(rollout, advantages, returns), self.generator)
 
     def _state(self) -> dict[str, Any]:
