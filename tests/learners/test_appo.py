@@ -36,7 +36,7 @@ def test_appo_with_vtrace_solves_cartpole(compose, tmp_path):
                 "algo.queue_size=1",
                 "logger=none",
                 "algo.segment_steps=4096",
-                "run.max_frames=150000",
+                "run.max_frames=200000",
                 "run.eval_interval=1",
                 f"run.output_dir={tmp_path}",
             ]

@@ -90,3 +90,27 @@ def test_a_short_pong_run_counts_frames_and_scores_whole_games(compose, tmp_path
 def test_bad_ppo_settings_name_the_field(field, value):
     with pytest.raises(ConfigError, match=f"algo.{field}"):
         PPOConfig(**{field: value})
+
+
+def test_continuous_actions_train_a_gaussian_policy(compose, tmp_path):
+    summary = run_job(
+        compose(
+            [
+                "algo=ppo",
+                "env=pendulum",
+                "net.hidden_sizes=[16]",
+                "algo.num_envs=4",
+                "algo.rollout_length=64",
+                "algo.segment_steps=512",
+                "run.max_generations=2",
+                "run.eval_episodes=1",
+                "logger=none",
+                f"run.output_dir={tmp_path}",
+            ]
+        )
+    )
+    state = load_checkpoint(tmp_path)
+    # 128 steps per env and segment: no 200-step Pendulum episode ends, none is left out.
+    assert summary["env_steps"] == 1024
+    assert "log_std" in state["algorithm"]["model"]  # the learned std of the Gaussian
+    assert math.isfinite(summary["eval_return_mean"])
