@@ -1,0 +1,159 @@
+"""A replay buffer that stores each frame once.
+
+Consecutive Atari observations share all but one frame of their stack (4 x 84 x 84), and a
+transition's next observation is the following one, so storing ``(obs, next_obs)`` per
+transition keeps every frame eight times. Here each env has a ring of single frames: an
+episode's first observation pushes its whole stack, every step after it pushes its one new
+frame, and a transition is the position of its observation's newest frame. One frame per
+transition (plus a stack per episode) is ~7 KB on Atari, so a million transitions take
+about 7 GB instead of ~56 GB. Vector observations are their own "frame" (a stack of one),
+stored once as float32.
+
+A transition is sampled only while all of its frames are still in its env's ring.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import torch
+
+from neuroplug.envs.spec import EnvSpec
+from neuroplug.learners.sampler import Rollout
+
+
+class ReplayBuffer:
+    """Transitions of ``num_envs`` envs, the most recent ``capacity`` kept."""
+
+    def __init__(self, capacity: int, num_envs: int, env: EnvSpec) -> None:
+        self.capacity = capacity
+        self.num_envs = num_envs
+        self.stack = env.obs_shape[0] if env.is_image else 1
+        frame_shape = env.obs_shape[1:] if env.is_image else env.obs_shape
+        dtype = np.uint8 if env.obs_dtype == np.uint8 else np.float32
+        # Room for every transition's frame plus an episode's stack now and then.
+        self.frames_per_env = capacity // num_envs + 4 * (self.stack + 1)
+        self.frames = np.zeros((num_envs, self.frames_per_env, *frame_shape), dtype=dtype)
+        self.written = np.zeros(num_envs, dtype=np.int64)
+        """Frames ever pushed per env (the ring position is this modulo its size)."""
+        self.env = np.zeros(capacity, dtype=np.int64)
+        self.position = np.zeros(capacity, dtype=np.int64)
+        """The absolute position of each transition's newest observation frame."""
+        action_shape = () if env.discrete else (env.num_actions,)
+        self.actions = np.zeros((capacity, *action_shape), np.int64 if env.discrete else np.float32)
+        self.rewards = np.zeros(capacity, dtype=np.float32)
+        self.terminated = np.zeros(capacity, dtype=bool)
+        self.size = 0
+        self.next_index = 0
+        self._continues = np.zeros(num_envs, dtype=bool)
+        """Whether an env's stream ends with the observation its next transition starts from."""
+
+    def __len__(self) -> int:
+        return self.size
+
+    @property
+    def bytes_per_transition(self) -> float:
+        """Storage of frames and fields, divided by the transitions they can hold."""
+        fields = self.env, self.position, self.actions, self.rewards, self.terminated
+        total = self.frames.nbytes + sum(array.nbytes for array in fields)
+        return total / self.capacity
+
+    def _push(self, env: int, frames: np.ndarray) -> None:
+        for frame in frames:
+            self.frames[env, self.written[env] % self.frames_per_env] = frame
+            self.written[env] += 1
+
+    def _frames_of(self, observation: np.ndarray) -> np.ndarray:
+        return observation if self.stack > 1 else observation[None]
+
+    def add_rollout(self, rollout: Rollout) -> int:
+        """Store the rollout's valid transitions; returns how many."""
+        observations = rollout.observations.cpu().numpy()
+        following = np.concatenate(
+            (observations[1:], rollout.last_observations.cpu().numpy()[None]), axis=0
+        )
+        valid = rollout.valid.cpu().numpy()
+        ended = rollout.ended.cpu().numpy()
+        actions = rollout.actions.cpu().numpy()
+        rewards = rollout.rewards.cpu().numpy()
+        terminated = rollout.terminated.cpu().numpy()
+        added = 0
+        for step in range(len(observations)):
+            for env in np.flatnonzero(valid[step]):
+                if not self._continues[env]:  # a new episode (or segment): its whole stack
+                    self._push(env, self._frames_of(observations[step, env]))
+                self._push(env, self._frames_of(following[step, env])[-1:])
+                index = self.next_index
+                self.env[index] = env
+                self.position[index] = self.written[env] - 2
+                self.actions[index] = actions[step, env]
+                self.rewards[index] = rewards[step, env]
+                self.terminated[index] = terminated[step, env]
+                self._continues[env] = not ended[step, env]
+                self.next_index = (index + 1) % self.capacity
+                self.size = min(self.size + 1, self.capacity)
+                added += 1
+            # The step after an end is a reset: the stream starts afresh.
+            self._continues[~valid[step]] = False
+        return added
+
+    def restart_streams(self) -> None:
+        """The envs were rebuilt (a segment's start): their next observations start new
+        streams."""
+        self._continues[:] = False
+
+    def sample(
+        self, batch: int, generator: np.random.Generator, device: torch.device
+    ) -> dict[str, torch.Tensor]:
+        """``batch`` transitions whose frames are all still stored, uniformly."""
+        chosen = np.empty(0, dtype=np.int64)
+        while len(chosen) < batch:
+            candidates = generator.integers(0, self.size, size=batch)
+            oldest = self.position[candidates] - self.stack + 1
+            kept = oldest > self.written[self.env[candidates]] - self.frames_per_env
+            chosen = np.concatenate((chosen, candidates[kept]))[:batch]
+        env, position = self.env[chosen], self.position[chosen]
+        offsets = np.arange(-self.stack + 1, 1)
+        slots = (position[:, None] + offsets) % self.frames_per_env
+        next_slots = (position[:, None] + offsets + 1) % self.frames_per_env
+        observations = self.frames[env[:, None], slots]
+        next_observations = self.frames[env[:, None], next_slots]
+        if self.stack == 1:
+            observations, next_observations = observations[:, 0], next_observations[:, 0]
+
+        def tensor(array: np.ndarray) -> torch.Tensor:
+            return torch.from_numpy(np.ascontiguousarray(array)).to(device)
+
+        return {
+            "observations": tensor(observations),
+            "actions": tensor(self.actions[chosen]),
+            "rewards": tensor(self.rewards[chosen]),
+            "terminated": tensor(self.terminated[chosen]),
+            "next_observations": tensor(next_observations),
+        }
+
+    def state_dict(self) -> dict[str, Any]:
+        """Everything stored, for checkpoints that keep the buffer."""
+        return {
+            name: getattr(self, name).copy()
+            if isinstance(getattr(self, name), np.ndarray)
+            else getattr(self, name)
+            for name in (
+                "frames",
+                "written",
+                "env",
+                "position",
+                "actions",
+                "rewards",
+                "terminated",
+                "size",
+                "next_index",
+            )
+        }
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        """Restore :meth:`state_dict`."""
+        for name, value in state.items():
+            setattr(self, name, value.copy() if isinstance(value, np.ndarray) else value)
+        self._continues[:] = False

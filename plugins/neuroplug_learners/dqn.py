@@ -1,0 +1,227 @@
+"""``algo=dqn``: deep Q-networks.
+
+Mnih et al. (2015), "Human-level control through deep reinforcement learning", Nature
+518:529-533; double DQN from van Hasselt, Guez & Silver (2016). Per rollout of
+``train_frequency`` steps of every env::
+
+    act epsilon-greedily on Q (epsilon falls linearly from 1 to final_epsilon over
+        exploration_fraction of the run's budget); store the transitions in the buffer
+    every target_update_interval env steps:  Q_target <- Q
+    once learning_starts steps are stored, gradient_steps times:
+        sample a batch (s, a, r, s', done)
+        y = r + gamma * (1 - done) * Q_target(s', argmax_a' Q_?(s', a'))   (? = target; online
+                                                                           with double_q)
+        Adam step on Huber(Q(s, a) - y), gradients clipped to max_grad_norm
+
+The Q-network is the policy network itself, so the deployed policy is its argmax. The buffer
+stores each frame once (:mod:`neuroplug.learners.replay_buffer`). With
+``checkpoint_replay`` the checkpoint keeps the buffer and a resumed run continues exactly
+on CPU; without it a resumed run starts with an empty buffer (and says so).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+from neuroplug.api import LearnerConfig, LearnerContext
+from neuroplug.errors import require
+from neuroplug.learners.base import SEGMENT_ROUND, SegmentLearner
+from neuroplug.learners.replay_buffer import ReplayBuffer
+
+
+@dataclass
+class DQNConfig(LearnerConfig):
+    """DQN settings (the Nature DQN's; ``conf/algo/dqn.yaml`` names the sources)."""
+
+    num_envs: int = 1
+    env_groups: int = 1
+    buffer_size: int = 1_000_000
+    """Transitions kept (Nature DQN: 1M)."""
+    batch_size: int = 32
+    """Transitions per gradient step."""
+    learning_rate: float = 1e-4
+    """Adam step size."""
+    gamma: float = 0.99
+    """Discount."""
+    learning_starts: int = 80_000
+    """Env steps stored before learning begins."""
+    train_frequency: int = 4
+    """Env steps per env between training phases."""
+    gradient_steps: int = 1
+    """Gradient steps per training phase."""
+    target_update_interval: int = 10_000
+    """Env steps between copies of Q into the target network."""
+    exploration_fraction: float = 0.1
+    """Share of the run's budget over which epsilon falls from 1 to ``final_epsilon``."""
+    final_epsilon: float = 0.1
+    """Epsilon after the decay (Nature DQN: 0.1)."""
+    max_grad_norm: float = 10.0
+    """Global gradient-norm clip."""
+    double_q: bool = False
+    """Double DQN: the online network picks the next action, the target values it."""
+    checkpoint_replay: bool = False
+    """Keep the replay buffer in checkpoints (large on Atari; makes resume exact on CPU)."""
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        require(
+            self.batch_size >= 1, "algo.batch_size", f"got {self.batch_size}", "an integer >= 1"
+        )
+        require(
+            self.buffer_size >= self.batch_size,
+            "algo.buffer_size",
+            f"{self.buffer_size} is smaller than algo.batch_size={self.batch_size}",
+            "an integer >= algo.batch_size",
+        )
+        require(
+            0.0 <= self.final_epsilon <= 1.0,
+            "algo.final_epsilon",
+            f"got {self.final_epsilon}",
+            "a float in [0, 1]",
+        )
+        require(
+            0.0 <= self.exploration_fraction <= 1.0,
+            "algo.exploration_fraction",
+            f"got {self.exploration_fraction}",
+            "a float in [0, 1]",
+        )
+        require(0 <= self.gamma <= 1, "algo.gamma", f"got {self.gamma}", "a float in [0, 1]")
+        require(
+            self.learning_rate > 0, "algo.learning_rate", f"got {self.learning_rate}", "a float > 0"
+        )
+        for name in ("train_frequency", "gradient_steps", "target_update_interval"):
+            value = getattr(self, name)
+            require(value >= 1, f"algo.{name}", f"got {value}", "an integer >= 1")
+        require(
+            self.learning_starts >= 0,
+            "algo.learning_starts",
+            f"got {self.learning_starts}",
+            "an integer >= 0",
+        )
+
+
+class DQN(SegmentLearner):
+    """DQN (optionally double) on EnvPool envs with a frame-deduplicating replay buffer."""
+
+    config_class = DQNConfig
+
+    def __init__(self, config: DQNConfig, context: LearnerContext) -> None:
+        require(
+            context.env.discrete,
+            "algo",
+            f"dqn needs discrete actions; {context.env.task_id} has continuous ones",
+            "a task with discrete actions, or algo=ppo",
+        )
+        super().__init__(config, context)
+        self.q = self.model.policy
+        self.target = self.q.detach().clone()
+        self.optimizer = torch.optim.Adam([self.q], config.learning_rate)
+        self.buffer = ReplayBuffer(config.buffer_size, config.num_envs, context.env)
+        self.updates = 0
+        self.since_target_update = 0
+        self.sampling_rng = np.random.Generator(np.random.Philox(context.seed))
+
+    def epsilon(self) -> float:
+        """The exploration rate now: linear from 1 to ``final_epsilon``, then constant."""
+        budget = self.context.max_env_steps or 1
+        horizon = self.config.exploration_fraction * budget
+        done = self.env_steps + self.sampler.env_steps - self._segment_start
+        if horizon <= 0:
+            return self.config.final_epsilon
+        fraction = min(1.0, done / horizon)
+        return 1.0 + fraction * (self.config.final_epsilon - 1.0)
+
+    @torch.no_grad()
+    def act(self, observations: torch.Tensor):
+        q_values = self.model.network.forward_single(self.q, observations)
+        greedy = q_values.argmax(dim=1)
+        explore = torch.rand(len(greedy), generator=self.generator, device=self.device)
+        random = torch.randint(
+            0, q_values.shape[1], (len(greedy),), generator=self.generator, device=self.device
+        )
+        actions = torch.where(explore < self.epsilon(), random, greedy)
+        zeros = torch.zeros(len(actions), device=self.device)
+        return actions, zeros, zeros, actions.cpu().numpy().astype(np.int32)
+
+    def _train(self) -> tuple[dict[str, float], dict[str, float]]:
+        config = self.config
+        sequence = np.random.SeedSequence([self.context.seed, self.generation, SEGMENT_ROUND, 1])
+        self.sampling_rng = np.random.Generator(np.random.Philox(sequence))
+        self.buffer.restart_streams()
+        rollouts = math.ceil(config.segment_steps / (config.num_envs * config.train_frequency))
+        losses: list[float] = []
+        learning = 0.0
+        for _ in range(rollouts):
+            rollout = self.sampler.rollout(self.act, config.train_frequency)
+            added = self.buffer.add_rollout(rollout)
+            self.since_target_update += added
+            if self.since_target_update >= config.target_update_interval:
+                self.target = self.q.detach().clone()
+                self.since_target_update = 0
+            if len(self.buffer) < max(config.learning_starts, config.batch_size):
+                continue
+            started = time.perf_counter()
+            for _ in range(config.gradient_steps):
+                losses.append(self._gradient_step())
+            learning += time.perf_counter() - started
+        stats = {
+            "epsilon": self.epsilon(),
+            "loss": float(np.mean(losses)) if losses else math.nan,
+            "updates": float(self.updates),
+            "buffer_size": float(len(self.buffer)),
+            "buffer_bytes_per_transition": self.buffer.bytes_per_transition,
+        }
+        return stats, {"learn": learning}
+
+    def _gradient_step(self) -> float:
+        config = self.config
+        batch = self.buffer.sample(config.batch_size, self.sampling_rng, self.device)
+        network = self.model.network
+        with torch.no_grad():
+            next_target = network.forward_single(self.target, batch["next_observations"])
+            if config.double_q:
+                next_online = network.forward_single(self.q, batch["next_observations"])
+                next_value = next_target.gather(1, next_online.argmax(1, keepdim=True)).squeeze(1)
+            else:
+                next_value = next_target.max(dim=1).values
+            targets = batch["rewards"] + config.gamma * (~batch["terminated"]) * next_value
+        q_values = network.forward_single(self.q, batch["observations"])
+        chosen = q_values.gather(1, batch["actions"].unsqueeze(1)).squeeze(1)
+        loss = F.smooth_l1_loss(chosen, targets)
+        self.optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_([self.q], config.max_grad_norm)
+        self.optimizer.step()
+        self.updates += 1
+        return float(loss.detach())
+
+    def _state(self) -> dict[str, Any]:
+        state = {
+            "target": self.target.cpu().clone(),
+            "optimizer": self.optimizer.state_dict(),
+            "updates": self.updates,
+            "since_target_update": self.since_target_update,
+        }
+        if self.config.checkpoint_replay:
+            state["replay"] = self.buffer.state_dict()
+        return state
+
+    def _load_state(self, state: dict[str, Any]) -> None:
+        self.target = state["target"].to(self.device).clone()
+        self.optimizer.load_state_dict(state["optimizer"])
+        self.updates = int(state["updates"])
+        self.since_target_update = int(state["since_target_update"])
+        if "replay" in state:
+            self.buffer.load_state_dict(state["replay"])
+        else:
+            print(
+                "neuroplug: dqn resumes with an empty replay buffer (algo.checkpoint_replay "
+                "was off); it refills before learning goes on"
+            )
