@@ -67,6 +67,9 @@ class _Group:
     def __init__(self, pool, indices: np.ndarray) -> None:
         self.pool = pool
         self.indices = indices
+        # A group is a run of consecutive envs: its rows of every buffer are one slice,
+        # indexed without building an index tensor per step.
+        self.rows = slice(int(indices[0]), int(indices[-1]) + 1)
         self.observations: np.ndarray | None = None
         """The observations the policy acts on next (in env order)."""
         self.last_step: int | None = None
@@ -146,9 +149,8 @@ class Sampler:
         for group in self.groups:
             observations = self._tensor(group.observations)
             _, _, values, _ = act(observations)
-            rows = torch.from_numpy(group.indices).to(self.device)
-            next_values[rows] = values
-            last[rows] = observations.to(last.dtype)
+            next_values[group.rows] = values
+            last[group.rows] = observations.to(last.dtype)
         self.timings["inference"] += time.perf_counter() - started
         return buffers.rollout(next_values, last)
 
@@ -156,9 +158,9 @@ class Sampler:
         started = time.perf_counter()
         observations = self._tensor(group.observations)
         actions, log_probs, values, env_actions = act(observations)
-        rows = torch.from_numpy(group.indices).to(self.device)
+        rows = group.rows
         buffers.record_action(step, rows, observations, actions, log_probs, values)
-        buffers.valid[step, rows] = torch.from_numpy(~self.resetting[group.indices]).to(self.device)
+        buffers.valid[step, rows] = torch.from_numpy(~self.resetting[rows]).to(self.device)
         self.forward_passes += len(group.indices)
         sent = time.perf_counter()
         self.timings["inference"] += sent - started
@@ -197,7 +199,7 @@ class Sampler:
         # EnvPool resets an env on its next step after the learner's episode ended.
         self.resetting[envs] = ended
         buffers.record_outcome(
-            group.last_step, envs, reward[order], terminated & counted, ended, self.device
+            group.last_step, group.rows, reward[order], terminated & counted, ended, self.device
         )
 
     def _tensor(self, observations: np.ndarray) -> torch.Tensor:
@@ -235,8 +237,7 @@ class _Buffers:
         self.log_probs[step, rows] = log_probs
         self.values[step, rows] = values
 
-    def record_outcome(self, step, envs, reward, terminated, ended, device) -> None:
-        rows = torch.from_numpy(envs).to(device)
+    def record_outcome(self, step, rows, reward, terminated, ended, device) -> None:
         self.rewards[step, rows] = torch.from_numpy(reward.astype(np.float32)).to(device)
         self.terminated[step, rows] = torch.from_numpy(terminated).to(device)
         self.ended[step, rows] = torch.from_numpy(ended).to(device)
