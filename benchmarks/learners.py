@@ -1,19 +1,21 @@
-"""Learners (``ppo``, ``appo``) against the simulator floor, and how fast they solve tasks.
+"""Learners (``ppo``, ``appo``, ``dqn``) against the simulator floor, and how fast they
+solve tasks.
 
 Measured side by side in one run on this machine:
 
 - **throughput**: frames/s of one training segment of each learner next to the floor
   (EnvPool stepping the same envs with random actions on the same threads), on CartPole
-  and Pong;
+  and Pong; for ``dqn`` also its replay buffer's bytes per transition;
 - **solve**: the whole command ``python -m neuroplug algo=<learner> env=cartpole ...``,
   start-up included, until the evaluation reaches 475 (seeds 0-2): wall seconds and steps;
-- **curves**: evaluation return against env steps for ``ppo`` (its default, CleanRL-style
-  settings) on CartPole, Acrobot and LunarLander.
+- **curves**: evaluation return against env steps: ``ppo`` (its default, CleanRL-style
+  settings) on CartPole, Acrobot and LunarLander; ``dqn`` (the ``dqn_cartpole`` preset)
+  on CartPole and Acrobot.
 
 Everything goes into one JSON file (``--out``); the runs' own dirs are temporary.
 
     python benchmarks/learners.py                                  # everything
-    python benchmarks/learners.py --parts throughput --out /tmp/x.md
+    python benchmarks/learners.py --learners dqn --out benchmarks/results/dqn.json
 """
 
 from __future__ import annotations
@@ -67,13 +69,32 @@ SETTINGS = {
     ],
     ("ppo", "pong"): ["algo=ppo", "env=pong", "algo.reward_clip=true", "algo.episodic_life=true"],
     ("appo", "pong"): ["algo=appo", "env=pong", "algo.reward_clip=true", "algo.episodic_life=true"],
+    # The shipped presets; on Pong learning starts early so the segment measures learning.
+    ("dqn", "cartpole"): ["+experiment=dqn_cartpole"],
+    ("dqn", "pong"): ["+experiment=dqn_atari", "env=pong", "algo.learning_starts=512"],
 }
+SOLVE = {
+    "ppo": ["algo.segment_steps=4096", "run.max_frames=150000"],
+    "appo": ["algo.segment_steps=4096", "run.max_frames=150000"],
+    "dqn": [],  # the preset's own budget: 50k steps, segments of 5000
+}
+"""Per learner, what its solve runs add to ``SETTINGS[(learner, "cartpole")]``."""
 CURVES = {
-    "CartPole-v1": ("env=cartpole", 100_000, 4096),
-    "Acrobot-v1": ("env=envpool env.task_id=Acrobot-v1", 200_000, 8192),
-    "LunarLander-v2": ("env=envpool env.task_id=LunarLander-v2", 300_000, 16384),
+    ("ppo", "CartPole-v1"): (["algo=ppo", "env=cartpole"], 100_000, 4096),
+    ("ppo", "Acrobot-v1"): (["algo=ppo", "env=envpool", "env.task_id=Acrobot-v1"], 200_000, 8192),
+    ("ppo", "LunarLander-v2"): (
+        ["algo=ppo", "env=envpool", "env.task_id=LunarLander-v2"],
+        300_000,
+        16384,
+    ),
+    ("dqn", "CartPole-v1"): (["+experiment=dqn_cartpole"], 100_000, 5000),
+    ("dqn", "Acrobot-v1"): (
+        ["+experiment=dqn_cartpole", "env=envpool", "env.task_id=Acrobot-v1"],
+        100_000,
+        5000,
+    ),
 }
-"""task -> (env overrides, env-step budget, segment steps) for ppo's learning curves."""
+"""(learner, task) -> (overrides, env-step budget, segment steps) for learning curves."""
 
 
 def _compose(overrides: list[str]):
@@ -85,19 +106,21 @@ def _compose(overrides: list[str]):
         return compose(config_name="config", overrides=overrides)
 
 
-def throughput(seconds: float) -> list[dict]:
+def throughput(seconds: float, learners: list[str]) -> list[dict]:
     """One segment of each learner next to the floor, per task."""
     register_schemas()
     rows = []
     for task, steps in (("cartpole", 16384), ("pong", 2048)):
-        floor = None
-        for learner in ("ppo", "appo"):
+        floors: dict[int, dict] = {}
+        for learner in learners:
             overrides = [*SETTINGS[(learner, task)], f"algo.segment_steps={steps}", "logger=none"]
             parts = build_components(typed_experiment(_compose(overrides)))
-            if floor is None:
+            num_envs = parts.config.algo.num_envs
+            if num_envs not in floors:  # the floor for this many envs, measured once
                 threads = parts.config.scheduler.num_threads or os.cpu_count() or 1
-                floor = measure_floor(parts.env, parts.config.algo.num_envs, threads, seconds)
-                rows.append({"task": task, "what": "floor", **floor})
+                floors[num_envs] = measure_floor(parts.env, num_envs, threads, seconds)
+                rows.append({"task": task, "what": f"floor ({num_envs} envs)", **floors[num_envs]})
+            floor = floors[num_envs]
             started = time.perf_counter()
             segment = parts.algorithm.train_segment()
             wall = time.perf_counter() - started
@@ -110,7 +133,9 @@ def throughput(seconds: float) -> list[dict]:
                     "frames_per_second": fps,
                     "ratio_to_floor": fps / floor["frames_per_second"],
                     "seconds": wall,
+                    "env_steps_per_second": segment.env_steps / wall,
                     **{f"time_{k}": v for k, v in segment.timings.items()},
+                    **{f"algo/{k}": v for k, v in segment.stats.items()},
                 }
             )
             print(rows[-1], flush=True)
@@ -126,15 +151,14 @@ def _run(overrides: list[str], out: Path) -> tuple[float, dict]:
     return wall, list(csv.DictReader((out / "metrics.csv").open()))
 
 
-def solve(workdir: Path) -> list[dict]:
+def solve(workdir: Path, learners: list[str]) -> list[dict]:
     """Wall seconds (start-up included) and steps to an evaluation >= 475 on CartPole."""
     rows = []
-    for learner in ("ppo", "appo"):
+    for learner in learners:
         for seed in (0, 1, 2):
             overrides = [
                 *SETTINGS[(learner, "cartpole")],
-                "algo.segment_steps=4096",
-                "run.max_frames=150000",
+                *SOLVE[learner],
                 "run.eval_interval=1",
                 f"run.seed={seed}",
             ]
@@ -154,14 +178,15 @@ def solve(workdir: Path) -> list[dict]:
     return rows
 
 
-def curves(workdir: Path) -> list[dict]:
-    """``ppo``'s evaluation return against env steps on three classic tasks."""
+def curves(workdir: Path, learners: list[str]) -> list[dict]:
+    """Evaluation return against env steps on classic tasks."""
     rows = []
-    for task, (env, budget, segment) in CURVES.items():
-        out = workdir / f"curve_{task}"
+    for (learner, task), (settings, budget, segment) in CURVES.items():
+        if learner not in learners:
+            continue
+        out = workdir / f"curve_{learner}_{task}"
         overrides = [
-            "algo=ppo",
-            *env.split(),
+            *settings,
             "algo.torch_threads=1",
             f"algo.segment_steps={segment}",
             f"run.max_frames={budget}",
@@ -171,18 +196,20 @@ def curves(workdir: Path) -> list[dict]:
         ]
         wall, metrics = _run(overrides, out)
         points = [(int(float(r["env_steps"])), float(r["eval_return_mean"])) for r in metrics]
-        rows.append({"task": task, "wall_seconds": wall, "curve": points})
-        print(task, wall, points, flush=True)
+        rows.append({"learner": learner, "task": task, "wall_seconds": wall, "curve": points})
+        print(learner, task, wall, points, flush=True)
     return rows
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--parts", default="throughput,solve,curves")
+    parser.add_argument("--learners", default="ppo,appo,dqn")
     parser.add_argument("--floor-seconds", type=float, default=5.0)
     parser.add_argument("--out", type=Path, default=RESULTS / "learners.json")
     arguments = parser.parse_args()
     parts = arguments.parts.split(",")
+    learners = arguments.learners.split(",")
     report: dict = {
         "machine": f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores",
         "python": platform.python_version(),
@@ -191,11 +218,11 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as scratch:
         workdir = Path(scratch)
         if "throughput" in parts:
-            report["throughput"] = throughput(arguments.floor_seconds)
+            report["throughput"] = throughput(arguments.floor_seconds, learners)
         if "solve" in parts:
-            report["solve"] = solve(workdir)
+            report["solve"] = solve(workdir, learners)
         if "curves" in parts:
-            report["curves"] = curves(workdir)
+            report["curves"] = curves(workdir, learners)
     arguments.out.parent.mkdir(parents=True, exist_ok=True)
     arguments.out.write_text(json.dumps(report, indent=1))
     print(f"wrote {arguments.out}")

@@ -242,6 +242,9 @@ class EvaluationResult:
     """``(P, E, d)`` float64 behaviour characterisations, when the request named one."""
     timings: dict[str, float] = field(default_factory=dict)
     """Seconds spent per phase (``env``, ``inference``, ...)."""
+    stats: dict[str, float] = field(default_factory=dict)
+    """The scheduler's own counters (e.g. bytes sent to workers), logged as
+    ``scheduler/<key>`` and summed over a generation's rounds."""
 
     @property
     def episodes(self) -> int:
@@ -438,6 +441,9 @@ class Learner(ABC):
         """Completed segments."""
         self.best_params: torch.Tensor | None = None
         """Learners deploy their current policy; they keep no best member."""
+        self.notices: list[str] = []
+        """Lines for the user (e.g. "the replay buffer restarts empty"): after each call into
+        the learner the trainer sends them to the run's loggers and empties the list."""
 
     @abstractmethod
     def train_segment(self) -> Segment:
@@ -506,3 +512,6 @@ class Scheduler(ABC):
         request: EvaluationRequest,
     ) -> EvaluationResult:
         """Play ``request.episodes_per_member`` episodes with every member."""
+
+    def close(self) -> None:  # noqa: B027 - optional hook
+        """Release workers and pools (called once, when the run ends; default: nothing)."""

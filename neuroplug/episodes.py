@@ -11,12 +11,32 @@ from __future__ import annotations
 
 import time
 from contextlib import contextmanager
+from dataclasses import dataclass
 
 import numpy as np
 
 from neuroplug.api import EvaluationRequest, EvaluationResult
 from neuroplug.behaviours import Behaviour
 from neuroplug.nets.normalizer import ObservationStats
+
+
+@dataclass
+class LedgerShard:
+    """What a ledger recorded for a contiguous range of work items: per-item arrays plus the
+    range's counters. A scheduler that plays ranges elsewhere (another process, another
+    machine) sends these back and :meth:`EpisodeLedger.absorb` puts them in place, so the
+    sums the result reduces are taken in item order whoever played which range."""
+
+    returns: np.ndarray
+    invalid: np.ndarray
+    lengths: np.ndarray
+    ended: np.ndarray
+    behaviours: np.ndarray | None
+    obs_total: np.ndarray | None
+    obs_total_squares: np.ndarray | None
+    obs_count: int
+    forward_passes: int
+    timings: dict[str, float]
 
 
 class EpisodeLedger:
@@ -110,6 +130,45 @@ class EpisodeLedger:
         self._obs_total[items] += values
         self._obs_total_squares[items] += np.square(values)
         self._obs_count += len(values)
+
+    def shard(self, items: slice) -> LedgerShard:
+        """The record of work items ``items`` (a range this ledger's owner played alone)."""
+
+        def part(array: np.ndarray | None) -> np.ndarray | None:
+            return None if array is None else array[items].copy()
+
+        return LedgerShard(
+            returns=self.returns[items].copy(),
+            invalid=self._invalid[items].copy(),
+            lengths=self.lengths[items].copy(),
+            ended=self._ended[items].copy(),
+            behaviours=part(self._behaviours),
+            obs_total=part(self._obs_total),
+            obs_total_squares=part(self._obs_total_squares),
+            obs_count=self._obs_count,
+            forward_passes=self.forward_passes,
+            timings=dict(self.timings),
+        )
+
+    def absorb(self, items: slice, shard: LedgerShard) -> None:
+        """Put a shard played elsewhere in place (its items must not have been played here)."""
+        self.returns[items] = shard.returns
+        self._invalid[items] = shard.invalid
+        self.lengths[items] = shard.lengths
+        self._ended[items] = shard.ended
+        if self._behaviours is not None and shard.behaviours is not None:
+            self._behaviours[items] = shard.behaviours
+        if shard.obs_total is not None:
+            if self._obs_total is None:
+                width = shard.obs_total.shape[1]
+                self._obs_total = np.zeros((len(self), width))
+                self._obs_total_squares = np.zeros((len(self), width))
+            self._obs_total[items] = shard.obs_total
+            self._obs_total_squares[items] = shard.obs_total_squares
+        self._obs_count += shard.obs_count
+        self.forward_passes += shard.forward_passes
+        for phase, seconds in shard.timings.items():
+            self.timings[phase] = self.timings.get(phase, 0.0) + seconds
 
     def result(self) -> EvaluationResult:
         """The evaluation's result: ``(P, E)`` returns and lengths plus honest counters."""

@@ -69,6 +69,22 @@ class InitDraws:
         return replace(self, seeds=self.seeds[used])
 
 
+@dataclass(frozen=True)
+class BaseOrigin:
+    """Where a population's bases came from: base ``k`` is member ``members[k]`` of
+    ``population`` (the deep GA's parents are members of the previous generation).
+
+    Optional, and never needed to build a member; a scheduler that ships populations to
+    other processes sends this reference (O(B) numbers) instead of ``B x D`` weights to
+    workers that still hold ``population``. ``population`` carries no origin of its own,
+    so references never chain back through the generations.
+    """
+
+    population: Population
+    members: torch.Tensor
+    """``(B,)`` int64 member indices into ``population``."""
+
+
 @dataclass
 class Population:
     """A population of parameter vectors described by bases, scales and noise seeds."""
@@ -87,9 +103,15 @@ class Population:
     sigma: torch.Tensor | None = None
     """``(B, D)`` float32 per-parameter std of each base's noise (diagonal Gaussians:
     SNES, PGPE, separable CMA-ES); None means 1 everywhere."""
+    origin: BaseOrigin | None = None
+    """Optional: the bases are members of an earlier population (see :class:`BaseOrigin`)."""
 
     def __post_init__(self) -> None:
         size = len(self.base_index)
+        if self.origin is not None and len(self.origin.members) != self.num_bases:
+            raise ValueError(
+                f"origin names {len(self.origin.members)} members for {self.num_bases} bases"
+            )
         if isinstance(self.bases, torch.Tensor) and self.bases.dim() != 2:
             raise ValueError(
                 f"bases must be (num_bases, num_params), got {tuple(self.bases.shape)}"
@@ -155,6 +177,9 @@ class Population:
         index = torch.as_tensor(np.asarray(members, dtype=np.int64))
         used, base_index = torch.unique(self.base_index[index], return_inverse=True)
         bases = self.bases.subset(used) if isinstance(self.bases, InitDraws) else self.bases[used]
+        origin = self.origin
+        if origin is not None:
+            origin = BaseOrigin(origin.population, origin.members[used])
         return Population(
             bases,
             base_index,
@@ -162,6 +187,7 @@ class Population:
             self.seed[index],
             self.lowrank,
             None if self.sigma is None else self.sigma[used],
+            origin,
         )
 
     # ------------------------------------------------------------------ building members

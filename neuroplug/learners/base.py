@@ -90,6 +90,15 @@ class SegmentLearner(Learner):
             timings={**sampler.timings, **timings},
         )
 
+    def segment_length(self) -> int:
+        """Env steps of the running segment: ``segment_steps``, or what is left of the run's
+        budget when less (a run stops at its budget, not a segment past it)."""
+        steps = self.config.segment_steps
+        budget = self.context.max_env_steps
+        if budget:
+            steps = min(steps, max(1, budget - self.env_steps))
+        return steps
+
     def act(self, observations: torch.Tensor):
         """The sampler's policy: sample with the current weights."""
         acting = self.model.act(observations, self.generator)
@@ -130,7 +139,7 @@ class SegmentLearner(Learner):
 
     @abstractmethod
     def _train(self) -> tuple[dict[str, float], dict[str, float]]:
-        """Sample and learn for ``config.segment_steps`` env steps; returns (stats, timings)."""
+        """Sample and learn for :meth:`segment_length` env steps; returns (stats, timings)."""
 
     @abstractmethod
     def _state(self) -> dict[str, Any]:

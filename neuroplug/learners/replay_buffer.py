@@ -10,6 +10,13 @@ about 7 GB instead of ~56 GB. Vector observations are their own "frame" (a stack
 stored once as float32.
 
 A transition is sampled only while all of its frames are still in its env's ring.
+
+With ``n_step > 1`` a transition holds the discounted sum of up to ``n`` rewards and
+bootstraps from the observation ``horizon`` steps later (Sutton 1988; Hessel et al. 2018
+use n = 3 in Rainbow). Its window grows as its env's later steps arrive and closes early at
+the episode's end, so a transition is a correct target at every moment: a young one is a
+shorter-horizon return, never a wrong one. The next observation is a position in the same
+frame ring, so n-step costs no storage beyond one small integer per transition.
 """
 
 from __future__ import annotations
@@ -26,8 +33,14 @@ from neuroplug.learners.sampler import Rollout
 class ReplayBuffer:
     """Transitions of ``num_envs`` envs, the most recent ``capacity`` kept."""
 
-    def __init__(self, capacity: int, num_envs: int, env: EnvSpec) -> None:
+    def __init__(
+        self, capacity: int, num_envs: int, env: EnvSpec, n_step: int = 1, gamma: float = 0.99
+    ) -> None:
+        if capacity < n_step * num_envs:
+            raise ValueError(f"capacity {capacity} < n_step {n_step} x num_envs {num_envs}")
         self.capacity = capacity
+        self.n_step = n_step
+        self.gamma = gamma
         self.num_envs = num_envs
         self.stack = env.obs_shape[0] if env.is_image else 1
         frame_shape = env.obs_shape[1:] if env.is_image else env.obs_shape
@@ -44,6 +57,11 @@ class ReplayBuffer:
         self.actions = np.zeros((capacity, *action_shape), np.int64 if env.discrete else np.float32)
         self.rewards = np.zeros(capacity, dtype=np.float32)
         self.terminated = np.zeros(capacity, dtype=bool)
+        self.horizon = np.zeros(capacity, dtype=np.int64)
+        """Rewards summed into each transition (its next observation is this many steps on)."""
+        self.pending = np.full((num_envs, n_step - 1), -1, dtype=np.int64)
+        """Per env, the transitions of the last ``n_step - 1`` steps whose windows are open
+        (most recent first; -1: none)."""
         self.size = 0
         self.next_index = 0
         self._continues = np.zeros(num_envs, dtype=bool)
@@ -55,7 +73,14 @@ class ReplayBuffer:
     @property
     def bytes_per_transition(self) -> float:
         """Storage of frames and fields, divided by the transitions they can hold."""
-        fields = self.env, self.position, self.actions, self.rewards, self.terminated
+        fields = (
+            self.env,
+            self.position,
+            self.actions,
+            self.rewards,
+            self.terminated,
+            self.horizon,
+        )
         total = self.frames.nbytes + sum(array.nbytes for array in fields)
         return total / self.capacity
 
@@ -80,33 +105,63 @@ class ReplayBuffer:
         terminated = rollout.terminated.cpu().numpy()
         added = 0
         for step in range(len(observations)):
-            for env in np.flatnonzero(valid[step]):
-                if not self._continues[env]:  # a new episode (or segment): its whole stack
+            envs = np.flatnonzero(valid[step])
+            if len(envs):
+                for env in envs[~self._continues[envs]]:  # new episodes: their whole stacks
                     self._push(env, self._frames_of(observations[step, env]))
-                self._push(env, self._frames_of(following[step, env])[-1:])
-                index = self.next_index
-                self.env[index] = env
-                self.position[index] = self.written[env] - 2
-                self.actions[index] = actions[step, env]
-                self.rewards[index] = rewards[step, env]
-                self.terminated[index] = terminated[step, env]
-                self._continues[env] = not ended[step, env]
-                self.next_index = (index + 1) % self.capacity
-                self.size = min(self.size + 1, self.capacity)
-                added += 1
+                newest = following[step, envs] if self.stack == 1 else following[step, envs, -1]
+                self.frames[envs, self.written[envs] % self.frames_per_env] = newest
+                self.written[envs] += 1
+                index = (self.next_index + np.arange(len(envs))) % self.capacity
+                self.env[index] = envs
+                self.position[index] = self.written[envs] - 2
+                self.actions[index] = actions[step, envs]
+                self.rewards[index] = rewards[step, envs]
+                self.terminated[index] = terminated[step, envs]
+                self.horizon[index] = 1
+                self._extend_windows(envs, index, rewards[step, envs], terminated[step, envs])
+                self._close_windows(envs[ended[step, envs]])
+                self._continues[envs] = ~ended[step, envs]
+                self.next_index = (self.next_index + len(envs)) % self.capacity
+                self.size = min(self.size + len(envs), self.capacity)
+                added += len(envs)
             # The step after an end is a reset: the stream starts afresh.
             self._continues[~valid[step]] = False
         return added
+
+    def _extend_windows(
+        self, envs: np.ndarray, index: np.ndarray, rewards: np.ndarray, terminated: np.ndarray
+    ) -> None:
+        """Add this step's rewards to the open n-step windows of ``envs``, then open
+        ``index`` (this step's transitions) and close the windows that reached n."""
+        if self.n_step == 1:
+            return
+        open_ = self.pending[envs]
+        held = open_ >= 0
+        rows = np.nonzero(held)[0]
+        earlier = open_[held]
+        self.rewards[earlier] += (self.gamma ** self.horizon[earlier]) * rewards[rows]
+        self.horizon[earlier] += 1
+        self.terminated[earlier] = terminated[rows]
+        # Most recent first; the oldest column has just reached n rewards and leaves.
+        self.pending[envs] = np.concatenate((index[:, None], open_[:, :-1]), axis=1)
+
+    def _close_windows(self, envs: np.ndarray) -> None:
+        """Their episodes ended: no later reward belongs to the open windows."""
+        self.pending[envs] = -1
 
     def restart_streams(self) -> None:
         """The envs were rebuilt (a segment's start): their next observations start new
         streams."""
         self._continues[:] = False
+        self.pending[:] = -1
 
     def sample(
         self, batch: int, generator: np.random.Generator, device: torch.device
     ) -> dict[str, torch.Tensor]:
-        """``batch`` transitions whose frames are all still stored, uniformly."""
+        """``batch`` transitions whose frames are all still stored, uniformly: observations,
+        actions, (n-step) rewards, ``terminated``, next observations and ``discounts``
+        (gamma to the horizon, 0 where the episode terminated inside the window)."""
         chosen = np.empty(0, dtype=np.int64)
         while len(chosen) < batch:
             candidates = generator.integers(0, self.size, size=batch)
@@ -114,13 +169,16 @@ class ReplayBuffer:
             kept = oldest > self.written[self.env[candidates]] - self.frames_per_env
             chosen = np.concatenate((chosen, candidates[kept]))[:batch]
         env, position = self.env[chosen], self.position[chosen]
-        offsets = np.arange(-self.stack + 1, 1)
-        slots = (position[:, None] + offsets) % self.frames_per_env
-        next_slots = (position[:, None] + offsets + 1) % self.frames_per_env
-        observations = self.frames[env[:, None], slots]
-        next_observations = self.frames[env[:, None], next_slots]
-        if self.stack == 1:
-            observations, next_observations = observations[:, 0], next_observations[:, 0]
+        horizon = self.horizon[chosen]
+        if self.stack == 1:  # vectors: one frame each, no stack to gather
+            observations = self.frames[env, position % self.frames_per_env]
+            next_observations = self.frames[env, (position + horizon) % self.frames_per_env]
+        else:
+            offsets = np.arange(-self.stack + 1, 1)
+            slots = (position[:, None] + offsets) % self.frames_per_env
+            next_slots = (position[:, None] + offsets + horizon[:, None]) % self.frames_per_env
+            observations = self.frames[env[:, None], slots]
+            next_observations = self.frames[env[:, None], next_slots]
 
         def tensor(array: np.ndarray) -> torch.Tensor:
             return torch.from_numpy(np.ascontiguousarray(array)).to(device)
@@ -131,6 +189,9 @@ class ReplayBuffer:
             "rewards": tensor(self.rewards[chosen]),
             "terminated": tensor(self.terminated[chosen]),
             "next_observations": tensor(next_observations),
+            "discounts": tensor(
+                (self.gamma**horizon * ~self.terminated[chosen]).astype(np.float32)
+            ),
         }
 
     def state_dict(self) -> dict[str, Any]:
@@ -147,6 +208,7 @@ class ReplayBuffer:
                 "actions",
                 "rewards",
                 "terminated",
+                "horizon",
                 "size",
                 "next_index",
             )
@@ -157,3 +219,4 @@ class ReplayBuffer:
         for name, value in state.items():
             setattr(self, name, value.copy() if isinstance(value, np.ndarray) else value)
         self._continues[:] = False
+        self.pending[:] = -1

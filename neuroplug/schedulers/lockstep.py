@@ -83,10 +83,11 @@ def lane_seeds(request: EvaluationRequest, ledger: EpisodeLedger, lanes: int) ->
     )
 
 
-def _noise_keys(request: EvaluationRequest, items: int) -> torch.Tensor:
-    """One 31-bit key per work item for its action noise."""
+def _noise_keys(request: EvaluationRequest, items: int, first_item: int = 0) -> torch.Tensor:
+    """One 31-bit key per work item for its action noise (items ``first_item`` onwards of
+    the whole population's)."""
     sequence = np.random.SeedSequence([request.seed, request.generation, request.round, 0xAC7])
-    keys = sequence.generate_state(items, dtype=np.uint32) & 0x7FFFFFFF
+    keys = sequence.generate_state(first_item + items, dtype=np.uint32)[first_item:] & 0x7FFFFFFF
     return torch.from_numpy(keys.astype(np.int64))
 
 
@@ -173,7 +174,11 @@ class LockstepEvaluation:
         groups: int,
         num_threads: int,
         observer: EpisodeObserver | None = None,
+        first_member: int = 0,
     ) -> None:
+        """``first_member``: when ``population`` is a run of consecutive members of a larger
+        one (a shard, see ``neuroplug_ray``), the index of its first member there, so its
+        episodes draw the same action noise as they would in the whole population."""
         # Resolved before any pool starts, so a BC that does not fit the env fails first.
         behaviour = resolve(request.behaviour, env) if request.behaviour is not None else None
         self.env = env
@@ -192,7 +197,11 @@ class LockstepEvaluation:
         self.lane_item = np.full(self.num_lanes, NO_ITEM, dtype=np.int64)
         self.resetting = np.zeros(self.num_lanes, dtype=bool)
         self.next_item = 0
-        self.noise_keys = _noise_keys(request, len(self.ledger)) if request.action_noise else None
+        self.noise_keys = (
+            _noise_keys(request, len(self.ledger), first_member * request.episodes_per_member)
+            if request.action_noise
+            else None
+        )
         self.use_game_score = env.family == "atari"  # info["reward"]: unclipped game points
         self.clock = _FlightClock()
         self.overlap = 0.0
@@ -201,10 +210,14 @@ class LockstepEvaluation:
 
     def run(self) -> EvaluationResult:
         """Play every work item; return the ledger's result with the phase timings."""
+        return self.play().result()
+
+    def play(self) -> EpisodeLedger:
+        """Play every work item; return the ledger (with the phase timings)."""
         started = time.perf_counter()
         ledger = self.ledger
         if len(ledger) == 0:
-            return ledger.result()
+            return ledger
         self.backend.load(self.population)
         with ledger.timing("env_setup"):
             groups = self._start_groups()
@@ -234,7 +247,7 @@ class LockstepEvaluation:
             0.0, (ended - loop_started) - timings["env"] - timings["inference"]
         )
         timings["wall"] = ended - started
-        return ledger.result()
+        return ledger
 
     def _start_groups(self) -> list[_Group]:
         seeds = lane_seeds(self.request, self.ledger, self.num_lanes)

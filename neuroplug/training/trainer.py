@@ -54,6 +54,8 @@ class Trainer:
         self.parts: Components = build_components(config)
         self.counters = dict.fromkeys(COUNTERS, 0)
         self.timings = dict.fromkeys(("env", "inference", "algorithm"), 0.0)
+        self.scheduler_stats: dict[str, float] = {}
+        """The running generation's scheduler counters (``EvaluationResult.stats``), summed."""
         self.elapsed_before = 0.0
         self.last_eval: float | None = None
         self._stop = _StopSignals()
@@ -116,11 +118,18 @@ class Trainer:
     def restore(self, state: dict[str, Any]) -> None:
         """Continue from a checkpoint's state."""
         self.parts.algorithm.load_state_dict(state["algorithm"])
+        self._send_notices()
         self.counters = dict(state["counters"])
         self.elapsed_before = float(state["elapsed"])
         self.last_eval = state["last_eval"]
         if self.parts.policy.normalizer is not None and state["normalizer"] is not None:
             self.parts.policy.normalizer.load_state_dict(state["normalizer"])
+
+    def _send_notices(self) -> None:
+        """A learner's lines for the user go to the loggers (the console and W&B alike)."""
+        notices = getattr(self.parts.algorithm, "notices", None)
+        while notices:
+            self.loggers.message(f"{self.parts.algorithm.config.name}: {notices.pop(0)}")
 
     def checkpoint(self, state: dict[str, Any] | None = None) -> None:
         """Write the latest checkpoint (``state``, or the current one) and the deployable policy."""
@@ -203,6 +212,8 @@ class Trainer:
         stats = parts.algorithm.tell(population, result)
         ended = parts.algorithm.generation_ended(before)
         self.timings["algorithm"] += (evaluating - started) + (time.perf_counter() - telling)
+        for key, value in result.stats.items():
+            self.scheduler_stats[key] = self.scheduler_stats.get(key, 0.0) + value
         for phase, seconds in result.timings.items():
             if phase != "wall":  # the generation's own clock covers it
                 self.timings[phase] = self.timings.get(phase, 0.0) + seconds
@@ -246,6 +257,7 @@ class Trainer:
         frames_before = self.counters["frames"]
         generation = self.generation
         self.timings = dict.fromkeys(("env", "inference", "algorithm"), 0.0)
+        self.scheduler_stats = {}
         stats: dict[str, float] = {}
         main_result: EvaluationResult | None = None
         round_index = 0
@@ -277,6 +289,7 @@ class Trainer:
         started = time.perf_counter()
         frames_before = self.counters["frames"]
         segment = self.parts.algorithm.train_segment()
+        self._send_notices()
         for name in ("env_steps", "frames", "forward_passes"):
             self.counters[name] += getattr(segment, name)
         self.counters["episodes"] += len(segment.returns)
@@ -318,6 +331,7 @@ class Trainer:
             **{f"time_{phase}": value for phase, value in self.timings.items()},
         }
         metrics.update({f"algo/{key}": value for key, value in stats.items()})
+        metrics.update({f"scheduler/{k}": v for k, v in self.scheduler_stats.items()})
         metrics.update(_gpu_memory(self.parts.backend.device))
         return metrics
 
@@ -395,6 +409,7 @@ class Trainer:
                 self.loggers.artifact(folder / LATEST, "checkpoint", "checkpoint")
                 self.loggers.artifact(folder / BEST_POLICY, "best_policy", "model")
             parts.algorithm.close()
+            parts.scheduler.close()
             self.loggers.close(status)
             self.lock.release()
         return {

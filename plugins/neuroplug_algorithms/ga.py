@@ -28,7 +28,7 @@ one more than the paper's "top 9 plus the elite" when the elite is not among the
 from __future__ import annotations
 
 from collections import defaultdict
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -37,7 +37,7 @@ import torch
 from neuroplug.algorithms import EvolutionAlgorithm
 from neuroplug.api import AlgorithmConfig, AlgorithmContext, EvaluationResult
 from neuroplug.errors import require
-from neuroplug.population import Population
+from neuroplug.population import BaseOrigin, Population
 
 Chain = list[int]
 """A genome: the init seed, then the seed of every mutation since."""
@@ -107,6 +107,9 @@ class DeepGA(EvolutionAlgorithm):
         """Genomes of the next generation's parents, the elite first; none before one."""
         self.parents = torch.empty(0, self.num_params)
         """Their weights: a cache rebuilt from the chains on load."""
+        self.parents_origin: BaseOrigin | None = None
+        """The parents as members of the population they were selected from (lets a
+        distributed scheduler send indices instead of weights); None after a resume."""
         self.best_chain: Chain = []
         """Genome of the base class's best-so-far member (its weights are not checkpointed)."""
         self._best_chain_fitness = -np.inf
@@ -139,6 +142,7 @@ class DeepGA(EvolutionAlgorithm):
             base_index=torch.cat([zero, parent]),
             scale=torch.cat([torch.zeros(1), torch.full((size - 1,), self.config.sigma)]),
             seed=torch.cat([zero, seeds]),
+            origin=self.parents_origin,
         )
 
     def _tell(
@@ -171,6 +175,9 @@ class DeepGA(EvolutionAlgorithm):
         members = np.r_[elite, ranking[ranking != elite][: self.config.truncation - 1]]
         self.parents = open_generation.population.materialize(
             torch.from_numpy(members), device="cpu"
+        )
+        self.parents_origin = BaseOrigin(
+            replace(open_generation.population, origin=None), torch.from_numpy(members)
         )
         self.parent_chains = [open_generation.chains[m] for m in members]
         return {
@@ -232,5 +239,6 @@ class DeepGA(EvolutionAlgorithm):
         # One replay for both: the best member usually shares most of its chain with a parent.
         weights = self.build(self.parent_chains + ([self.best_chain] if self.best_chain else []))
         self.parents = weights[: len(self.parent_chains)]
+        self.parents_origin = None
         if self.best_chain:
             self.best_params = weights[-1].clone()

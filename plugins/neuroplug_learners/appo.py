@@ -108,7 +108,7 @@ class APPO(SegmentLearner):
         )
         learner.start()
         dropped_full = 0
-        target = self.sampler.env_steps + config.segment_steps
+        target = self.sampler.env_steps + self.segment_length()
         try:
             while self.sampler.env_steps < target and report.error is None:
                 acting_version = self._take_published(acting_version)

@@ -45,7 +45,7 @@ class PPO(SegmentLearner):
 
     def _train(self) -> tuple[dict[str, float], dict[str, float]]:
         config = self.config
-        rollouts = math.ceil(config.segment_steps / (config.num_envs * config.rollout_length))
+        rollouts = math.ceil(self.segment_length() / (config.num_envs * config.rollout_length))
         stats: dict[str, float] = {}
         learning = 0.0
         for _ in range(rollouts):

@@ -1,6 +1,10 @@
-"""DQN: exact resume with the replay buffer in the checkpoint, and settings checked early."""
+"""DQN: it solves CartPole with the shipped preset, resumes exactly with its replay buffer,
+counts Atari honestly, and checks its settings before any env starts."""
 
 from __future__ import annotations
+
+import csv
+import math
 
 import pytest
 from neuroplug_learners.dqn import DQNConfig
@@ -8,6 +12,7 @@ from neuroplug_learners.dqn import DQNConfig
 from neuroplug.app import run_job
 from neuroplug.errors import ConfigError
 from neuroplug.testing import check_resume_is_exact
+from neuroplug.training.checkpoint import load_checkpoint
 
 TINY = [
     "algo=dqn",
@@ -26,6 +31,23 @@ TINY = [
 ]
 
 
+def test_dqn_solves_cartpole_with_the_shipped_preset(compose, tmp_path):
+    # Seeds 0-6 solved within 10-30k steps in the tuning runs (benchmarks/results).
+    summary = run_job(
+        compose(
+            [
+                "+experiment=dqn_cartpole",
+                "run.seed=1",
+                "run.max_frames=100000",
+                "logger=none",
+                f"run.output_dir={tmp_path}",
+            ]
+        )
+    )
+    assert summary["eval_return_mean"] >= 475, summary
+    assert summary["env_steps"] <= 100_000
+
+
 def test_dqn_resumes_bit_identically_with_its_replay_buffer(compose, tmp_path):
     left, _ = check_resume_is_exact(
         compose, [*TINY, "algo.checkpoint_replay=true"], tmp_path, generations=3, stop_at=1
@@ -36,8 +58,52 @@ def test_dqn_resumes_bit_identically_with_its_replay_buffer(compose, tmp_path):
 
 def test_dqn_without_the_buffer_in_its_checkpoint_says_it_refills(compose, tmp_path, capsys):
     run_job(compose([*TINY, "run.max_generations=1", f"run.output_dir={tmp_path}", "logger=none"]))
-    run_job(compose([*TINY, "run.max_generations=2", f"run.resume={tmp_path}", "logger=none"]))
-    assert "empty replay buffer" in capsys.readouterr().out
+    capsys.readouterr()
+    run_job(compose([*TINY, "run.max_generations=2", f"run.resume={tmp_path}", "logger=console"]))
+    out = capsys.readouterr().out
+    assert "dqn: resumed with an empty replay buffer" in out
+    assert "refills for 64 steps" in out
+
+
+def test_a_short_pong_run_counts_frames_and_scores_whole_games(compose, tmp_path):
+    summary = run_job(
+        compose(
+            [
+                "algo=dqn",
+                "env=pong",
+                "env.max_episode_steps=200",
+                "algo.num_envs=4",
+                "algo.train_frequency=4",
+                "algo.segment_steps=1024",
+                "algo.buffer_size=2000",
+                "algo.learning_starts=400",
+                "algo.target_update_interval=200",
+                "algo.n_step=3",
+                "algo.double_q=true",
+                "algo.reward_clip=true",
+                "algo.episodic_life=true",
+                "run.max_generations=1",
+                "run.eval_episodes=1",
+                "logger=csv",
+                f"run.output_dir={tmp_path}",
+            ]
+        )
+    )
+    state = load_checkpoint(tmp_path)
+    counters, learner = state["counters"], state["algorithm"]["learner"]
+    assert counters["frames"] == 4 * counters["env_steps"]
+    # 256 steps per env: each env's 200-step game ends, and its reset step is not counted.
+    assert counters["env_steps"] == summary["env_steps"] == 1024 - 4
+    assert counters["episodes"] == 4
+    # 64 rollouts of 4 steps x 4 envs; from the 25th on (400 stored) each ends in one
+    # gradient step.
+    assert learner["updates"] == 64 - 25 + 1
+    # Games are scored whole and unclipped, in training and in evaluation.
+    (metrics,) = csv.DictReader((tmp_path / "metrics.csv").open())
+    assert -21 <= float(metrics["return_mean"]) <= 21
+    assert (4 * float(metrics["return_mean"])).is_integer()
+    assert -21 <= summary["eval_return_mean"] <= 21 and not math.isnan(summary["eval_return_mean"])
+    assert math.isfinite(float(metrics["algo/loss"]))
 
 
 def test_dqn_refuses_continuous_actions_before_any_env_starts(compose, tmp_path):

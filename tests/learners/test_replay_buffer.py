@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 import torch
 
 from neuroplug.config.schema import EnvConfig
@@ -22,11 +23,13 @@ def _random_policy(num_actions: int):
     return act
 
 
-def _collect(task_id: str, envs: int, steps: int, rollouts: int, capacity: int, cap=None):
-    env = make_spec(EnvConfig(task_id=task_id, max_episode_steps=cap))
+def _collect(task_id: str, envs: int, steps: int, rollouts: int, capacity: int, **options):
+    """Fill a buffer from a sampler; also returns every valid transition as observed:
+    ``(obs, next obs, env, reward, terminated, ended)`` in the order they were stored."""
+    env = make_spec(EnvConfig(task_id=task_id, max_episode_steps=options.pop("cap", None)))
     sampler = Sampler(env, envs, 1, 2, torch.device("cpu"))
     sampler.start(np.arange(envs) + 7)
-    buffer = ReplayBuffer(capacity, envs, env)
+    buffer = ReplayBuffer(capacity, envs, env, **options)
     stored = []
     try:
         for _ in range(rollouts):
@@ -34,7 +37,16 @@ def _collect(task_id: str, envs: int, steps: int, rollouts: int, capacity: int, 
             buffer.add_rollout(rollout)
             following = torch.cat((rollout.observations[1:], rollout.last_observations[None]))
             for step, env_index in torch.nonzero(rollout.valid).tolist():
-                stored.append((rollout.observations[step, env_index], following[step, env_index]))
+                stored.append(
+                    (
+                        rollout.observations[step, env_index],
+                        following[step, env_index],
+                        env_index,
+                        float(rollout.rewards[step, env_index]),
+                        bool(rollout.terminated[step, env_index]),
+                        bool(rollout.ended[step, env_index]),
+                    )
+                )
     finally:
         sampler.close()
     return env, buffer, stored
@@ -45,7 +57,7 @@ def _check_every_transition(buffer: ReplayBuffer, stored) -> int:
     how many were checked (those whose frames were not overwritten)."""
     checked = 0
     first = len(stored) - len(buffer)
-    for offset, (observation, following) in enumerate(stored[first:]):
+    for offset, (observation, following, *_) in enumerate(stored[first:]):
         index = (buffer.next_index - len(buffer) + offset) % buffer.capacity
         oldest = buffer.position[index] - buffer.stack + 1
         if oldest <= buffer.written[buffer.env[index]] - buffer.frames_per_env:
@@ -80,3 +92,37 @@ def test_vector_observations_round_trip_through_episode_ends_and_wraparound():
     _, buffer, stored = _collect("CartPole-v1", envs=3, steps=64, rollouts=3, capacity=200)
     assert len(buffer) == 200 < len(stored)  # the ring wrapped: only the newest are kept
     assert _check_every_transition(buffer, stored) >= 150
+
+
+def _n_step_target(stored, start: int, n: int, gamma: float):
+    """The n-step (return, next obs, discount) of ``stored[start]``, from its env's stream."""
+    env = stored[start][2]
+    stream = [t for t in stored[start:] if t[2] == env]
+    total, discount, next_observation = 0.0, 1.0, None
+    for k, (_, following, _, reward, terminated, ended) in enumerate(stream[:n]):
+        total += gamma**k * reward
+        discount = 0.0 if terminated else gamma ** (k + 1)
+        next_observation = following
+        if ended:
+            break
+    return total, next_observation, discount
+
+
+def test_n_step_transitions_sum_their_windows_and_bootstrap_from_the_right_observation():
+    gamma = 0.9
+    # Episodes capped at 20 steps: windows close at terminations and at truncations.
+    _, buffer, stored = _collect(
+        "CartPole-v1", envs=3, steps=40, rollouts=2, capacity=1000, n_step=3, gamma=gamma, cap=20
+    )
+    assert len(buffer) == len(stored)
+    assert any(t[4] for t in stored) and any(t[5] and not t[4] for t in stored)
+    horizons = set()
+    for index in range(len(stored)):
+        total, following, discount = _n_step_target(stored, index, 3, gamma)
+        batch = _sample_one(buffer, index)
+        assert torch.equal(batch["observations"][0], stored[index][0])
+        assert torch.equal(batch["next_observations"][0], following)
+        assert float(batch["rewards"][0]) == pytest.approx(total, rel=1e-6, abs=1e-6)
+        assert float(batch["discounts"][0]) == pytest.approx(discount, rel=1e-6)
+        horizons.add(int(buffer.horizon[index]))
+    assert horizons == {1, 2, 3}
