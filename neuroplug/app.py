@@ -13,7 +13,7 @@ from typing import Any
 from omegaconf import DictConfig, OmegaConf, open_dict
 
 from neuroplug.errors import NeuroplugError
-from neuroplug.training.checkpoint import load_checkpoint
+from neuroplug.training.checkpoint import LATEST, PREVIOUS, checkpoint_dir, load_checkpoint
 
 RESUMABLE_RUN_FIELDS = (
     "retries",
@@ -36,9 +36,26 @@ def hydra_output_dir() -> Path | None:
     return Path(HydraConfig.get().runtime.output_dir)
 
 
+def _own_run_dir(config: DictConfig) -> Path:
+    """Where this job writes when it is not resuming another run's dir."""
+    if config.run.get("output_dir"):
+        return Path(config.run.output_dir)
+    return hydra_output_dir() or Path("outputs/neuroplug")
+
+
 def resolve_resume(config: DictConfig) -> tuple[DictConfig, Path | None]:
-    """For ``run.resume=<dir>``: the checkpoint's config with this command's budget and loggers."""
+    """For ``run.resume=<dir>``: the checkpoint's config with this command's budget and loggers.
+    ``run.resume=auto`` resumes the job's own dir when it holds a checkpoint, else starts."""
     resume = config.run.get("resume")
+    if resume == "auto":
+        own = _own_run_dir(config)
+        if not any((checkpoint_dir(own) / name).exists() for name in (LATEST, PREVIOUS)):
+            config = config.copy()
+            with open_dict(config):
+                config.run.resume = None
+                config.run.output_dir = str(own)
+            return config, None
+        resume = str(own)
     if not resume:
         return config, None
     run_dir = Path(resume).expanduser().resolve()
@@ -72,12 +89,7 @@ def run_job(config: DictConfig) -> dict[str, Any]:
     config, resume_dir = resolve_resume(config)
     # The front door: past this line only the typed, validated form travels.
     experiment = typed_experiment(config)
-    if resume_dir is not None:
-        run_dir = resume_dir
-    elif experiment.run.output_dir:
-        run_dir = Path(experiment.run.output_dir)
-    else:
-        run_dir = hydra_output_dir() or Path("outputs/neuroplug")
+    run_dir = resume_dir if resume_dir is not None else _own_run_dir(config)
     trainer = Trainer(experiment, run_dir)
     return trainer.train(resume_from=resume_dir)
 

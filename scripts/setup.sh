@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Idempotent set-up: a virtualenv in .venv with neuroplug (editable) and its dependencies.
 #   bash scripts/setup.sh          # runtime only
-#   bash scripts/setup.sh --test   # plus pytest, ruff and triton (the Triton noise check)
+#   bash scripts/setup.sh --test   # plus pytest, ruff, triton (the Triton noise check) and ray
 # NEUROPLUG_PYTHON picks the interpreter (default python3); NEUROPLUG_TORCH the torch
 # version installed when the venv has none (default 2.13.0: pinned because an unpinned
 # torch on a CPU-only machine pulls several GB of CUDA packages).
@@ -17,7 +17,7 @@ pip=("$venv/bin/python" -m pip install --quiet --disable-pip-version-check)
 # hatchling: the build backend, also for the test that builds neuroplug's wheels offline.
 "${pip[@]}" hatchling
 if [ "${1:-}" = "--test" ]; then
-  "${pip[@]}" -e ".[test,video,sweep,triton]"
+  "${pip[@]}" -e ".[test,video,sweep,triton,ray,ray-sweep]"
 else
   "${pip[@]}" -e .
 fi

@@ -1,4 +1,5 @@
-"""The shipped sweep configs: joblib's parallel launcher and the Optuna sweeper."""
+"""The shipped sweep configs: joblib's and Ray's launchers, the Optuna sweeper, and
+``run.resume=auto`` for jobs a cluster requeues."""
 
 from __future__ import annotations
 
@@ -44,6 +45,50 @@ def test_joblib_launcher_runs_the_grid_in_parallel_as_one_wandb_group(tmp_path):
         (0.05, 0),
         (0.05, 1),
     ]
+
+
+def test_ray_launcher_runs_each_job_as_a_ray_task(tmp_path):
+    pytest.importorskip("hydra_plugins.hydra_ray_launcher")
+    sweep_dir = tmp_path / "sweep"
+    done = _multirun(
+        tmp_path,
+        "+sweep=es_sigma_grid_ray",
+        "logger=csv",
+        "net.hidden_sizes=[8]",
+        "hydra.sweeper.params={algo.sigma:'0.01,0.02',run.seed:0}",
+        f"hydra.sweep.dir={sweep_dir}",
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "Initializing ray" in done.stderr + done.stdout
+    jobs = sorted(path for path in sweep_dir.iterdir() if path.is_dir())
+    assert len(jobs) == 2
+    for job in jobs:
+        assert (job / "checkpoints" / "latest.pt").exists()
+        assert (job / "metrics.csv").exists()
+
+
+def test_resume_auto_starts_a_fresh_job_then_continues_it_when_requeued(tmp_path):
+    """What a requeued SLURM job does: the same command again, in the same dir."""
+    command = [
+        sys.executable,
+        "-m",
+        "neuroplug",
+        "run.resume=auto",
+        f"run.output_dir={tmp_path / 'job'}",
+        "logger=console",
+        "net.hidden_sizes=[8]",
+        "run.stop_when_solved=false",
+        "run.eval_interval=0",
+        "run.eval_episodes=1",
+        "algo.population_size=4",
+    ]
+    first = subprocess.run([*command, "run.max_generations=1"], capture_output=True, text=True)
+    assert first.returncode == 0, first.stderr[-3000:]
+    assert "resumed from" not in first.stdout
+    again = subprocess.run([*command, "run.max_generations=2"], capture_output=True, text=True)
+    assert again.returncode == 0, again.stderr[-3000:]
+    assert "resumed from" in again.stdout and "at generation 1" in again.stdout
+    assert "done (budget spent) after 2 generations" in again.stdout
 
 
 def test_optuna_sweeper_maximises_the_final_evaluation_return(tmp_path):

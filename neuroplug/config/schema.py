@@ -42,7 +42,9 @@ class RunConfig:
     retries: int = 2
     """Times a failed evaluation (e.g. a crashed simulator) is retried before the run stops."""
     resume: str | None = None
-    """A previous run's output dir to continue from."""
+    """A previous run's output dir to continue from; ``auto``: continue this run's own dir
+    (``run.output_dir`` or Hydra's) if it holds a checkpoint, else start there (a requeued
+    cluster job picks up where it stopped)."""
     output_dir: str | None = None
     """Where to write; null means Hydra's run dir."""
     deterministic: bool = False

@@ -26,6 +26,7 @@ from neuroplug.errors import ConfigError, NeuroplugError, PluginError
 from neuroplug.experiment import Experiment
 from neuroplug.loggers import MultiLogger, build_loggers
 from neuroplug.population import Population
+from neuroplug.stop_signals import STOP_SIGNALS
 from neuroplug.training.checkpoint import (
     BEST_POLICY,
     LATEST,
@@ -421,7 +422,8 @@ class Trainer:
 
 
 class _StopSignals:
-    """Ctrl-C and SIGTERM (a scheduler's preemption, ``kill``) stop the run: checkpoint, then stop.
+    """Ctrl-C, SIGTERM and SIGUSR1 (see :data:`STOP_SIGNALS`) stop the run: checkpoint, then
+    stop.
 
     The handler raises KeyboardInterrupt at once, and also remembers the request: Python
     drops an exception raised while a finaliser (``__del__``) runs, so the training loop
@@ -433,7 +435,7 @@ class _StopSignals:
 
     @contextlib.contextmanager
     def installed(self):
-        """Handle both signals while the block runs (main thread only; elsewhere a no-op)."""
+        """Handle the stop signals while the block runs (main thread only; elsewhere a no-op)."""
         if threading.current_thread() is not threading.main_thread():
             yield self
             return
@@ -442,7 +444,7 @@ class _StopSignals:
             self.requested = True
             raise KeyboardInterrupt
 
-        previous = {sig: signal.signal(sig, interrupt) for sig in (signal.SIGINT, signal.SIGTERM)}
+        previous = {sig: signal.signal(sig, interrupt) for sig in STOP_SIGNALS}
         try:
             yield self
         finally:

@@ -22,9 +22,14 @@ def test_resumed_run_ends_in_the_uninterrupted_state(compose, quiet_overrides, t
     assert left["normalizer"]["count"] > 1  # observation normalisation was part of the state
 
 
-@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["ctrl-c", "sigterm"])
+@pytest.mark.parametrize(
+    "signum",
+    [signal.SIGINT, signal.SIGTERM, signal.SIGUSR1],
+    ids=["ctrl-c", "sigterm", "slurm-pre-timeout-usr1"],
+)
 def test_a_stop_signal_writes_a_checkpoint_and_the_run_resumes(tmp_path, signum):
-    """A real Ctrl-C (or SIGTERM) mid-run: checkpoint written, clean exit, resume finishes."""
+    """A real Ctrl-C (SIGTERM, or SLURM's pre-timeout SIGUSR1) mid-run: checkpoint written,
+    clean exit, resume finishes."""
     run_dir = tmp_path / "run"
     command = [
         sys.executable,

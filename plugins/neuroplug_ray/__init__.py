@@ -1,0 +1,1 @@
+"""``scheduler=ray``: one population's episodes played by Ray actors on many machines."""

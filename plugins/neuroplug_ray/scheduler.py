@@ -1,0 +1,322 @@
+"""``scheduler=ray``: the lockstep engine on Ray actors, with the same results on any number.
+
+Per evaluation round the driver puts the population's description into Ray's object store
+once (:mod:`neuroplug_ray.shipping`: bases, indices, scales and seeds; the deep GA's
+parents as indices into the previous generation) and hands out *shards* — runs of
+``scheduler.members_per_shard`` consecutive members with all their episodes — to
+long-lived evaluator actors (:mod:`neuroplug_ray.worker`). A shard call carries the
+population's key, a reference and a member range. Shards do not depend on how many
+workers there are or which one plays which, and the driver puts every shard's
+per-episode record in place and reduces in item order, so:
+
+- a run's results (and final checkpoint) are bit-identical for 1, 2 or more workers;
+- when every episode has its own env slot (``P x E <= scheduler.max_envs``) they are
+  bit-identical to ``scheduler=threaded``;
+- a worker that dies mid-round has its shards re-run on the others with the same seeds
+  (Ray restarts it), so the result is the same as without the fault. A shard that fails
+  ``scheduler.shard_retries`` times fails the round, which the trainer retries and, failing
+  that, stops with the checkpoint intact.
+
+Ray is started by the scheduler (embedded, ``scheduler.num_workers`` x
+``scheduler.cpus_per_worker`` CPUs, no dashboard) unless ``scheduler.address`` (or
+``RAY_ADDRESS``) names a running cluster to join, or Ray is already initialised in this
+process. neuroplug's Ctrl-C / SIGTERM handlers are kept (Ray installs its own).
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import os
+import pickle
+import signal
+import time
+from collections import OrderedDict, deque
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from neuroplug.api import Backend, EvaluationRequest, EvaluationResult
+from neuroplug.behaviours import resolve
+from neuroplug.envs.spec import EnvSpec
+from neuroplug.episodes import EpisodeLedger
+from neuroplug.errors import ConfigError, require
+from neuroplug.nets.policy import Policy
+from neuroplug.population import Population
+from neuroplug.schedulers.lockstep import LockstepScheduler, LockstepSchedulerConfig
+from neuroplug.stop_signals import STOP_SIGNALS
+from neuroplug_ray.shipping import KEPT_POPULATIONS, MissingPopulation, ship
+from neuroplug_ray.worker import Evaluator, EvaluatorSettings
+
+
+@dataclass
+class RaySchedulerConfig(LockstepSchedulerConfig):
+    """Settings of the Ray scheduler."""
+
+    num_workers: int = 2
+    """Evaluator actors (long-lived; each builds its backend and policy once)."""
+    cpus_per_worker: float = 1.0
+    """CPUs Ray reserves per worker (also its EnvPool and torch threads, at least 1)."""
+    gpus_per_worker: float = 0.0
+    """GPUs Ray reserves per worker (fractions share one GPU)."""
+    address: str | None = None
+    """A running cluster to join (``auto``: the local one started with ``ray start``);
+    null: ``RAY_ADDRESS`` if set, else an embedded Ray for this run."""
+    members_per_shard: int = 8
+    """Members per shard (all their episodes): the unit of work and of retry. Results
+    depend on it (and on ``max_envs``), never on the number of workers."""
+    shard_retries: int = 3
+    """Times a failed shard (a dead worker, a crashed simulator) is re-run elsewhere."""
+    groups: int = 1
+    """Lane groups per worker: 1 plays a shard as ``threaded`` does, 2+ as ``pipelined``."""
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        require(
+            self.num_workers >= 1,
+            "scheduler.num_workers",
+            f"got {self.num_workers}",
+            "an integer >= 1",
+        )
+        require(
+            self.cpus_per_worker > 0,
+            "scheduler.cpus_per_worker",
+            f"got {self.cpus_per_worker}",
+            "a number > 0",
+        )
+        require(
+            self.gpus_per_worker >= 0,
+            "scheduler.gpus_per_worker",
+            f"got {self.gpus_per_worker}",
+            "a number >= 0",
+        )
+        for name in ("members_per_shard", "groups"):
+            value = getattr(self, name)
+            require(value >= 1, f"scheduler.{name}", f"got {value}", "an integer >= 1")
+        require(
+            self.shard_retries >= 0,
+            "scheduler.shard_retries",
+            f"got {self.shard_retries}",
+            "an integer >= 0",
+        )
+
+
+def _import_ray():
+    try:
+        import ray
+    except ImportError as error:
+        raise ConfigError(
+            "scheduler", "is ray but Ray is not installed", "pip install 'neuroplug[ray]'"
+        ) from error
+    return ray
+
+
+@dataclass
+class _Shard:
+    first_member: int
+    end_member: int
+    attempts: int = 0
+
+
+class RayScheduler(LockstepScheduler):
+    """Plays a population's shards on Ray evaluator actors."""
+
+    config_class = RaySchedulerConfig
+
+    def __init__(self, config: RaySchedulerConfig, env: EnvSpec) -> None:
+        super().__init__(config, env)
+        self._ray = None
+        self._owns_ray = False
+        self._actors: list = []
+        self._keys = 0
+        self._sent: OrderedDict[tuple[int, int, int], tuple[int, Population]] = OrderedDict()
+        """Populations sent to the workers, by identity, with their keys (strong
+        references keep the identities valid)."""
+        self.dispatch_hook: Callable[[int, object, int], None] | None = None
+        """Called as ``hook(worker_index, actor, first_member)`` right after a shard is sent
+        to a worker (tests use it to kill a worker while it has work)."""
+
+    # ------------------------------------------------------------------ start and stop
+
+    def _start(self, policy: Policy, backend: Backend) -> None:
+        if self._actors:
+            return
+        ray = _import_ray()
+        config = self.config
+        if not ray.is_initialized():
+            address = config.address or os.environ.get("RAY_ADDRESS")
+            handlers = {sig: signal.getsignal(sig) for sig in STOP_SIGNALS}
+            try:
+                if address:
+                    ray.init(address=address, logging_level=logging.ERROR, log_to_driver=False)
+                else:
+                    ray.init(
+                        num_cpus=max(1, math.ceil(config.num_workers * config.cpus_per_worker)),
+                        include_dashboard=False,
+                        logging_level=logging.ERROR,
+                        log_to_driver=False,
+                    )
+            finally:
+                # Ray replaces them; Ctrl-C and SIGTERM must still checkpoint and stop.
+                for sig, handler in handlers.items():
+                    signal.signal(sig, handler)
+            self._owns_ray = True
+        self._ray = ray
+        self._check_resources(ray.cluster_resources())
+        threads = max(1, int(config.cpus_per_worker))
+        settings = EvaluatorSettings(
+            env=self.env,
+            network=backend.network,
+            backend=backend.config,
+            normalize_observations=policy.normalizer is not None,
+            max_envs=config.max_envs,
+            groups=config.groups,
+            num_threads=config.num_threads or threads,
+            torch_threads=threads,
+        )
+        remote = ray.remote(Evaluator).options(
+            num_cpus=config.cpus_per_worker,
+            num_gpus=config.gpus_per_worker,
+            max_restarts=-1,  # Ray restarts a dead worker; its shards are re-run elsewhere
+            max_task_retries=0,
+        )
+        self._actors = [remote.remote(settings) for _ in range(config.num_workers)]
+
+    def _check_resources(self, cluster: dict[str, float]) -> None:
+        """Fail clearly, before any work is sent, when the workers cannot all be placed
+        (Ray would queue the rest forever)."""
+        config = self.config
+        for resource, per_worker, field in (
+            ("CPU", config.cpus_per_worker, "cpus_per_worker"),
+            ("GPU", config.gpus_per_worker, "gpus_per_worker"),
+        ):
+            needed = config.num_workers * per_worker
+            available = cluster.get(resource, 0.0)
+            require(
+                needed <= available + 1e-9,
+                "scheduler.num_workers",
+                f"{config.num_workers} workers x scheduler.{field}={per_worker} need "
+                f"{needed:g} {resource}s but the Ray cluster has {available:g}",
+                f"fewer workers or a smaller scheduler.{field}",
+            )
+
+    def close(self) -> None:
+        if self._ray is None:
+            return
+        for actor in self._actors:
+            self._ray.kill(actor, no_restart=True)
+        self._actors = []
+        if self._owns_ray:
+            self._ray.shutdown()
+        self._ray = None
+
+    def worker_pids(self) -> list[int]:
+        """The process ids of the workers (after the first evaluation)."""
+        return self._ray.get([actor.pid.remote() for actor in self._actors])
+
+    # ------------------------------------------------------------------ one round
+
+    def _shipment(self, population: Population, policy: Policy):
+        """Put this round's population description into the object store once; returns
+        (key, reference, bytes) and a builder of the dense fallback."""
+        self._keys += 1
+        key = self._keys
+        normalizer = policy.normalizer.state_dict() if policy.normalizer is not None else None
+        origin_key = None
+        if population.origin is not None:
+            sent = self._sent.get(_identity(population.origin.population))
+            origin_key = sent[0] if sent is not None else None
+        shipped = ship(key, population, normalizer, origin_key)
+        self._sent[_identity(population)] = (key, population)
+        while len(self._sent) > KEPT_POPULATIONS:
+            self._sent.popitem(last=False)
+        dense = ship(key, population, normalizer, None) if origin_key is not None else shipped
+        return key, shipped, dense
+
+    def evaluate(
+        self,
+        population: Population,
+        policy: Policy,
+        backend: Backend,
+        request: EvaluationRequest,
+    ) -> EvaluationResult:
+        started = time.perf_counter()
+        behaviour = resolve(request.behaviour, self.env) if request.behaviour is not None else None
+        ledger = EpisodeLedger(len(population), request, self.env.frame_skip, behaviour)
+        if len(ledger) == 0:
+            return ledger.result()
+        self._start(policy, backend)
+        ray = self._ray
+        key, shipped, dense = self._shipment(population, policy)
+        shipped_ref = ray.put(shipped)
+        bytes_sent = shipped.size_bytes
+        dense_ref = None
+        size = self.config.members_per_shard
+        pending = deque(
+            _Shard(first, min(first + size, len(population)))
+            for first in range(0, len(population), size)
+        )
+        shards = len(pending)
+        idle = deque(range(len(self._actors)))
+        in_flight: dict = {}  # object ref -> (worker index, shard, sent with dense bases)
+        retries = 0
+        episodes = request.episodes_per_member
+        while pending or in_flight:
+            while pending and idle:
+                worker, shard = idle.popleft(), pending.popleft()
+                use_dense = shard.attempts > 0 and dense_ref is not None
+                reference = [dense_ref if use_dense else shipped_ref]
+                arguments = (key, reference, request, shard.first_member, shard.end_member)
+                bytes_sent += len(pickle.dumps(arguments[2:], protocol=pickle.HIGHEST_PROTOCOL))
+                bytes_sent += 64  # the key and the reference
+                actor = self._actors[worker]
+                task = actor.evaluate_shard.remote(*arguments)
+                in_flight[task] = (worker, shard)
+                if self.dispatch_hook is not None:
+                    self.dispatch_hook(worker, actor, shard.first_member)
+            # A short wait, so Ctrl-C and SIGTERM are handled promptly.
+            done, _ = ray.wait(list(in_flight), num_returns=1, timeout=0.2)
+            for task in done:
+                worker, shard = in_flight.pop(task)
+                try:
+                    record = ray.get(task)
+                except Exception as error:  # a dead worker or a failed shard: re-run it
+                    missing = _missing_population(error)
+                    if missing is not None and dense_ref is None:
+                        dense_ref = ray.put(dense)
+                        bytes_sent += dense.size_bytes
+                    shard.attempts += 1
+                    retries += 1
+                    if shard.attempts > self.config.shard_retries:
+                        raise RuntimeError(
+                            f"shard of members [{shard.first_member}, {shard.end_member}) "
+                            f"failed {shard.attempts} times; last error: {error}"
+                        ) from error
+                    pending.appendleft(shard)
+                    idle.append(worker)  # Ray restarts a dead worker; others go first
+                    continue
+                items = slice(shard.first_member * episodes, shard.end_member * episodes)
+                ledger.absorb(items, record)
+                idle.append(worker)
+        result = ledger.result()
+        result.timings["wall"] = time.perf_counter() - started
+        result.stats = {
+            "bytes_sent": float(bytes_sent),
+            "shards": float(shards),
+            "shard_retries": float(retries),
+            "workers": float(len(self._actors)),
+        }
+        return result
+
+
+def _identity(population: Population) -> tuple[int, int, int]:
+    """A population's identity: its index tensors (shared by ``to()`` and ``replace``)."""
+    return id(population.base_index), id(population.scale), id(population.seed)
+
+
+def _missing_population(error: Exception) -> int | None:
+    """The key a worker said it lacks, if that is what ``error`` is."""
+    cause = getattr(error, "cause", None)
+    for candidate in (error, cause):
+        if isinstance(candidate, MissingPopulation):
+            return candidate.key
+    return None
