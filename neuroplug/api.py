@@ -220,6 +220,9 @@ class EvaluationRequest:
     behaviour: str | None = None
     """Which behaviour characterisation to return per episode (None: none); see
     :mod:`neuroplug.behaviours` for the names."""
+    progress: Callable[[int, int, int], None] | None = field(default=None, compare=False)
+    """Optional: call ``progress(episodes_done, episodes_total, env_steps)`` now and then
+    while the evaluation runs (the trainer shows it); never sent to other processes."""
 
 
 @dataclass

@@ -83,6 +83,16 @@ class EpisodeLedger:
     def __len__(self) -> int:
         return len(self.member)
 
+    @property
+    def episodes_done(self) -> int:
+        """Episodes that have ended so far."""
+        return int(self._ended.sum())
+
+    @property
+    def env_steps(self) -> int:
+        """Agent steps taken so far."""
+        return int(self.lengths.sum())
+
     @contextmanager
     def timing(self, phase: str):
         """Add the time spent in the ``with`` block to ``phase``."""

@@ -16,6 +16,11 @@ class Logger:
     def message(self, text: str) -> None:
         """A one-off line for the user (start, evaluation, resume, stop)."""
 
+    def progress(self, state: dict[str, Any]) -> None:
+        """Where the running phase stands (called a few times a second at most): ``phase``
+        (``generation`` or ``evaluation``), ``generation`` (the one running, from 1),
+        ``episodes_done``, ``episodes_total`` and ``frames`` (the run's, so far)."""
+
     def artifact(self, path: Path, name: str, kind: str) -> None:
         """A file worth keeping with the run (a checkpoint, the best policy)."""
 
@@ -51,6 +56,9 @@ class MultiLogger(Logger):
 
     def message(self, text: str) -> None:
         self._each("message", text)
+
+    def progress(self, state: dict[str, Any]) -> None:
+        self._each("progress", state)
 
     def artifact(self, path: Path, name: str, kind: str) -> None:
         self._each("artifact", path, name, kind)

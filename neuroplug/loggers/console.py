@@ -2,9 +2,12 @@
 
 Every generation ends with a permanent line (counters, returns, speed, elapsed, ETA). When
 the output is a terminal, a status line below it is redrawn twice a second while the next
-generation runs (its number, how long it has been running, the run's elapsed time and ETA),
-so long Atari generations visibly make progress. When the output is a file or a pipe (CI,
-``nohup``, a cluster log) only the plain lines are written.
+generation runs: its number, its finished episodes out of all, the run's frames so far,
+how long it has been running, the elapsed time and ETA (and, during an evaluation of the
+deployed policy, that phase's episodes), so long Atari generations visibly make progress.
+When the output is a file or a pipe (CI, ``nohup``, a cluster log) the plain lines are
+written, plus a progress line at most every :attr:`ConsoleLogger.PLAIN_INTERVAL_S` seconds
+of a long generation.
 """
 
 from __future__ import annotations
@@ -32,10 +35,16 @@ def clock(seconds: float) -> str:
     return f"{seconds // 3600}:{seconds % 3600 // 60:02d}:{seconds % 60:02d}"
 
 
+def _episodes(progress: dict[str, Any]) -> str:
+    return f"{progress['episodes_done']}/{progress['episodes_total']}"
+
+
 class ConsoleLogger(Logger):
     """Prints a line per generation to ``stream`` (stdout by default), live on a terminal."""
 
     REFRESH_S = 0.5
+    PLAIN_INTERVAL_S = 30.0
+    """Least seconds between two lines in a file or pipe (progress lines are skipped)."""
 
     def __init__(
         self, budget: dict[str, int | None], stream: TextIO | None = None, live: bool | None = None
@@ -46,6 +55,8 @@ class ConsoleLogger(Logger):
         self._lock = threading.Lock()
         self._generation_started = time.monotonic()
         self._last: dict[str, Any] | None = None
+        self._progress: dict[str, Any] | None = None
+        self._last_line = time.monotonic()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         if self.live:
@@ -56,16 +67,30 @@ class ConsoleLogger(Logger):
 
     def _status(self) -> str:
         running = time.monotonic() - self._generation_started
-        if self._last is None:
-            return f"generation 1 running for {clock(running)}"
-        last = self._last
-        elapsed = last["elapsed"] + running
+        last, progress = self._last, self._progress
+        generation = last["generation"] + 1 if last is not None else 1
+        if progress is not None and progress["phase"] == "evaluation":
+            head = f"evaluating the policy | episodes {_episodes(progress)}"
+        else:
+            head = f"generation {generation} running for {clock(running)}"
+            if progress is not None:
+                head += f" | episodes {_episodes(progress)} | frames {human(progress['frames'])}"
+            elif last is not None:
+                head += f" | frames {human(last['frames'])}"
+        if last is None:
+            return head
         eta = self.eta(last)
         return (
-            f"generation {last['generation'] + 1} running for {clock(running)} | "
-            f"frames {human(last['frames'])} | best {last['return_max']:.2f} | "
-            f"elapsed {clock(elapsed)} | ETA {clock(eta) if eta is not None else '?'}"
+            f"{head} | best {last['return_max']:.2f} | elapsed {clock(last['elapsed'] + running)}"
+            f" | ETA {clock(eta) if eta is not None else '?'}"
         )
+
+    def progress(self, state: dict[str, Any]) -> None:
+        self._progress = dict(state)
+        if self.live:
+            return  # the status line shows it
+        if time.monotonic() - self._last_line >= self.PLAIN_INTERVAL_S:
+            self._print(self._status())
 
     def _redraw(self) -> None:
         while not self._stop.wait(self.REFRESH_S):
@@ -78,6 +103,7 @@ class ConsoleLogger(Logger):
             if self.live:
                 self.stream.write("\r\033[K")
             print(line, file=self.stream, flush=True)
+            self._last_line = time.monotonic()
 
     def eta(self, metrics: dict[str, Any]) -> float | None:
         """Seconds left by whichever budget ends first, from the average pace so far."""
@@ -104,6 +130,7 @@ class ConsoleLogger(Logger):
         if evaluation is not None and math.isfinite(evaluation):
             line += f" | eval {evaluation:.2f}"
         self._last = metrics
+        self._progress = None
         self._generation_started = time.monotonic()
         self._print(line)
 

@@ -55,6 +55,8 @@ from neuroplug.noise import normals_at
 from neuroplug.population import Population
 
 NO_ITEM = -1
+PROGRESS_INTERVAL_S = 0.25
+"""Least seconds between two calls of ``request.progress``."""
 
 
 @dataclass
@@ -230,15 +232,23 @@ class LockstepEvaluation:
             self.resetting[:] = True
             for group in groups:
                 self._send(group, group.lanes, self._dummy_actions(len(group.lanes)))
+            reported = time.perf_counter()
             while any(group.in_flight for group in groups):
                 self._assign(np.sort(np.asarray(finished, dtype=np.int64)))
                 finished = []
                 for group in groups:
                     if group.in_flight:
                         finished += self._cycle(group, groups)
+                if self.request.progress is not None:
+                    now = time.perf_counter()
+                    if now - reported >= PROGRESS_INTERVAL_S:
+                        reported = now
+                        self._report_progress()
         finally:
             for group in groups:
                 group.pool.close()
+        if self.request.progress is not None:
+            self._report_progress()
         ended = time.perf_counter()
         timings = ledger.timings
         timings["env_idle"] = self.clock.idle_until(ended)
@@ -248,6 +258,10 @@ class LockstepEvaluation:
         )
         timings["wall"] = ended - started
         return ledger
+
+    def _report_progress(self) -> None:
+        ledger = self.ledger
+        self.request.progress(ledger.episodes_done, len(ledger), ledger.env_steps)
 
     def _start_groups(self) -> list[_Group]:
         seeds = lane_seeds(self.request, self.ledger, self.num_lanes)

@@ -175,12 +175,33 @@ class Trainer:
             generation=EVAL_GENERATION_OFFSET + self.generation,
             episodes_per_member=self.parts.run.eval_episodes,
             seed=self.parts.run.seed,
+            progress=self._progress("evaluation", count_frames=False),
         )
         result = self.parts.scheduler.evaluate(
             Population.dense(params), self.parts.policy, self.parts.backend, request
         )
         self.last_eval = float(result.returns.mean())
         return result
+
+    def _progress(self, phase: str, count_frames: bool):
+        """A ``request.progress`` that shows the loggers where ``phase`` stands."""
+        generation = self.generation + 1
+        frames_before = self.counters["frames"]
+        frame_skip = self.parts.env.frame_skip
+
+        def report(episodes_done: int, episodes_total: int, env_steps: int) -> None:
+            frames = frames_before + (env_steps * frame_skip if count_frames else 0)
+            self.loggers.progress(
+                {
+                    "phase": phase,
+                    "generation": generation,
+                    "episodes_done": episodes_done,
+                    "episodes_total": episodes_total,
+                    "frames": frames,
+                }
+            )
+
+        return report
 
     def evaluate_round(self, round_index: int) -> tuple[EvaluationResult, dict[str, float], bool]:
         """One ask/evaluate/tell round of the current generation; counts its work.
@@ -199,6 +220,7 @@ class Trainer:
             collect_obs_stats=parts.policy.normalizer is not None and round_index == 0,
             round=round_index,
             behaviour=parts.algorithm.behaviour(),
+            progress=self._progress("generation", count_frames=True),
         )
         evaluating = time.perf_counter()
         result = self._evaluate_with_retries(population, request)

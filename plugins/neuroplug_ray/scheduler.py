@@ -33,7 +33,7 @@ import signal
 import time
 from collections import OrderedDict, deque
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from neuroplug.api import Backend, EvaluationRequest, EvaluationResult
 from neuroplug.behaviours import resolve
@@ -246,6 +246,7 @@ class RayScheduler(LockstepScheduler):
             return ledger.result()
         self._start(policy, backend)
         ray = self._ray
+        progress, request = request.progress, replace(request, progress=None)  # stays here
         key, shipped, dense = self._shipment(population, policy)
         shipped_ref = ray.put(shipped)
         bytes_sent = shipped.size_bytes
@@ -297,6 +298,8 @@ class RayScheduler(LockstepScheduler):
                 items = slice(shard.first_member * episodes, shard.end_member * episodes)
                 ledger.absorb(items, record)
                 idle.append(worker)
+                if progress is not None:
+                    progress(ledger.episodes_done, len(ledger), ledger.env_steps)
         result = ledger.result()
         result.timings["wall"] = time.perf_counter() - started
         result.stats = {

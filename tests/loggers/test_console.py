@@ -50,3 +50,32 @@ def test_live_status_line_on_a_terminal():
     assert "\r\033[Kgeneration 2 running for 0:00:0" in text
     assert "frames 4k | best 21.00" in text
     assert text.endswith("\r\033[K")  # the status line is cleared when the run ends
+
+
+PROGRESS = {"phase": "generation", "generation": 2, "episodes_done": 37, "episodes_total": 64}
+
+
+def test_the_status_shows_the_running_generations_episodes_and_frames():
+    logger = ConsoleLogger({"max_frames": 40_000}, io.StringIO(), live=False)
+    logger.log(METRICS)
+    logger.progress({**PROGRESS, "frames": 5500})
+    status = logger._status()
+    assert status.startswith("generation 2 running for 0:00:0")
+    assert "episodes 37/64 | frames 5.5k | best 21.00" in status
+    logger.progress({**PROGRESS, "phase": "evaluation", "episodes_done": 3, "episodes_total": 10})
+    assert logger._status().startswith("evaluating the policy | episodes 3/10")
+    logger.log({**METRICS, "generation": 2})  # a finished generation clears its progress
+    assert "episodes" not in logger._status()
+
+
+def test_in_a_pipe_progress_lines_come_at_most_every_interval():
+    stream = io.StringIO()
+    logger = ConsoleLogger({"max_generations": 10}, stream)
+    logger.log(METRICS)
+    logger.progress({**PROGRESS, "frames": 5500})  # right after a line: nothing
+    assert stream.getvalue().count("\n") == 1
+    logger.PLAIN_INTERVAL_S = 0.0  # as if the interval had passed
+    logger.progress({**PROGRESS, "frames": 5500})
+    lines = stream.getvalue().splitlines()
+    assert len(lines) == 2 and "episodes 37/64 | frames 5.5k" in lines[1]
+    assert "\r" not in stream.getvalue()

@@ -183,3 +183,16 @@ def test_training_ends_in_the_same_state_with_every_scheduler(compose, tmp_path)
     assert same(states["serial"]["algorithm"], states["pipelined"]["algorithm"])
     for key in ("counters", "normalizer", "last_eval"):
         assert same(states["serial"][key], states["pipelined"][key]), key
+
+
+def test_progress_is_reported_while_playing_and_ends_at_the_totals():
+    env, policy, backend, population = _setup("CartPole-v1", 6)
+    calls = []
+    request = EvaluationRequest(
+        generation=0, episodes_per_member=2, progress=lambda *state: calls.append(state)
+    )
+    scheduler = ThreadedScheduler(ThreadedSchedulerConfig(name="threaded", max_envs=4), env)
+    result = scheduler.evaluate(population, policy, backend, request)
+    assert calls[-1] == (12, 12, result.env_steps)
+    done = [episodes for episodes, _, _ in calls]
+    assert done == sorted(done)  # never goes back

@@ -9,6 +9,7 @@ import logging
 import signal
 import subprocess
 import sys
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -92,11 +93,14 @@ def test_ray_gives_exactly_what_threaded_gives(task_id, steps, extra):
     threaded = ThreadedScheduler(ThreadedSchedulerConfig(name="threaded", num_threads=1), env)
     reference = threaded.evaluate(population, policy, backend, request)
     scheduler = _ray(env, workers=2)
+    calls = []
+    request = replace(request, progress=lambda *state: calls.append(state))  # stays local
     try:
         result = scheduler.evaluate(population, policy, backend, request)
     finally:
         scheduler.close()
     _assert_identical(result, reference)
+    assert calls[-1] == (16, 16, result.env_steps)
     assert result.stats["shards"] == 3 and result.stats["shard_retries"] == 0
 
 
