@@ -78,22 +78,34 @@ def discover(kind: str) -> dict[str, list[PluginInfo]]:
     group = kind_of(kind).entry_point_group
     found: dict[str, list[PluginInfo]] = {}
     seen: set[tuple[str, str, str]] = set()
-    for distribution in metadata.distributions():
+    for distribution, entry_point in _entry_points():
+        if entry_point.group != group:
+            continue
+        # Only a distribution that has a plugin gets its metadata parsed (parsing every
+        # installed distribution's took most of a second at start-up).
         dist_name = distribution.metadata["Name"] or "<unknown>"
-        for entry_point in distribution.entry_points:
-            if entry_point.group != group:
-                continue
-            # The same distribution can be visible twice (e.g. an editable install and
-            # a stale copy on sys.path); one distribution is one claimant.
-            key = (entry_point.name, dist_name.lower().replace("_", "-"), entry_point.value)
-            if key in seen:
-                continue
-            seen.add(key)
-            info = PluginInfo(
-                kind, entry_point.name, entry_point.value, dist_name, distribution.version
-            )
-            found.setdefault(entry_point.name, []).append(info)
+        # The same distribution can be visible twice (e.g. an editable install and
+        # a stale copy on sys.path); one distribution is one claimant.
+        key = (entry_point.name, dist_name.lower().replace("_", "-"), entry_point.value)
+        if key in seen:
+            continue
+        seen.add(key)
+        info = PluginInfo(
+            kind, entry_point.name, entry_point.value, dist_name, distribution.version
+        )
+        found.setdefault(entry_point.name, []).append(info)
     return dict(sorted(found.items()))
+
+
+def _entry_points() -> list[tuple[metadata.Distribution, metadata.EntryPoint]]:
+    """Every installed entry point in a neuroplug group, with its distribution."""
+    groups = {row.entry_point_group for row in KINDS.values()}
+    return [
+        (distribution, entry_point)
+        for distribution in metadata.distributions()
+        for entry_point in distribution.entry_points
+        if entry_point.group in groups
+    ]
 
 
 def resolve(kind: str, name: str) -> PluginInfo:
