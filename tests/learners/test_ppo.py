@@ -13,22 +13,8 @@ from neuroplug.replay import replay
 from neuroplug.testing import check_resume_is_exact
 from neuroplug.training.checkpoint import load_checkpoint
 
-# RL Zoo's CartPole-v1 PPO settings on a 64-64 MLP.
-CARTPOLE = [
-    "algo=ppo",
-    "env=cartpole",
-    "net.hidden_sizes=[64,64]",
-    "algo.rollout_length=32",
-    "algo.epochs=20",
-    "algo.minibatches=1",
-    "algo.gamma=0.98",
-    "algo.gae_lambda=0.8",
-    "algo.learning_rate=1e-3",
-    "algo.clip_coef=0.2",
-    "algo.entropy_coef=0.0",
-    "algo.env_groups=1",
-    "algo.torch_threads=1",
-]
+# RL Zoo's CartPole-v1 PPO settings on a 64-64 MLP: the shipped preset.
+CARTPOLE = ["+experiment=ppo_cartpole"]
 
 
 def test_ppo_solves_cartpole(compose, tmp_path):
