@@ -267,8 +267,7 @@ class RayScheduler(LockstepScheduler):
                 use_dense = shard.attempts > 0 and dense_ref is not None
                 reference = [dense_ref if use_dense else shipped_ref]
                 arguments = (key, reference, request, shard.first_member, shard.end_member)
-                bytes_sent += len(pickle.dumps(arguments[2:], protocol=pickle.HIGHEST_PROTOCOL))
-                bytes_sent += 64  # the key and the reference
+                bytes_sent += len(pickle.dumps(arguments, protocol=pickle.HIGHEST_PROTOCOL))
                 actor = self._actors[worker]
                 task = actor.evaluate_shard.remote(*arguments)
                 in_flight[task] = (worker, shard)
