@@ -4,7 +4,10 @@ Sarkar et al. (2025), "Evolution Strategies at the Hyperscale" (EGGROLL). For a 
 matrix W (rows x cols) a member uses ``W + scale * A @ B.T / sqrt(rank)`` with A
 (rows x rank) and B (cols x rank) standard normal, so a layer's forward pass is
 ``x W + scale/sqrt(rank) * (x A) B.T``: the ``x W`` term is shared by every member of a
-base and the member's own work is ``rank * (rows + cols)`` instead of ``rows * cols``.
+base and the member's own work is ``rank * (rows + cols)`` instead of ``rows * cols``. A
+convolution kernel ``(out, in, kh, kw)`` is the matrix ``(out, in * kh * kw)`` of its
+row-major entries, so its perturbation is ``rank`` filters ``B`` mixed into ``out``
+channels by ``A``.
 
 The factors come from the member's ordinary noise stream, inside the matrix's own slice of
 it: A is noise elements ``offset + [0, rows*rank)`` (row-major, ``A[i, r]`` at
@@ -53,19 +56,21 @@ class LowRank:
 
 
 def lowrank_for(layout: ParameterLayout, rank: int, min_size: int) -> LowRank:
-    """The 2-D weights of ``layout`` with at least ``min_size`` entries, perturbed at ``rank``.
+    """The weight matrices and convolution kernels of ``layout`` with at least ``min_size``
+    entries, perturbed at ``rank``.
 
     A matrix whose factors would not fit in its own noise slice
     (``rank * (rows + cols) > rows * cols``) gains nothing and keeps dense noise.
     """
-    matrices = tuple(
-        LowRankMatrix(slot.offset, slot.shape[0], slot.shape[1])
-        for slot in layout.slots.values()
-        if len(slot.shape) == 2
-        and slot.size >= min_size
-        and rank * (slot.shape[0] + slot.shape[1]) <= slot.size
-    )
-    return LowRank(rank, matrices)
+    matrices = []
+    for slot in layout.slots.values():
+        if len(slot.shape) not in (2, 4) or slot.size < min_size:
+            continue
+        # A convolution kernel (out, in, kh, kw) is the matrix (out, in * kh * kw).
+        rows, cols = slot.shape[0], slot.size // slot.shape[0]
+        if rank * (rows + cols) <= slot.size:
+            matrices.append(LowRankMatrix(slot.offset, rows, cols))
+    return LowRank(rank, tuple(matrices))
 
 
 def perturbation_vectors(

@@ -53,11 +53,12 @@ class ESStepConfig(AlgorithmConfig):
     action_noise: float = 0.01
     perturbation: str = "full"
     """``full`` (dense noise on every parameter) or ``lowrank`` (EGGROLL factors on the
-    large weight matrices)."""
+    large weight matrices and convolution kernels)."""
     rank: int = 4
     """Rank of the low-rank perturbations."""
     lowrank_min_size: int = 65536
-    """Weight matrices with at least this many entries get low-rank perturbations."""
+    """Weight matrices and convolution kernels with at least this many entries get
+    low-rank perturbations (the Nature CNN's convolutions have 8,192-36,864)."""
 
     def __post_init__(self) -> None:
         super().__post_init__()

@@ -5,8 +5,9 @@ Members are materialised once per evaluation by
 eps(seed))``, fresh init draws built from their seeds) when they fit
 ``max_materialized_mb``; bigger populations rebuild just the alive members' weights in
 each forward call, trading compute for memory. Either way only the members whose episodes
-are alive are computed. Low-rank MLP populations without a ``sigma`` vector keep their
-low-rank factors apart (:mod:`neuroplug_backends.torch_lowrank`).
+are alive are computed. Low-rank MLP and Nature-CNN populations without a ``sigma`` vector
+are never materialised: their shared base weights run as one product per fixed tile of
+members and each member adds its factors (:mod:`neuroplug_backends.torch_lowrank`).
 """
 
 from __future__ import annotations
@@ -18,10 +19,9 @@ import torch
 from neuroplug.api import Backend, BackendConfig
 from neuroplug.devices import resolve_device
 from neuroplug.errors import require
-from neuroplug.nets.mlp import MLP
 from neuroplug.nets.network import Network
 from neuroplug.population import Population
-from neuroplug_backends.torch_lowrank import FactoredLowRankMLP
+from neuroplug_backends.torch_lowrank import FactoredLowRank, supports
 
 
 @dataclass
@@ -32,6 +32,14 @@ class TorchBackendConfig(BackendConfig):
     """Materialise the population once per evaluation if it fits in this many MiB."""
     num_threads: int = 0
     """Intra-op CPU threads for PyTorch; 0 keeps PyTorch's default."""
+    tile_rows: int = 128
+    """Members per fixed tile of the factored low-rank forward
+    (:mod:`neuroplug_backends.torch_lowrank`), at most the population. Bigger tiles are
+    faster while most members are alive (benchmarks/results/lowrank_inference.md: small
+    tiles pay per-call overhead, most on 2 threads), smaller ones compute fewer dead rows
+    once most episodes have ended or when a pipelined group holds part of the population.
+    Runs differing in it differ in rounding; within a run a member's outputs never depend
+    on what else is alive."""
 
     def __post_init__(self) -> None:
         require(
@@ -39,6 +47,9 @@ class TorchBackendConfig(BackendConfig):
             "backend.max_materialized_mb",
             f"got {self.max_materialized_mb}",
             "an integer >= 0",
+        )
+        require(
+            self.tile_rows >= 1, "backend.tile_rows", f"got {self.tile_rows}", "an integer >= 1"
         )
 
 
@@ -54,7 +65,7 @@ class TorchBackend(Backend):
             torch.set_num_threads(config.num_threads)
         self._population: Population | None = None
         self._params: torch.Tensor | None = None
-        self._factored: FactoredLowRankMLP | None = None
+        self._factored: FactoredLowRank | None = None
 
     @property
     def device(self) -> torch.device:
@@ -62,33 +73,38 @@ class TorchBackend(Backend):
 
     def load(self, population: Population) -> None:
         self._population = population.to(self._device)
+        self._factored = None
+        lowrank = population.lowrank
+        if (
+            lowrank is not None
+            and lowrank.matrices
+            and population.sigma is None
+            and supports(self.network)
+            and bool((population.scale != 0).any())
+        ):
+            # Low-rank tensors stay factored (a member reads rank x (rows + cols) numbers of
+            # them per step instead of rows x cols), and P x D is never built.
+            self._params = None
+            tile_rows = min(self.config.tile_rows, len(population))
+            self._factored = FactoredLowRank(
+                self.network, self._population, self._device, tile_rows
+            )
+            return
         size_mb = len(population) * population.num_params * 4 / 2**20
         if size_mb <= self.config.max_materialized_mb:
             self._params = self._population.materialize(device=self._device)
         else:
             self._params = None
-        self._factored = None
-        lowrank = population.lowrank
-        if (
-            self._params is not None
-            and lowrank is not None
-            and lowrank.matrices
-            and population.sigma is None
-            and isinstance(self.network, MLP)
-        ):
-            # Low-rank matrices stay factored: a member reads rank x (rows + cols) numbers
-            # of them per step instead of rows x cols.
-            self._factored = FactoredLowRankMLP(self.network, self._population, self._params)
 
     @torch.no_grad()
     def forward(self, members: torch.Tensor, observations: torch.Tensor) -> torch.Tensor:
         if self._population is None:
             raise RuntimeError("TorchBackend.forward called before load(population)")
+        if self._factored is not None:
+            return self._factored.forward(members, observations)
         if self._params is None:
             params = self._population.materialize(members, device=self._device)
             return self.network.forward_population(params, observations)
-        if self._factored is not None:
-            return self._factored.forward(members, observations)
         members = members.cpu()
         if len(members) == 0:
             return self.network.forward_population(self._params[:0], observations)

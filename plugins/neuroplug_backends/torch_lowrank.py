@@ -1,13 +1,25 @@
-"""The torch backend's MLP forward for low-rank populations, with the factors kept apart.
+"""The torch backend's forward for low-rank populations, with the factors kept apart.
 
 For a weight matrix perturbed by a low-rank product (EGGROLL, :mod:`neuroplug.lowrank`),
-member i's layer is ``x (W_b + c_i A_i B_iᵀ) = x W_b + ((x (c_i A_i)) B_iᵀ``: the base matrix
-``W_b`` is shared by every member of base b, and a member's own work is ``rank x (rows +
-cols)`` numbers instead of ``rows x cols``. The shared product runs as a batched multiply
-over a stride-0 view of ``W_b``, one small matrix product per row, so each member's
-outputs do not depend on which other members share the batch (the schedulers' identical
-results rely on that). Biases and matrices kept full-rank come from the materialised
-parameters as before.
+member i's layer is ``x (W_b + c_i A_i B_iᵀ) = x W_b + (x (c_i A_i)) B_iᵀ``: the base
+matrix ``W_b`` is shared by every member of base b, so ``x W_b`` is one matrix product for
+all of them, and a member's own work is ``rank x (rows + cols)`` numbers instead of
+``rows x cols``. A convolution kernel ``(out, in, kh, kw)`` is the matrix ``(out, in*kh*kw)``,
+so ``conv(x, W_b + c_i A_i B_iᵀ)`` is the shared convolution plus the member's ``rank``
+filters ``B_i`` mixed back to ``out`` channels by ``c_i A_i``. Biases and the tensors kept
+full-rank are built per member from the bases and the noise for those slots alone: the
+population is never materialised as ``P x D``.
+
+**Fixed tiles.** A product's rounding can depend on the shape of the call and on a row's
+place in it: a BLAS picks its kernel by shape (torch even switches library for a batched
+product by its total size). So members live in fixed tiles of ``tile_rows`` rows, member
+m always at row ``m % tile_rows`` of tile ``m // tile_rows``, and every op runs on one
+whole tile: a forward call loops over the tiles that hold an alive member, with the other
+rows zero. Every call then has the same shapes and every member the same place whatever
+else is alive, which keeps each member's outputs independent of the schedule (the
+schedulers' identical results and bit-identical resume rely on that). A member playing
+two episodes at once takes the same row of a second copy of its tile. Bigger tiles cost
+fewer calls per step; smaller ones compute fewer dead rows once most episodes have ended.
 """
 
 from __future__ import annotations
@@ -15,90 +27,227 @@ from __future__ import annotations
 import math
 
 import torch
+import torch.nn.functional as F
 
 from neuroplug.nets.mlp import MLP
+from neuroplug.nets.nature_cnn import CONV_LAYERS, NatureCNN
+from neuroplug.nets.network import Network
 from neuroplug.noise import noise_vectors
 from neuroplug.population import Population
 
 
-class FactoredLowRankMLP:
-    """Forward passes of an MLP population whose big matrices move by low-rank products."""
+def supports(network: Network) -> bool:
+    """Whether :class:`FactoredLowRank` knows this architecture's forward pass."""
+    return isinstance(network, MLP | NatureCNN)
 
-    def __init__(self, network: MLP, population: Population, params: torch.Tensor) -> None:
-        """``population`` on the target device with ``lowrank`` set; ``params`` its
-        materialised ``(P, D)`` parameters (read only for the full-rank tensors)."""
-        lowrank = population.lowrank
-        device = params.device
+
+class _LowRankSlot:
+    """A weight tensor moving by low-rank products: the bases' matrices and each
+    member's factors, both stored ``(rank, ·)``, ``A`` scaled by ``scale / sqrt(rank)``."""
+
+    def __init__(self, shared: torch.Tensor, factor_at: torch.Tensor, factor_bt: torch.Tensor):
+        self.shared = shared
+        """``(B, rows, cols)``."""
+        self.factor_at = factor_at
+        """``(tiles, tile_rows, rank, rows)``."""
+        self.factor_bt = factor_bt
+        """``(tiles, tile_rows, rank, cols)``."""
+
+
+class FactoredLowRank:
+    """Forward passes of an MLP or Nature-CNN population whose big tensors move by
+    low-rank products, in fixed tiles of members (see the module docstring)."""
+
+    def __init__(
+        self, network: Network, population: Population, device: torch.device, tile_rows: int
+    ) -> None:
+        """``population`` with ``lowrank`` set and no ``sigma``."""
+        if population.lowrank is None or population.sigma is not None:
+            raise ValueError("FactoredLowRank needs a low-rank population without sigma")
         self.network = network
-        self.params = params
-        self.base_index = population.base_index.to(device)
+        self.device = device
+        self.tile_rows = tile_rows
+        self.size = len(population)
+        self.num_tiles = max(1, math.ceil(self.size / tile_rows))
+        padded = self.num_tiles * tile_rows
         self.num_bases = population.num_bases
+        # Padding rows belong to the last member's base, so they never add a base to a tile.
+        base_index = population.base_index.clone()
+        if padded > self.size:
+            filler = base_index[-1:] if self.size else torch.zeros(1, dtype=torch.int64)
+            base_index = torch.cat([base_index, filler.expand(padded - self.size)])
+        self.row_base = base_index.view(self.num_tiles, tile_rows).to(device)
+        scale = torch.zeros(padded)
+        scale[: self.size] = population.scale
+        seed = torch.zeros(padded, dtype=torch.int64)
+        seed[: self.size] = population.seed
+        perturbed = torch.nonzero(scale != 0).flatten()
         bases = population.base_params(device)
-        rank = lowrank.rank
-        perturbed = torch.nonzero(population.scale != 0).flatten()
-        coefficient = (population.scale[perturbed] / math.sqrt(rank)).to(device)
-        self.base_matrices: dict[int, torch.Tensor] = {}
-        self.factor_a: dict[int, torch.Tensor] = {}
-        self.factor_b: dict[int, torch.Tensor] = {}
-        for matrix in lowrank.matrices:
-            start, rows, cols = matrix.offset, matrix.rows, matrix.cols
-            self.base_matrices[start] = bases[:, start : start + rows * cols].reshape(
-                self.num_bases, rows, cols
-            )
-            factor_a = torch.zeros((len(population), rows, rank), device=device)
-            factor_b = torch.zeros((len(population), cols, rank), device=device)
+        lowrank = population.lowrank
+        self.lowrank_slots: dict[str, _LowRankSlot] = {}
+        self.member_tensors: dict[str, torch.Tensor] = {}
+        for name, slot in network.layout.slots.items():
+            stop = slot.offset + slot.size
+            matrix = lowrank.matrix_at(slot.offset)
+            if matrix is not None:
+                self.lowrank_slots[name] = self._factors(
+                    bases[:, slot.offset : stop], matrix.rows, matrix.cols, lowrank.rank,
+                    slot.offset, population.num_params, seed[perturbed], scale[perturbed],
+                    perturbed, padded,
+                )  # fmt: skip
+                continue
+            # Built exactly as Population.materialize builds these entries.
+            values = bases[:, slot.offset : stop][base_index.to(device)].clone()
             if len(perturbed):
-                # A member's factors are its noise slice, as in neuroplug.lowrank; the scale
-                # goes into A so the forward pass needs no extra multiply.
                 noise = noise_vectors(
-                    population.seed[perturbed],
-                    population.num_params,
-                    start,
-                    start + (rows + cols) * rank,
-                    device=device,
+                    seed[perturbed], population.num_params, slot.offset, stop, device=device
                 )
-                a = noise[:, : rows * rank].reshape(-1, rows, rank)
-                factor_a[perturbed.to(device)] = a * coefficient.view(-1, 1, 1)
-                factor_b[perturbed.to(device)] = noise[:, rows * rank :].reshape(-1, cols, rank)
-            self.factor_a[start] = factor_a
-            self.factor_b[start] = factor_b
+                values[perturbed.to(device)] += scale[perturbed].to(device).unsqueeze(1) * noise
+            self.member_tensors[name] = values.view(self.num_tiles, tile_rows, *slot.shape)
 
-    def _slice(self, members: torch.Tensor, name: str) -> torch.Tensor:
-        """Tensor ``name`` of ``members`` from the materialised parameters (slice, then gather)."""
-        slot = self.network.layout.slots[name]
-        values = self.params[:, slot.offset : slot.offset + slot.size][members]
-        return values.reshape(len(members), *slot.shape)
+    def _factors(
+        self, shared, rows, cols, rank, offset, num_params, seeds, scales, perturbed, padded
+    ) -> _LowRankSlot:
+        """A low-rank slot's factors, read from each member's noise as in neuroplug.lowrank."""
+        device = self.device
+        factor_at = torch.zeros((padded, rank, rows), device=device)
+        factor_bt = torch.zeros((padded, rank, cols), device=device)
+        if len(perturbed):
+            noise = noise_vectors(
+                seeds, num_params, offset, offset + (rows + cols) * rank, device=device
+            )
+            coefficient = (scales / math.sqrt(rank)).to(device).view(-1, 1, 1)
+            # The scale goes into A, so the forward pass needs no extra multiply.
+            index = perturbed.to(device)
+            factor_a = noise[:, : rows * rank].reshape(-1, rows, rank) * coefficient
+            factor_at[index] = factor_a.transpose(1, 2)
+            factor_bt[index] = noise[:, rows * rank :].reshape(-1, cols, rank).transpose(1, 2)
+        tiles, tile_rows = self.num_tiles, self.tile_rows
+        return _LowRankSlot(
+            shared.reshape(self.num_bases, rows, cols),
+            factor_at.view(tiles, tile_rows, rank, rows),
+            factor_bt.view(tiles, tile_rows, rank, cols),
+        )
 
-    def _shared_product(self, members: torch.Tensor, hidden: torch.Tensor, start: int):
-        """``hidden[j] @ W_{base of members[j]}`` for every row, base matrices read in place."""
-        rows, cols = self.base_matrices[start].shape[1:]
-        if self.num_bases == 1:
-            return torch.bmm(hidden, self.base_matrices[start][0].expand(len(members), rows, cols))
-        out = hidden.new_empty((len(members), 1, cols))
-        bases = self.base_index[members]
-        for base in torch.unique(bases).tolist():
-            picked = torch.nonzero(bases == base).flatten()
-            shared = self.base_matrices[start][base].expand(len(picked), rows, cols)
-            out[picked] = torch.bmm(hidden[picked], shared)
-        return out
+    # ------------------------------------------------------------------ tiles
 
     def forward(self, members: torch.Tensor, inputs: torch.Tensor) -> torch.Tensor:
         """Outputs ``(n, out)`` of ``members[j]`` on ``inputs[j]``."""
-        members = members.to(self.params.device)
-        hidden = inputs.reshape(len(inputs), 1, -1).to(self.params.dtype)
-        layout = self.network.layout
-        for layer in range(self.network.num_layers):
-            bias = self._slice(members, f"b{layer}").unsqueeze(1)
-            start = layout.slots[f"w{layer}"].offset
-            if start in self.base_matrices:
-                low = torch.bmm(hidden, self.factor_a[start][members])
-                hidden = (
-                    self._shared_product(members, hidden, start)
-                    + torch.bmm(low, self.factor_b[start][members].transpose(1, 2))
-                    + bias
-                )
-            else:
-                hidden = torch.baddbmm(bias, hidden, self._slice(members, f"w{layer}"))
-            if layer < self.network.num_layers - 1:
-                hidden = self.network.activation(hidden)
-        return hidden.squeeze(1)
+        members = members.cpu().to(torch.int64)
+        tile_rows, padded = self.tile_rows, self.num_tiles * self.tile_rows
+        inputs = inputs.to(self.device)
+        if len(members) == padded and bool((members == torch.arange(padded)).all()):
+            # Everyone, in order: the inputs are the tiles already.
+            batch = inputs.view(self.num_tiles, tile_rows, *inputs.shape[1:])
+            return torch.cat([self._tile(tile, batch[tile]) for tile in range(self.num_tiles)])
+        virtual = self._copy_index(members) * padded + members
+        tile_ids, place = torch.unique(
+            torch.div(virtual, tile_rows, rounding_mode="floor"), return_inverse=True
+        )
+        flat_rows = (place * tile_rows + virtual % tile_rows).to(self.device)
+        batch = inputs.new_zeros((len(tile_ids) * tile_rows, *inputs.shape[1:]))
+        batch.index_copy_(0, flat_rows, inputs)
+        batch = batch.view(len(tile_ids), tile_rows, *inputs.shape[1:])
+        tiles = (tile_ids % self.num_tiles).tolist()
+        out = torch.cat([self._tile(tile, batch[i]) for i, tile in enumerate(tiles)])
+        return out[flat_rows]
+
+    @staticmethod
+    def _copy_index(members: torch.Tensor) -> torch.Tensor:
+        """For each entry, how many earlier entries name the same member."""
+        if len(torch.unique(members)) == len(members):
+            return torch.zeros_like(members)
+        order = torch.argsort(members, stable=True)
+        _, counts = torch.unique_consecutive(members[order], return_counts=True)
+        run_start = torch.repeat_interleave(torch.cumsum(counts, 0) - counts, counts)
+        copies = torch.empty_like(members)
+        copies[order] = torch.arange(len(members)) - run_start
+        return copies
+
+    def _tile(self, tile: int, inputs: torch.Tensor) -> torch.Tensor:
+        """The ``(T, out)`` outputs of tile ``tile``'s members on ``inputs`` ``(T, ...)``.
+
+        Every call has the same shapes whatever the tile, which is the point: a product
+        run twice on the same shapes rounds the same way.
+        """
+        if isinstance(self.network, MLP):
+            return self._mlp(tile, inputs.float())
+        return self._cnn(tile, inputs)
+
+    # ------------------------------------------------------------------ layers
+
+    def _linear(self, tile: int, hidden: torch.Tensor, weight: str, bias: str) -> torch.Tensor:
+        """``hidden`` ``(T, K)`` through weight slot ``weight`` plus ``bias``: ``(T, N)``."""
+        biases = self.member_tensors[bias][tile]
+        if weight in self.member_tensors:
+            weights = self.member_tensors[weight][tile]
+            return torch.baddbmm(biases.unsqueeze(1), hidden.unsqueeze(1), weights).squeeze(1)
+        slot = self.lowrank_slots[weight]
+        if self.num_bases == 1:
+            out = torch.addmm(biases, hidden, slot.shared[0])
+        else:
+            out = self._shared(tile, hidden, slot.shared, torch.mm) + biases
+        # The member's own term: (x (c A)) Bᵀ, added by the same call that multiplies by B.
+        low = torch.linalg.vecdot(slot.factor_at[tile], hidden.unsqueeze(1))
+        out = torch.baddbmm(out.unsqueeze(1), low.unsqueeze(1), slot.factor_bt[tile])
+        return out.squeeze(1)
+
+    def _shared(self, tile: int, hidden: torch.Tensor, shared: torch.Tensor, product):
+        """Each row of the tile through its base's shared tensor: ``product(hidden, base
+        tensor)`` on the whole tile, once per base present (other bases' rows discarded)."""
+        row_base = self.row_base[tile]
+        bases = torch.unique(row_base).tolist()
+        out = product(hidden, shared[bases[0]])
+        for base in bases[1:]:
+            keep = (row_base == base).view(-1, *[1] * (out.dim() - 1))
+            out = torch.where(keep, product(hidden, shared[base]), out)
+        return out
+
+    def _mlp(self, tile: int, hidden: torch.Tensor) -> torch.Tensor:
+        network = self.network
+        for layer in range(network.num_layers):
+            hidden = self._linear(tile, hidden, f"w{layer}", f"b{layer}")
+            if layer < network.num_layers - 1:
+                hidden = network.activation(hidden)
+        return hidden
+
+    def _cnn(self, tile: int, frames: torch.Tensor) -> torch.Tensor:
+        """One tile's frames ``(T, C, H, W)`` through the Nature CNN: ``(T, out)``."""
+        network = self.network
+        hidden = frames.float()
+        if frames.dtype == torch.uint8:
+            hidden = hidden.div_(255.0)
+        for layer, (out_channels, kernel, stride) in enumerate(CONV_LAYERS):
+            if network.padding == "same":
+                hidden = F.pad(hidden, network.paddings[layer])
+            hidden = self._conv(tile, hidden, f"conv{layer}.w", out_channels, kernel, stride)
+            bias = self.member_tensors[f"conv{layer}.b"][tile]
+            hidden = hidden.add_(bias.view(*bias.shape, 1, 1)).relu_()
+        hidden = hidden.reshape(self.tile_rows, network.flat_size)
+        hidden = self._linear(tile, hidden, "fc.w", "fc.b").relu_()
+        return self._linear(tile, hidden, "out.w", "out.b")
+
+    def _conv(self, tile, hidden, name, out_channels, kernel, stride) -> torch.Tensor:
+        """One tile's ``(T, C, H, W)`` through conv slot ``name`` (no bias)."""
+        tile_rows, channels = hidden.shape[:2]
+        grouped = hidden.reshape(1, tile_rows * channels, *hidden.shape[2:])
+        if name in self.member_tensors:
+            weights = self.member_tensors[name][tile]
+            weights = weights.reshape(tile_rows * out_channels, channels, kernel, kernel)
+            out = F.conv2d(grouped, weights, stride=stride, groups=tile_rows)
+            return out.view(tile_rows, out_channels, *out.shape[2:])
+        slot = self.lowrank_slots[name]
+        rank = slot.factor_bt.shape[2]
+        # The member's rank filters B_i, then c_i A_i mixing them back to out_channels.
+        filters = slot.factor_bt[tile].reshape(tile_rows * rank, channels, kernel, kernel)
+        low = F.conv2d(grouped, filters, stride=stride, groups=tile_rows)
+        size = low.shape[2:]
+        kernels = slot.shared.view(self.num_bases, out_channels, channels, kernel, kernel)
+
+        def convolve(batch: torch.Tensor, weight: torch.Tensor) -> torch.Tensor:
+            return F.conv2d(batch, weight, stride=stride).flatten(2)
+
+        shared = self._shared(tile, hidden, kernels, convolve)
+        mix = slot.factor_at[tile].transpose(1, 2)
+        out = torch.baddbmm(shared, mix, low.view(tile_rows, rank, -1))
+        return out.view(tile_rows, out_channels, *size)

@@ -9,8 +9,9 @@ Modes (``backend.mode``):
   only the bases (and sigmas). Bases given as init draws are built on the device once per
   load. Populations with low-rank perturbations (``algo.perturbation=lowrank``) run their
   low-rank matrices as ``x W + s (x A) Bᵀ`` instead
-  (:mod:`neuroplug_triton.kernels.lowrank`) — except with a sigma: ``sigma ⊙ (A Bᵀ)`` does
-  not factor that way, so such a population runs as in ``dense`` mode (in float32).
+  (:mod:`neuroplug_triton.kernels.lowrank`) — except with a sigma (``sigma ⊙ (A Bᵀ)`` does
+  not factor that way) or with low-rank convolution kernels (the convolution kernels
+  build dense noise): such a population runs as in ``dense`` mode (in float32).
 - ``dense``: members are materialised once per evaluation (``dense_dtype`` float32 or
   bfloat16) and each row reads its own weights: for populations that are not a few bases
   plus noise, or to compare against the noise mode.
@@ -143,7 +144,12 @@ class TritonBackend(Backend):
         dense = self.config.mode == "dense"
         # sigma ⊙ (A Bᵀ) does not factor as (x A) Bᵀ: such populations run as dense float32.
         sigma_lowrank = population.sigma is not None and bool(lowrank and lowrank.matrices)
-        if dense or sigma_lowrank:
+        # The convolution kernels generate dense noise; low-rank kernels run materialised.
+        conv_lowrank = lowrank is not None and any(
+            len(slot.shape) == 4 and lowrank.matrix_at(slot.offset) is not None
+            for slot in self.network.layout.slots.values()
+        )
+        if dense or sigma_lowrank or conv_lowrank:
             dtype = DENSE_DTYPES[self.config.dense_dtype] if dense else torch.float32
             self._params = self._materialize(population, dtype)
             self._base_index = torch.arange(len(population), dtype=torch.int64, device=device)

@@ -106,6 +106,80 @@ def test_lowrank_populations_run_factored_and_match_their_materialised_members(b
         assert torch.equal(backend.forward(members, observations[members]), full[members])
 
 
+def _es_population(network, size, rank, min_size, bases=1):
+    """Mirrored low-rank pairs around ``bases`` centres (an unperturbed member first)."""
+    from neuroplug.lowrank import lowrank_for
+
+    generator = torch.Generator().manual_seed(3)
+    scale = torch.full((size,), 0.3)
+    scale[1::2] = -0.3
+    scale[0] = 0.0
+    return Population(
+        bases=torch.stack([network.initial_params(generator) for _ in range(bases)]),
+        base_index=torch.sort(torch.arange(size) % bases).values,
+        scale=scale,
+        seed=torch.arange(size) // 2 + 40,
+        lowrank=lowrank_for(network.layout, rank, min_size),
+    )
+
+
+@pytest.mark.parametrize(("bases", "padding"), [(1, "valid"), (2, "same")])
+def test_lowrank_nature_cnn_runs_factored_convolutions(bases, padding, monkeypatch):
+    """Low-rank convolution kernels run as the shared convolution plus each member's
+    rank filters; the population is never materialised, and any subset of members (in
+    tiles of 4 here, so several tiles and a padded last one) gives the full forward's rows."""
+    from neuroplug.nets.nature_cnn import NatureCNN
+
+    network = NatureCNN((2, 36, 36), 3, padding)
+    population = _es_population(network, size=11, rank=2, min_size=1000, bases=bases)
+    shapes = [network.layout.slots[f"conv{i}.w"].offset for i in range(3)]
+    assert set(shapes) <= {matrix.offset for matrix in population.lowrank.matrices}
+    expected = network.forward_population(population.materialize(), frames := _frames(11))
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("the factored path must not materialise members")
+
+    monkeypatch.setattr(Population, "materialize", refuse)
+    backend = TorchBackend(TorchBackendConfig(name="torch", device="cpu", tile_rows=4), network)
+    backend.load(population)
+    assert backend._factored is not None
+    full = backend.forward(torch.arange(11), frames)
+    torch.testing.assert_close(full, expected, rtol=1e-4, atol=1e-4)
+    for members in ([10], [3, 9, 4], [8, 2, 2, 5, 8]):
+        members = torch.tensor(members)
+        assert torch.equal(backend.forward(members, frames[members]), full[members]), members
+
+
+def _frames(count):
+    return torch.randint(0, 256, (count, 2, 36, 36), dtype=torch.uint8)
+
+
+@pytest.mark.parametrize("tile_rows", [1, 5, 32])
+def test_lowrank_mlp_members_do_not_depend_on_the_batch_for_any_tile_size(tile_rows):
+    network = MLP(7, [48, 40], 6, "tanh")
+    population = _es_population(network, size=23, rank=3, min_size=1)
+    backend = TorchBackend(
+        TorchBackendConfig(name="torch", device="cpu", tile_rows=tile_rows), network
+    )
+    backend.load(population)
+    observations = torch.randn(23, 7)
+    full = backend.forward(torch.arange(23), observations)
+    expected = network.forward_population(population.materialize(), observations)
+    torch.testing.assert_close(full, expected, rtol=1e-4, atol=1e-5)
+    generator = torch.Generator().manual_seed(5)
+    for count in (1, 4, 12, 22):
+        members = torch.randperm(23, generator=generator)[:count]
+        assert torch.equal(backend.forward(members, observations[members]), full[members])
+
+
+def test_a_population_of_bases_alone_skips_the_factored_path():
+    population = _es_population(MLP(7, [48], 6, "tanh"), size=4, rank=3, min_size=1)
+    population.scale.zero_()
+    backend = TorchBackend(TorchBackendConfig(name="torch", device="cpu"), MLP(7, [48], 6, "tanh"))
+    backend.load(population)
+    assert backend._factored is None
+
+
 def _sigma_population(network, size=6):
     generator = torch.Generator().manual_seed(2)
     return Population(

@@ -155,10 +155,20 @@ def test_noise_mode_builds_what_materialize_builds_for_an_mlp(bases, sigma, lowr
     torch.testing.assert_close(triton.forward(alive, observations).cpu(), expected, **TOLERANCE)
 
 
-@pytest.mark.parametrize("bases", ["tensor", "init_draws"])
-def test_noise_mode_builds_what_materialize_builds_for_a_nature_cnn(bases):
+@pytest.mark.parametrize(
+    ("bases", "sigma", "lowrank_rank"),
+    [
+        ("tensor", True, 0),
+        ("init_draws", True, 0),
+        ("tensor", False, 2),  # low-rank convolution kernels: runs as dense float32
+    ],
+)
+def test_noise_mode_builds_what_materialize_builds_for_a_nature_cnn(bases, sigma, lowrank_rank):
     network = NatureCNN((1, 36, 36), 4, "valid")
-    population = _described_population(network, bases, sigma=True, size=4)
+    lowrank = lowrank_for(network.layout, lowrank_rank, 256) if lowrank_rank else None
+    if lowrank is not None:
+        assert network.layout.slots["conv1.w"].offset in [m.offset for m in lowrank.matrices]
+    population = _described_population(network, bases, sigma=sigma, lowrank=lowrank, size=4)
     triton = TritonBackend(TritonBackendConfig(name="triton", mode="noise"), network)
     triton.load(population)
     alive = torch.tensor([3, 0])

@@ -1,0 +1,171 @@
+"""Low-rank population inference against one shared network, measured in one run.
+
+For each network it times, at the same batch (one row per member):
+
+- **shared**: one parameter vector's batched forward on the whole batch
+  (``network.forward_single``: plain ``addmm`` and ``conv2d``), the speed a population
+  could at best reach;
+- **low-rank**: the torch backend's forward of a rank-r EGGROLL population
+  (:mod:`neuroplug_backends.torch_lowrank`: the shared base product in fixed tiles plus
+  every member's factors), for several tile sizes;
+- **full rank**: the torch backend's forward of the same population with dense noise
+  (per-member ``bmm`` and grouped convolutions), today's path without low rank.
+
+and prints ``shared / population`` (1.0 = a population costs no more than one network).
+
+    python benchmarks/lowrank_inference.py --threads 1 2 --out benchmarks/results/lowrank_inference.md
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import torch
+from neuroplug_backends.torch_backend import TorchBackend, TorchBackendConfig
+
+from neuroplug.lowrank import lowrank_for
+from neuroplug.nets.mlp import MLP
+from neuroplug.nets.nature_cnn import NatureCNN
+from neuroplug.nets.network import Network
+from neuroplug.population import Population
+
+
+@dataclass
+class Case:
+    """A network, a population size and which tensors go low-rank."""
+
+    name: str
+    network: Network
+    population: int
+    min_size: int
+    """Tensors with at least this many entries get low-rank perturbations."""
+
+
+CASES = [
+    # HalfCheetah's observation and action sizes with the project's 256-256 MLP.
+    Case("MLP 17-256-256-6, every matrix low-rank", MLP(17, [256, 256], 6, "tanh"), 256, 1),
+    Case("MLP 17-256-256-6, algo default (>= 65,536)", MLP(17, [256, 256], 6, "tanh"), 256, 65536),
+    # Breakout: 4 stacked 84x84 frames, 4 actions.
+    Case("Nature CNN, convolutions and fc low-rank", NatureCNN((4, 84, 84), 4), 64, 4096),
+]
+
+
+def _population(case: Case, rank: int, lowrank: bool) -> Population:
+    network = case.network
+    centre = network.initial_params(torch.Generator().manual_seed(0)).unsqueeze(0)
+    size = case.population
+    scale = torch.full((size,), 0.02)
+    scale[1::2] = -0.02  # mirrored pairs, as ES draws them
+    return Population(
+        centre,
+        torch.zeros(size, dtype=torch.int64),
+        scale,
+        torch.arange(size, dtype=torch.int64) // 2,
+        lowrank_for(network.layout, rank, case.min_size) if lowrank else None,
+    )
+
+
+def _inputs(case: Case) -> torch.Tensor:
+    generator = torch.Generator().manual_seed(1)
+    shape = (case.population, *case.network.input_shape)
+    if isinstance(case.network, NatureCNN):
+        return torch.randint(0, 256, shape, dtype=torch.uint8, generator=generator)
+    return torch.randn(shape, generator=generator)
+
+
+def _seconds(call, budget_s: float) -> float:
+    """Median seconds per call over repeats filling about ``budget_s``."""
+    call()
+    start = time.perf_counter()
+    call()
+    once = time.perf_counter() - start
+    repeats = max(5, int(budget_s / max(once, 1e-6)))
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        call()
+        times.append(time.perf_counter() - start)
+    return sorted(times)[len(times) // 2]
+
+
+def measure(case: Case, rank: int, tiles: list[int], budget_s: float) -> dict:
+    """Seconds per forward of the shared network and of the population variants."""
+    network = case.network
+    inputs = _inputs(case)
+    members = torch.arange(case.population)
+    centre = network.initial_params(torch.Generator().manual_seed(0))
+    with torch.no_grad():
+        row = {
+            "shared_ms": 1e3 * _seconds(lambda: network.forward_single(centre, inputs), budget_s)
+        }
+        for tile in tiles:
+            backend = TorchBackend(TorchBackendConfig(name="torch", tile_rows=tile), network)
+            backend.load(_population(case, rank, lowrank=True))
+            row[f"lowrank_tile{tile}_ms"] = 1e3 * _seconds(
+                lambda backend=backend: backend.forward(members, inputs), budget_s
+            )
+        backend = TorchBackend(TorchBackendConfig(name="torch"), network)
+        backend.load(_population(case, rank, lowrank=False))
+        row["full_rank_ms"] = 1e3 * _seconds(lambda: backend.forward(members, inputs), budget_s)
+    return row
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--threads", type=int, nargs="+", default=[1, 2])
+    parser.add_argument("--tiles", type=int, nargs="+", default=[32, 64, 128, 256])
+    parser.add_argument("--rank", type=int, default=4)
+    parser.add_argument("--budget", type=float, default=2.0, help="seconds per measurement")
+    parser.add_argument("--out", type=Path, help="write a Markdown table here (and .json)")
+    args = parser.parse_args()
+    results = {
+        "machine": f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores",
+        "python": platform.python_version(),
+        "torch": torch.__version__,
+        "rank": args.rank,
+        "rows": [],
+    }
+    lines = [
+        "| network | members | threads | shared ms | "
+        + " | ".join(f"low-rank T={t} ms (ratio)" for t in args.tiles)
+        + " | full rank ms (ratio) |",
+        "|---|---|---|---|" + "---|" * (len(args.tiles) + 1),
+    ]
+    for threads in args.threads:
+        torch.set_num_threads(threads)
+        for case in CASES:
+            row = measure(case, args.rank, args.tiles, args.budget)
+            row.update(case=case.name, members=case.population, threads=threads)
+            results["rows"].append(row)
+            shared = row["shared_ms"]
+            cells = [
+                f"{row[f'lowrank_tile{t}_ms']:.2f} ({shared / row[f'lowrank_tile{t}_ms']:.2f})"
+                for t in args.tiles
+            ]
+            cells.append(f"{row['full_rank_ms']:.2f} ({shared / row['full_rank_ms']:.2f})")
+            lines.append(
+                f"| {case.name} | {case.population} | {threads} | {shared:.2f} | "
+                + " | ".join(cells)
+                + " |"
+            )
+            print(lines[-1], flush=True)
+    table = "\n".join(lines)
+    print(table)
+    if args.out:
+        header = (
+            f"Machine: {results['machine']}; Python {results['python']}; torch "
+            f"{results['torch']}; rank {args.rank}. Ratio = shared / population "
+            "(1.0: the population costs one network's batched forward).\n\n"
+        )
+        args.out.write_text(header + table + "\n")
+        args.out.with_suffix(".json").write_text(json.dumps(results, indent=2) + "\n")
+
+
+if __name__ == "__main__":
+    main()
