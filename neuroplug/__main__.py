@@ -1,6 +1,6 @@
 """``python -m neuroplug``."""
 
-from neuroplug.cli import main
+from neuroplug.cli import run
 
 if __name__ == "__main__":
-    main()
+    run()

@@ -13,7 +13,6 @@ from typing import Any
 from omegaconf import DictConfig, OmegaConf, open_dict
 
 from neuroplug.errors import NeuroplugError
-from neuroplug.training.checkpoint import LATEST, PREVIOUS, checkpoint_dir, load_checkpoint
 
 RESUMABLE_RUN_FIELDS = (
     "retries",
@@ -46,6 +45,9 @@ def _own_run_dir(config: DictConfig) -> Path:
 def resolve_resume(config: DictConfig) -> tuple[DictConfig, Path | None]:
     """For ``run.resume=<dir>``: the checkpoint's config with this command's budget and loggers.
     ``run.resume=auto`` resumes the job's own dir when it holds a checkpoint, else starts."""
+    # Imported here: torch comes with it, and `--help` / `--cfg` never get this far.
+    from neuroplug.training.checkpoint import LATEST, PREVIOUS, checkpoint_dir, load_checkpoint
+
     resume = config.run.get("resume")
     if resume == "auto":
         own = _own_run_dir(config)

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import atexit
+import os
 import sys
+import threading
 
 USAGE_EXTRA = """\
 neuroplug extra commands:
@@ -33,6 +36,18 @@ def list_plugins() -> int:
     return 0
 
 
+_NO_RUN_FLAGS = ("--help", "-h", "--cfg", "-c", "--info", "-i", "--resolve", "--shell-completion")
+
+
+def _will_log_to_wandb(argv: list[str]) -> bool:
+    """Whether this command most likely trains with the W&B logger (the default): then its
+    sidecar starts before torch is imported (a wrong guess costs an idle process)."""
+    if any(flag in argv for flag in _NO_RUN_FLAGS):
+        return False
+    loggers = [arg.split("=", 1)[1] for arg in argv if arg.startswith("logger=")]
+    return not loggers or any(name in ("wandb", "all") for name in loggers[-1].split(","))
+
+
 def main(argv: list[str] | None = None) -> None:
     """Entry point of ``python -m neuroplug`` and the ``neuroplug`` script."""
     argv = sys.argv[1:] if argv is None else argv
@@ -40,6 +55,10 @@ def main(argv: list[str] | None = None) -> None:
         raise SystemExit(list_plugins())
     if "--help" in argv or "-h" in argv:
         print(USAGE_EXTRA)
+    if _will_log_to_wandb(argv):
+        from neuroplug.loggers.wandb_logger import prewarm
+
+        prewarm()
     import hydra
 
     from neuroplug.app import hydra_entry
@@ -50,3 +69,38 @@ def main(argv: list[str] | None = None) -> None:
     register_schemas()
     sys.argv = [sys.argv[0], *argv]
     hydra.main(version_base="1.3", config_path=str(conf_dir()), config_name="config")(hydra_entry)()
+
+
+def run() -> None:
+    """The program: :func:`main`, then a fast exit (``python -m neuroplug`` and the
+    ``neuroplug`` script; callers in a Python process use :func:`main`)."""
+    try:
+        main()
+    except SystemExit as stop:
+        _exit_now(stop.code)
+        raise
+    _exit_now(0)
+
+
+def _exit_now(code: int | str | None) -> None:
+    """Leave without the interpreter's teardown, which spends ~0.5 s destroying torch's and
+    EnvPool's module state on a 2-core machine after the run is over. Exit handlers still
+    run and the standard streams are flushed; with a non-daemon thread still running (a
+    launcher's, say) the normal exit waits for it instead."""
+    others = [
+        thread
+        for thread in threading.enumerate()
+        if thread is not threading.main_thread() and not thread.daemon and thread.is_alive()
+    ]
+    if others:
+        return
+    if isinstance(code, str):
+        print(code, file=sys.stderr)
+        code = 1
+    atexit._run_exitfuncs()
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):  # closed or gone (a pipe's reader left)
+            pass
+    os._exit(code or 0)

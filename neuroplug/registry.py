@@ -9,6 +9,8 @@ names, both distributions of a collision, the distribution of a plugin that fail
 from __future__ import annotations
 
 import importlib
+import os
+import sys
 from dataclasses import dataclass
 from importlib import metadata
 
@@ -78,34 +80,57 @@ def discover(kind: str) -> dict[str, list[PluginInfo]]:
     group = kind_of(kind).entry_point_group
     found: dict[str, list[PluginInfo]] = {}
     seen: set[tuple[str, str, str]] = set()
-    for distribution, entry_point in _entry_points():
+    for dist_name, version, entry_point in _entry_points():
         if entry_point.group != group:
             continue
-        # Only a distribution that has a plugin gets its metadata parsed (parsing every
-        # installed distribution's took most of a second at start-up).
-        dist_name = distribution.metadata["Name"] or "<unknown>"
         # The same distribution can be visible twice (e.g. an editable install and
         # a stale copy on sys.path); one distribution is one claimant.
         key = (entry_point.name, dist_name.lower().replace("_", "-"), entry_point.value)
         if key in seen:
             continue
         seen.add(key)
-        info = PluginInfo(
-            kind, entry_point.name, entry_point.value, dist_name, distribution.version
-        )
+        info = PluginInfo(kind, entry_point.name, entry_point.value, dist_name, version)
         found.setdefault(entry_point.name, []).append(info)
     return dict(sorted(found.items()))
 
 
-def _entry_points() -> list[tuple[metadata.Distribution, metadata.EntryPoint]]:
-    """Every installed entry point in a neuroplug group, with its distribution."""
+_scanned: tuple[tuple, list[tuple[str, str, metadata.EntryPoint]]] | None = None
+
+
+def _installation_state() -> tuple:
+    """What changes when a distribution is installed or removed: the import path and the
+    modification times of its directories (an install adds a ``.dist-info`` to one)."""
+    state = []
+    for entry in sys.path:
+        try:
+            state.append((entry, os.stat(entry or ".").st_mtime_ns))
+        except OSError:
+            state.append((entry, None))
+    return tuple(state)
+
+
+def _entry_points() -> list[tuple[str, str, metadata.EntryPoint]]:
+    """Every installed entry point in a neuroplug group, with its distribution's name
+    and version.
+
+    Scanning every distribution takes a few milliseconds and a run asks some 30 times, so
+    the scan is kept until the installation changes.
+    """
+    global _scanned
+    state = _installation_state()
+    if _scanned is not None and _scanned[0] == state:
+        return _scanned[1]
     groups = {row.entry_point_group for row in KINDS.values()}
-    return [
-        (distribution, entry_point)
-        for distribution in metadata.distributions()
-        for entry_point in distribution.entry_points
-        if entry_point.group in groups
-    ]
+    found = []
+    for distribution in metadata.distributions():
+        ours = [point for point in distribution.entry_points if point.group in groups]
+        if ours:
+            # Only a distribution that has a plugin gets its metadata parsed (parsing every
+            # installed distribution's took most of a second at start-up).
+            name = distribution.metadata["Name"] or "<unknown>"
+            found += [(name, distribution.version, point) for point in ours]
+    _scanned = (state, found)
+    return found
 
 
 def resolve(kind: str, name: str) -> PluginInfo:

@@ -128,3 +128,21 @@ def test_a_broken_plugin_is_reported_and_the_others_still_run(tmp_path):
     )
     assert selected.returncode != 0
     assert "from distribution neuroplug-broken 0.3 failed to load" in selected.stderr
+
+
+@pytest.mark.parametrize(
+    ("argv", "expected"),
+    [
+        ([], True),
+        (["algo=ga", "env=pong"], True),
+        (["logger=all"], True),
+        (["logger=console"], False),
+        (["logger=wandb", "logger=csv"], False),  # the last one given wins, as in Hydra
+        (["--cfg", "job"], False),
+        (["--help"], False),
+    ],
+)
+def test_the_wandb_sidecar_starts_early_only_for_runs_that_log_to_wandb(argv, expected):
+    from neuroplug.cli import _will_log_to_wandb
+
+    assert _will_log_to_wandb(argv) is expected

@@ -34,7 +34,9 @@ class RunConfig:
     stop_when_solved: bool = True
     """Stop when the evaluated policy reaches the env's ``solved_return``."""
     eval_interval: int = 5
-    """Evaluate the deployed policy every this many generations (0: only at the end)."""
+    """Evaluate the deployed policy every this many generations (0: only at the end); with
+    ``stop_when_solved``, also after any generation in which half the episodes reached the
+    env's ``solved_return``."""
     eval_episodes: int = 10
     """Episodes per evaluation of the deployed policy."""
     checkpoint_interval: int = 1

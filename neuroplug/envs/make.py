@@ -9,7 +9,10 @@ it — which is what makes resumed runs and different schedulers agree exactly.
 from __future__ import annotations
 
 import difflib
+import importlib
 import os
+import sys
+import types
 import warnings
 from typing import Any
 
@@ -22,11 +25,50 @@ from neuroplug.errors import ConfigError
 _RESERVED_KWARGS = {"num_envs", "batch_size", "seed", "env_seed", "num_threads", "env_type"}
 
 
-def _envpool():
+_FAMILY_REGISTRATIONS = {
+    "classic": "envpool.classic_control.registration",
+    "atari": "envpool.atari.registration",
+    "mujoco": "envpool.mujoco.gym.registration",
+}
+"""The EnvPool module registering each ``env.family``'s tasks."""
+
+
+def _envpool(family: str = "auto"):
+    """The ``envpool`` module, with at least ``family``'s tasks registered.
+
+    ``import envpool`` registers every family EnvPool ships, and Jumanji's renderer pulls
+    in matplotlib on the way: about 0.5 s of a CartPole run's start on a 2-core machine.
+    For a known family the first import registers just that one; :func:`_register_all`
+    adds the rest when a task is not found there.
+    """
     # EnvPool's gymnasium wrapper warns about float64 box bounds on every spec.
     warnings.filterwarnings("ignore", message=".*precision lowered.*")
+    if "envpool" not in sys.modules and family in _FAMILY_REGISTRATIONS:
+        sys.modules["envpool.entry"] = types.ModuleType("envpool.entry")
+        try:
+            import envpool  # noqa: F401  (its __init__ finds the stand-in entry module)
+        finally:
+            # Gone again, so that importing envpool.entry later registers everything.
+            del sys.modules["envpool.entry"]
+        try:
+            importlib.import_module(_FAMILY_REGISTRATIONS[family])
+        except ImportError:  # an EnvPool laid out differently: register everything
+            _register_all()
     import envpool
 
+    return envpool
+
+
+def _register_all() -> None:
+    """Register every EnvPool family (a no-op for those already registered)."""
+    importlib.import_module("envpool.entry")
+
+
+def _envpool_for(task_id: str, family: str):
+    """The ``envpool`` module with ``task_id`` registered, if EnvPool has it at all."""
+    envpool = _envpool(family)
+    if task_id not in envpool.list_all_envs():
+        _register_all()
     return envpool
 
 
@@ -40,7 +82,7 @@ def _detect_family(config: dict[str, Any]) -> str:
 
 def make_spec(config: EnvConfig) -> EnvSpec:
     """Validate ``config`` against EnvPool and describe the environment (starts nothing)."""
-    envpool = _envpool()
+    envpool = _envpool_for(config.task_id, config.family)
     task_ids = envpool.list_all_envs()
     if config.task_id not in task_ids:
         close = difflib.get_close_matches(config.task_id, task_ids, n=5)
@@ -126,7 +168,7 @@ def make_pool(spec: EnvSpec, seeds: np.ndarray, num_threads: int = 0, **override
 
     ``overrides`` replace ``envpool.make`` settings of the spec (a learner's
     ``episodic_life``, say) for this pool only."""
-    envpool = _envpool()
+    envpool = _envpool_for(spec.task_id, spec.family)
     num_envs = len(seeds)
     # EnvPool reads 0 as "one thread per env", far too many on a small machine.
     threads = min(num_threads or os.cpu_count() or 1, num_envs)

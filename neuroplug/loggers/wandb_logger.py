@@ -9,12 +9,18 @@ once; if even that fails, W&B is switched off for the run with one message.
 In a Hydra multirun every job joins one group named after the sweep, and each run is
 tagged with the chosen config groups (``algo=es``, ``env=cartpole``, ...). The W&B run id is
 kept in the run dir, so a resumed run continues the same W&B run.
+
+W&B itself runs in a helper process (:mod:`neuroplug.loggers.wandb_sidecar`), started
+here and fed the metrics through a pipe, so its start never delays training.
 """
 
 from __future__ import annotations
 
+import atexit
 import netrc
 import os
+import pickle
+import subprocess
 import sys
 import uuid
 from pathlib import Path
@@ -26,7 +32,7 @@ from neuroplug.loggers.base import Logger
 if TYPE_CHECKING:
     from neuroplug.experiment import Experiment
 
-RUN_ID_FILE = "wandb_run_id.txt"
+RUN_ID_FILE = "wandb_run_id.txt"  # the sidecar rewrites it after an online fallback
 TAGGED_GROUPS = ("algo", "env", "net", "backend", "scheduler")
 
 
@@ -74,20 +80,56 @@ def hydra_identity() -> tuple[str | None, str | None, list[str]]:
     return None, None, tags
 
 
+_prewarmed: subprocess.Popen | None = None
+
+
+def _start_sidecar() -> subprocess.Popen:
+    # Its own session: Ctrl-C and SLURM's signals reach the trainer, which closes the
+    # W&B run in order; a trainer that dies ends the sidecar's stdin, which finishes it.
+    return subprocess.Popen(
+        [sys.executable, "-m", "neuroplug.loggers.wandb_sidecar"],
+        stdin=subprocess.PIPE,
+        start_new_session=True,
+    )
+
+
+def prewarm() -> None:
+    """Start a sidecar now, for the W&B logger the command will probably build: it imports
+    W&B on another core while this process imports torch and composes the config. One not
+    taken by a logger sees its stdin close at exit and ends without starting a run."""
+    global _prewarmed
+    if _prewarmed is None:
+        _prewarmed = _start_sidecar()
+        atexit.register(_release_prewarmed)
+
+
+def _release_prewarmed() -> None:
+    global _prewarmed
+    process, _prewarmed = _prewarmed, None
+    if process is not None:
+        process.stdin.close()
+        process.wait()
+
+
+def _take_sidecar() -> subprocess.Popen:
+    """The prewarmed sidecar if there is one, else a new one."""
+    global _prewarmed
+    process, _prewarmed = _prewarmed, None
+    return process if process is not None and process.poll() is None else _start_sidecar()
+
+
 class WandbLogger(Logger):
-    """Sends per-generation metrics, the resolved config and artifacts to one W&B run."""
+    """Sends per-generation metrics, the resolved config and artifacts to one W&B run,
+    through the W&B sidecar process."""
 
     def __init__(self, settings: LoggerConfig, run_dir: Path, config: Experiment) -> None:
-        import wandb
-
-        self.wandb = wandb
         self.settings = settings
         self.run_dir = run_dir
         group, name, tags = hydra_identity()
         id_file = run_dir / RUN_ID_FILE
         run_id = id_file.read_text().strip() if id_file.is_file() else uuid.uuid4().hex[:8]
         id_file.write_text(run_id)
-        self.init_kwargs: dict[str, Any] = {
+        init_kwargs: dict[str, Any] = {
             "project": settings.project,
             "entity": settings.entity,
             "group": settings.group or group,
@@ -98,41 +140,31 @@ class WandbLogger(Logger):
             "id": run_id,
             "resume": "allow",
             "job_type": "train",
-            "settings": wandb.Settings(init_timeout=settings.init_timeout, console="off"),
         }
-        self.run = self._start(choose_mode(settings.mode))
+        self.process: subprocess.Popen | None = _take_sidecar()
+        self._send("start", choose_mode(settings.mode), init_kwargs, settings.init_timeout)
 
-    def _start(self, mode: str):
-        try:
-            return self.wandb.init(mode=mode, **self.init_kwargs)
-        except Exception as error:  # no network, bad key, server trouble
-            if mode != "online":
-                self._say(f"W&B could not start ({error}); W&B logging is off for this run")
-                return None
-            self._say(
-                f"W&B online start failed ({error}); logging offline under {self.run_dir / 'wandb'}"
-            )
-            # The failed start keeps its run id reserved in this process; use a new one.
-            self.init_kwargs["id"] = uuid.uuid4().hex[:8]
-            (self.run_dir / RUN_ID_FILE).write_text(self.init_kwargs["id"])
-            return self._start("offline")
-
-    @staticmethod
-    def _say(text: str) -> None:
-        print(f"neuroplug: {text}", file=sys.stderr, flush=True)
+    def _send(self, *message: Any) -> None:
+        if self.process is None:
+            return
+        pickle.dump(message, self.process.stdin)
+        self.process.stdin.flush()
 
     def log(self, metrics: dict[str, Any]) -> None:
-        if self.run is not None:
-            self.run.log(metrics, step=int(metrics["generation"]))
+        self._send("log", metrics)
 
     def artifact(self, path: Path, name: str, kind: str) -> None:
-        if self.run is None or not self.settings.log_artifacts or not path.is_file():
-            return
-        artifact = self.wandb.Artifact(f"{name}-{self.run.id}", type=kind)
-        artifact.add_file(str(path))
-        self.run.log_artifact(artifact)
+        if self.settings.log_artifacts and path.is_file():
+            self._send("artifact", str(path), name, kind)
 
     def close(self, status: str = "finished") -> None:
-        if self.run is not None:
-            self.run.finish(exit_code=1 if status == "failed" else 0)
-            self.run = None
+        """Finish the W&B run and wait for the sidecar to write it out."""
+        process, self.process = self.process, None
+        if process is None:
+            return
+        try:
+            pickle.dump(("close", status), process.stdin)
+            process.stdin.close()
+        except OSError:  # the sidecar is already gone
+            pass
+        process.wait()

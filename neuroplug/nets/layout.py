@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import weakref
 from dataclasses import dataclass
 
 import torch
@@ -33,11 +34,30 @@ class ParameterLayout:
             self.slots[name] = slot
             offset += slot.size
         self.num_params = offset
+        self._last_views: tuple[weakref.ref, dict[str, torch.Tensor]] | None = None
+
+    def __getstate__(self) -> dict:
+        # The remembered views are a cache (and weak references do not pickle).
+        return {**self.__dict__, "_last_views": None}
 
     def view(self, params: torch.Tensor, name: str) -> torch.Tensor:
         """Tensor ``name`` for each row of ``params`` (n, D): shape ``(n, *slot.shape)``."""
         slot = self.slots[name]
         return params[:, slot.offset : slot.offset + slot.size].reshape(len(params), *slot.shape)
+
+    def views(self, params: torch.Tensor) -> dict[str, torch.Tensor]:
+        """Every tensor of each row of ``params`` (n, D), by name: :meth:`view` of each slot.
+
+        The views of the last ``params`` are kept (while that tensor lives): a backend
+        running the same parameter matrix every env step then builds them once, not a
+        dozen small tensor ops per step.
+        """
+        last = self._last_views
+        if last is not None and last[0]() is params:
+            return last[1]
+        views = {name: self.view(params, name) for name in self.slots}
+        self._last_views = (weakref.ref(params), views)
+        return views
 
     def tensor(self, params: torch.Tensor, name: str) -> torch.Tensor:
         """Tensor ``name`` of one flat ``(D,)`` vector, a view with the slot's shape."""

@@ -47,10 +47,9 @@ class MLP(Network):
 
     def forward_population(self, params: torch.Tensor, inputs: torch.Tensor) -> torch.Tensor:
         hidden = inputs.reshape(len(inputs), 1, -1).to(params.dtype)
+        views = self.layout.views(params)
         for layer in range(self.num_layers):
-            weight = self.layout.view(params, f"w{layer}")
-            bias = self.layout.view(params, f"b{layer}").unsqueeze(1)
-            hidden = torch.baddbmm(bias, hidden, weight)
+            hidden = torch.baddbmm(views[f"b{layer}"].unsqueeze(1), hidden, views[f"w{layer}"])
             if layer < self.num_layers - 1:
                 hidden = self.activation(hidden)
         return hidden.squeeze(1)

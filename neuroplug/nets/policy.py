@@ -48,13 +48,21 @@ class Policy:
         ``noise``: ``(n, num_actions)`` standard normals already scaled by the caller,
         added to continuous actions before clipping (ignored for discrete actions).
         """
-        finite = torch.isfinite(outputs).all(dim=1)
-        if self.env.discrete:
-            host = torch.stack((outputs.argmax(dim=1), finite.long())).cpu().numpy()
-            return host[0].astype(np.int32), host[1] == 0
-        host = torch.cat((torch.tanh(outputs).float(), finite.float().unsqueeze(1)), 1).cpu()
-        host = host.numpy()
-        unit, invalid = host[:, :-1], host[:, -1] == 0
+        if outputs.device.type == "cpu":
+            # Already on the host: numpy's small-array ops cost a fraction of torch's.
+            values = outputs.float().numpy()
+            invalid = ~np.isfinite(values).all(axis=1)
+            if self.env.discrete:
+                return values.argmax(axis=1).astype(np.int32), invalid
+            unit = torch.tanh(outputs).float().numpy()  # torch's tanh, as on a GPU
+        else:
+            finite = torch.isfinite(outputs).all(dim=1)
+            if self.env.discrete:
+                host = torch.stack((outputs.argmax(dim=1), finite.long())).cpu().numpy()
+                return host[0].astype(np.int32), host[1] == 0
+            host = torch.cat((torch.tanh(outputs).float(), finite.float().unsqueeze(1)), 1)
+            host = host.cpu().numpy()
+            unit, invalid = host[:, :-1], host[:, -1] == 0
         low, high = self.env.action_low, self.env.action_high
         actions = low + (unit + 1.0) * 0.5 * (high - low)
         if noise is not None:

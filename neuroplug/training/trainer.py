@@ -168,6 +168,13 @@ class Trainer:
             and self.last_eval >= target
         )
 
+    def _looks_solved(self, metrics: dict) -> bool:
+        """Whether at least half of this generation's episodes reached the solved return,
+        so that an evaluation may stop the run now rather than at the next interval."""
+        target = self.parts.env.solved_return
+        median = metrics.get("return_median", math.nan)
+        return bool(self.parts.run.stop_when_solved and target is not None and median >= target)
+
     def evaluate_policy(self) -> EvaluationResult:
         """Play ``run.eval_episodes`` episodes with the deployed policy (no action noise)."""
         params = self.parts.algorithm.policy_params().unsqueeze(0)
@@ -392,7 +399,8 @@ class Trainer:
                 if self._stop.requested:  # a stop whose KeyboardInterrupt was swallowed
                     raise KeyboardInterrupt
                 interval = parts.run.eval_interval
-                evaluate_now = interval and self.generation % interval == 0
+                evaluate_now = bool(interval and self.generation % interval == 0)
+                evaluate_now = evaluate_now or self._looks_solved(metrics)
                 if evaluate_now or not self.budget_left():
                     self.evaluate_policy()
                 metrics["eval_return_mean"] = (

@@ -144,14 +144,16 @@ def test_lowrank_nature_cnn_runs_factored_convolutions(bases, padding, monkeypat
     backend.load(population)
     assert backend._factored is not None
     full = backend.forward(torch.arange(11), frames)
-    torch.testing.assert_close(full, expected, rtol=1e-4, atol=1e-4)
+    # (W + A Bᵀ) x and W x + A (Bᵀ x) round differently, over thousands of terms.
+    torch.testing.assert_close(full, expected, rtol=1e-3, atol=1e-3)
     for members in ([10], [3, 9, 4], [8, 2, 2, 5, 8]):
         members = torch.tensor(members)
         assert torch.equal(backend.forward(members, frames[members]), full[members]), members
 
 
 def _frames(count):
-    return torch.randint(0, 256, (count, 2, 36, 36), dtype=torch.uint8)
+    generator = torch.Generator().manual_seed(count)
+    return torch.randint(0, 256, (count, 2, 36, 36), dtype=torch.uint8, generator=generator)
 
 
 @pytest.mark.parametrize("tile_rows", [1, 5, 32])

@@ -86,3 +86,25 @@ def test_continuous_control_runs_with_observation_normalisation_and_action_noise
     assert summary["generation"] == 2
     assert summary["env_steps"] <= 2 * 4 * 50
     assert np.isfinite(summary["eval_return_mean"])
+
+
+def test_a_known_family_registers_only_its_envpool_tasks_and_others_still_resolve():
+    """EnvPool's package import registers every family (Jumanji's renderer pulls in
+    matplotlib); a classic-control run registers just its own, in a fresh interpreter."""
+    import subprocess
+    import sys
+
+    script = (
+        "import sys\n"
+        "from neuroplug.config.schema import EnvConfig\n"
+        "from neuroplug.envs.make import make_spec\n"
+        "make_spec(EnvConfig(task_id='CartPole-v1', family='classic'))\n"
+        "print('AFTER_CLASSIC', 'matplotlib' in sys.modules, 'envpool.jumanji' in sys.modules)\n"
+        "spec = make_spec(EnvConfig(task_id='Breakout-v5', family='classic'))\n"
+        "print('THEN', spec.obs_shape)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert "AFTER_CLASSIC False False" in done.stdout
+    # A task outside the named family is found once every family is registered.
+    assert "THEN (4, 84, 84)" in done.stdout

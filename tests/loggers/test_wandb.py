@@ -134,3 +134,38 @@ def test_unreachable_wandb_falls_back_to_offline_and_training_goes_on(tmp_path):
     assert "done (budget spent) after 2 generations" in done.stdout
     (run,) = offline_runs(tmp_path / "run").values()
     assert [row["generation"] for row in run.history if "generation" in row] == [1, 2]
+
+
+def _sidecar(run_dir: Path) -> subprocess.Popen:
+    return subprocess.Popen(
+        [sys.executable, "-m", "neuroplug.loggers.wandb_sidecar"],
+        stdin=subprocess.PIPE,
+        env=OFFLINE,
+    )
+
+
+def test_a_trainer_that_dies_without_closing_leaves_a_failed_run_with_its_metrics(tmp_path):
+    """The sidecar finishes the W&B run as failed when its stdin ends without a close
+    (the trainer's process was killed), keeping what was logged."""
+    import pickle
+
+    sidecar = _sidecar(tmp_path)
+    init = {"project": "neuroplug-test", "dir": str(tmp_path), "id": "died0001", "resume": "allow"}
+    for message in [
+        ("start", "offline", init, 30.0),
+        ("log", {"generation": 1, "return_mean": 3.0}),
+        ("log", {"generation": 2, "return_mean": 5.0}),
+    ]:
+        pickle.dump(message, sidecar.stdin)
+    sidecar.stdin.close()  # as when the trainer's process is gone
+    assert sidecar.wait(timeout=120) == 0
+    (run,) = offline_runs(tmp_path).values()
+    assert run.exit_code == 1
+    assert [row["return_mean"] for row in run.history if "return_mean" in row] == [3.0, 5.0]
+
+
+def test_a_sidecar_started_early_and_never_used_ends_without_a_run(tmp_path):
+    sidecar = _sidecar(tmp_path)
+    sidecar.stdin.close()
+    assert sidecar.wait(timeout=120) == 0
+    assert not (tmp_path / "wandb").exists()

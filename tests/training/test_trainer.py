@@ -64,3 +64,26 @@ def test_a_tell_that_neither_ends_nor_continues_stops_the_trainer(compose, tmp_p
 def test_the_contract_check_catches_both(algorithm_class, message):
     with pytest.raises(ContractViolation, match=message):
         check_algorithm_contract(algorithm_class)
+
+
+def test_a_generation_where_half_the_episodes_solve_the_task_is_evaluated_at_once(
+    compose, tmp_path
+):
+    """With stop_when_solved the policy is evaluated after any generation whose median
+    return reached the solved return, not only every eval_interval generations."""
+    import csv
+    import math
+
+    from neuroplug.app import run_job
+
+    summary = run_job(
+        compose(
+            ["env=cartpole", "logger=csv", "run.eval_interval=1000", f"run.output_dir={tmp_path}"]
+        )
+    )
+    with open(tmp_path / "metrics.csv") as file:
+        rows = list(csv.DictReader(file))
+    evaluated = [row for row in rows if not math.isnan(float(row["eval_return_mean"]))]
+    assert evaluated, "no generation was evaluated before the budget"
+    assert all(float(row["return_median"]) >= 475 for row in evaluated)
+    assert summary["eval_return_mean"] >= 475 and int(rows[-1]["generation"]) < 100

@@ -1,0 +1,102 @@
+"""Start-up and whole-command time of ``python -m neuroplug``, as a user sees it.
+
+Runs each command several times in a fresh process (in a scratch dir, W&B offline) and
+reports the median seconds from launch to: the run's first line (``neuroplug: es on ...``,
+printed once the config is composed and the envs, network and algorithm are built, just
+before the first env step), the first generation's line, and the process's exit.
+
+    python benchmarks/startup.py --repeats 5 --out benchmarks/results/startup.md
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+COMMANDS = {
+    "help": ["--help"],
+    "es cartpole (W&B, the default)": ["algo=es", "env=cartpole"],
+    "es cartpole, logger=console": ["algo=es", "env=cartpole", "logger=console"],
+}
+
+
+def time_command(args: list[str], cwd: Path) -> dict[str, float]:
+    """Seconds from launch to the first line, the first generation line and the exit."""
+    env = {**os.environ, "WANDB_MODE": "offline", "WANDB_SILENT": "true"}
+    started = time.perf_counter()
+    process = subprocess.Popen(
+        [sys.executable, "-m", "neuroplug", *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+        cwd=cwd,
+        env=env,
+    )
+    marks: dict[str, float] = {}
+    for line in process.stdout:
+        now = time.perf_counter() - started
+        if line.startswith("neuroplug:") and "first_line" not in marks:
+            marks["first_line"] = now
+        if line.startswith("gen ") and "first_generation" not in marks:
+            marks["first_generation"] = now
+    process.wait()
+    marks["exit"] = time.perf_counter() - started
+    if process.returncode != 0:
+        raise RuntimeError(f"{args} exited with {process.returncode}")
+    return marks
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--out", type=Path, help="write a Markdown table here (and .json)")
+    args = parser.parse_args()
+    results = {
+        "machine": f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores",
+        "python": platform.python_version(),
+        "rows": {},
+    }
+    lines = [
+        "| command | first line s | first generation s | whole command s (runs) |",
+        "|---|---|---|---|",
+    ]
+    with tempfile.TemporaryDirectory() as scratch:
+        for name, command in COMMANDS.items():
+            runs = [time_command(command, Path(scratch)) for _ in range(args.repeats)]
+            row = {
+                key: statistics.median(run[key] for run in runs)
+                for key in runs[0]
+                if all(key in run for run in runs)
+            }
+            row["exit_all"] = [round(run["exit"], 2) for run in runs]
+            results["rows"][name] = row
+            cells = [
+                f"{row[key]:.2f}" if key in row else "-"
+                for key in ("first_line", "first_generation")
+            ]
+            exits = ", ".join(f"{value:.2f}" for value in row["exit_all"])
+            lines.append(
+                f"| `{' '.join(command)}` | {cells[0]} | {cells[1]} | "
+                f"**{row['exit']:.2f}** ({exits}) |"
+            )
+            print(lines[-1], flush=True)
+    table = "\n".join(lines)
+    if args.out:
+        header = (
+            f"Machine: {results['machine']}; Python {results['python']}. Medians of "
+            f"{args.repeats} runs, each a fresh process in a scratch dir, W&B offline.\n\n"
+        )
+        args.out.write_text(header + table + "\n")
+        args.out.with_suffix(".json").write_text(json.dumps(results, indent=2) + "\n")
+
+
+if __name__ == "__main__":
+    main()
