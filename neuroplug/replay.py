@@ -160,9 +160,9 @@ class FrameRecorder(EpisodeObserver):
         self.task_id = ""
         """The env's EnvPool task, for :attr:`problem` (known once the pool is made)."""
 
-    def make_pool(self, env: EnvSpec, seeds: np.ndarray, num_threads: int):
+    def make_pool(self, env: EnvSpec, seeds: np.ndarray, num_threads: int, **overrides):
         """A pool that renders, where EnvPool can (see :func:`neuroplug.video.open_pool`)."""
-        pool, self.source, self.problem = open_pool(env, seeds, num_threads)
+        pool, self.source, self.problem = open_pool(env, seeds, num_threads, **overrides)
         self.task_id = env.task_id
         return pool
 

@@ -172,8 +172,9 @@ class VideoWriter:
 # --------------------------------------------------------------------------- frames
 
 
-def open_pool(env: EnvSpec, seeds: np.ndarray, num_threads: int = 0):
-    """An EnvPool with one env per seed that renders frames, where EnvPool can.
+def open_pool(env: EnvSpec, seeds: np.ndarray, num_threads: int = 0, **overrides):
+    """An EnvPool with one env per seed that renders frames, where EnvPool can
+    (``overrides``: further ``envpool.make`` settings, as for ``make_pool``).
 
     Returns ``(pool, source, problem)``: ``source`` is ``render`` (EnvPool's RGB frames),
     ``observation`` (Atari's grayscale stack, when EnvPool cannot render) or None;
@@ -187,11 +188,11 @@ def open_pool(env: EnvSpec, seeds: np.ndarray, num_threads: int = 0):
     if problem is None:
         rendering = replace(env, make_kwargs={**env.make_kwargs, "render_mode": "rgb_array"})
         try:
-            return make_pool(rendering, seeds, num_threads), "render", None
+            return make_pool(rendering, seeds, num_threads, **overrides), "render", None
         except Exception as error:  # EnvPool versions without render_mode reject the kwarg
             problem = f"EnvPool cannot render {env.task_id} ({error})"
     source = "observation" if env.family == "atari" and env.is_image else None
-    return make_pool(env, seeds, num_threads), source, problem
+    return make_pool(env, seeds, num_threads, **overrides), source, problem
 
 
 def frames_of(pool, source: str, env_ids: np.ndarray, observations: np.ndarray) -> list:

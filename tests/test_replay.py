@@ -202,10 +202,10 @@ def test_atari_falls_back_to_observation_frames_without_envpool_rendering(
 
     real_make_pool = make.make_pool
 
-    def make_pool_without_render(spec, seeds, num_threads=0):
+    def make_pool_without_render(spec, seeds, num_threads=0, **overrides):
         if "render_mode" in spec.make_kwargs:
             raise TypeError("unexpected keyword argument 'render_mode'")
-        return real_make_pool(spec, seeds, num_threads)
+        return real_make_pool(spec, seeds, num_threads, **overrides)
 
     monkeypatch.setattr(make, "make_pool", make_pool_without_render)
     out = tmp_path / "observations.gif"

@@ -143,6 +143,9 @@ def make_spec(config: EnvConfig) -> EnvSpec:
             else _finite_or_none(settings.get("reward_threshold"))
         ),
         make_kwargs=kwargs,
+        start_noops=int(settings.get("noop_max", 0)) if family == "atari" else 0,
+        reusable_pools=family == "atari"
+        and float(settings.get("repeat_action_probability", 0.0)) == 0.0,
     )
 
 
@@ -161,6 +164,24 @@ def episode_seeds(
     sequence = np.random.SeedSequence([run_seed, generation, 0x5EED, round])
     table = sequence.generate_state(int(episode_indices.max()) + 1, dtype=np.uint32)
     return (table[episode_indices] & 0x7FFFFFFF).astype(np.int64)
+
+
+def start_noop_counts(
+    run_seed: int, generation: int, episode_indices: np.ndarray, round: int, most: int
+) -> np.ndarray:
+    """How many no-op actions each episode starts with: uniform in ``[0, most]``, a
+    function of (run seed, generation, round, episode index) like the episode seeds."""
+    if most <= 0 or len(episode_indices) == 0:
+        return np.zeros(len(episode_indices), dtype=np.int64)
+    sequence = np.random.SeedSequence([run_seed, generation, 0x0A0B, round])
+    table = sequence.generate_state(int(episode_indices.max()) + 1, dtype=np.uint32)
+    return (table[episode_indices] % (most + 1)).astype(np.int64)
+
+
+def engine_pool_settings(spec: EnvSpec) -> dict[str, Any]:
+    """``envpool.make`` settings of the evaluation engine's pools beyond the spec's: on
+    Atari EnvPool's random no-op starts are off (the engine plays ``spec.start_noops``)."""
+    return {"noop_max": 1} if spec.family == "atari" else {}
 
 
 def make_pool(spec: EnvSpec, seeds: np.ndarray, num_threads: int = 0, **overrides: Any):

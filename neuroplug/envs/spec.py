@@ -28,6 +28,16 @@ class EnvSpec:
     solved_return: float | None
     make_kwargs: dict[str, Any] = field(default_factory=dict)
     """Keyword arguments for ``envpool.make`` besides num_envs, seeds and threads."""
+    start_noops: int = 0
+    """Atari: the evaluation engine starts every episode with 0 to ``start_noops`` no-op
+    actions, a number drawn from the episode's seed (EnvPool's ``noop_max`` setting,
+    default 30, as in the DQN and deep-GA evaluations); EnvPool's own random no-ops are off
+    in its pools. How an episode starts then depends on its seed alone."""
+    reusable_pools: bool = False
+    """Whether an episode's course depends only on its start and the actions taken (Atari
+    without sticky actions): one pool may then play many evaluations (building an Atari
+    env takes 60-80 ms). With sticky actions (EnvPool's RNG) pools are built and seeded
+    per evaluation."""
 
     @property
     def is_image(self) -> bool:

@@ -46,7 +46,7 @@ from neuroplug.api import (
     SchedulerConfig,
 )
 from neuroplug.behaviours import resolve
-from neuroplug.envs.make import episode_seeds, make_pool
+from neuroplug.envs.make import engine_pool_settings, episode_seeds, make_pool, start_noop_counts
 from neuroplug.envs.spec import EnvSpec
 from neuroplug.episodes import EpisodeLedger
 from neuroplug.errors import require
@@ -130,9 +130,11 @@ class EpisodeObserver:
     observed states (EnvPool can render them). Override what you need.
     """
 
-    def make_pool(self, env: EnvSpec, seeds: np.ndarray, num_threads: int):
-        """The EnvPool of one group of lanes, one env per seed (default: the engine's own)."""
-        return make_pool(env, seeds, num_threads)
+    def make_pool(self, env: EnvSpec, seeds: np.ndarray, num_threads: int, **overrides):
+        """The EnvPool of one group of lanes, one env per seed (default: the engine's own);
+        ``overrides`` are ``envpool.make`` settings the engine needs (see
+        :func:`neuroplug.envs.make.engine_pool_settings`)."""
+        return make_pool(env, seeds, num_threads, **overrides)
 
     def observe(
         self,
@@ -150,6 +152,36 @@ class EpisodeObserver:
         observation, after its reset, where ``started[i]``; else the one after its next
         step, the episode's last where ``ended[i]``.
         """
+
+
+class PoolCache:
+    """EnvPools kept from one evaluation to the next, by lane layout.
+
+    Only for envs with ``reusable_pools`` (Atari without sticky actions): every episode
+    there starts from a full reset plus its own seeded no-ops, so a pool's history never
+    shows in an episode, and building an Atari env (60-80 ms) happens once per run
+    instead of once per generation. A scheduler holds one and closes it at the end.
+    """
+
+    def __init__(self) -> None:
+        self._pools: dict[tuple, list] = {}
+
+    def take(self, key: tuple) -> list | None:
+        """The pools kept under ``key`` (now the caller's), or None."""
+        return self._pools.pop(key, None)
+
+    def keep(self, key: tuple, pools: list) -> None:
+        """Keep ``pools`` for the next evaluation with the same layout."""
+        for pool in self._pools.pop(key, []):
+            pool.close()
+        self._pools[key] = pools
+
+    def close(self) -> None:
+        """Close every kept pool."""
+        for pools in self._pools.values():
+            for pool in pools:
+                pool.close()
+        self._pools.clear()
 
 
 class _Group:
@@ -177,10 +209,13 @@ class LockstepEvaluation:
         num_threads: int,
         observer: EpisodeObserver | None = None,
         first_member: int = 0,
+        pool_cache: PoolCache | None = None,
     ) -> None:
         """``first_member``: when ``population`` is a run of consecutive members of a larger
         one (a shard, see ``neuroplug_ray``), the index of its first member there, so its
-        episodes draw the same action noise as they would in the whole population."""
+        episodes draw the same action noise as they would in the whole population.
+        ``pool_cache``: where pools of envs with ``reusable_pools`` are kept between
+        evaluations (none: every evaluation builds its own)."""
         # Resolved before any pool starts, so a BC that does not fit the env fails first.
         behaviour = resolve(request.behaviour, env) if request.behaviour is not None else None
         self.env = env
@@ -198,6 +233,12 @@ class LockstepEvaluation:
         self.threads_per_pool = max(1, total_threads // self.num_groups)
         self.lane_item = np.full(self.num_lanes, NO_ITEM, dtype=np.int64)
         self.resetting = np.zeros(self.num_lanes, dtype=bool)
+        # No-op starts (Atari): each item's count, and what is left of its lane's.
+        self.item_noops = start_noop_counts(
+            request.seed, request.generation, self.ledger.episode, request.round, env.start_noops
+        )
+        self.noops_left = np.zeros(self.num_lanes, dtype=np.int64)
+        self.pool_cache = pool_cache if observer is None and env.reusable_pools else None
         self.next_item = 0
         self.noise_keys = (
             _noise_keys(request, len(self.ledger), first_member * request.episodes_per_member)
@@ -226,12 +267,20 @@ class LockstepEvaluation:
         loop_started = time.perf_counter()
         self.clock = _FlightClock()
         finished: list[int] = []
+        played = False
         try:
-            # Cycle 0: every lane takes an item and resets (a fresh env's first step).
+            # Cycle 0: every lane takes an item and resets (a fresh env's first step; a
+            # kept pool is told to reset every env).
             self._assign(np.arange(self.num_lanes))
             self.resetting[:] = True
             for group in groups:
-                self._send(group, group.lanes, self._dummy_actions(len(group.lanes)))
+                if self.pool_cache is not None:
+                    with ledger.timing("env"):
+                        group.pool.async_reset()
+                        group.in_flight = True
+                        self.clock.sent()
+                else:
+                    self._send(group, group.lanes, self._dummy_actions(len(group.lanes)))
             reported = time.perf_counter()
             while any(group.in_flight for group in groups):
                 self._assign(np.sort(np.asarray(finished, dtype=np.int64)))
@@ -244,9 +293,14 @@ class LockstepEvaluation:
                     if now - reported >= PROGRESS_INTERVAL_S:
                         reported = now
                         self._report_progress()
+            played = True
         finally:
-            for group in groups:
-                group.pool.close()
+            pools = [group.pool for group in groups]
+            if self.pool_cache is not None and played:
+                self.pool_cache.keep(self._layout(), pools)
+            else:  # a failed evaluation's pools may be in any state: never reuse them
+                for pool in pools:
+                    pool.close()
         if self.request.progress is not None:
             self._report_progress()
         ended = time.perf_counter()
@@ -263,15 +317,28 @@ class LockstepEvaluation:
         ledger = self.ledger
         self.request.progress(ledger.episodes_done, len(ledger), ledger.env_steps)
 
+    def _layout(self) -> tuple:
+        """What a kept pool must match to serve this evaluation."""
+        sizes = tuple(len(lanes) for lanes in self._lane_groups())
+        return (self.env.task_id, sizes, self.threads_per_pool)
+
+    def _lane_groups(self) -> list[np.ndarray]:
+        # Consecutive lanes per group: lanes start on consecutive members, so a group's
+        # members are a run whose weights a backend can use in place.
+        return np.array_split(np.arange(self.num_lanes), self.num_groups)
+
     def _start_groups(self) -> list[_Group]:
         seeds = lane_seeds(self.request, self.ledger, self.num_lanes)
         on_cuda = self.backend.device.type == "cuda"
         make = self.observer.make_pool if self.observer is not None else make_pool
+        kept = self.pool_cache.take(self._layout()) if self.pool_cache is not None else None
+        settings = engine_pool_settings(self.env)
         groups = []
-        # Consecutive lanes per group: lanes start on consecutive members, so a group's
-        # members are a run whose weights a backend can use in place.
-        for lanes in np.array_split(np.arange(self.num_lanes), self.num_groups):
-            pool = make(self.env, seeds[lanes], self.threads_per_pool)
+        for index, lanes in enumerate(self._lane_groups()):
+            if kept is not None:
+                pool = kept[index]
+            else:
+                pool = make(self.env, seeds[lanes], self.threads_per_pool, **settings)
             stream = None
             if on_cuda:
                 stream = torch.cuda.Stream(self.backend.device)
@@ -283,8 +350,10 @@ class LockstepEvaluation:
     def _assign(self, lanes: np.ndarray) -> None:
         """Give the next pending items to ``lanes`` (in the order given); the rest idle."""
         count = min(len(lanes), len(self.ledger) - self.next_item)
-        self.lane_item[lanes[:count]] = np.arange(self.next_item, self.next_item + count)
+        items = np.arange(self.next_item, self.next_item + count)
+        self.lane_item[lanes[:count]] = items
         self.lane_item[lanes[count:]] = NO_ITEM
+        self.noops_left[lanes[:count]] = self.item_noops[items]
         self.next_item += count
 
     def _cycle(self, group: _Group, groups: list[_Group]) -> list[int]:
@@ -313,7 +382,18 @@ class LockstepEvaluation:
         self.lane_item[ended_lanes] = NO_ITEM
 
         rows = np.flatnonzero(self.lane_item[lanes] != NO_ITEM)  # alive, incl. just reset
-        actions = self._infer(group, groups, self.lane_item[lanes[rows]], observations[rows])
+        starting = self.noops_left[lanes[rows]] > 0
+        if starting.any():
+            # Episodes still in their no-op start step with action 0 (NOOP on Atari),
+            # without the policy; the rest infer as usual.
+            actions = self._dummy_actions(len(rows))
+            acting = rows[~starting]
+            if len(acting):
+                items = self.lane_item[lanes[acting]]
+                actions[~starting] = self._infer(group, groups, items, observations[acting])
+            self.noops_left[lanes[rows[starting]]] -= 1
+        else:
+            actions = self._infer(group, groups, self.lane_item[lanes[rows]], observations[rows])
         # Ended lanes reset on their next step, if any work may be left for them.
         resets = ended_lanes if self.next_item < len(ledger) else ended_lanes[:0]
         self.resetting[resets] = True
@@ -395,6 +475,14 @@ class LockstepScheduler(Scheduler):
 
     config_class = LockstepSchedulerConfig
 
+    def __init__(self, config: LockstepSchedulerConfig, env: EnvSpec) -> None:
+        super().__init__(config, env)
+        self.pool_cache = PoolCache()
+
+    def close(self) -> None:
+        """Close the pools kept between evaluations."""
+        self.pool_cache.close()
+
     def groups(self) -> int:
         """Groups of lanes in flight (1: step all, then infer all)."""
         return 1
@@ -415,5 +503,6 @@ class LockstepScheduler(Scheduler):
             max_envs=self.config.max_envs,
             groups=self.groups(),
             num_threads=self.config.num_threads,
+            pool_cache=self.pool_cache,
         )
         return evaluation.run()

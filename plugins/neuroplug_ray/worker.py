@@ -22,7 +22,7 @@ from neuroplug.envs.spec import EnvSpec
 from neuroplug.episodes import LedgerShard
 from neuroplug.nets.network import Network
 from neuroplug.nets.policy import Policy
-from neuroplug.schedulers.lockstep import LockstepEvaluation
+from neuroplug.schedulers.lockstep import LockstepEvaluation, PoolCache
 from neuroplug_ray.shipping import ShippedPopulation, WorkerPopulations
 
 
@@ -50,6 +50,8 @@ class Evaluator:
         self.backend = backend_class(settings.backend, settings.network)
         self.policy = Policy(settings.network, settings.env, settings.normalize_observations)
         self.populations = WorkerPopulations()
+        # Atari pools stay built between shards (see neuroplug.schedulers.lockstep.PoolCache).
+        self.pool_cache = PoolCache()
 
     def pid(self) -> int:
         """This worker's process id (tests kill it)."""
@@ -86,6 +88,7 @@ class Evaluator:
             groups=settings.groups,
             num_threads=settings.num_threads,
             first_member=first_member,
+            pool_cache=self.pool_cache,
         )
         ledger = evaluation.play()
         return ledger.shard(slice(None))

@@ -90,7 +90,11 @@ def test_all_schedulers_return_identical_results(
         for name, scheduler in _schedulers(env, max_envs).items()
     }
     assert results["serial"].episodes == members * episodes
-    assert results["serial"].forward_passes == results["serial"].env_steps
+    serial = results["serial"]
+    if env.start_noops:  # an Atari episode's no-op start steps the env without the policy
+        assert 0 < serial.forward_passes < serial.env_steps
+    else:
+        assert serial.forward_passes == serial.env_steps
     _assert_identical(results)
 
 
@@ -196,3 +200,64 @@ def test_progress_is_reported_while_playing_and_ends_at_the_totals():
     assert calls[-1] == (12, 12, result.env_steps)
     done = [episodes for episodes, _, _ in calls]
     assert done == sorted(done)  # never goes back
+
+
+def test_atari_episodes_start_with_their_own_seeded_noops_in_pools_kept_across_evaluations(
+    monkeypatch,
+):
+    """Atari without sticky actions: the engine plays each episode's 0-30 no-ops (drawn
+    from its seed) with EnvPool's own random no-ops off, and keeps its pools from one
+    evaluation to the next; an evaluation on kept pools plays exactly what one on fresh
+    pools plays, whatever the schedule."""
+    from neuroplug.envs.make import start_noop_counts
+
+    env, policy, backend, population = _setup("Breakout-v5", 6, max_episode_steps=60)
+    assert env.start_noops == 30 and env.reusable_pools
+    counts = start_noop_counts(0, 3, np.arange(64), 0, env.start_noops)
+    assert counts.min() >= 0 and counts.max() <= 30 and len(set(counts.tolist())) > 10
+    built = []
+    real_make_pool = lockstep.make_pool
+
+    def counting_make_pool(spec, seeds, num_threads, **overrides):
+        built.append(overrides)
+        return real_make_pool(spec, seeds, num_threads, **overrides)
+
+    monkeypatch.setattr(lockstep, "make_pool", counting_make_pool)
+    request = EvaluationRequest(generation=3, episodes_per_member=2, seed=0)
+    results = {}
+    for name, scheduler in _schedulers(env, max_envs=4).items():
+        first = scheduler.evaluate(population, policy, backend, request)
+        pools_built = len(built)
+        again = scheduler.evaluate(population, policy, backend, request)
+        assert len(built) == pools_built, f"{name} rebuilt its pools"
+        assert np.array_equal(first.returns, again.returns), name
+        assert np.array_equal(first.lengths, again.lengths), name
+        scheduler.close()
+        results[name] = again
+    assert all(overrides == {"noop_max": 1} for overrides in built)
+    # Every episode's length includes its no-ops: the start is the engine's, not EnvPool's.
+    _assert_identical(results)
+
+
+def test_sticky_actions_keep_building_seeded_pools_per_evaluation(monkeypatch):
+    env = make_spec(
+        EnvConfig(
+            task_id="Breakout-v5",
+            max_episode_steps=20,
+            kwargs={"repeat_action_probability": 0.25},
+        )
+    )
+    assert not env.reusable_pools
+    _, policy, backend, population = _setup("Breakout-v5", 2, max_episode_steps=20)
+    built = []
+    real_make_pool = lockstep.make_pool
+    monkeypatch.setattr(
+        lockstep,
+        "make_pool",
+        lambda *args, **kwargs: built.append(1) or real_make_pool(*args, **kwargs),
+    )
+    scheduler = SerialScheduler(SerialSchedulerConfig(name="serial", max_envs=2), env)
+    request = EvaluationRequest(generation=0, episodes_per_member=1, seed=0)
+    scheduler.evaluate(population, policy, backend, request)
+    scheduler.evaluate(population, policy, backend, request)
+    assert len(built) == 2

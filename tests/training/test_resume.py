@@ -78,3 +78,25 @@ def test_a_stop_signal_writes_a_checkpoint_and_the_run_resumes(tmp_path, signum)
     assert resumed.returncode == 0, resumed.stderr
     assert f"resumed from {run_dir}" in resumed.stdout
     assert load_checkpoint(run_dir)["generation"] == state["generation"] + 1
+
+
+def test_an_atari_run_on_kept_pools_resumes_bit_identically(compose, tmp_path):
+    """ES on Breakout: pools kept across generations and evaluations, episodes started by
+    the engine's seeded no-ops; the resumed run (fresh pools) ends exactly where the
+    straight one (pools kept since generation 1) does, evaluations included."""
+    left, _ = check_resume_is_exact(
+        compose,
+        [
+            "algo.sigma=0.5",  # members whose actions follow the frames
+            "env=breakout",
+            "env.max_episode_steps=150",
+            "algo.population_size=4",
+            "scheduler.max_envs=2",  # lanes play several episodes a generation
+            "run.eval_episodes=4",
+            "run.eval_interval=1",
+        ],
+        tmp_path,
+        generations=3,
+        stop_at=2,
+    )
+    assert left["counters"]["frames"] > 0
