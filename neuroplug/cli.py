@@ -49,7 +49,8 @@ def _will_log_to_wandb(argv: list[str]) -> bool:
 
 
 def main(argv: list[str] | None = None) -> None:
-    """Entry point of ``python -m neuroplug`` and the ``neuroplug`` script."""
+    """The command line, callable in a Python process (``python -m neuroplug`` and the
+    ``neuroplug`` script run it through :func:`run`)."""
     argv = sys.argv[1:] if argv is None else argv
     if "--list-plugins" in argv:
         raise SystemExit(list_plugins())

@@ -96,7 +96,7 @@ def _start_sidecar() -> subprocess.Popen:
 def prewarm() -> None:
     """Start a sidecar now, for the W&B logger the command will probably build: it imports
     W&B on another core while this process imports torch and composes the config. One not
-    taken by a logger sees its stdin close at exit and ends without starting a run."""
+    taken by a logger is stopped at exit, before it started any W&B run."""
     global _prewarmed
     if _prewarmed is None:
         _prewarmed = _start_sidecar()
@@ -104,10 +104,12 @@ def prewarm() -> None:
 
 
 def _release_prewarmed() -> None:
+    """Stop a prewarmed sidecar no logger took (a run refused at validation, say): it has
+    no W&B run to finish, so it is not waited for while it still imports W&B."""
     global _prewarmed
     process, _prewarmed = _prewarmed, None
     if process is not None:
-        process.stdin.close()
+        process.kill()
         process.wait()
 
 

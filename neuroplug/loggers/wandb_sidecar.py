@@ -79,8 +79,13 @@ def serve(stream) -> None:
     # Imported, and W&B's service started, before the first message arrives: a sidecar
     # started early (neuroplug.loggers.wandb_logger.prewarm) does this while the trainer
     # imports torch and composes its config.
-    import wandb
-
+    try:
+        import wandb
+    except ImportError as error:
+        _say(f"W&B is not installed ({error}; pip install wandb); W&B logging is off for this run")
+        while stream.read(65536):  # take the trainer's messages until it closes
+            pass
+        return
     try:
         wandb.setup()
     except Exception as error:  # wandb.init will report the same trouble, if it lasts

@@ -408,14 +408,16 @@ class Trainer:
                 )
                 metrics["elapsed"] = self.elapsed_before + time.perf_counter() - self._started
                 metrics["generation"] = self.generation
-                self.loggers.log(metrics)
-                completed = self.state()
-                if (
-                    self.generation % parts.run.checkpoint_interval == 0
-                    or not self.budget_left()
-                    or self.solved()
-                ):
-                    self.checkpoint(completed)
+                # A stop arriving here waits for the generation's record to be complete.
+                with self._stop.deferred():
+                    self.loggers.log(metrics)
+                    completed = self.state()
+                    if (
+                        self.generation % parts.run.checkpoint_interval == 0
+                        or not self.budget_left()
+                        or self.solved()
+                    ):
+                        self.checkpoint(completed)
             if self.last_eval is None:
                 self.evaluate_policy()
                 self.checkpoint()
@@ -424,16 +426,19 @@ class Trainer:
                 f"done ({reason}) after {self.generation} generations, {self.counters['frames']:,} frames: "
                 f"policy evaluation mean return {self.last_eval:.2f} over {parts.run.eval_episodes} episodes"
             )
-        except KeyboardInterrupt:
+        except BaseException as error:
+            # A stop's KeyboardInterrupt can surface as another exception when it lands in
+            # library code that wraps what it catches (OmegaConf does): after a stop
+            # request, any exception is the interruption.
+            if not (isinstance(error, KeyboardInterrupt) or self._stop.requested):
+                status = "failed"
+                raise
             status = "interrupted"
             self.checkpoint(completed)
             self.loggers.message(
                 f"interrupted: checkpoint of generation {completed['generation']} written to {checkpoint_dir(self.run_dir)}; "
                 f"continue with run.resume={self.run_dir}"
             )
-        except BaseException:
-            status = "failed"
-            raise
         finally:
             if status != "failed":
                 folder = checkpoint_dir(self.run_dir)
@@ -462,6 +467,18 @@ class _StopSignals:
 
     def __init__(self) -> None:
         self.requested = False
+        self._deferring = False
+
+    @contextlib.contextmanager
+    def deferred(self):
+        """A block a stop does not interrupt: a stop arriving inside is raised at its end."""
+        self._deferring = True
+        try:
+            yield
+        finally:
+            self._deferring = False
+        if self.requested:
+            raise KeyboardInterrupt
 
     @contextlib.contextmanager
     def installed(self):
@@ -472,7 +489,8 @@ class _StopSignals:
 
         def interrupt(signum, frame):
             self.requested = True
-            raise KeyboardInterrupt
+            if not self._deferring:
+                raise KeyboardInterrupt
 
         previous = {sig: signal.signal(sig, interrupt) for sig in STOP_SIGNALS}
         try:

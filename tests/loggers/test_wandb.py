@@ -169,3 +169,27 @@ def test_a_sidecar_started_early_and_never_used_ends_without_a_run(tmp_path):
     sidecar.stdin.close()
     assert sidecar.wait(timeout=120) == 0
     assert not (tmp_path / "wandb").exists()
+
+
+def test_without_wandb_installed_the_sidecar_says_so_and_takes_the_metrics(tmp_path):
+    import pickle
+
+    shadow = tmp_path / "shadow"
+    shadow.mkdir()
+    (shadow / "wandb.py").write_text("raise ImportError('No module named wandb')\n")
+    sidecar = subprocess.Popen(
+        [sys.executable, "-m", "neuroplug.loggers.wandb_sidecar"],
+        stdin=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env={**OFFLINE, "PYTHONPATH": f"{shadow}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"},
+    )
+    init = {"project": "neuroplug-test", "dir": str(tmp_path), "id": "nowandb1"}
+    for message in [
+        ("start", "offline", init, 30.0),
+        ("log", {"generation": 1}),
+        ("close", "finished"),
+    ]:
+        pickle.dump(message, sidecar.stdin)  # never a broken pipe for the trainer
+    sidecar.stdin.close()
+    assert sidecar.wait(timeout=60) == 0
+    assert "W&B is not installed" in sidecar.stderr.read().decode()

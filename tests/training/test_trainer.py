@@ -87,3 +87,20 @@ def test_a_generation_where_half_the_episodes_solve_the_task_is_evaluated_at_onc
     assert evaluated, "no generation was evaluated before the budget"
     assert all(float(row["return_median"]) >= 475 for row in evaluated)
     assert summary["eval_return_mean"] >= 475 and int(rows[-1]["generation"]) < 100
+
+
+def test_a_stop_inside_a_deferred_block_is_raised_when_the_block_ends():
+    """The generation's record (log, state, checkpoint) is never cut in half by a stop:
+    a signal arriving there is raised right after it."""
+    import os
+    import signal
+
+    from neuroplug.training.trainer import _StopSignals
+
+    stop = _StopSignals()
+    finished_block = False
+    with stop.installed(), pytest.raises(KeyboardInterrupt):
+        with stop.deferred():
+            os.kill(os.getpid(), signal.SIGUSR1)
+            finished_block = True
+    assert finished_block and stop.requested
