@@ -29,10 +29,12 @@ from typing import TYPE_CHECKING, Any
 from neuroplug.config.schema import LoggerConfig
 from neuroplug.loggers.base import Logger
 
+# The run id file is shared with the sidecar, which rewrites it after an online fallback.
+from neuroplug.loggers.wandb_sidecar import RUN_ID_FILE
+
 if TYPE_CHECKING:
     from neuroplug.experiment import Experiment
 
-RUN_ID_FILE = "wandb_run_id.txt"  # the sidecar rewrites it after an online fallback
 TAGGED_GROUPS = ("algo", "env", "net", "backend", "scheduler")
 
 
