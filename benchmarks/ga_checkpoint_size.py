@@ -35,6 +35,7 @@ from neuroplug_algorithms.ga import DeepGA, GAConfig
 import neuroplug
 from neuroplug.api import AlgorithmContext, EvaluationResult
 from neuroplug.nets.nature_cnn import NatureCNN
+from neuroplug.training.checkpoint import load_data
 
 RESULT = Path(__file__).resolve().parent / "results" / "ga_checkpoint_size.md"
 
@@ -99,7 +100,7 @@ def main() -> None:
     state = ga.state_dict()
     started = time.perf_counter()
     resumed = DeepGA(config, AlgorithmContext.for_network(network, args.seed + 1))
-    resumed.load_state_dict(torch.load(io.BytesIO(serialise(state)), weights_only=False))
+    resumed.load_state_dict(load_data(io.BytesIO(serialise(state))))
     load_seconds = time.perf_counter() - started
     identical = all(
         torch.equal(mine, theirs)

@@ -103,15 +103,59 @@ def _in_multirun() -> bool:
     return HydraConfig.initialized() and HydraConfig.get().mode == RunMode.MULTIRUN
 
 
+_started = False
+
+
+def task_started() -> bool:
+    """Whether Hydra has handed a job to neuroplug in this process (before that, a failure
+    is Hydra's: composing the config, creating the run dir)."""
+    return _started
+
+
+def reported(error: BaseException) -> bool:
+    """Whether ``error`` was already printed for the user by the job it ended."""
+    return getattr(error, "_neuroplug_reported", False)
+
+
+# What Hydra leaves in a run dir before neuroplug runs, and what a refused run writes.
+_UNTOUCHED_RUN_FILES = {".hydra", "config.yaml", ".neuroplug.lock"}
+
+
+def discard_untouched_run_dir(run_dir: Path | None) -> None:
+    """Remove a run dir that holds nothing but Hydra's record (a refused run leaves no empty
+    run dir behind), and the empty date dirs above it inside the current directory."""
+    if run_dir is None or not run_dir.is_dir():
+        return
+    entries = list(run_dir.iterdir())
+    if any(entry.name not in _UNTOUCHED_RUN_FILES and entry.suffix != ".log" for entry in entries):
+        return
+    here, run_dir = Path.cwd().resolve(), run_dir.resolve()
+    if run_dir == here or run_dir in here.parents:  # never pull the floor from under the user
+        return
+    import shutil
+
+    shutil.rmtree(run_dir, ignore_errors=True)
+    parent = run_dir.parent
+    while parent != here and here in parent.parents and not any(parent.iterdir()):
+        parent.rmdir()
+        parent = parent.parent
+
+
 def hydra_entry(config: DictConfig) -> float | None:
     """The function ``hydra.main`` wraps; returns the final evaluation return (what the
-    Optuna sweeper maximises). Bad input gets a one-paragraph message, not a traceback; in
-    a multirun the job fails and the sweep goes on to the next one."""
+    Optuna sweeper maximises). Bad input gets a one-paragraph message, not a traceback, and
+    leaves no empty run dir; in a multirun the job fails and the sweep goes on to the next."""
+    global _started
+    _started = True
     try:
         summary = run_job(config)
     except (NeuroplugError, FileNotFoundError) as error:
         print(f"neuroplug: error: {error}", file=sys.stderr)
+        discard_untouched_run_dir(hydra_output_dir())
+        if config.run.get("output_dir"):
+            discard_untouched_run_dir(Path(config.run.output_dir))
         if _in_multirun():
+            error._neuroplug_reported = True  # type: ignore[attr-defined]
             raise
         raise SystemExit(2) from None
     value = summary.get("eval_return_mean")

@@ -9,17 +9,22 @@ so no extra simulation is needed. ``tests/test_behaviours.py`` checks this again
 name                      vector                                                     envs
 ========================  =========================================================  ======
 ``final_obs``             the final observation, flattened                           vector
-``final_position``        the agent's final ``x`` (and ``y`` where the task has it)  MuJoCo
+``final_position``        the agent's final ``x`` (and ``y`` where the task has it)  MuJoCo,
+                                                                                     some DMC
 ``final_ram``             the Atari console's 128-byte RAM at the end, as floats     Atari
-``auto``                  ``final_obs`` (classic), ``final_position`` (MuJoCo),
-                          ``final_ram`` (Atari)
+``auto``                  ``final_obs`` (classic, DeepMind Control),
+                          ``final_position`` (MuJoCo), ``final_ram`` (Atari)
 ========================  =========================================================  ======
 
 ``final_position`` reads EnvPool's MuJoCo info: ``info["x_position"]`` on HalfCheetah,
 Hopper, Walker2d (1-d BC); plus ``info["y_position"]`` on Humanoid, Ant, Swimmer (2-d, the
-NS-ES paper's BC for Humanoid). Tasks without a position in their info (Reacher,
-InvertedPendulum) are rejected. Which info keys a task has is read from its EnvPool spec,
-so :func:`resolve` checks a name against an env before any environment starts.
+NS-ES paper's BC for Humanoid). DeepMind Control tasks report no position in their info;
+where the observation holds the agent's global position it is read from there
+(:data:`DM_CONTROL_POSITIONS`: the point mass's ``x, y``, the cart's ``x``, the pure-state
+humanoid's root ``x, y``). The others (Cheetah, Walker, Hopper observe joints relative to
+their root) are rejected, as are MuJoCo tasks without a position (Reacher,
+InvertedPendulum). Which info keys a task has is read from its EnvPool spec, so
+:func:`resolve` checks a name against an env before any environment starts.
 """
 
 from __future__ import annotations
@@ -35,8 +40,20 @@ from neuroplug.errors import ConfigError
 
 BEHAVIOURS = ("auto", "final_obs", "final_position", "final_ram")
 """The names ``algo.behaviour`` accepts."""
-AUTO = {"classic": "final_obs", "mujoco": "final_position", "atari": "final_ram"}
+AUTO = {
+    "classic": "final_obs",
+    "mujoco": "final_position",
+    "atari": "final_ram",
+    "dm_control": "final_obs",
+}
 """What ``auto`` means in each env family."""
+DM_CONTROL_POSITIONS = {
+    "PointMass": ("position", 2),
+    "Cartpole": ("position", 1),
+    "HumanoidRunPureState": ("position", 2),
+}
+"""DeepMind Control tasks (by task-id prefix) whose observation entry starts with the
+agent's global position: ``(entry, how many leading values)``."""
 _POSITION_KEYS = ("x_position", "y_position")
 _RAM_KEY = "ram"
 _RAM_BYTES = 128  # the Atari 2600's whole RAM
@@ -50,16 +67,19 @@ class Behaviour:
     name: str
     """The concrete BC (never ``auto``)."""
     info_keys: tuple[str, ...]
-    """Info entries concatenated into the vector; empty means the observation itself."""
+    """Info entries concatenated into the vector; empty means the observation."""
     size: int
     """Length of the vector."""
+    obs_start: int = 0
+    """Without info keys: the BC is the flat observation's ``size`` values from here."""
 
     def extract(
         self, observations: np.ndarray, info: Mapping[str, np.ndarray], rows: np.ndarray
     ) -> np.ndarray:
         """``(len(rows), size)`` float64 BCs of batch rows ``rows`` of one EnvPool step."""
         if not self.info_keys:
-            return observations[rows].reshape(len(rows), -1).astype(np.float64)
+            flat = observations[rows].reshape(len(rows), -1)
+            return flat[:, self.obs_start : self.obs_start + self.size].astype(np.float64)
         parts = [np.asarray(info[key])[rows].reshape(len(rows), -1) for key in self.info_keys]
         return np.concatenate(parts, axis=1).astype(np.float64)
 
@@ -83,6 +103,8 @@ def _candidate(name: str, env: EnvSpec) -> Behaviour | str:
         if env.is_image:
             return f"final_obs needs vector observations; {env.task_id} observes images"
         return Behaviour(name, (), int(np.prod(env.obs_shape)))
+    if name == "final_position" and env.family == "dm_control":
+        return _dm_control_position(env)
     keys = _info_keys(env.task_id)
     if name == "final_position":
         present = tuple(key for key in _POSITION_KEYS if key in keys)
@@ -92,6 +114,26 @@ def _candidate(name: str, env: EnvSpec) -> Behaviour | str:
     if _RAM_KEY not in keys:
         return f"final_ram needs info['ram'] (Atari); {env.task_id} has none"
     return Behaviour(name, (_RAM_KEY,), _RAM_BYTES)
+
+
+def _dm_control_position(env: EnvSpec) -> Behaviour | str:
+    """The leading values of the observation entry that holds the agent's position."""
+    found = next(
+        (where for prefix, where in DM_CONTROL_POSITIONS.items() if env.task_id.startswith(prefix)),
+        None,
+    )
+    if found is None:
+        return (
+            f"final_position needs the agent's position; {env.task_id} observes none "
+            "(DeepMind Control tasks with one: " + ", ".join(DM_CONTROL_POSITIONS) + ")"
+        )
+    key, count = found
+    start = 0
+    for entry, shape in env.obs_parts:
+        if entry == key:
+            return Behaviour("final_position", (), count, obs_start=start)
+        start += int(np.prod(shape))
+    return f"final_position: {env.task_id} has no observation entry {key!r}"
 
 
 def resolve(name: str, env: EnvSpec) -> Behaviour:

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import atexit
+import contextlib
 import os
 import sys
 import threading
+from collections.abc import Iterator
 
 USAGE_EXTRA = """\
 neuroplug extra commands:
@@ -69,7 +71,72 @@ def main(argv: list[str] | None = None) -> None:
     register_resolvers()
     register_schemas()
     sys.argv = [sys.argv[0], *argv]
-    hydra.main(version_base="1.3", config_path=str(conf_dir()), config_name="config")(hydra_entry)()
+    with _errors_reported_as_neuroplug(multirun="-m" in argv or "--multirun" in argv):
+        hydra.main(version_base="1.3", config_path=str(conf_dir()), config_name="config")(
+            hydra_entry
+        )()
+
+
+@contextlib.contextmanager
+def _errors_reported_as_neuroplug(multirun: bool) -> Iterator[None]:
+    """What Hydra would print for a failure before neuroplug's code runs, neuroplug says
+    in its own one line where it can: a value of the wrong type, a run dir that cannot be
+    written. Hydra hands the exception over only with ``HYDRA_FULL_ERROR=1`` (set here for
+    the call); a user who set it gets Hydra's full traceback as before."""
+    user_wants_traceback = os.environ.get("HYDRA_FULL_ERROR")
+    os.environ["HYDRA_FULL_ERROR"] = "1"
+    try:
+        yield
+    except Exception as error:
+        if user_wants_traceback == "1":
+            raise
+        raise SystemExit(_report(error, multirun)) from None
+    finally:
+        if user_wants_traceback is None:
+            os.environ.pop("HYDRA_FULL_ERROR", None)
+        else:
+            os.environ["HYDRA_FULL_ERROR"] = user_wants_traceback
+
+
+def _report(error: Exception, multirun: bool) -> int:
+    """Print ``error`` for the user; returns the exit status."""
+    from hydra.errors import CompactHydraException
+    from omegaconf.errors import OmegaConfBaseException
+
+    from neuroplug.app import reported, task_started
+    from neuroplug.config.wrong_type import wrong_type_error
+    from neuroplug.errors import ConfigError
+
+    if reported(error):  # a sweep job's error, already printed by the job
+        print("neuroplug: a sweep job failed (its error is above)", file=sys.stderr)
+        return 1
+    message = wrong_type_error(error)
+    if (
+        message is None
+        and isinstance(error, OSError)
+        and not isinstance(error, CompactHydraException)  # Hydra's missing config is an OSError
+        and not task_started()
+    ):
+        # Hydra creates the run dir and writes its .hydra/ record before neuroplug runs.
+        field = "hydra.sweep.dir" if multirun else "run.output_dir"
+        message = ConfigError(
+            field,
+            f"cannot write the run dir {error.filename or ''} ({error.strerror or error})",
+            "a directory you can create and write; the default is "
+            "outputs/<date>/<time>_<algo>_<env> below the current directory",
+        )
+    if message is not None:
+        print(f"neuroplug: error: {message}", file=sys.stderr)
+        return 2
+    if isinstance(error, CompactHydraException):  # Hydra's own short messages, as Hydra prints them
+        print(error, file=sys.stderr)
+        if isinstance(error.__cause__, OmegaConfBaseException):
+            print(error.__cause__, file=sys.stderr)
+        return 1
+    import traceback
+
+    traceback.print_exception(error)
+    return 1
 
 
 def run() -> None:

@@ -1,6 +1,6 @@
 """Learning curves from local logs: ``python -m neuroplug.plot <run or sweep dir>...``.
 
-Reads every ``metrics.csv`` (written by ``logger=csv``) below the given directories,
+Reads every ``metrics.csv`` (each run writes one in its run dir) below the given directories,
 groups runs by algorithm and environment (from each run's ``.hydra/config.yaml``), and
 draws return against frames and against wall time — the mean over seeds with a band from
 the lowest to the highest seed — into one PNG. W&B is not needed. Needs matplotlib
@@ -93,8 +93,17 @@ def plot_curves(curves: list[Curve], output: Path, y_key: str = "return_mean") -
     for curve in curves:
         if y_key in curve.columns:
             groups[curve.label].append(curve)
+    if not curves:
+        raise SystemExit(
+            "no metrics.csv below the given directories: give run dirs or sweep dirs "
+            "(each run writes <run dir>/metrics.csv from its first generation on)"
+        )
     if not groups:
-        raise SystemExit(f"no run below the given directories logged {y_key!r} (use logger=csv)")
+        logged = sorted({key for curve in curves for key in curve.columns})
+        raise SystemExit(
+            f"no run below the given directories logged {y_key!r} (--y); "
+            f"they logged: {', '.join(logged)}"
+        )
     figure, axes = plt.subplots(1, len(X_AXES), figsize=(6 * len(X_AXES), 4.2))
     for axis, (x_key, x_label) in zip(axes, X_AXES.items(), strict=True):
         for label, members in sorted(groups.items()):

@@ -81,7 +81,12 @@ def load_policy(run_dir: Path, which: str = "policy") -> LoadedPolicy:
     """The chosen parameters of ``run_dir``'s ``checkpoints/best_policy.pt`` and its config."""
     from omegaconf import OmegaConf
 
-    from neuroplug.training.checkpoint import BEST_POLICY, checkpoint_dir
+    from neuroplug.training.checkpoint import (
+        BEST_POLICY,
+        UnsafeFileError,
+        checkpoint_dir,
+        load_data,
+    )
 
     if which not in WHICH:
         raise ReplayError(f"--which: unknown choice {which!r} (allowed: {', '.join(WHICH)})")
@@ -89,8 +94,9 @@ def load_policy(run_dir: Path, which: str = "policy") -> LoadedPolicy:
     if not path.is_file():
         raise ReplayError(f"no checkpoint at {path}; give the output dir of a neuroplug run")
     try:
-        # Our own file; the normaliser's numpy arrays need the full unpickler.
-        state = torch.load(path, map_location="cpu", weights_only=False)
+        state = load_data(path)
+    except UnsafeFileError as error:
+        raise ReplayError(str(error)) from None
     except Exception as error:  # truncated copies, files from elsewhere
         raise ReplayError(f"cannot read {path}: {type(error).__name__}: {error}") from None
     params = state.get(WHICH[which])

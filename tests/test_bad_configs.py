@@ -1,10 +1,10 @@
 """Bad configurations and command lines, each run as ``python -m neuroplug <overrides>``.
 
 Every case must fail before training starts (no ``gen`` progress line, no ``checkpoints/``
-dir), exit non-zero, name the offending field on stderr and never show a traceback. Errors
-neuroplug validates itself must also be one paragraph, start with ``neuroplug: error:`` and
-say what is allowed; errors Hydra reports (unknown options, wrong types, unknown fields)
-only have to name the field. The subprocesses run once, two at a time, in a module fixture;
+dir, no run dir left behind), exit non-zero, name the offending field on stderr and never
+show a traceback. Errors neuroplug reports itself (its validation, and values of the wrong
+type) must also be one paragraph, start with ``neuroplug: error:`` and say what is allowed;
+errors Hydra reports (unknown options, unknown fields) only have to name the field. The subprocesses run once, two at a time, in a module fixture;
 each case's test reads its result.
 """
 
@@ -55,13 +55,16 @@ CASES = {
     "unknown-backend": case("backend=nope", field="backend/nope", by=HYDRA, also=("torch",)),
     "unknown-scheduler": case("scheduler=nope", field="scheduler/nope", by=HYDRA),
     "unknown-logger": case("logger=nope", field="logger/nope", by=HYDRA, also=("console",)),
-    # --- wrong types and unknown fields (Hydra/OmegaConf against the dataclass schemas)
-    "sigma-not-a-float": case("algo.sigma=abc", field="algo.sigma", by=HYDRA),
-    "seed-not-an-int": case("run.seed=1.5", field="run.seed", by=HYDRA),
-    "population-not-an-int": case(
-        "algo.population_size=many", field="algo.population_size", by=HYDRA
+    # --- wrong types (found by Hydra/OmegaConf against the schemas, reported by neuroplug)
+    "sigma-not-a-float": case("algo.sigma=abc", field="algo.sigma", also=("a number",)),
+    "seed-not-an-int": case("run.seed=1.5", field="run.seed", also=("an integer",)),
+    "population-not-an-int": case("algo.population_size=many", field="algo.population_size"),
+    "mirrored-not-a-bool": case("algo.mirrored=maybe", field="algo.mirrored"),
+    "hidden-sizes-not-a-list": case(
+        "net.hidden_sizes=wide", field="net.hidden_sizes", also=("a list of integers",)
     ),
-    "mirrored-not-a-bool": case("algo.mirrored=maybe", field="algo.mirrored", by=HYDRA),
+    "ppo-gamma-not-a-float": case("algo=ppo", "algo.gamma=high", field="algo.gamma"),
+    # --- unknown fields (Hydra)
     "unknown-algo-field": case("algo.not_a_field=1", field="algo.not_a_field", by=HYDRA),
     # --- missing values
     "envpool-without-task-id": case("env=envpool", field="env.task_id", also=("required",)),
@@ -92,6 +95,11 @@ CASES = {
     "negative-eval-episodes": case("run.eval_episodes=-3", field="run.eval_episodes"),
     "ga-zero-elite-episodes": case("algo=ga", "algo.elite_episodes=0", field="algo.elite_episodes"),
     "zero-checkpoint-interval": case("run.checkpoint_interval=0", field="run.checkpoint_interval"),
+    "output-dir-not-writable": case(
+        "run.output_dir=/dev/null/run",  # below a file: fails for root too
+        field="run.output_dir",
+        also=("cannot write the run dir",),
+    ),
     "resume-missing-run": case(
         "run.resume={tmp}/no_such_run",
         field="run.resume",
@@ -190,6 +198,8 @@ class Outcome:
     stderr: str
     checkpoints: list[str]
     """``checkpoints`` dirs found anywhere under the case's scratch dir."""
+    run_dir_left: bool
+    """Whether the case's run dir (``hydra.run.dir``) is still there."""
 
 
 def _skip_reason(item: Case) -> str | None:
@@ -220,7 +230,7 @@ def _run(item: Case, scratch: Path) -> Outcome:
         stdout = expired.stdout.decode() if isinstance(expired.stdout, bytes) else expired.stdout
         stderr = expired.stderr.decode() if isinstance(expired.stderr, bytes) else expired.stderr
     checkpoints = [str(path) for path in scratch.rglob("checkpoints")]
-    return Outcome(returncode, stdout or "", stderr or "", checkpoints)
+    return Outcome(returncode, stdout or "", stderr or "", checkpoints, (scratch / "run").exists())
 
 
 @pytest.fixture(scope="module")
@@ -249,6 +259,7 @@ def _check(name: str, outcome: Outcome) -> None:
     # Failed before training: no generation line, no checkpoint.
     assert not any(line.startswith("gen ") for line in outcome.stdout.splitlines()), shown
     assert not outcome.checkpoints, shown
+    assert not outcome.run_dir_left, f"a refused run left its run dir behind\n{shown}"
     assert "Traceback" not in outcome.stderr, shown
     assert item.field in outcome.stderr, shown
     for text in item.also:

@@ -25,10 +25,30 @@ def _spec(task_id: str, **kwargs):
         ("Hopper-v4", "final_position", ("x_position",), 1),
         ("Humanoid-v4", "final_position", ("x_position", "y_position"), 2),
         ("Pong-v5", "final_ram", ("ram",), 128),
+        ("CheetahRun-v1", "final_obs", (), 17),
     ],
 )
 def test_auto_picks_the_bc_of_the_env_family(task_id, name, info_keys, size):
     assert resolve("auto", _spec(task_id)) == Behaviour(name, info_keys, size)
+
+
+@pytest.mark.parametrize(
+    ("task_id", "start", "size"),
+    [("PointMassEasy-v1", 0, 2), ("CartpoleSwingup-v1", 0, 1), ("HumanoidRunPureState-v1", 40, 2)],
+)
+def test_dm_control_final_position_comes_from_the_observation(task_id, start, size):
+    assert resolve("final_position", _spec(task_id)) == Behaviour(
+        "final_position", (), size, obs_start=start
+    )
+
+
+def test_dm_control_final_position_is_the_point_mass_position_at_the_end():
+    spec = _spec("PointMassEasy-v1", max_episode_steps=20)
+    behaviour = resolve("final_position", spec)
+    pool = make_pool(spec, np.array([3]))
+    _, (final, _) = _play_until_done(pool, np.ones((1, 2)))
+    bc = behaviour.extract(final, {}, np.array([0]))
+    assert bc.shape == (1, 2) and np.array_equal(bc, final[:, :2])
 
 
 def test_final_obs_applies_to_any_vector_env():
@@ -43,6 +63,7 @@ def test_final_obs_applies_to_any_vector_env():
         ("Pong-v5", "final_obs", "final_obs needs vector observations; Pong-v5 observes images"),
         ("Reacher-v4", "auto", "auto means final_position for mujoco envs"),
         ("CartPole-v1", "final_velocity", "unknown behaviour 'final_velocity'"),
+        ("CheetahRun-v1", "final_position", "CheetahRun-v1 observes none"),
     ],
 )
 def test_a_bc_that_does_not_apply_names_the_field_and_what_fits(task_id, name, message):

@@ -9,13 +9,16 @@ import sys
 import pytest
 
 
-def _neuroplug(*args: str, cwd=None, timeout=120) -> subprocess.CompletedProcess:
+def _neuroplug(*args: str, cwd=None, timeout=120, env=None) -> subprocess.CompletedProcess:
+    if env is None:  # neuroplug's own messages, not Hydra's full tracebacks
+        env = {key: value for key, value in os.environ.items() if key != "HYDRA_FULL_ERROR"}
     return subprocess.run(
         [sys.executable, "-m", "neuroplug", *args],
         capture_output=True,
         text=True,
         cwd=cwd,
         timeout=timeout,
+        env=env,
     )
 
 
@@ -78,10 +81,40 @@ def test_unknown_algorithm_lists_the_available_ones(tmp_path):
     assert "nope" in done.stderr and "es" in done.stderr
 
 
-def test_wrong_type_is_reported_by_hydra(tmp_path):
-    done = _neuroplug("algo.sigma=abc", f"hydra.run.dir={tmp_path}", cwd=tmp_path)
+def test_wrong_type_gets_one_line_naming_the_field_and_the_type(tmp_path):
+    done = _neuroplug("algo.sigma=abc", f"hydra.run.dir={tmp_path / 'run'}", cwd=tmp_path)
+    assert done.returncode == 2
+    assert done.stderr.strip() == (
+        "neuroplug: error: algo.sigma: 'abc' is not a number "
+        "(allowed: a number, e.g. algo.sigma=0.02)"
+    )
+    assert not (tmp_path / "run").exists()
+
+
+def test_a_run_dir_hydra_cannot_create_names_run_output_dir(tmp_path):
+    # run.output_dir is also Hydra's run dir: Hydra fails to create it, before neuroplug runs.
+    done = _neuroplug("run.output_dir=/dev/null/run", cwd=tmp_path)
+    assert done.returncode == 2
+    assert "neuroplug: error: run.output_dir: cannot write the run dir /dev/null/run" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_a_refused_run_leaves_no_empty_dirs_in_the_default_place(tmp_path):
+    done = _neuroplug("algo.sigma=-1", cwd=tmp_path)  # the run dir would be outputs/<date>/...
+    assert done.returncode == 2
+    assert "neuroplug: error: algo.sigma" in done.stderr
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_hydra_full_error_still_gives_the_traceback(tmp_path):
+    done = _neuroplug(
+        "algo.sigma=abc",
+        f"hydra.run.dir={tmp_path / 'run'}",
+        cwd=tmp_path,
+        env={**os.environ, "HYDRA_FULL_ERROR": "1"},
+    )
     assert done.returncode != 0
-    assert "sigma" in done.stderr
+    assert "Traceback" in done.stderr and "ValidationError" in done.stderr
 
 
 def test_a_broken_plugin_is_reported_and_the_others_still_run(tmp_path):

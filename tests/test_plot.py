@@ -1,4 +1,4 @@
-"""Learning curves drawn from local CSV logs, without W&B."""
+"""Learning curves drawn from every run's local record (metrics.csv), without W&B."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ def sweep(tmp_path_factory, compose):
         run_job(
             compose(
                 [
-                    "logger=csv",
+                    "logger=none",  # the record is written whatever the loggers
                     "algo.population_size=8",
                     "run.max_generations=3",
                     "run.eval_episodes=1",
@@ -49,3 +49,8 @@ def test_plot_writes_a_png(sweep, tmp_path, metric, capsys):
 def test_a_metric_nobody_logged_is_a_clear_error(sweep, tmp_path):
     with pytest.raises(SystemExit, match="no run below the given directories logged 'nope'"):
         main([str(sweep), "--out", str(tmp_path / "x.png"), "--y", "nope"])
+
+
+def test_a_dir_without_runs_is_a_clear_error(tmp_path):
+    with pytest.raises(SystemExit, match="no metrics.csv below the given directories"):
+        main([str(tmp_path)])

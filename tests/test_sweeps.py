@@ -8,8 +8,7 @@ import sys
 
 import pytest
 import yaml
-
-from neuroplug.testing.wandb_records import offline_runs
+from wandb_offline import offline_runs
 
 TINY = ["run.max_generations=1", "run.eval_episodes=1", "algo.population_size=4"]
 
@@ -45,6 +44,13 @@ def test_joblib_launcher_runs_the_grid_in_parallel_as_one_wandb_group(tmp_path):
         (0.05, 0),
         (0.05, 1),
     ]
+    # W&B is in addition to the local record, never instead: the sweep can be plotted as is.
+    assert len(list(sweep_dir.rglob("metrics.csv"))) == 6
+    plot = subprocess.run(
+        [sys.executable, "-m", "neuroplug.plot", str(sweep_dir)], capture_output=True, text=True
+    )
+    assert plot.returncode == 0, plot.stderr[-3000:]
+    assert (sweep_dir / "curves.png").read_bytes()[:4] == b"\x89PNG"
 
 
 def test_ray_launcher_runs_each_job_as_a_ray_task(tmp_path):

@@ -14,7 +14,7 @@ from omegaconf import MISSING
 
 from neuroplug.errors import require
 
-FAMILIES = ("auto", "atari", "mujoco", "classic")
+FAMILIES = ("auto", "atari", "mujoco", "dm_control", "classic")
 ACTIVATIONS = ("tanh", "relu", "elu", "sigmoid", "identity")
 NET_TYPES = ("auto", "mlp", "nature_cnn")
 LOGGER_KINDS = ("console", "csv", "wandb", "none")
@@ -156,7 +156,8 @@ class LoggerConfig:
     """Where metrics go; several kinds can run together."""
 
     kinds: list[str] = field(default_factory=lambda: ["console", "wandb"])
-    """Any of ``console`` (progress lines), ``csv`` (metrics.csv in the run dir), ``wandb``, ``none``."""
+    """Any of ``console`` (progress lines), ``wandb``, ``none``; ``csv`` is accepted and adds
+    nothing: every run writes ``metrics.csv`` in its run dir, whatever loggers are chosen."""
     project: str = "neuroplug"
     """W&B project."""
     entity: str | None = None

@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from neuroplug.config.schema import EnvConfig
+from neuroplug.envs.flatten import FlatObservationPool, observation_parts
 from neuroplug.envs.spec import EnvSpec
 from neuroplug.errors import ConfigError
 
@@ -29,6 +30,7 @@ _FAMILY_REGISTRATIONS = {
     "classic": "envpool.classic_control.registration",
     "atari": "envpool.atari.registration",
     "mujoco": "envpool.mujoco.gym.registration",
+    "dm_control": "envpool.mujoco.dmc.registration",
 }
 """The EnvPool module registering each ``env.family``'s tasks."""
 
@@ -72,7 +74,9 @@ def _envpool_for(task_id: str, family: str):
     return envpool
 
 
-def _detect_family(config: dict[str, Any]) -> str:
+def _detect_family(config: dict[str, Any], envpool_spec: Any) -> str:
+    if type(envpool_spec).__name__.startswith("Dmc"):  # EnvPool's DeepMind Control specs
+        return "dm_control"
     if "img_height" in config and "frame_skip" in config:
         return "atari"
     if "xml_file" in config or "frame_stack" in config:
@@ -118,19 +122,21 @@ def make_spec(config: EnvConfig) -> EnvSpec:
     settings = envpool_spec.config._asdict()
     observation_space = envpool_spec.observation_space
     action_space = envpool_spec.action_space
-    if not hasattr(observation_space, "shape") or observation_space.shape is None:
-        raise ConfigError(
-            "env.task_id",
-            f"{config.task_id} has a structured observation space",
-            "tasks with array observations",
-        )
+    obs_parts = observation_parts(config.task_id, observation_space)
+    if obs_parts:
+        obs_shape: tuple[int, ...] = (sum(int(np.prod(shape)) for _, shape in obs_parts),)
+        obs_dtype = np.result_type(*(entry.dtype for entry in observation_space.spaces.values()))
+    else:
+        obs_shape = tuple(int(size) for size in observation_space.shape)
+        obs_dtype = np.dtype(observation_space.dtype)
     discrete = hasattr(action_space, "n")
-    family = _detect_family(settings) if config.family == "auto" else config.family
+    family = _detect_family(settings, envpool_spec) if config.family == "auto" else config.family
     return EnvSpec(
         task_id=config.task_id,
         family=family,
-        obs_shape=tuple(int(size) for size in observation_space.shape),
-        obs_dtype=np.dtype(observation_space.dtype),
+        obs_shape=obs_shape,
+        obs_dtype=obs_dtype,
+        obs_parts=obs_parts,
         discrete=discrete,
         num_actions=int(action_space.n) if discrete else int(np.prod(action_space.shape)),
         action_low=None if discrete else np.asarray(action_space.low, dtype=np.float32),
@@ -185,7 +191,8 @@ def engine_pool_settings(spec: EnvSpec) -> dict[str, Any]:
 
 
 def make_pool(spec: EnvSpec, seeds: np.ndarray, num_threads: int = 0, **overrides: Any):
-    """A synchronous gymnasium-style EnvPool with one slot per seed.
+    """A synchronous gymnasium-style EnvPool with one slot per seed (dict observations
+    come back flat, see :mod:`neuroplug.envs.flatten`).
 
     ``overrides`` replace ``envpool.make`` settings of the spec (a learner's
     ``episodic_life``, say) for this pool only."""
@@ -193,7 +200,7 @@ def make_pool(spec: EnvSpec, seeds: np.ndarray, num_threads: int = 0, **override
     num_envs = len(seeds)
     # EnvPool reads 0 as "one thread per env", far too many on a small machine.
     threads = min(num_threads or os.cpu_count() or 1, num_envs)
-    return envpool.make(
+    pool = envpool.make(
         spec.task_id,
         env_type="gymnasium",
         num_envs=num_envs,
@@ -203,3 +210,4 @@ def make_pool(spec: EnvSpec, seeds: np.ndarray, num_threads: int = 0, **override
         env_seed=[int(seed) for seed in seeds],
         **{**spec.make_kwargs, **overrides},
     )
+    return FlatObservationPool(pool, spec.obs_parts) if spec.obs_parts else pool

@@ -14,8 +14,9 @@ class EnvSpec:
 
     task_id: str
     family: str
-    """``atari``, ``mujoco`` or ``classic``."""
+    """``atari``, ``mujoco``, ``dm_control`` or ``classic``."""
     obs_shape: tuple[int, ...]
+    """What the networks see: for a dict observation, the flat vector of its entries."""
     obs_dtype: np.dtype
     discrete: bool
     num_actions: int
@@ -33,6 +34,9 @@ class EnvSpec:
     actions, a number drawn from the episode's seed (EnvPool's ``noop_max`` setting,
     default 30, as in the DQN and deep-GA evaluations); EnvPool's own random no-ops are off
     in its pools. How an episode starts then depends on its seed alone."""
+    obs_parts: tuple[tuple[str, tuple[int, ...]], ...] = ()
+    """Dict observations (DeepMind Control): ``(key, shape)`` of each entry, in the order
+    they are concatenated into the flat observation; empty for array observations."""
     reusable_pools: bool = False
     """Whether an episode's course depends only on its start and the actions taken (Atari
     without sticky actions): one pool may then play many evaluations (building an Atari

@@ -15,16 +15,15 @@ if TYPE_CHECKING:
 def build_loggers(
     settings: LoggerConfig, run_dir: Path, budget: dict[str, int | None], config: Experiment
 ) -> MultiLogger:
-    """The loggers named in ``logger.kinds`` (W&B is imported only when asked for)."""
+    """The run's local record (``metrics.csv``, always) and the loggers named in
+    ``logger.kinds`` (W&B is imported only when asked for; ``csv`` adds nothing more)."""
     from neuroplug.loggers.console import ConsoleLogger
-    from neuroplug.loggers.csv_logger import CSVLogger
+    from neuroplug.loggers.csv_logger import METRICS_FILE, CSVLogger
 
-    loggers: list[Logger] = []
+    loggers: list[Logger] = [CSVLogger(Path(run_dir) / METRICS_FILE)]
     for kind in settings.kinds:
         if kind == "console":
             loggers.append(ConsoleLogger(budget))
-        elif kind == "csv":
-            loggers.append(CSVLogger(Path(run_dir) / "metrics.csv"))
         elif kind == "wandb":
             from neuroplug.loggers.wandb_logger import WandbLogger
 

@@ -1,4 +1,10 @@
-"""Metrics as rows of a CSV file in the run dir (appended to on resume, without duplicates)."""
+"""The run's local record: one CSV row of metrics per generation, in the run dir.
+
+Every run writes it, whatever loggers were chosen, so that ``python -m neuroplug.plot`` works
+on any run or sweep dir. Rows are appended as generations end; a column that appears later
+(a learner's loss once learning starts, say) rewrites the file once with the wider header;
+on resume, rows past the checkpoint are dropped so each generation is there exactly once.
+"""
 
 from __future__ import annotations
 
@@ -8,9 +14,12 @@ from typing import Any
 
 from neuroplug.loggers.base import Logger
 
+METRICS_FILE = "metrics.csv"
+"""The record's name in the run dir (next to ``checkpoints/``)."""
+
 
 class CSVLogger(Logger):
-    """Writes one row per generation; the header is the first row's keys."""
+    """Writes one row per generation; the header is every key seen so far, in first-seen order."""
 
     def __init__(self, path: Path) -> None:
         self.path = path
@@ -20,27 +29,33 @@ class CSVLogger(Logger):
                 self.fields = next(csv.reader(stream), None)
 
     def log(self, metrics: dict[str, Any]) -> None:
-        new_file = self.fields is None
-        if new_file:
+        if self.fields is None:
             self.fields = list(metrics)
+            self._rewrite([])
+        elif any(key not in self.fields for key in metrics):
+            self.fields += [key for key in metrics if key not in self.fields]
+            self._rewrite(self._rows())
         with self.path.open("a", newline="") as stream:
-            writer = csv.DictWriter(stream, fieldnames=self.fields, extrasaction="ignore")
-            if new_file:
-                writer.writeheader()
-            writer.writerow(metrics)
+            csv.DictWriter(stream, fieldnames=self.fields, restval="").writerow(metrics)
 
     def resumed(self, generation: int) -> None:
         """Drop rows past the checkpoint, so a resumed run logs each generation exactly once."""
         if not self.path.is_file():
             return
-        with self.path.open(newline="") as stream:
-            rows = list(csv.DictReader(stream))
+        rows = self._rows()
         kept = [row for row in rows if float(row["generation"]) <= generation]
-        if len(kept) == len(rows):
-            return
+        if len(kept) != len(rows):
+            self._rewrite(kept)
+
+    def _rows(self) -> list[dict[str, str]]:
+        with self.path.open(newline="") as stream:
+            return list(csv.DictReader(stream))
+
+    def _rewrite(self, rows: list[dict[str, str]]) -> None:
+        """Replace the file at once (a crash leaves the old or the new one, never half)."""
         temporary = self.path.with_suffix(".csv.tmp")
         with temporary.open("w", newline="") as stream:
-            writer = csv.DictWriter(stream, fieldnames=self.fields)
+            writer = csv.DictWriter(stream, fieldnames=self.fields or [], restval="")
             writer.writeheader()
-            writer.writerows(kept)
+            writer.writerows(rows)
         temporary.replace(self.path)

@@ -13,8 +13,9 @@ populations are well formed; ``tell`` accepts results of the shape the algorithm
 for and returns scalar stats; every ``tell`` either ends the generation or calls
 ``continue_generation()``, within ``max_rounds_per_generation`` rounds; ``best_params``
 and ``policy_params()`` are finite ``(D,)`` float32 CPU tensors; a fixed seed gives
-identical runs; and a checkpoint (``state_dict`` through ``torch.save``) continues exactly
-like the run it was taken from.
+identical runs; and a checkpoint (``state_dict`` through ``torch.save`` and back through the
+weights-only loader that resuming uses, so plain data only) continues exactly like the run
+it was taken from.
 
 Arguments: ``config`` (default: the plugin's ``config_class()``), ``num_params`` of the
 synthetic network (a flat vector; pass ``network`` instead for an algorithm that reads the
@@ -34,6 +35,7 @@ from neuroplug.errors import PluginError
 from neuroplug.nets.network import Network
 from neuroplug.population import Population
 from neuroplug.testing.synthetic import synthetic_context, synthetic_result
+from neuroplug.training.checkpoint import load_data
 
 BEHAVIOUR_SIZE = 2
 
@@ -122,7 +124,7 @@ def _roundtrip(state: dict[str, Any]) -> dict[str, Any]:
     buffer = io.BytesIO()
     torch.save(state, buffer)
     buffer.seek(0)
-    return torch.load(buffer, weights_only=False)
+    return load_data(buffer, "the algorithm's state_dict()")
 
 
 def check_algorithm_contract(

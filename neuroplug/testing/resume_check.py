@@ -22,7 +22,7 @@ import numpy as np
 import torch
 
 from neuroplug.app import run_job
-from neuroplug.training.checkpoint import BEST_POLICY, checkpoint_dir, load_checkpoint
+from neuroplug.training.checkpoint import BEST_POLICY, checkpoint_dir, load_checkpoint, load_data
 
 QUIET = ["logger=none", "run.stop_when_solved=false"]
 
@@ -64,10 +64,7 @@ def check_resume_is_exact(
     left, right = load_checkpoint(straight), load_checkpoint(resumed)
     for key in ("generation", "counters", "last_eval", "algorithm", "normalizer"):
         assert same(left[key], right[key]), f"{key} differs after resuming"
-    policies = [
-        torch.load(checkpoint_dir(run) / BEST_POLICY, weights_only=False)
-        for run in (straight, resumed)
-    ]
+    policies = [load_data(checkpoint_dir(run) / BEST_POLICY) for run in (straight, resumed)]
     for key in ("policy_params", "best_member_params"):
         assert same(policies[0][key], policies[1][key]), (
             f"best_policy.pt {key} differs after resuming"

@@ -8,19 +8,29 @@
 - **Previous kept:** before a new ``latest.pt`` goes in, the old one becomes
   ``previous.pt``; when ``latest.pt`` is missing or damaged, loading says which file was
   bad and why, and falls back to ``previous.pt``.
+- **Data, not code:** every checkpoint and policy file is read with
+  ``torch.load(..., weights_only=True)``, which unpickles tensors, numbers, strings and
+  containers only, plus the numpy arrays of plain numbers neuroplug stores (RNG and
+  normaliser states). A file that holds anything else (a pickle that would call a
+  function, say) is refused unread: a shared policy or checkpoint cannot run code.
 """
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import io
 import os
+import pickle
+import re
 import sys
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 import torch
+
+from neuroplug.errors import NeuroplugError
 
 FORMAT_VERSION = 2
 LATEST = "latest.pt"
@@ -30,6 +40,67 @@ BEST_POLICY = "best_policy.pt"
 
 class CheckpointError(ValueError):
     """A checkpoint file is missing, damaged or of another format."""
+
+
+class UnsafeFileError(NeuroplugError):
+    """A checkpoint or policy file holds something other than data neuroplug stores."""
+
+
+@functools.cache
+def _allowed_numpy_types() -> list[Any]:
+    """The numpy types neuroplug's files hold: arrays and scalars of bools, integers and floats."""
+    import numpy as np
+
+    try:
+        from numpy._core.multiarray import _reconstruct, scalar
+    except ImportError:  # numpy 1.x
+        from numpy.core.multiarray import _reconstruct, scalar  # type: ignore[no-redef]
+    plain = (np.bool_, np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32)
+    plain += (np.uint64, np.float16, np.float32, np.float64)
+    dtype_classes = {type(np.dtype(kind)) for kind in plain}  # numpy 2: one class per dtype
+    # bytes: the checksummed run state; pickle writes an empty one as a call to bytes().
+    return [bytes, np.ndarray, _reconstruct, np.dtype, scalar, *sorted(dtype_classes, key=str)]
+
+
+def load_data(source: Path | IO[bytes], name: str | None = None) -> Any:
+    """``torch.load(source, weights_only=True)`` with neuroplug's numpy types allowed; a
+    file holding anything else raises :class:`UnsafeFileError` naming the file and what it
+    held (nothing in it has run)."""
+    name = name or str(source)
+    with torch.serialization.safe_globals(_allowed_numpy_types()):
+        try:
+            return torch.load(source, map_location="cpu", weights_only=True)
+        except pickle.UnpicklingError as error:
+            refused = _what_was_refused(str(error))
+            if refused is None:  # not a refused object: a damaged or foreign file
+                raise pickle.UnpicklingError(_short_reason(str(error))) from None
+            raise UnsafeFileError(
+                f"refused to load {name}: it holds {refused}, which is "
+                "not data neuroplug writes (tensors, numbers, strings, lists, dicts, numpy "
+                "arrays of numbers); unpickling it could run arbitrary code. Load only files "
+                "you trust, and only yourself: torch.load(path, weights_only=False)"
+            ) from None
+
+
+def _short_reason(message: str) -> str:
+    """The line that says what went wrong, without torch's advice to unpickle anyway."""
+    lines = [line.strip() for line in message.splitlines() if line.strip()]
+    for index, line in enumerate(lines[:-1]):
+        if line.startswith("Please file an issue") or line.endswith("WeightsUnpickler error:"):
+            return lines[index + 1]
+    return lines[0] if lines else "unreadable"
+
+
+def _what_was_refused(message: str) -> str | None:
+    """The global or class torch's weights-only loader refused, out of its error message;
+    None when it failed for another reason (garbage bytes, a truncated file)."""
+    if "Weights only load failed" not in message:
+        return None
+    for pattern in (r"GLOBAL ([\w.]+)", r"but got <class '([\w.]+)'>", r"global: ([\w.]+)"):
+        found = re.search(pattern, message)
+        if found:
+            return f"a pickled {found.group(1)}"
+    return None
 
 
 def checkpoint_dir(run_dir: Path) -> Path:
@@ -86,8 +157,9 @@ def read_checkpoint(path: Path) -> dict[str, Any]:
     if not path.is_file():
         raise CheckpointError(f"{path} does not exist")
     try:
-        # Our own file; the state holds numpy RNG states, which the weights-only loader refuses.
-        payload = torch.load(path, map_location="cpu", weights_only=False)
+        payload = load_data(path)
+    except UnsafeFileError:
+        raise  # never fall back past a planted file: the user must see it
     except Exception as error:
         raise CheckpointError(f"{path} is unreadable (truncated or corrupted?): {error}") from error
     if not isinstance(payload, dict) or payload.get("format_version") != FORMAT_VERSION:
@@ -98,7 +170,7 @@ def read_checkpoint(path: Path) -> dict[str, Any]:
     data = payload.get("state")
     if not isinstance(data, bytes) or hashlib.sha256(data).hexdigest() != payload.get("sha256"):
         raise CheckpointError(f"{path} fails its checksum (corrupted)")
-    return torch.load(io.BytesIO(data), map_location="cpu", weights_only=False)
+    return load_data(io.BytesIO(data), f"{path} (its run state)")
 
 
 def load_checkpoint(run_dir: Path) -> dict[str, Any]:

@@ -60,13 +60,19 @@ class Trainer:
         self.elapsed_before = 0.0
         self.last_eval: float | None = None
         self._stop = _StopSignals()
-        self.run_dir.mkdir(parents=True, exist_ok=True)
-        # Before anything is written: a second run on this dir must not touch the first's files.
-        self.lock = RunDirLock(self.run_dir).acquire()
+        try:
+            self.run_dir.mkdir(parents=True, exist_ok=True)
+            # Before anything is written: a second run on this dir must not touch the first's files.
+            self.lock = RunDirLock(self.run_dir).acquire()
+        except OSError as error:
+            raise _unwritable(self.run_dir, config, error) from None
         try:
             self._refuse_to_overwrite(config)
             # The run dir describes itself, with or without Hydra's .hydra/ record.
-            (self.run_dir / "config.yaml").write_text(config.to_yaml())
+            try:
+                (self.run_dir / "config.yaml").write_text(config.to_yaml())
+            except OSError as error:
+                raise _unwritable(self.run_dir, config, error) from None
             budget = {
                 "max_generations": self.parts.run.max_generations,
                 "max_frames": self.parts.run.max_frames,
@@ -383,8 +389,13 @@ class Trainer:
             if isinstance(parts.algorithm, Learner)
             else f"population {parts.algorithm.config.population_size}"
         )
+        env = parts.env
+        flattened = " = " + " + ".join(
+            f"{key}[{math.prod(shape)}]" if shape else key for key, shape in env.obs_parts
+        )
         self.loggers.message(
-            f"neuroplug: {parts.algorithm.config.name} on {parts.env.task_id} ({parts.env.family}), "
+            f"neuroplug: {parts.algorithm.config.name} on {env.task_id} ({env.family}"
+            f"{'; observation' + flattened if env.obs_parts else ''}), "
             f"{parts.network.describe()}, {size}, "
             f"backend {parts.backend.config.name} on {parts.backend.device}, scheduler {parts.scheduler.config.name}; "
             f"writing to {self.run_dir}"
@@ -454,6 +465,16 @@ class Trainer:
             "eval_return_mean": self.last_eval,
             **self.counters,
         }
+
+
+def _unwritable(run_dir: Path, config: Experiment, error: OSError) -> ConfigError:
+    """The run dir cannot be created or written: name the setting that chose it."""
+    field = "run.resume" if config.run.resume else "run.output_dir"
+    return ConfigError(
+        field,
+        f"cannot write the run dir {run_dir} ({error.strerror or error})",
+        "a directory you can create and write",
+    )
 
 
 class _StopSignals:

@@ -9,7 +9,7 @@ from neuroplug.app import run_job
 from neuroplug.config.paths import conf_dir
 from neuroplug.config.schema import EnvConfig
 from neuroplug.config.typed import to_dataclass
-from neuroplug.envs.make import episode_seeds, make_spec
+from neuroplug.envs.make import episode_seeds, make_pool, make_spec
 from neuroplug.errors import ConfigError
 
 SHIPPED_ENVS = sorted(
@@ -25,6 +25,9 @@ EXPECTED_FAMILY = {
     "pong": "atari",
     "frostbite": "atari",
     "seaquest": "atari",
+    "cheetah_run": "dm_control",
+    "walker_walk": "dm_control",
+    "humanoid_run": "dm_control",
 }
 
 
@@ -108,3 +111,57 @@ def test_a_known_family_registers_only_its_envpool_tasks_and_others_still_resolv
     assert "AFTER_CLASSIC False False" in done.stdout
     # A task outside the named family is found once every family is registered.
     assert "THEN (4, 84, 84)" in done.stdout
+
+
+def test_dict_observations_are_flattened_in_the_tasks_own_order():
+    import envpool
+
+    spec = make_spec(EnvConfig(task_id="WalkerWalk-v1"))
+    assert spec.family == "dm_control"
+    assert spec.obs_parts == (("orientations", (14,)), ("height", ()), ("velocity", (9,)))
+    assert spec.obs_shape == (24,)
+    seeds = np.array([5, 6])
+    pool = make_pool(spec, seeds)
+    raw = envpool.make("WalkerWalk-v1", env_type="gymnasium", num_envs=2, seed=5, env_seed=[5, 6])
+    actions = np.full((2, 6), 0.3)
+    for flat, entries in [
+        (pool.reset()[0], raw.reset()[0]),
+        (pool.step(actions)[0], raw.step(actions)[0]),
+    ]:
+        expected = np.concatenate(
+            [entries["orientations"], entries["height"][:, None], entries["velocity"]], axis=1
+        )
+        assert flat.shape == (2, 24) and np.array_equal(flat, expected)
+
+
+def test_an_observation_that_cannot_be_flattened_honestly_is_refused_naming_the_entry():
+    with pytest.raises(
+        ConfigError,
+        match=r"^env\.task_id: MiniGrid-Empty-5x5-v0's observation entry 'direction' is Discrete\(4\): a category",
+    ):
+        make_spec(EnvConfig(task_id="MiniGrid-Empty-5x5-v0"))
+
+
+@pytest.mark.parametrize("algo", ["es", "ppo"])
+def test_a_dm_control_task_trains(compose, tmp_path, algo):
+    sizes = (
+        ["algo.population_size=4"]
+        if algo == "es"
+        else ["algo.num_envs=2", "algo.rollout_length=16"]
+    )
+    summary = run_job(
+        compose(
+            [
+                f"algo={algo}",
+                "env=cheetah_run",
+                "env.max_episode_steps=50",
+                "logger=none",
+                "run.max_generations=2",
+                "run.eval_episodes=1",
+                "net.hidden_sizes=[8]",
+                *sizes,
+                f"run.output_dir={tmp_path}",
+            ]
+        )
+    )
+    assert summary["generation"] == 2 and np.isfinite(summary["eval_return_mean"])

@@ -1,4 +1,4 @@
-"""W&B logging read back from the offline run files with W&B's own reader."""
+"""W&B logging read back from the offline run files (tests/support/wandb_offline.py)."""
 
 from __future__ import annotations
 
@@ -8,11 +8,9 @@ import sys
 from pathlib import Path
 
 import pytest
+from wandb_offline import offline_runs
 
 from neuroplug.app import run_job
-from neuroplug.testing.wandb_records import offline_runs
-
-pytest.importorskip("wandb.sdk.internal.datastore")
 
 OFFLINE = {
     **os.environ,

@@ -12,6 +12,7 @@ from neuroplug.config.typed import to_dataclass
 from neuroplug.errors import ConfigError
 from neuroplug.noise import noise_vectors
 from neuroplug.testing import check_algorithm_contract, synthetic_context, synthetic_result
+from neuroplug.training.checkpoint import load_data
 from omegaconf import OmegaConf
 
 from neuroplug_cem import CEMConfig, CrossEntropyMethod
@@ -89,12 +90,12 @@ def test_a_restored_state_continues_exactly():
     original = _cem(seed=3)
     for _ in range(2):
         _step(original)
-    # Through torch.save/load, as a checkpoint file would carry it.
+    # Through torch.save and neuroplug's weights-only load, as a checkpoint file carries it.
     buffer = io.BytesIO()
     torch.save(original.state_dict(), buffer)
     buffer.seek(0)
     restored = _cem(seed=99)  # a different seed: everything must come from the state
-    restored.load_state_dict(torch.load(buffer, weights_only=False))
+    restored.load_state_dict(load_data(buffer))
     assert restored.generation == original.generation == 2
     for _ in range(2):
         assert torch.equal(_step(restored), _step(original))
