@@ -77,6 +77,24 @@ EXPERIMENTS: dict[str, Experiment] = {
         seeds=[0, 1],
         published="es_halfcheetah here: the same run with full-rank noise.",
     ),
+    # DeepMind Control through EnvPool's dict observations, flattened (neuroplug/envs/flatten.py).
+    "es_cheetah_run": Experiment(
+        overrides=[
+            "algo=es",
+            "env=cheetah_run",
+            "algo.population_size=48",
+            "run.eval_interval=5",
+            "run.eval_episodes=3",
+        ],
+        max_frames=1_000_000,
+        seeds=[0, 1],
+        published=(
+            "no ES result on DeepMind Control at this budget that we know of. For scale: the "
+            "untrained networks of generation 1 score ~2-25 here, and gradient-based learners "
+            "from states reach several hundred by 0.5-1M steps (the 'State SAC' rows of the "
+            "CURL paper, arXiv:2004.04136)."
+        ),
+    ),
     "es_breakout": Experiment(
         overrides=[
             "algo=es",

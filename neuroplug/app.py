@@ -103,13 +103,15 @@ def _in_multirun() -> bool:
     return HydraConfig.initialized() and HydraConfig.get().mode == RunMode.MULTIRUN
 
 
-_started = False
-
-
-def task_started() -> bool:
-    """Whether Hydra has handed a job to neuroplug in this process (before that, a failure
-    is Hydra's: composing the config, creating the run dir)."""
-    return _started
+def raised_in_a_job(error: BaseException) -> bool:
+    """Whether ``error`` came out of :func:`hydra_entry` (a job neuroplug ran) rather than
+    out of Hydra's preparations before it (composing the config, creating the run dir)."""
+    trace = error.__traceback__
+    while trace is not None:
+        if trace.tb_frame.f_code is hydra_entry.__code__:
+            return True
+        trace = trace.tb_next
+    return False
 
 
 def reported(error: BaseException) -> bool:
@@ -145,8 +147,6 @@ def hydra_entry(config: DictConfig) -> float | None:
     """The function ``hydra.main`` wraps; returns the final evaluation return (what the
     Optuna sweeper maximises). Bad input gets a one-paragraph message, not a traceback, and
     leaves no empty run dir; in a multirun the job fails and the sweep goes on to the next."""
-    global _started
-    _started = True
     try:
         summary = run_job(config)
     except (NeuroplugError, FileNotFoundError) as error:

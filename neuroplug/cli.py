@@ -103,7 +103,7 @@ def _report(error: Exception, multirun: bool) -> int:
     from hydra.errors import CompactHydraException
     from omegaconf.errors import OmegaConfBaseException
 
-    from neuroplug.app import reported, task_started
+    from neuroplug.app import raised_in_a_job, reported
     from neuroplug.config.wrong_type import wrong_type_error
     from neuroplug.errors import ConfigError
 
@@ -115,7 +115,7 @@ def _report(error: Exception, multirun: bool) -> int:
         message is None
         and isinstance(error, OSError)
         and not isinstance(error, CompactHydraException)  # Hydra's missing config is an OSError
-        and not task_started()
+        and not raised_in_a_job(error)
     ):
         # Hydra creates the run dir and writes its .hydra/ record before neuroplug runs.
         field = "hydra.sweep.dir" if multirun else "run.output_dir"

@@ -28,6 +28,8 @@ class ObservationNormalizer:
         # A small prior keeps the std finite before any data arrives.
         self.total_squares = np.full(size, 1e-2, dtype=np.float64)
         self.count = 1e-2
+        self._shift_scale: tuple[np.ndarray, np.ndarray] | None = None
+        """(mean, std), computed once per update: ``normalize`` runs every env step."""
 
     @property
     def mean(self) -> np.ndarray:
@@ -45,10 +47,14 @@ class ObservationNormalizer:
         self.total += stats.total
         self.total_squares += stats.total_squares
         self.count += stats.count
+        self._shift_scale = None
 
     def normalize(self, observations: np.ndarray) -> np.ndarray:
         """``clip((obs - mean) / std, -5, 5)`` as float32."""
-        scaled = (observations - self.mean) / self.std
+        if self._shift_scale is None:
+            self._shift_scale = (self.mean, self.std)
+        mean, std = self._shift_scale
+        scaled = (observations - mean) / std
         return np.clip(scaled, -_CLIP, _CLIP).astype(np.float32)
 
     def state_dict(self) -> dict[str, Any]:
@@ -64,3 +70,4 @@ class ObservationNormalizer:
         self.total = np.array(state["total"], dtype=np.float64)
         self.total_squares = np.array(state["total_squares"], dtype=np.float64)
         self.count = float(state["count"])
+        self._shift_scale = None

@@ -333,18 +333,24 @@ class LockstepEvaluation:
         make = self.observer.make_pool if self.observer is not None else make_pool
         kept = self.pool_cache.take(self._layout()) if self.pool_cache is not None else None
         settings = engine_pool_settings(self.env)
-        groups = []
-        for index, lanes in enumerate(self._lane_groups()):
-            if kept is not None:
-                pool = kept[index]
-            else:
-                pool = make(self.env, seeds[lanes], self.threads_per_pool, **settings)
-            stream = None
-            if on_cuda:
-                stream = torch.cuda.Stream(self.backend.device)
-                # The backend's load() ran on the default stream; don't read its weights early.
-                stream.wait_stream(torch.cuda.current_stream(self.backend.device))
-            groups.append(_Group(lanes, pool, stream))
+        groups: list[_Group] = []
+        try:
+            for index, lanes in enumerate(self._lane_groups()):
+                if kept is not None:
+                    pool = kept[index]
+                else:
+                    pool = make(self.env, seeds[lanes], self.threads_per_pool, **settings)
+                stream = None
+                if on_cuda:
+                    stream = torch.cuda.Stream(self.backend.device)
+                    # The backend's load() ran on the default stream; don't read its weights early.
+                    stream.wait_stream(torch.cuda.current_stream(self.backend.device))
+                groups.append(_Group(lanes, pool, stream))
+        except BaseException:
+            # The pools built (or taken from the cache) so far belong to nobody else.
+            for pool in kept if kept is not None else [group.pool for group in groups]:
+                pool.close()
+            raise
         return groups
 
     def _assign(self, lanes: np.ndarray) -> None:

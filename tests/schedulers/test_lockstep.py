@@ -261,3 +261,28 @@ def test_sticky_actions_keep_building_seeded_pools_per_evaluation(monkeypatch):
     scheduler.evaluate(population, policy, backend, request)
     scheduler.evaluate(population, policy, backend, request)
     assert len(built) == 2
+
+
+def test_pools_built_before_a_failing_one_are_closed(monkeypatch):
+    env, policy, backend, population = _setup("CartPole-v1", 6)
+    built = []
+    real_make_pool = lockstep.make_pool
+
+    def second_build_fails(*args, **kwargs):
+        if built:
+            raise RuntimeError("simulator failed to start")
+        pool = real_make_pool(*args, **kwargs)
+        closed = []
+        real_close = pool.close
+        pool.close = lambda: closed.append(1) or real_close()
+        built.append(closed)
+        return pool
+
+    monkeypatch.setattr(lockstep, "make_pool", second_build_fails)
+    scheduler = PipelinedScheduler(
+        PipelinedSchedulerConfig(name="pipelined", max_envs=6, groups=3), env
+    )
+    request = EvaluationRequest(generation=0, episodes_per_member=1, seed=0)
+    with pytest.raises(RuntimeError, match="failed to start"):
+        scheduler.evaluate(population, policy, backend, request)
+    assert built == [[1]]  # the one pool built was closed, once
