@@ -94,6 +94,7 @@ EXPERIMENTS: dict[str, Experiment] = {
             "from states reach several hundred by 0.5-1M steps (the 'State SAC' rows of the "
             "CURL paper, arXiv:2004.04136)."
         ),
+        notes="Nothing else ran on the machine during these runs.",
     ),
     "es_breakout": Experiment(
         overrides=[
