@@ -77,8 +77,8 @@ def load_data(source: Path | IO[bytes], name: str | None = None) -> Any:
             raise UnsafeFileError(
                 f"refused to load {name}: it holds {refused}, which is "
                 "not data neuroplug writes (tensors, numbers, strings, lists, dicts, numpy "
-                "arrays of numbers); unpickling it could run arbitrary code. Load only files "
-                "you trust, and only yourself: torch.load(path, weights_only=False)"
+                "arrays of numbers); unpickling it could run arbitrary code. If you trust where "
+                "it came from, load it yourself in Python: torch.load(path, weights_only=False)"
             ) from None
 
 

@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 
 from neuroplug.api import EvaluationRequest, EvaluationResult, Learner
+from neuroplug.envs.spec import EnvSpec
 from neuroplug.errors import ConfigError, NeuroplugError, PluginError
 from neuroplug.experiment import Experiment
 from neuroplug.loggers import MultiLogger, build_loggers
@@ -390,12 +391,9 @@ class Trainer:
             else f"population {parts.algorithm.config.population_size}"
         )
         env = parts.env
-        flattened = " = " + " + ".join(
-            f"{key}[{math.prod(shape)}]" if shape else key for key, shape in env.obs_parts
-        )
         self.loggers.message(
             f"neuroplug: {parts.algorithm.config.name} on {env.task_id} ({env.family}"
-            f"{'; observation' + flattened if env.obs_parts else ''}), "
+            f"{_observation_order(env)}), "
             f"{parts.network.describe()}, {size}, "
             f"backend {parts.backend.config.name} on {parts.backend.device}, scheduler {parts.scheduler.config.name}; "
             f"writing to {self.run_dir}"
@@ -465,6 +463,14 @@ class Trainer:
             "eval_return_mean": self.last_eval,
             **self.counters,
         }
+
+
+def _observation_order(env: EnvSpec) -> str:
+    """For dict observations, the order their entries are flattened in (envs/flatten.py)."""
+    if not env.obs_parts:
+        return ""
+    parts = (f"{key}[{math.prod(shape)}]" if shape else key for key, shape in env.obs_parts)
+    return "; observation = " + " + ".join(parts)
 
 
 def _unwritable(run_dir: Path, config: Experiment, error: OSError) -> ConfigError:
