@@ -3,6 +3,9 @@ solve tasks.
 
 Measured side by side in one run on this machine:
 
+- **sampler**: the learners' sampling loop (:class:`neuroplug.learners.sampler.Sampler`)
+  with a free policy (constant actions, no network) next to the floor for the same envs and
+  threads, on CartPole and Pong: what the loop itself costs per step;
 - **throughput**: frames/s of one training segment of each learner next to the floor
   (EnvPool stepping the same envs with random actions on the same threads), on CartPole
   and Pong; for ``dqn`` also its replay buffer's bytes per transition;
@@ -31,6 +34,7 @@ import tempfile
 import time
 from pathlib import Path
 
+import numpy as np
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -104,6 +108,83 @@ def _compose(overrides: list[str]):
     GlobalHydra.instance().clear()
     with initialize_config_dir(config_dir=str(conf_dir()), version_base="1.3"):
         return compose(config_name="config", overrides=overrides)
+
+
+SAMPLER_CASES = (
+    ("CartPole-v1", 8, 1, 32),
+    ("CartPole-v1", 8, 2, 32),
+    ("CartPole-v1", 64, 2, 32),
+    ("Pong-v5", 8, 2, 128),
+    ("Pong-v5", 16, 2, 128),
+)
+"""(task, envs, groups, rollout length) for the sampler's free-policy measurement."""
+
+
+def _free_policy(spec):
+    """A policy that costs nothing: the same action for every env, no network."""
+
+    def act(observations: torch.Tensor):
+        rows = len(observations)
+        if spec.discrete:
+            actions = torch.zeros(rows, dtype=torch.int64)
+            env_actions = np.zeros(rows, dtype=np.int32)
+        else:
+            actions = torch.zeros(rows, spec.num_actions)
+            env_actions = np.zeros((rows, spec.num_actions), dtype=np.float32)
+        zeros = torch.zeros(rows)
+        return actions, zeros, zeros, env_actions
+
+    return act
+
+
+def _sampler_fps(loop, act, length: int, seconds: float) -> float:
+    """Frames/s of ``loop`` rolling out ``length``-step rollouts for about ``seconds``."""
+    before = loop.env_steps
+    started = time.perf_counter()
+    while time.perf_counter() - started < seconds:
+        loop.rollout(act, length)
+    elapsed = time.perf_counter() - started
+    return (loop.env_steps - before) * loop.env.frame_skip / elapsed
+
+
+def sampler(seconds: float, repeats: int = 3) -> list[dict]:
+    """The sampler's loop with a free policy against the floor, same envs and threads;
+    the two alternate ``repeats`` times and the medians are compared (a shared machine's
+    noise hits both)."""
+    from neuroplug.config.schema import EnvConfig
+    from neuroplug.envs.make import make_spec
+    from neuroplug.learners.sampler import Sampler
+
+    rows = []
+    threads = os.cpu_count() or 1
+    for task, envs, groups, length in SAMPLER_CASES:
+        spec = make_spec(EnvConfig(task_id=task))
+        loop = Sampler(spec, envs, groups, threads, torch.device("cpu"))
+        loop.start(np.arange(envs))
+        act = _free_policy(spec)
+        loop.rollout(act, length)  # warm-up: the first rollout receives the resets
+        floors, loops = [], []
+        for _ in range(repeats):
+            floors.append(measure_floor(spec, envs, threads, seconds)["frames_per_second"])
+            loops.append(_sampler_fps(loop, act, length, seconds))
+        loop.close()
+        floor, fps = float(np.median(floors)), float(np.median(loops))
+        rows.append(
+            {
+                "task": task,
+                "envs": envs,
+                "groups": groups,
+                "threads": threads,
+                "rollout_length": length,
+                "floor_frames_per_second": floor,
+                "sampler_frames_per_second": fps,
+                "ratio_to_floor": fps / floor,
+                "floor_runs": floors,
+                "sampler_runs": loops,
+            }
+        )
+        print(rows[-1], flush=True)
+    return rows
 
 
 def throughput(seconds: float, learners: list[str]) -> list[dict]:
@@ -203,7 +284,7 @@ def curves(workdir: Path, learners: list[str]) -> list[dict]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--parts", default="throughput,solve,curves")
+    parser.add_argument("--parts", default="sampler,throughput,solve,curves")
     parser.add_argument("--learners", default="ppo,appo,dqn")
     parser.add_argument("--floor-seconds", type=float, default=5.0)
     parser.add_argument("--out", type=Path, default=RESULTS / "learners.json")
@@ -217,6 +298,8 @@ def main() -> None:
     }
     with tempfile.TemporaryDirectory() as scratch:
         workdir = Path(scratch)
+        if "sampler" in parts:
+            report["sampler"] = sampler(arguments.floor_seconds)
         if "throughput" in parts:
             report["throughput"] = throughput(arguments.floor_seconds, learners)
         if "solve" in parts:

@@ -64,6 +64,7 @@ What a Population costs
 
 from __future__ import annotations
 
+import dataclasses
 from abc import ABC, abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -154,28 +155,81 @@ class SchedulerConfig(PluginConfig):
 
 @dataclass
 class LearnerConfig(PluginConfig):
-    """Base of gradient-based learner configs (``algo=ppo``, ...)."""
+    """Base of gradient-based learner configs (``algo=ppo``, ...).
 
-    num_envs: int = 8
+    A field left ``None`` takes the reference setting for the run's kind of task
+    (``pixels``, ``discrete`` or ``continuous``) from :meth:`presets`; a value given on the
+    command line or in a preset file wins. Subclasses extend :meth:`presets` with their own
+    fields' values and :meth:`check` with their own checks.
+    """
+
+    num_envs: int | None = None
     """Environments stepped side by side for the whole run."""
-    env_groups: int = 2
+    env_groups: int | None = None
     """Groups of envs stepped in turn (K >= 2 double-buffers: one group's envs step in
     EnvPool's threads while the policy runs on another's observations)."""
-    segment_steps: int = 16384
-    """Env steps per segment: a checkpoint, an evaluation opportunity and a log line.
-    Envs are re-seeded from (run seed, segment) at each segment's start, so a resumed run
-    continues exactly; an episode still running at a segment's end is cut (bootstrapped)."""
-    reward_clip: bool = False
+    segment_steps: int | None = None
+    """Env steps per segment: a checkpoint, an evaluation opportunity and a log line. The
+    envs live for the whole run: a game still running at a segment's end goes on into the
+    next segment and is counted, whole, in the segment where it ends."""
+    reward_clip: bool | None = None
     """Atari: train on rewards clipped to {-1, 0, 1} (logged returns stay true game scores)."""
-    episodic_life: bool = False
+    episodic_life: bool | None = None
     """Atari: a lost life ends the learner's episode (the game itself goes on)."""
     device: str = "auto"
     """Where the learner's network trains: ``auto`` (CUDA when present), ``cpu``, ``cuda``."""
-    torch_threads: int = 0
+    torch_threads: int | None = None
     """PyTorch's CPU threads; 0 keeps its default. 1 is fastest for small MLPs, whose
     operations are too small to share out."""
 
+    @classmethod
+    def presets(cls) -> dict[str, Preset]:
+        """Reference settings per kind of task (``pixels``, ``discrete``, ``continuous``)
+        for the fields left ``None``; a subclass extends its parent's."""
+        vector = Preset(
+            "vector tasks",
+            {
+                "num_envs": 8,
+                "env_groups": 1,
+                "segment_steps": 4096,
+                "reward_clip": False,
+                "episodic_life": False,
+                "torch_threads": 1,
+            },
+        )
+        return {
+            "pixels": Preset(
+                "Atari",
+                {
+                    "num_envs": 8,
+                    "env_groups": 2,
+                    "segment_steps": 16384,
+                    "reward_clip": True,
+                    "episodic_life": True,
+                    "torch_threads": 0,
+                },
+            ),
+            "discrete": vector,
+            "continuous": vector,
+        }
+
+    def check_task(self, env: EnvSpec) -> None:  # noqa: B027 - optional hook
+        """Refuse a task this learner cannot train on (raise :class:`ConfigError` naming
+        ``algo``); called before the preset is chosen. Default: every task."""
+
+    def unset(self) -> list[str]:
+        """The fields still ``None``: the preset for the run's task fills them."""
+        return [f.name for f in dataclasses.fields(self) if getattr(self, f.name) is None]
+
     def __post_init__(self) -> None:
+        # Checked once every field has its value: on the command line's config only when it
+        # set everything, else after the preset filled the rest (still before any env).
+        if not self.unset():
+            self.check()
+
+    def check(self) -> None:
+        """Check the settings (all set), naming a bad field with
+        :func:`neuroplug.errors.require`; a subclass checks its own fields and calls this."""
         require(self.num_envs >= 1, "algo.num_envs", f"got {self.num_envs}", "an integer >= 1")
         require(
             1 <= self.env_groups <= self.num_envs,
@@ -195,6 +249,20 @@ class LearnerConfig(PluginConfig):
             f"got {self.segment_steps}",
             "an integer >= 1",
         )
+
+
+@dataclass(frozen=True)
+class Preset:
+    """A learner's reference settings for one kind of task, and where they come from."""
+
+    source: str
+    """Where the values come from (the start-up line names it)."""
+    values: dict[str, Any] = field(default_factory=dict)
+    """Config field -> value, for the fields left unset (``None``)."""
+
+    def extended(self, source: str, **values: Any) -> Preset:
+        """This preset with more (or other) values, from ``source``."""
+        return Preset(source, {**self.values, **values})
 
 
 # --------------------------------------------------------------------------- data
@@ -424,6 +492,9 @@ class LearnerContext:
     """The run's budget in env steps, when it has one (learning-rate schedules end there)."""
     deterministic: bool = False
     """``run.deterministic``: prefer reproducible kernels to the fastest (cuDNN autotuning off)."""
+    settings_source: str = ""
+    """Where the config's unset fields came from (the preset for this kind of task); the
+    start-up line shows it."""
 
 
 class Learner(ABC):

@@ -152,6 +152,9 @@ def make_spec(config: EnvConfig) -> EnvSpec:
         start_noops=int(settings.get("noop_max", 0)) if family == "atari" else 0,
         reusable_pools=family == "atari"
         and float(settings.get("repeat_action_probability", 0.0)) == 0.0,
+        learner_settings=tuple(
+            name for name in ("reward_clip", "episodic_life") if name in settings
+        ),
     )
 
 

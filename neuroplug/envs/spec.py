@@ -42,8 +42,16 @@ class EnvSpec:
     without sticky actions): one pool may then play many evaluations (building an Atari
     env takes 60-80 ms). With sticky actions (EnvPool's RNG) pools are built and seeded
     per evaluation."""
+    learner_settings: tuple[str, ...] = ()
+    """The EnvPool training settings a learner may switch on for its own pools (Atari:
+    ``reward_clip`` and ``episodic_life``); evaluations never use them."""
 
     @property
     def is_image(self) -> bool:
         """Whether observations are stacked frames ``(C, H, W)``."""
         return len(self.obs_shape) == 3
+
+    def learner_pool_settings(self, **wanted: bool) -> dict[str, bool]:
+        """``envpool.make`` settings of a learner's pools: ``wanted`` (``reward_clip=True``,
+        say), for the settings this env has (:attr:`learner_settings`)."""
+        return {name: value for name, value in wanted.items() if name in self.learner_settings}

@@ -1,3 +1,11 @@
-"""What gradient-based learners share: actor-critic over the policy network's flat
-parameters, a sampler on persistent EnvPool envs, advantage estimators, and the base
-class that runs segments (see :class:`neuroplug.api.Learner` for the contract)."""
+"""What gradient-based learners share: the base class that runs segments on a sampler of
+persistent EnvPool envs, an actor-critic over the policy network's flat parameters, and
+advantage estimators (see :class:`neuroplug.api.Learner` for the contract, and the README's
+"Write your own learner")."""
+
+from neuroplug.learners.actor_critic import ActorCritic
+from neuroplug.learners.advantages import rollout_gae
+from neuroplug.learners.base import SegmentLearner
+from neuroplug.learners.sampler import Rollout
+
+__all__ = ["ActorCritic", "Rollout", "SegmentLearner", "rollout_gae"]

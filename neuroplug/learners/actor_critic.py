@@ -18,12 +18,16 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 import torch
 from torch import nn
 
 from neuroplug.envs.spec import EnvSpec
+
+if TYPE_CHECKING:
+    from neuroplug.api import LearnerContext
 from neuroplug.nets.mlp import MLP
 from neuroplug.nets.nature_cnn import HIDDEN_SIZE, NatureCNN
 from neuroplug.nets.network import Network
@@ -67,6 +71,11 @@ class ActorCritic(nn.Module):
             raise TypeError(f"no critic for {type(network).__name__}; use an MLP or the Nature CNN")
         self.log_std = nn.Parameter(torch.zeros(env.num_actions)) if not env.discrete else None
 
+    @classmethod
+    def for_learner(cls, context: LearnerContext) -> ActorCritic:
+        """The actor-critic of a learner's run: its network, env, initial policy and seed."""
+        return cls(context.network, context.env, context.initial_params, context.seed)
+
     def forward(self, observations: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """``(outputs (n, out), values (n,))``."""
         if self.shared_trunk:
@@ -96,8 +105,11 @@ class ActorCritic(nn.Module):
         """Sample actions (reproducibly, from ``generator``) with their log-probs and values."""
         outputs, values = self(observations)
         if self.env.discrete:
-            probabilities = torch.softmax(outputs.float(), dim=1)
-            actions = torch.multinomial(probabilities, 1, generator=generator).squeeze(1)
+            # Gumbel-max: argmax(logits + Gumbel noise) is a draw from softmax(logits), with
+            # no device sync (torch.multinomial waits for the GPU on every call).
+            uniform = torch.rand(outputs.shape, generator=generator, device=outputs.device)
+            gumbel = -torch.log(-torch.log(uniform.clamp_min(1e-20)))
+            actions = (outputs.float() + gumbel).argmax(dim=1)
         else:
             noise = torch.randn(outputs.shape, generator=generator, device=outputs.device)
             actions = outputs + self.log_std.exp() * noise

@@ -1,16 +1,27 @@
 """The base class of neuroplug's learners: segments, seeding, the sampler and the model.
 
-A run is a sequence of segments of ``segment_steps`` env steps. At a segment's start the
-envs are rebuilt with seeds from (run seed, segment) and the action-sampling generator is
-re-seeded the same way, so a synchronous learner resumed from the checkpoint at a
-segment's end continues exactly as if it had never stopped (the checkpoint holds the
-weights, the optimiser and the step count). A subclass writes :meth:`_train` (sample and
-learn until the segment's steps are done) and lists its own state.
+A run is a sequence of segments of ``segment_steps`` env steps: the unit of logging,
+checkpointing and evaluation, never an env boundary. The envs are built once, with seeds
+from (run seed, the segment they start in), and live for the whole run, so no episode is
+cut at a segment's end. The action-sampling generator is re-seeded from (run seed,
+segment) at each segment's start.
+
+Resuming: EnvPool cannot save an env in the middle of an episode, so a resumed run builds
+its envs anew, seeded from (run seed, the segment it resumes at), and they start new
+episodes; the learner says so once. Everything else continues exactly: weights, optimiser,
+RNG streams and counters. A resumed run is itself reproducible (the same checkpoint resumed
+twice ends in the same state on CPU); it differs from the uninterrupted run from the
+resume on, because the games in progress there were lost.
+
+A subclass writes :meth:`_train` (sample with :meth:`sample` and learn until the segment's
+steps are done) and lists its own state.
 """
 
 from __future__ import annotations
 
+import time
 from abc import abstractmethod
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -19,9 +30,10 @@ import torch
 from neuroplug.api import Learner, LearnerConfig, LearnerContext, Segment
 from neuroplug.devices import resolve_device
 from neuroplug.envs.make import episode_seeds
-from neuroplug.errors import require
-from neuroplug.learners.actor_critic import ActorCritic
-from neuroplug.learners.sampler import Sampler
+from neuroplug.learners.sampler import Act, Episodes, Rollout, Sampler
+
+NEW_EPISODES = "start new episodes"
+"""The words of a resumed learner's notice (its envs begin new games)."""
 
 SEGMENT_ROUND = 0x1EA
 """Env seeds of learner segments live in their own round, apart from evaluations'."""
@@ -33,22 +45,14 @@ class SegmentLearner(Learner):
     def __init__(self, config: LearnerConfig, context: LearnerContext) -> None:
         super().__init__(config, context)
         env = context.env
-        for field in ("reward_clip", "episodic_life"):
-            require(
-                not getattr(config, field) or env.family == "atari",
-                f"algo.{field}",
-                f"is an Atari setting; {env.task_id} is a {env.family} task",
-                "false",
-            )
         self.device = resolve_device(config.device, "algo.device")
         if config.torch_threads:
             torch.set_num_threads(config.torch_threads)
         if self.device.type == "cuda":
             # Autotuned convolutions: the fastest cuDNN kernels for the learner's shapes.
             torch.backends.cudnn.benchmark = not context.deterministic
-        self.model = ActorCritic(context.network, env, context.initial_params, context.seed).to(
-            self.device
-        )
+        self.model = self.build_model().to(self.device)
+        """The trainable model; ``model.policy`` is the flat policy vector it deploys."""
         self.sampler = Sampler(
             env,
             config.num_envs,
@@ -62,21 +66,26 @@ class SegmentLearner(Learner):
         """Env steps sampled over the whole run (learning-rate schedules follow it)."""
         self.generator = torch.Generator(self.device)
         self._segment_start = 0
+        self.progress: Callable[[dict[str, Any]], None] | None = None
+        """Set by the trainer: called after every rollout with where the segment stands."""
+        self._segment_episodes = Episodes()
+        self._segment_clock = 0.0
 
     def train_segment(self) -> Segment:
         segment = self.generation
-        seeds = episode_seeds(
-            self.context.seed, segment, np.arange(self.config.num_envs), SEGMENT_ROUND
-        )
+        sampler = self.sampler
+        sampler.timings = dict.fromkeys(sampler.timings, 0.0)
+        if not sampler.started:
+            self._start_envs(segment)
         sequence = np.random.SeedSequence([self.context.seed, segment, SEGMENT_ROUND])
         self.generator.manual_seed(int(sequence.generate_state(1, dtype=np.uint64)[0] >> 1))
-        sampler = self.sampler
         before = (sampler.env_steps, sampler.forward_passes)
         self._segment_start = sampler.env_steps
-        sampler.timings = dict.fromkeys(sampler.timings, 0.0)
-        sampler.start(seeds)
+        self._segment_episodes = Episodes()
+        self._segment_clock = time.perf_counter()
         stats, timings = self._train()
-        episodes = sampler.take_episodes()
+        episodes = self._segment_episodes
+        episodes.extend(sampler.take_episodes())
         env_steps = sampler.env_steps - before[0]
         self.env_steps += env_steps
         self.generation += 1
@@ -90,6 +99,48 @@ class SegmentLearner(Learner):
             timings={**sampler.timings, **timings},
         )
 
+    def _start_envs(self, segment: int) -> None:
+        """Build the envs, seeded from (run seed, ``segment``); past segment 0 that is a
+        resumed run, whose games in progress were lost: say so."""
+        seeds = episode_seeds(
+            self.context.seed, segment, np.arange(self.config.num_envs), SEGMENT_ROUND
+        )
+        self.sampler.start(seeds)
+        self.envs_started()
+        if segment > 0:
+            self.notices.append(
+                f"resumed at segment {segment}: the {self.config.num_envs} envs {NEW_EPISODES} "
+                "(EnvPool cannot save an env mid-episode; the games in progress at the "
+                "checkpoint are not counted); weights, optimiser, RNG streams and counters "
+                "continue exactly"
+            )
+
+    def envs_started(self) -> None:  # noqa: B027 - optional hook
+        """Called when the envs start new episodes (a run's start, or a resumed run's)."""
+
+    def sample(self, act: Act, length: int) -> Rollout:
+        """One rollout of ``length`` steps of every env; then tell the trainer's progress."""
+        rollout = self.sampler.rollout(act, length)
+        self._segment_episodes.extend(self.sampler.take_episodes())
+        if self.progress is not None:
+            steps = self.sampler.env_steps - self._segment_start
+            seconds = time.perf_counter() - self._segment_clock
+            frames = steps * self.context.env.frame_skip
+            returns = self._segment_episodes.returns[-10:]
+            self.progress(
+                {
+                    "phase": "segment",
+                    "generation": self.generation + 1,
+                    "env_steps": steps,
+                    "segment_steps": self.segment_length(),
+                    "frames": frames,
+                    "frames_per_second": frames / max(seconds, 1e-9),
+                    "episodes_done": len(self._segment_episodes.returns),
+                    "recent_return": float(np.mean(returns)) if returns else float("nan"),
+                }
+            )
+        return rollout
+
     def segment_length(self) -> int:
         """Env steps of the running segment: ``segment_steps``, or what is left of the run's
         budget when less (a run stops at its budget, not a segment past it)."""
@@ -99,8 +150,15 @@ class SegmentLearner(Learner):
             steps = min(steps, max(1, budget - self.env_steps))
         return steps
 
+    @abstractmethod
+    def build_model(self) -> torch.nn.Module:
+        """The model to train (on the CPU; the base moves it to ``algo.device``): an
+        :class:`~neuroplug.learners.actor_critic.ActorCritic` (``ActorCritic.for_learner``),
+        or any module whose ``policy`` parameter is the flat policy vector."""
+
     def act(self, observations: torch.Tensor):
-        """The sampler's policy: sample with the current weights."""
+        """The sampler's policy: sample with the current weights (an actor-critic's; a
+        learner with another model overrides this)."""
         acting = self.model.act(observations, self.generator)
         return (
             acting.actions,

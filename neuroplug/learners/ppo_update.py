@@ -21,7 +21,7 @@ from typing import Any
 
 import torch
 
-from neuroplug.api import LearnerConfig
+from neuroplug.api import LearnerConfig, Preset
 from neuroplug.errors import require
 from neuroplug.learners.actor_critic import ActorCritic
 
@@ -30,45 +30,90 @@ LOSS_STATS = ("policy_loss", "value_loss", "entropy", "approx_kl", "clip_fractio
 
 @dataclass
 class PPOUpdateConfig(LearnerConfig):
-    """Settings of the PPO update (CleanRL's Atari defaults, also Sample Factory's)."""
+    """Settings of the PPO update. Unset (``None``) fields take the reference settings of
+    the run's kind of task (:meth:`presets`): CleanRL's ``ppo_atari_envpool.py`` on frames
+    (Sample Factory's Atari APPO uses the same), RL Zoo's CartPole-v1 PPO on discrete
+    vector tasks, CleanRL's ``ppo_continuous_action.py`` on continuous ones."""
 
-    rollout_length: int = 128
+    rollout_length: int | None = None
     """T: steps per env per rollout."""
-    epochs: int = 4
+    epochs: int | None = None
     """E: passes over each rollout."""
-    minibatches: int = 4
+    minibatches: int | None = None
     """M: minibatches per epoch."""
-    learning_rate: float = 2.5e-4
+    learning_rate: float | None = None
     """Adam step size at the start."""
     anneal_lr: bool = True
     """Decay the learning rate linearly to 0 over the run's budget (``run.max_frames``,
     else ``run.max_generations`` segments)."""
-    gamma: float = 0.99
+    gamma: float | None = None
     """Discount."""
-    gae_lambda: float = 0.95
+    gae_lambda: float | None = None
     """GAE's lambda."""
-    clip_coef: float = 0.1
+    clip_coef: float | None = None
     """eps: the surrogate's (and the value loss's) clipping range."""
     clip_value_loss: bool = True
     """Clip the value loss around the old values."""
     value_coef: float = 0.5
     """c_v: weight of the value loss."""
-    entropy_coef: float = 0.01
+    entropy_coef: float | None = None
     """c_e: weight of the entropy bonus."""
     max_grad_norm: float = 0.5
     """Global gradient-norm clip."""
     normalize_advantages: bool = True
     """Standardise advantages per minibatch."""
 
-    def __post_init__(self) -> None:
-        super().__post_init__()
+    @classmethod
+    def presets(cls) -> dict[str, Preset]:
+        base = super().presets()
+        return {
+            "pixels": base["pixels"].extended(
+                "CleanRL ppo_atari_envpool.py",
+                rollout_length=128,
+                epochs=4,
+                minibatches=4,
+                learning_rate=2.5e-4,
+                gamma=0.99,
+                gae_lambda=0.95,
+                clip_coef=0.1,
+                entropy_coef=0.01,
+            ),
+            "discrete": base["discrete"].extended(
+                "RL Zoo CartPole-v1 PPO",
+                rollout_length=32,
+                epochs=20,
+                minibatches=1,
+                learning_rate=1e-3,
+                gamma=0.98,
+                gae_lambda=0.8,
+                clip_coef=0.2,
+                entropy_coef=0.0,
+            ),
+            "continuous": base["continuous"].extended(
+                "CleanRL ppo_continuous_action.py",
+                num_envs=1,
+                segment_steps=16384,
+                rollout_length=2048,
+                epochs=10,
+                minibatches=32,
+                learning_rate=3e-4,
+                gamma=0.99,
+                gae_lambda=0.95,
+                clip_coef=0.2,
+                entropy_coef=0.0,
+            ),
+        }
+
+    def check(self) -> None:
+        super().check()
         for name in ("rollout_length", "epochs", "minibatches"):
             value = getattr(self, name)
             require(value >= 1, f"algo.{name}", f"got {value}", "an integer >= 1")
+        transitions = self.num_envs * self.rollout_length
         require(
-            self.minibatches <= self.num_envs * self.rollout_length,
+            self.minibatches <= transitions,
             "algo.minibatches",
-            f"{self.minibatches} minibatches of {self.num_envs * self.rollout_length} transitions",
+            f"{self.minibatches} minibatches of {transitions} transitions",
             "at most algo.num_envs * algo.rollout_length",
         )
         require(

@@ -151,8 +151,7 @@ class ReplayBuffer:
         self.pending[envs] = -1
 
     def restart_streams(self) -> None:
-        """The envs were rebuilt (a segment's start): their next observations start new
-        streams."""
+        """The envs were (re)built and reset: their next observations start new streams."""
         self._continues[:] = False
         self.pending[:] = -1
 

@@ -3,15 +3,25 @@
 Sample Factory's double-buffered sampling (``worker_num_splits=2``): the envs are split into
 K groups, each its own EnvPool driven with ``send``/``recv``. While group g's observations
 go through the policy, the other groups' envs are stepping in EnvPool's C++ threads (which
-run without the GIL); then g's actions are sent and the next group is received. Envs are
-never rebuilt within a segment; :meth:`Sampler.start` re-seeds them at a segment's start.
+run without the GIL); then g's actions are sent and the next group is received.
 
-Bookkeeping per env and step: EnvPool resets an env on the step after its episode ended,
-and that step's action is ignored, so the transition is marked invalid (no learning from
-it). The learner's episode ends on ``terminated`` (with ``episodic_life`` on Atari: on each
-lost life) or ``truncated``; a *game* ends on the real game over or ``truncated``, and its
-true score — the unclipped ``info["reward"]`` summed over all lives on Atari — is what is
-reported, whatever the learner trains on.
+The envs are built once and live for the whole run: a rollout ends with every env's next
+observation pending, and the next rollout (of this segment or the next) acts on it. No
+episode is cut by a rollout or a segment; a game is reported, with its true score and
+length, in whichever rollout it ends. Only :meth:`Sampler.start` (a run's start, or a
+resumed run's) begins new episodes.
+
+Per step the loop does a fixed, small amount of work whatever the number of envs: EnvPool's
+results are read raw (:mod:`neuroplug.envs.raw_steps`), observations go to the policy's
+device in one copy, actions come back in one, and rewards and flags are written into host
+arrays. Everything derived from them — which steps are EnvPool's auto-resets, the
+learner's episode ends, game scores and lengths — is computed once per rollout, vectorised.
+
+Bookkeeping: EnvPool resets an env on the step after its episode ended, and that step's
+action is ignored, so the transition is marked invalid (no learning from it). The learner's
+episode ends on ``done`` (with ``episodic_life`` on Atari: on each lost life); a *game* ends
+on the real game over or a truncation, and its true score — the unclipped reward summed
+over all lives on Atari — is what is reported, whatever the learner trains on.
 """
 
 from __future__ import annotations
@@ -25,6 +35,7 @@ import numpy as np
 import torch
 
 from neuroplug.envs.make import make_pool
+from neuroplug.envs.raw_steps import RawSteps, StepBatch
 from neuroplug.envs.spec import EnvSpec
 
 
@@ -60,20 +71,33 @@ class Episodes:
     returns: list[float] = field(default_factory=list)
     lengths: list[int] = field(default_factory=list)
 
+    def extend(self, other: Episodes) -> None:
+        """Append ``other``'s games."""
+        self.returns.extend(other.returns)
+        self.lengths.extend(other.lengths)
+
 
 class _Group:
-    """One EnvPool holding envs ``indices`` of the sampler."""
+    """One EnvPool holding a run of consecutive envs of the sampler (one slice of every
+    buffer, so no index tensor is built per step)."""
 
-    def __init__(self, pool, indices: np.ndarray) -> None:
-        self.pool = pool
-        self.indices = indices
-        # A group is a run of consecutive envs: its rows of every buffer are one slice,
-        # indexed without building an index tensor per step.
-        self.rows = slice(int(indices[0]), int(indices[-1]) + 1)
-        self.observations: np.ndarray | None = None
-        """The observations the policy acts on next (in env order)."""
+    def __init__(self, steps: RawSteps, rows: slice) -> None:
+        self.steps = steps
+        self.rows = rows
+        self.start = rows.start
+        self.env_ids = np.arange(rows.stop - rows.start, dtype=np.int32)
+        self.pending = False
+        """Whether the pool is stepping (its results not received yet)."""
         self.last_step: int | None = None
         """The rollout row whose actions the pool is stepping (None: a reset)."""
+        self.outcomes: list = []
+        """This rollout's step results, one :class:`StepBatch` per step, stacked at its end."""
+        self.choices: list = []
+        """This rollout's (actions, log_probs, values) per step, stacked at its end."""
+
+    def in_order(self, env_ids: np.ndarray) -> bool:
+        """Whether a batch came back in env order (EnvPool's synchronous pools do so)."""
+        return np.array_equal(env_ids, self.env_ids)
 
 
 Act = Callable[[torch.Tensor], tuple[torch.Tensor, torch.Tensor, torch.Tensor, np.ndarray]]
@@ -81,7 +105,7 @@ Act = Callable[[torch.Tensor], tuple[torch.Tensor, torch.Tensor, torch.Tensor, n
 
 
 class Sampler:
-    """``num_envs`` EnvPool envs in ``groups`` groups, kept for the whole segment."""
+    """``num_envs`` EnvPool envs in ``groups`` groups, kept for the whole run."""
 
     def __init__(
         self,
@@ -98,33 +122,45 @@ class Sampler:
         self.num_groups = max(1, min(groups, num_envs))
         self.num_threads = num_threads or os.cpu_count() or 1
         self.device = device
-        self.overrides = (
-            {"reward_clip": reward_clip, "episodic_life": episodic_life}
-            if env.family == "atari"
-            else {}
+        self.overrides = env.learner_pool_settings(
+            reward_clip=reward_clip, episodic_life=episodic_life
         )
-        self.episodic_life = episodic_life and env.family == "atari"
         self.groups: list[_Group] = []
+        obs_dtype = torch.uint8 if env.obs_dtype == np.uint8 else torch.float32
+        # Page-locked on a GPU machine, so the copy to the device is one DMA transfer.
+        self.pending_observations = torch.zeros(
+            (num_envs, *env.obs_shape), dtype=obs_dtype, pin_memory=device.type == "cuda"
+        ).numpy()
+        """Every env's next observation, the one the policy acts on next."""
         self.score = np.zeros(num_envs)
         self.length = np.zeros(num_envs, dtype=np.int64)
-        self.resetting = np.zeros(num_envs, dtype=bool)
+        self.after_end = np.zeros(num_envs, dtype=bool)
+        """Whether an env's last step ended its learner episode (its next step is a reset)."""
         self.episodes = Episodes()
         self.env_steps = 0
         self.forward_passes = 0
         self.timings = {"env": 0.0, "inference": 0.0, "env_setup": 0.0}
 
+    @property
+    def started(self) -> bool:
+        """Whether the envs are built (they stay so until :meth:`close`)."""
+        return bool(self.groups)
+
     def start(self, seeds: np.ndarray) -> None:
-        """(Re)build the envs with one seed each and reset them; episodes in progress end."""
+        """Build the envs with one seed each and reset them: every env starts a new episode."""
         self.close()
         started = time.perf_counter()
         threads = max(1, self.num_threads // self.num_groups)
         for indices in np.array_split(np.arange(self.num_envs), self.num_groups):
             pool = make_pool(self.env, seeds[indices], threads, **self.overrides)
-            pool.async_reset()
-            self.groups.append(_Group(pool, indices))
+            steps = RawSteps(pool)
+            steps.reset()
+            group = _Group(steps, slice(int(indices[0]), int(indices[-1]) + 1))
+            group.pending = True
+            self.groups.append(group)
         self.score[:] = 0.0
         self.length[:] = 0
-        self.resetting[:] = False
+        self.after_end[:] = False
         self.timings["env_setup"] += time.perf_counter() - started
 
     def take_episodes(self) -> Episodes:
@@ -136,122 +172,168 @@ class Sampler:
         """Step every env ``length`` times with ``act``; the next observations stay pending
         (the next rollout acts on them, with whatever policy it has by then)."""
         buffers = _Buffers(length, self.num_envs, self.env, self.device)
+        for group in self.groups:
+            group.outcomes, group.choices = [], []
+            if not group.pending:  # received by the last rollout: waiting in pending
+                buffers.take_pending(0, group.rows, self.pending_observations)
         for step in range(length):
             for group in self.groups:
-                if group.observations is None:
-                    self._receive(group, buffers)
+                if group.pending:
+                    self._receive(group, buffers, step)
                 self._act_and_send(group, step, act, buffers)
         for group in self.groups:
-            self._receive(group, buffers)
+            self._receive(group, buffers, None)
         started = time.perf_counter()
-        last = torch.zeros_like(buffers.observations[0])
+        last = torch.from_numpy(self.pending_observations).to(self.device, copy=True)
         next_values = torch.empty(self.num_envs, device=self.device)
         for group in self.groups:
-            observations = self._tensor(group.observations)
-            _, _, values, _ = act(observations)
+            _, _, values, _ = act(last[group.rows])
             next_values[group.rows] = values
-            last[group.rows] = observations.to(last.dtype)
         self.timings["inference"] += time.perf_counter() - started
-        return buffers.rollout(next_values, last)
+        return self._finish(buffers, next_values, last)
 
     def _act_and_send(self, group: _Group, step: int, act: Act, buffers: _Buffers) -> None:
         started = time.perf_counter()
-        observations = self._tensor(group.observations)
-        actions, log_probs, values, env_actions = act(observations)
-        rows = group.rows
-        buffers.record_action(step, rows, observations, actions, log_probs, values)
-        buffers.valid[step, rows] = torch.from_numpy(~self.resetting[rows]).to(self.device)
-        self.forward_passes += len(group.indices)
+        actions, log_probs, values, env_actions = act(buffers.observations_at(step, group.rows))
+        group.choices.append((actions, log_probs, values))
         sent = time.perf_counter()
         self.timings["inference"] += sent - started
-        group.pool.send(env_actions, np.arange(len(group.indices), dtype=np.int32))
+        group.steps.send(env_actions, group.env_ids)
+        group.pending = True
         group.last_step = step
-        group.observations = None
         self.timings["env"] += time.perf_counter() - sent
 
-    def _receive(self, group: _Group, buffers: _Buffers) -> None:
-        """Take the group's step results; book them on the row whose actions caused them."""
+    def _receive(self, group: _Group, buffers: _Buffers, step: int | None) -> None:
+        """Take the group's step results: the observations go where the policy reads them
+        (row ``step`` of the rollout, or pending for the next rollout when None), the
+        outcome is kept for the row whose actions caused it."""
         started = time.perf_counter()
-        observations, reward, terminated, truncated, info = group.pool.recv()
+        batch = group.steps.recv()
         self.timings["env"] += time.perf_counter() - started
-        order = np.argsort(info["env_id"])
-        envs = group.indices
-        group.observations = observations[order]
-        if group.last_step is None:  # the results of a reset
-            return
-        terminated, truncated = terminated[order], truncated[order]
-        was_resetting = self.resetting[envs]
-        counted = ~was_resetting
-        true_reward = (info["reward"] if self.env.family == "atari" else reward)[order]
-        self.score[envs] += np.where(counted, true_reward, 0.0)
-        self.length[envs] += counted
-        self.env_steps += int(counted.sum())
-        ended = (terminated | truncated) & counted
-        if self.episodic_life:
-            game_over = (info["terminated"][order].astype(bool) | truncated) & counted
+        if not group.in_order(batch.env_ids):
+            batch = _in_env_order(batch)
+        if step is None:
+            self.pending_observations[group.rows] = batch.observations
         else:
-            game_over = ended
-        for row in np.flatnonzero(game_over):
-            self.episodes.returns.append(float(self.score[envs[row]]))
-            self.episodes.lengths.append(int(self.length[envs[row]]))
-        self.score[envs[game_over]] = 0.0
-        self.length[envs[game_over]] = 0
-        # EnvPool resets an env on its next step after the learner's episode ended.
-        self.resetting[envs] = ended
-        buffers.record_outcome(
-            group.last_step, group.rows, reward[order], terminated & counted, ended, self.device
+            buffers.put_observations(step, group.rows, batch.observations)
+        group.pending = False
+        if group.last_step is not None:  # not the results of a reset
+            group.outcomes.append(batch)
+
+    def _finish(self, buffers: _Buffers, next_values: torch.Tensor, last: torch.Tensor) -> Rollout:
+        """Stack the groups' steps, then derive validity, episode ends and completed games
+        for the whole rollout at once."""
+        for group in self.groups:
+            buffers.put_group(group.rows, group.choices, group.outcomes)
+        done = buffers.done
+        valid = ~np.concatenate((self.after_end[None], done[:-1]))
+        self.after_end = done[-1].copy()
+        self.env_steps += int(valid.sum())
+        self.forward_passes += done.size
+        self._book_games(buffers.game_rewards * valid, valid, buffers.game_over & valid)
+        device = self.device
+
+        def tensor(array: np.ndarray) -> torch.Tensor:
+            return torch.from_numpy(array).to(device)
+
+        return Rollout(
+            buffers.observations,
+            buffers.actions,
+            buffers.log_probs,
+            buffers.values,
+            tensor(buffers.rewards),
+            tensor(done & ~buffers.truncated),
+            tensor(done),
+            tensor(valid),
+            next_values,
+            last,
         )
 
-    def _tensor(self, observations: np.ndarray) -> torch.Tensor:
-        if observations.dtype != np.uint8:
-            observations = observations.astype(np.float32, copy=False)
-        return torch.from_numpy(np.ascontiguousarray(observations)).to(self.device)
+    def _book_games(self, rewards: np.ndarray, counted: np.ndarray, game_over: np.ndarray) -> None:
+        """Add the rollout's ``(T, N)`` counted rewards and steps to each env's running game;
+        record the games that ended (their true score and length) and carry the rest.
+
+        Each env's column, preceded by what its running game held, is cut after every game
+        over: the pieces that end in one are whole games, the last piece carries on.
+        """
+        steps = len(rewards)
+        rewards = np.concatenate((self.score[None], rewards)).T.ravel()
+        lengths = np.concatenate((self.length[None], counted)).T.ravel()
+        env, step = np.nonzero(game_over.T)
+        width = steps + 1
+        starts = np.union1d(np.arange(self.num_envs) * width, env * width + step + 2)
+        # A game over on a rollout's last step starts the next piece at the next env's column.
+        starts = starts[starts < len(rewards)]
+        scores = np.add.reduceat(rewards, starts)
+        counts = np.add.reduceat(lengths, starts)
+        finished = np.zeros(len(starts), dtype=bool)
+        finished[np.searchsorted(starts, env * width + step + 1, side="right") - 1] = True
+        last_piece = np.searchsorted(starts, np.arange(1, self.num_envs + 1) * width) - 1
+        ends_last = game_over[-1]
+        self.episodes.returns.extend(scores[finished].tolist())
+        self.episodes.lengths.extend(counts[finished].astype(int).tolist())
+        self.score = np.where(ends_last, 0.0, scores[last_piece])
+        self.length = np.where(ends_last, 0, counts[last_piece]).astype(np.int64)
 
     def close(self) -> None:
-        """Close the pools."""
+        """Close the pools (a later :meth:`start` builds new ones)."""
         for group in self.groups:
-            group.pool.close()
+            group.steps.close()
         self.groups = []
 
 
+def _in_env_order(batch: StepBatch) -> StepBatch:
+    """``batch`` with its rows sorted by env id."""
+    order = np.argsort(batch.env_ids)
+    return StepBatch(*(field[order] for field in batch))
+
+
 class _Buffers:
-    """The rollout being filled."""
+    """The rollout being filled: observations and the policy's choices on the learner's
+    device, what the envs returned in host arrays."""
 
     def __init__(self, length: int, num_envs: int, env: EnvSpec, device: torch.device) -> None:
         shape = (length, num_envs)
         obs_dtype = torch.uint8 if env.obs_dtype == np.uint8 else torch.float32
-        self.observations = torch.zeros((*shape, *env.obs_shape), dtype=obs_dtype, device=device)
+        self.observations = torch.empty((*shape, *env.obs_shape), dtype=obs_dtype, device=device)
+        # On the CPU the observations' memory is numpy's too: EnvPool's results are copied
+        # in by numpy on this thread (torch's copy_ could wake its intra-op threads, which
+        # then spin against EnvPool's), and the policy reads them without a copy.
+        self.host_observations = self.observations.numpy() if device.type == "cpu" else None
         action_shape = shape if env.discrete else (*shape, env.num_actions)
         action_dtype = torch.int64 if env.discrete else torch.float32
-        self.actions = torch.zeros(action_shape, dtype=action_dtype, device=device)
-        self.log_probs = torch.zeros(shape, device=device)
-        self.values = torch.zeros(shape, device=device)
-        self.rewards = torch.zeros(shape, device=device)
-        self.terminated = torch.zeros(shape, dtype=torch.bool, device=device)
-        self.ended = torch.zeros(shape, dtype=torch.bool, device=device)
-        self.valid = torch.zeros(shape, dtype=torch.bool, device=device)
+        self.actions = torch.empty(action_shape, dtype=action_dtype, device=device)
+        self.log_probs = torch.empty(shape, device=device)
+        self.values = torch.empty(shape, device=device)
+        self.rewards = np.zeros(shape, dtype=np.float32)
+        self.done = np.zeros(shape, dtype=bool)
+        self.truncated = np.zeros(shape, dtype=bool)
+        self.game_rewards = np.zeros(shape, dtype=np.float64)
+        self.game_over = np.zeros(shape, dtype=bool)
 
-    def record_action(self, step, rows, observations, actions, log_probs, values) -> None:
-        self.observations[step, rows] = observations.to(self.observations.dtype)
-        self.actions[step, rows] = actions
-        self.log_probs[step, rows] = log_probs
-        self.values[step, rows] = values
+    def put_observations(self, step: int, rows: slice, observations: np.ndarray) -> None:
+        """Store the observations the policy acts on at ``step`` (one copy to the device)."""
+        if self.host_observations is not None:
+            self.host_observations[step, rows] = observations
+        else:
+            self.observations[step, rows].copy_(torch.from_numpy(observations))
 
-    def record_outcome(self, step, rows, reward, terminated, ended, device) -> None:
-        self.rewards[step, rows] = torch.from_numpy(reward.astype(np.float32)).to(device)
-        self.terminated[step, rows] = torch.from_numpy(terminated).to(device)
-        self.ended[step, rows] = torch.from_numpy(ended).to(device)
+    def take_pending(self, step: int, rows: slice, pending: np.ndarray) -> None:
+        """Store observations received by the previous rollout."""
+        self.put_observations(step, rows, pending[rows])
 
-    def rollout(self, next_values: torch.Tensor, last_observations: torch.Tensor) -> Rollout:
-        return Rollout(
-            self.observations,
-            self.actions,
-            self.log_probs,
-            self.values,
-            self.rewards,
-            self.terminated,
-            self.ended,
-            self.valid,
-            next_values,
-            last_observations,
-        )
+    def observations_at(self, step: int, rows: slice) -> torch.Tensor:
+        """What the policy acts on at ``step``: a view, never a copy."""
+        if self.host_observations is not None:
+            return torch.from_numpy(self.host_observations[step, rows])
+        return self.observations[step, rows]
+
+    def put_group(self, rows: slice, choices: list, outcomes: list[StepBatch]) -> None:
+        """One group's rollout: its choices stacked on the device (one op per field), its
+        step results stacked on the host."""
+        actions, log_probs, values = (torch.stack(column) for column in zip(*choices, strict=True))
+        self.actions[:, rows] = actions
+        self.log_probs[:, rows] = log_probs
+        self.values[:, rows] = values
+        for name in ("rewards", "done", "truncated", "game_rewards", "game_over"):
+            getattr(self, name)[:, rows] = np.stack([getattr(batch, name) for batch in outcomes])

@@ -18,8 +18,11 @@ class Logger:
 
     def progress(self, state: dict[str, Any]) -> None:
         """Where the running phase stands (called a few times a second at most): ``phase``
-        (``generation`` or ``evaluation``), ``generation`` (the one running, from 1),
-        ``episodes_done``, ``episodes_total`` and ``frames`` (the run's, so far)."""
+        (``generation``, ``evaluation`` or a learner's ``segment``), ``generation`` (the one
+        running, from 1), ``episodes_done`` and ``frames`` (the run's, so far); a generation
+        and an evaluation add ``episodes_total``; a segment adds ``env_steps`` and
+        ``segment_steps`` (its own, done and planned), ``frames_per_second`` and
+        ``recent_return`` (the mean of its last finished games, NaN before the first)."""
 
     def artifact(self, path: Path, name: str, kind: str) -> None:
         """A file worth keeping with the run (a checkpoint, the best policy)."""

@@ -13,17 +13,22 @@ if TYPE_CHECKING:
 
 
 def build_loggers(
-    settings: LoggerConfig, run_dir: Path, budget: dict[str, int | None], config: Experiment
+    settings: LoggerConfig,
+    run_dir: Path,
+    budget: dict[str, int | None],
+    config: Experiment,
+    unit: str = "generation",
 ) -> MultiLogger:
     """The run's local record (``metrics.csv``, always) and the loggers named in
-    ``logger.kinds`` (W&B is imported only when asked for; ``csv`` adds nothing more)."""
+    ``logger.kinds`` (W&B is imported only when asked for; ``csv`` adds nothing more).
+    ``unit`` names a logged row on the console: ``generation``, or a learner's ``segment``."""
     from neuroplug.loggers.console import ConsoleLogger
     from neuroplug.loggers.csv_logger import METRICS_FILE, CSVLogger
 
     loggers: list[Logger] = [CSVLogger(Path(run_dir) / METRICS_FILE)]
     for kind in settings.kinds:
         if kind == "console":
-            loggers.append(ConsoleLogger(budget))
+            loggers.append(ConsoleLogger(budget, unit=unit))
         elif kind == "wandb":
             from neuroplug.loggers.wandb_logger import WandbLogger
 

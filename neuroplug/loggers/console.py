@@ -5,6 +5,9 @@ the output is a terminal, a status line below it is redrawn twice a second while
 generation runs: its number, its finished episodes out of all, the run's frames so far,
 how long it has been running, the elapsed time and ETA (and, during an evaluation of the
 deployed policy, that phase's episodes), so long Atari generations visibly make progress.
+A learner's unit is the segment: its lines say ``seg`` and its status line shows the
+segment's env steps out of all, its frames/s, the games finished and their recent mean
+return.
 When the output is a file or a pipe (CI, ``nohup``, a cluster log) the plain lines are
 written, plus a progress line at most every :attr:`ConsoleLogger.PLAIN_INTERVAL_S` seconds
 of a long generation.
@@ -47,9 +50,15 @@ class ConsoleLogger(Logger):
     """Least seconds between two lines in a file or pipe (progress lines are skipped)."""
 
     def __init__(
-        self, budget: dict[str, int | None], stream: TextIO | None = None, live: bool | None = None
+        self,
+        budget: dict[str, int | None],
+        stream: TextIO | None = None,
+        live: bool | None = None,
+        unit: str = "generation",
     ) -> None:
         self.budget = budget
+        self.unit = unit
+        """What one logged row is: ``generation`` (evolution) or ``segment`` (learners)."""
         self.stream = stream or sys.stdout
         self.live = self.stream.isatty() if live is None else live
         self._lock = threading.Lock()
@@ -71,8 +80,17 @@ class ConsoleLogger(Logger):
         generation = last["generation"] + 1 if last is not None else 1
         if progress is not None and progress["phase"] == "evaluation":
             head = f"evaluating the policy | episodes {_episodes(progress)}"
+        elif progress is not None and progress["phase"] == "segment":
+            recent = progress["recent_return"]
+            head = (
+                f"segment {generation} running for {clock(running)} | steps "
+                f"{human(progress['env_steps'])}/{human(progress['segment_steps'])} | "
+                f"{human(progress['frames_per_second'])} frames/s | games {progress['episodes_done']}"
+                + (f" (recent mean {recent:.2f})" if math.isfinite(recent) else "")
+                + f" | frames {human(progress['frames'])}"
+            )
         else:
-            head = f"generation {generation} running for {clock(running)}"
+            head = f"{self.unit} {generation} running for {clock(running)}"
             if progress is not None:
                 head += f" | episodes {_episodes(progress)} | frames {human(progress['frames'])}"
             elif last is not None:
@@ -120,7 +138,7 @@ class ConsoleLogger(Logger):
     def log(self, metrics: dict[str, Any]) -> None:
         eta = self.eta(metrics)
         line = (
-            f"gen {metrics['generation']:>4d} | steps {human(metrics['env_steps']):>6} "
+            f"{self.unit[:3]} {metrics['generation']:>4d} | steps {human(metrics['env_steps']):>6} "
             f"| frames {human(metrics['frames']):>6} | episodes {human(metrics['episodes']):>6} "
             f"| return best {metrics['return_max']:8.2f} mean {metrics['return_mean']:8.2f} "
             f"median {metrics['return_median']:8.2f} | {human(metrics['frames_per_second']):>6} frames/s "

@@ -1,12 +1,18 @@
 """Reusable checks for plugin authors: run them from your own plugin's tests."""
 
 from neuroplug.testing.algorithm_contract import check_algorithm_contract
-from neuroplug.testing.resume_check import check_resume_is_exact
+from neuroplug.testing.learner_contract import check_learner_contract, learner_context
+from neuroplug.testing.resume_check import check_learner_resume, check_resume_is_exact
+from neuroplug.testing.settings import resolved_settings
 from neuroplug.testing.synthetic import synthetic_context, synthetic_result
 
 __all__ = [
     "check_algorithm_contract",
+    "check_learner_contract",
+    "check_learner_resume",
     "check_resume_is_exact",
+    "learner_context",
+    "resolved_settings",
     "synthetic_context",
     "synthetic_result",
 ]

@@ -1,4 +1,6 @@
-"""Check that a run resumed from its checkpoint ends exactly where an uninterrupted one does.
+"""Check that a run resumed from its checkpoint ends exactly where an uninterrupted one does
+(:func:`check_resume_is_exact`, for evolution), or for a learner, whose envs cannot be saved
+mid-episode, that it continues everything else exactly (:func:`check_learner_resume`).
 
     from neuroplug.testing import check_resume_is_exact
 
@@ -14,6 +16,9 @@ normaliser, last evaluation and the parameters in ``best_policy.pt``.
 
 from __future__ import annotations
 
+import contextlib
+import io
+import shutil
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -22,7 +27,10 @@ import numpy as np
 import torch
 
 from neuroplug.app import run_job
+from neuroplug.experiment import typed_experiment
+from neuroplug.learners.base import NEW_EPISODES
 from neuroplug.training.checkpoint import BEST_POLICY, checkpoint_dir, load_checkpoint, load_data
+from neuroplug.training.components import build_components
 
 QUIET = ["logger=none", "run.stop_when_solved=false"]
 
@@ -69,4 +77,47 @@ def check_resume_is_exact(
         assert same(policies[0][key], policies[1][key]), (
             f"best_policy.pt {key} differs after resuming"
         )
+    return left, right
+
+
+def check_learner_resume(
+    compose: Callable[[list[str]], Any],
+    overrides: list[str],
+    workdir: Path,
+    generations: int = 3,
+    stop_at: int = 1,
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Assert what resuming a learner keeps; returns the checkpoints of two resumed copies.
+
+    Runs ``stop_at`` segments, then resumes two copies of that run dir up to ``generations``
+    and asserts that: the checkpointed state loads back into a new learner unchanged
+    (weights, optimiser, RNG-stream positions, counters); the resumed run says once that its
+    envs start new episodes; its counters continue from the checkpoint's; and the two
+    copies end in the same state (a resumed run is reproducible from its checkpoint).
+    """
+    common = [*QUIET, *overrides]
+    first, second = Path(workdir) / "first", Path(workdir) / "second"
+    run_job(compose([*common, f"run.max_generations={stop_at}", f"run.output_dir={first}"]))
+    saved = load_checkpoint(first)
+    assert saved["generation"] == stop_at
+    composed = compose([*common, f"run.output_dir={first}"])
+    learner = build_components(typed_experiment(composed)).algorithm
+    learner.load_state_dict(saved["algorithm"])
+    assert same(learner.state_dict(), saved["algorithm"]), "the learner's state changed on loading"
+    learner.close()
+    shutil.copytree(first, second)
+    ended = []
+    for run in (first, second):
+        printed = io.StringIO()
+        with contextlib.redirect_stdout(printed):
+            resumed = [*common, "logger=console", f"run.max_generations={generations}"]
+            summary = run_job(compose([*resumed, f"run.resume={run}"]))
+        assert summary["generation"] == generations
+        assert printed.getvalue().count(NEW_EPISODES) == 1, printed.getvalue()
+        ended.append(load_checkpoint(run))
+    left, right = ended
+    for name in ("env_steps", "frames", "forward_passes"):
+        assert left["counters"][name] > saved["counters"][name], f"counter {name} restarted"
+    for key in ("generation", "counters", "last_eval", "algorithm"):
+        assert same(left[key], right[key]), f"{key} differs between two resumes of one checkpoint"
     return left, right

@@ -10,11 +10,20 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from neuroplug import registry
-from neuroplug.api import Algorithm, AlgorithmContext, Backend, Learner, LearnerContext, Scheduler
+from neuroplug.api import (
+    Algorithm,
+    AlgorithmContext,
+    Backend,
+    Learner,
+    LearnerConfig,
+    LearnerContext,
+    Scheduler,
+)
 from neuroplug.behaviours import resolve as resolve_behaviour
 from neuroplug.envs.make import make_spec
 from neuroplug.envs.spec import EnvSpec
 from neuroplug.experiment import Experiment
+from neuroplug.learners.presets import resolve as resolve_learner_settings
 from neuroplug.nets.build import build_network
 from neuroplug.nets.network import Network
 from neuroplug.nets.policy import Policy
@@ -31,6 +40,8 @@ class Components:
     algorithm: Algorithm | Learner
     backend: Backend
     scheduler: Scheduler
+    family: str = "algorithms"
+    """The registry kind of the ``algo`` plugin: ``algorithms`` or ``learners``."""
 
     @property
     def run(self):
@@ -45,7 +56,9 @@ def build_components(config: Experiment) -> Components:
     kind, algorithm_class = registry.load_selected("algo", config.algo.name)
     if kind.name == "learners":
         policy = Policy(network, env, normalize_observations=False)
-        algorithm = algorithm_class(config.algo, _learner_context(config, env, network))
+        settings, source = resolve_learner_settings(config.algo, env)
+        context = _learner_context(config, settings, source, env, network)
+        algorithm = algorithm_class(settings, context)
     else:
         policy = Policy(network, env, normalize_observations=config.algo.obs_norm)
         context = AlgorithmContext.for_network(network, config.run.seed)
@@ -62,18 +75,22 @@ def build_components(config: Experiment) -> Components:
         algorithm=algorithm,
         backend=backend_class(config.backend, network),
         scheduler=scheduler_class(config.scheduler, env),
+        family=kind.name,
     )
 
 
-def _learner_context(config: Experiment, env: EnvSpec, network: Network) -> LearnerContext:
-    """What a learner is built from: the network, the env, the run's seed and budget."""
+def _learner_context(
+    config: Experiment, settings: LearnerConfig, source: str, env: EnvSpec, network: Network
+) -> LearnerContext:
+    """What a learner is built from: the network, the env, the run's seed and budget, and
+    where its ``settings`` left unset came from."""
     run = config.run
     # The frame budget when there is one: it stays put when a resumed run extends
     # run.max_generations, so learning-rate schedules resume exactly.
     if run.max_frames is not None:
         max_env_steps = run.max_frames // env.frame_skip
     else:
-        max_env_steps = run.max_generations * config.algo.segment_steps
+        max_env_steps = run.max_generations * settings.segment_steps
     return LearnerContext(
         network=network,
         env=env,
@@ -82,4 +99,5 @@ def _learner_context(config: Experiment, env: EnvSpec, network: Network) -> Lear
         num_threads=config.scheduler.num_threads,
         max_env_steps=max_env_steps,
         deterministic=run.deterministic,
+        settings_source=source,
     )

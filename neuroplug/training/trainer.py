@@ -1,12 +1,14 @@
-"""The training loop: a generation, evaluate, log, checkpoint — until a budget runs out.
+"""The training loop: a unit of training, evaluate, log, checkpoint — until a budget runs out.
 
-One loop for both families: an evolutionary algorithm's generation is its ask, evaluate,
-tell rounds; a learner's is one segment of sampling and learning. Budgets, evaluation of
-the deployed policy on full unclipped episodes, checkpoints, Ctrl-C/SIGTERM and loggers are
-shared. Everything random is a function of the run seed and the generation (the
-algorithm's RNG lives in its checkpointed state; a learner re-seeds its envs per segment),
-so a run resumed from a checkpoint ends in exactly the state of one that was never
-interrupted (``appo``, asynchronous, is the exception it documents).
+The trainer drives either family through one small interface (:mod:`neuroplug.training.loop`):
+an evolutionary algorithm's generation is its ask, evaluate, tell rounds; a learner's
+segment is sampling and learning on envs that live for the whole run. Budgets, evaluation
+of the deployed policy on full unclipped episodes, checkpoints, Ctrl-C/SIGTERM and loggers
+are shared. Everything random is a function of the run seed and the generation (the
+algorithm's RNG lives in its checkpointed state), so an evolution run resumed from a
+checkpoint ends in exactly the state of one that was never interrupted; a learner's envs
+start new episodes on resume (:mod:`neuroplug.learners.base`), and ``appo``, asynchronous,
+documents what else it cannot reproduce.
 """
 
 from __future__ import annotations
@@ -21,9 +23,9 @@ from typing import Any
 
 import numpy as np
 
-from neuroplug.api import EvaluationRequest, EvaluationResult, Learner
+from neuroplug.api import EvaluationRequest, EvaluationResult
 from neuroplug.envs.spec import EnvSpec
-from neuroplug.errors import ConfigError, NeuroplugError, PluginError
+from neuroplug.errors import ConfigError
 from neuroplug.experiment import Experiment
 from neuroplug.loggers import MultiLogger, build_loggers
 from neuroplug.population import Population
@@ -38,11 +40,16 @@ from neuroplug.training.checkpoint import (
     save_checkpoint,
 )
 from neuroplug.training.components import Components, build_components
+from neuroplug.training.evolution_loop import EvolutionLoop
+from neuroplug.training.learner_loop import LearnerLoop
+from neuroplug.training.loop import FamilyLoop, Progress, Step
 from neuroplug.training.run_lock import RunDirLock
 
 EVAL_GENERATION_OFFSET = 1 << 30
 """Evaluation episodes use generation ids from here on, so their env seeds differ from training's."""
 COUNTERS = ("env_steps", "frames", "forward_passes", "episodes")
+LOOPS: dict[str, type[FamilyLoop]] = {"algorithms": EvolutionLoop, "learners": LearnerLoop}
+"""The loop for each registry kind of ``algo`` plugin."""
 
 
 class Trainer:
@@ -55,12 +62,12 @@ class Trainer:
         self.run_dir = Path(run_dir)
         self.parts: Components = build_components(config)
         self.counters = dict.fromkeys(COUNTERS, 0)
-        self.timings = dict.fromkeys(("env", "inference", "algorithm"), 0.0)
-        self.scheduler_stats: dict[str, float] = {}
-        """The running generation's scheduler counters (``EvaluationResult.stats``), summed."""
         self.elapsed_before = 0.0
         self.last_eval: float | None = None
         self._stop = _StopSignals()
+        loop_class = LOOPS[self.parts.family]
+        self.unit = loop_class.unit
+        """What one unit of training is called in messages: a generation, or a segment."""
         try:
             self.run_dir.mkdir(parents=True, exist_ok=True)
             # Before anything is written: a second run on this dir must not touch the first's files.
@@ -78,7 +85,10 @@ class Trainer:
                 "max_generations": self.parts.run.max_generations,
                 "max_frames": self.parts.run.max_frames,
             }
-            self.loggers = loggers or build_loggers(config.logger, self.run_dir, budget, config)
+            self.loggers = loggers or build_loggers(
+                config.logger, self.run_dir, budget, config, self.unit
+            )
+            self.loop: FamilyLoop = loop_class(self.parts, self.loggers, self.run_dir)
         except BaseException:
             self.lock.release()
             raise
@@ -189,7 +199,7 @@ class Trainer:
             generation=EVAL_GENERATION_OFFSET + self.generation,
             episodes_per_member=self.parts.run.eval_episodes,
             seed=self.parts.run.seed,
-            progress=self._progress("evaluation", count_frames=False),
+            progress=self._evaluation_progress(),
         )
         result = self.parts.scheduler.evaluate(
             Population.dense(params), self.parts.policy, self.parts.backend, request
@@ -197,154 +207,49 @@ class Trainer:
         self.last_eval = float(result.returns.mean())
         return result
 
-    def _progress(self, phase: str, count_frames: bool):
-        """A ``request.progress`` that shows the loggers where ``phase`` stands."""
-        generation = self.generation + 1
+    def _progress(self, phase: str, count_frames: bool) -> Progress:
+        """A progress callback that adds the run's frames so far to the unit's own."""
         frames_before = self.counters["frames"]
-        frame_skip = self.parts.env.frame_skip
 
-        def report(episodes_done: int, episodes_total: int, env_steps: int) -> None:
-            frames = frames_before + (env_steps * frame_skip if count_frames else 0)
-            self.loggers.progress(
-                {
-                    "phase": phase,
-                    "generation": generation,
-                    "episodes_done": episodes_done,
-                    "episodes_total": episodes_total,
-                    "frames": frames,
-                }
-            )
+        def report(state: dict[str, Any]) -> None:
+            frames = frames_before + (state.get("frames", 0) if count_frames else 0)
+            self.loggers.progress({**state, "phase": phase, "frames": frames})
 
         return report
 
-    def evaluate_round(self, round_index: int) -> tuple[EvaluationResult, dict[str, float], bool]:
-        """One ask/evaluate/tell round of the current generation; counts its work.
+    def _evaluation_progress(self):
+        """An ``EvaluationRequest.progress`` showing the policy evaluation's episodes."""
+        report = self._progress("evaluation", count_frames=False)
+        generation = self.generation + 1
 
-        Returns the result, the algorithm's stats and whether the round ended the generation.
-        """
-        parts = self.parts
-        started = time.perf_counter()
-        population = parts.algorithm.ask()
-        request = EvaluationRequest(
-            generation=self.generation,
-            episodes_per_member=parts.algorithm.episodes_per_member(),
-            seed=parts.run.seed,
-            action_noise=parts.algorithm.config.action_noise,
-            # Only the main round's observations update the normaliser.
-            collect_obs_stats=parts.policy.normalizer is not None and round_index == 0,
-            round=round_index,
-            behaviour=parts.algorithm.behaviour(),
-            progress=self._progress("generation", count_frames=True),
-        )
-        evaluating = time.perf_counter()
-        result = self._evaluate_with_retries(population, request)
-        telling = time.perf_counter()
-        nonfinite = int((~np.isfinite(result.fitness)).sum())
-        if nonfinite:
-            self.loggers.message(
-                f"warning: generation {self.generation + 1}: {nonfinite} member(s) had NaN/inf "
-                "returns or outputs; scored as the worst of the population"
+        def progress(episodes_done: int, episodes_total: int, env_steps: int) -> None:
+            report(
+                {
+                    "generation": generation,
+                    "episodes_done": episodes_done,
+                    "episodes_total": episodes_total,
+                }
             )
-        before = parts.algorithm.round_marker()
-        stats = parts.algorithm.tell(population, result)
-        ended = parts.algorithm.generation_ended(before)
-        self.timings["algorithm"] += (evaluating - started) + (time.perf_counter() - telling)
-        for key, value in result.stats.items():
-            self.scheduler_stats[key] = self.scheduler_stats.get(key, 0.0) + value
-        for phase, seconds in result.timings.items():
-            if phase != "wall":  # the generation's own clock covers it
-                self.timings[phase] = self.timings.get(phase, 0.0) + seconds
-        for name in ("env_steps", "frames", "forward_passes"):
-            self.counters[name] += getattr(result, name)
-        self.counters["episodes"] += result.episodes
-        return result, stats, ended
 
-    def _evaluate_with_retries(self, population, request: EvaluationRequest) -> EvaluationResult:
-        """Evaluate, retrying a failed evaluation (a crashed simulator, say) ``run.retries`` times.
-
-        Episodes are seeded by (seed, generation, round, episode), so a retry plays exactly
-        the episodes the failed attempt would have; the population is not asked anew.
-        """
-        parts = self.parts
-        for attempt in range(parts.run.retries + 1):
-            try:
-                return parts.scheduler.evaluate(population, parts.policy, parts.backend, request)
-            except (KeyboardInterrupt, NeuroplugError):
-                raise
-            except Exception as error:
-                if attempt == parts.run.retries:
-                    raise RuntimeError(
-                        f"evaluating generation {request.generation + 1} failed "
-                        f"{attempt + 1} time(s) ({type(error).__name__}: {error}); the checkpoint "
-                        f"of generation {self.generation} in {checkpoint_dir(self.run_dir)} is "
-                        f"intact: continue with run.resume={self.run_dir}"
-                    ) from error
-                self.loggers.message(
-                    f"warning: evaluating generation {request.generation + 1} failed "
-                    f"({type(error).__name__}: {error}); retrying ({attempt + 1}/{parts.run.retries})"
-                )
-        raise AssertionError("unreachable")
+        return progress
 
     def train_generation(self) -> dict[str, Any]:
-        """All rounds of one generation (a learner: one segment); returns its metrics."""
-        parts = self.parts
-        if isinstance(parts.algorithm, Learner):
-            return self.train_segment()
+        """One unit of training (an algorithm's generation, a learner's segment); returns
+        its metrics."""
         started = time.perf_counter()
         frames_before = self.counters["frames"]
-        generation = self.generation
-        self.timings = dict.fromkeys(("env", "inference", "algorithm"), 0.0)
-        self.scheduler_stats = {}
-        stats: dict[str, float] = {}
-        main_result: EvaluationResult | None = None
-        round_index = 0
-        ended = False
-        while not ended:
-            if round_index == parts.algorithm.max_rounds_per_generation:
-                raise PluginError(
-                    f"{type(parts.algorithm).__name__} asked for more than "
-                    f"{round_index} rounds in generation {generation + 1} "
-                    "(its max_rounds_per_generation); each tell() must eventually end the "
-                    "generation instead of calling continue_generation()"
-                )
-            result, round_stats, ended = self.evaluate_round(round_index)
-            if main_result is None:
-                main_result = result
-                if parts.policy.normalizer is not None and result.obs_stats is not None:
-                    # Updated after tell, so every member of a generation saw the same statistics.
-                    parts.policy.normalizer.update(result.obs_stats)
-            stats.update(round_stats)
-            round_index += 1
-        metrics = self._metrics(
-            started, frames_before, main_result.returns.ravel(), main_result.lengths, stats
-        )
-        metrics["evaluation_rounds"] = round_index
-        return metrics
-
-    def train_segment(self) -> dict[str, Any]:
-        """One segment of a learner; returns its metrics (returns of the games it completed)."""
-        started = time.perf_counter()
-        frames_before = self.counters["frames"]
-        segment = self.parts.algorithm.train_segment()
+        step = self.loop.step(self._progress(self.unit, count_frames=True))
         self._send_notices()
         for name in ("env_steps", "frames", "forward_passes"):
-            self.counters[name] += getattr(segment, name)
-        self.counters["episodes"] += len(segment.returns)
-        self.timings = dict(segment.timings)
-        return self._metrics(
-            started, frames_before, segment.returns, segment.lengths, segment.stats
-        )
+            self.counters[name] += getattr(step, name)
+        self.counters["episodes"] += len(step.returns)
+        metrics = self._metrics(started, frames_before, step)
+        return metrics
 
-    def _metrics(
-        self,
-        started: float,
-        frames_before: int,
-        returns: np.ndarray,
-        lengths: np.ndarray,
-        stats: dict[str, float],
-    ) -> dict[str, Any]:
-        """The metrics of one generation: counters, return statistics, speed, timings."""
+    def _metrics(self, started: float, frames_before: int, step: Step) -> dict[str, Any]:
+        """The metrics of one unit: counters, return statistics, speed, timings."""
         seconds = time.perf_counter() - started
+        returns = step.returns
         finite = returns[~np.isnan(returns)]
         summary = (
             {
@@ -362,13 +267,13 @@ class Trainer:
             "generation": self.generation,
             **self.counters,
             **summary,
-            "episode_length_mean": float(lengths.mean()) if len(lengths) else math.nan,
+            "episode_length_mean": float(step.lengths.mean()) if step.lengths.size else math.nan,
             "frames_per_second": (self.counters["frames"] - frames_before) / max(seconds, 1e-9),
             "generation_seconds": seconds,
-            **{f"time_{phase}": value for phase, value in self.timings.items()},
+            **{f"time_{phase}": value for phase, value in step.timings.items()},
         }
-        metrics.update({f"algo/{key}": value for key, value in stats.items()})
-        metrics.update({f"scheduler/{k}": v for k, v in self.scheduler_stats.items()})
+        metrics.update({f"algo/{key}": value for key, value in step.stats.items()})
+        metrics.update(step.metrics)
         metrics.update(_gpu_memory(self.parts.backend.device))
         return metrics
 
@@ -381,15 +286,11 @@ class Trainer:
         self._started = time.perf_counter()
         if resume_from is not None:
             self.restore(load_checkpoint(resume_from))
-            self.loggers.message(f"resumed from {resume_from} at generation {self.generation}")
+            self.loggers.message(f"resumed from {resume_from} at {self.unit} {self.generation}")
         # Rows logged past the checkpoint by a run that died before checkpointing are stale.
         self.loggers.resumed(self.generation)
         parts = self.parts
-        size = (
-            f"{parts.algorithm.config.num_envs} envs"
-            if isinstance(parts.algorithm, Learner)
-            else f"population {parts.algorithm.config.population_size}"
-        )
+        size = self.loop.describe()
         env = parts.env
         self.loggers.message(
             f"neuroplug: {parts.algorithm.config.name} on {env.task_id} ({env.family}"
@@ -432,7 +333,7 @@ class Trainer:
                 self.checkpoint()
             reason = "solved" if self.solved() else "budget spent"
             self.loggers.message(
-                f"done ({reason}) after {self.generation} generations, {self.counters['frames']:,} frames: "
+                f"done ({reason}) after {self.generation} {self.unit}s, {self.counters['frames']:,} frames: "
                 f"policy evaluation mean return {self.last_eval:.2f} over {parts.run.eval_episodes} episodes"
             )
         except BaseException as error:
@@ -445,7 +346,7 @@ class Trainer:
             status = "interrupted"
             self.checkpoint(completed)
             self.loggers.message(
-                f"interrupted: checkpoint of generation {completed['generation']} written to {checkpoint_dir(self.run_dir)}; "
+                f"interrupted: checkpoint of {self.unit} {completed['generation']} written to {checkpoint_dir(self.run_dir)}; "
                 f"continue with run.resume={self.run_dir}"
             )
         finally:

@@ -27,6 +27,7 @@ bit-identical runs matter.
 from __future__ import annotations
 
 import copy
+import math
 import queue
 import threading
 import time
@@ -36,8 +37,9 @@ from typing import Any
 import numpy as np
 import torch
 
-from neuroplug.api import LearnerContext
+from neuroplug.api import LearnerContext, Preset
 from neuroplug.errors import require
+from neuroplug.learners.actor_critic import ActorCritic
 from neuroplug.learners.advantages import rollout_gae, vtrace
 from neuroplug.learners.base import SegmentLearner
 from neuroplug.learners.ppo_update import PPOUpdate, PPOUpdateConfig, flatten
@@ -53,18 +55,41 @@ class APPOConfig(PPOUpdateConfig):
 
     max_policy_lag: int = 100
     """Rollouts sampled more than this many SGD steps ago are dropped, not learned from."""
-    with_vtrace: bool = False
+    with_vtrace: bool | None = None
     """V-trace targets and advantages instead of GAE (off in Sample Factory's Atari runs)."""
     vtrace_rho: float = 1.0
     """rho-bar: truncation of the importance weights in the advantages."""
     vtrace_c: float = 1.0
     """c-bar: truncation of the importance weights along the trace."""
-    queue_size: int = 2
+    queue_size: int | None = None
     """Rollouts waiting for the learner; when it is full the oldest is dropped, so the
     sampler never waits."""
 
-    def __post_init__(self) -> None:
-        super().__post_init__()
+    @classmethod
+    def presets(cls) -> dict[str, Preset]:
+        ppo = super().presets()
+        return {
+            "pixels": ppo["pixels"].extended(
+                "Sample Factory sf_examples/envpool/atari (CleanRL's PPO values)",
+                with_vtrace=False,
+                queue_size=2,
+            ),
+            # Fewer epochs than PPO's 20, so the learner keeps up with the sampler; V-trace
+            # corrects the lag, and a one-rollout queue keeps the data fresh.
+            "discrete": ppo["discrete"].extended(
+                "RL Zoo CartPole-v1 PPO, 8 epochs of 2 minibatches, V-trace",
+                epochs=8,
+                minibatches=2,
+                with_vtrace=True,
+                queue_size=1,
+            ),
+            "continuous": ppo["continuous"].extended(
+                "CleanRL ppo_continuous_action.py", with_vtrace=False, queue_size=2
+            ),
+        }
+
+    def check(self) -> None:
+        super().check()
         require(
             self.max_policy_lag >= 0,
             "algo.max_policy_lag",
@@ -75,7 +100,10 @@ class APPOConfig(PPOUpdateConfig):
             value = getattr(self, name)
             require(value > 0, f"algo.{name}", f"got {value}", "a float > 0")
         require(
-            self.queue_size >= 1, "algo.queue_size", f"got {self.queue_size}", "an integer >= 1"
+            self.queue_size >= 1,
+            "algo.queue_size",
+            f"got {self.queue_size}",
+            "an integer >= 1",
         )
 
 
@@ -96,6 +124,9 @@ class APPO(SegmentLearner):
 
     # ------------------------------------------------------------------ the sampler
 
+    def build_model(self) -> ActorCritic:
+        return ActorCritic.for_learner(self.context)
+
     def _train(self) -> tuple[dict[str, float], dict[str, float]]:
         config = self.config
         self.acting_model.load_state_dict(self.model.state_dict())
@@ -108,12 +139,16 @@ class APPO(SegmentLearner):
         )
         learner.start()
         dropped_full = 0
-        target = self.sampler.env_steps + self.segment_length()
+        # As ppo: whole rollouts for the segment's steps (auto-reset steps are not counted,
+        # so counting to the target would add a rollout to every segment).
+        per_rollout = config.num_envs * config.rollout_length
+        rollouts_left = math.ceil(self.segment_length() / per_rollout)
         try:
-            while self.sampler.env_steps < target and report.error is None:
+            while rollouts_left > 0 and report.error is None:
+                rollouts_left -= 1
                 acting_version = self._take_published(acting_version)
                 self.acting_model.eval()
-                rollout = self.sampler.rollout(self.act, config.rollout_length)
+                rollout = self.sample(self.act, config.rollout_length)
                 rollout.policy_version = acting_version
                 try:
                     rollouts.put_nowait(rollout)

@@ -15,10 +15,11 @@ Mnih et al. (2015), "Human-level control through deep reinforcement learning", N
         gamma is gamma^n; the window ends early where the episode does)
         Adam step on Huber(Q(s, a) - y), gradients clipped to max_grad_norm
 
-The Q-network is the policy network itself, so the deployed policy is its argmax. The buffer
-stores each frame once (:mod:`neuroplug.learners.replay_buffer`). With
-``checkpoint_replay`` the checkpoint keeps the buffer and a resumed run continues exactly
-on CPU; without it a resumed run starts with an empty buffer (and says so).
+The Q-network (:class:`neuroplug.learners.q_network.QNetwork`) is the policy network itself,
+with no critic, so the deployed policy is its argmax. The buffer stores each frame once
+(:mod:`neuroplug.learners.replay_buffer`). With ``checkpoint_replay`` the checkpoint keeps
+the buffer; without it a resumed run starts with an empty buffer (and says so). Either way
+a resumed run's envs start new episodes (:mod:`neuroplug.learners.base`).
 """
 
 from __future__ import annotations
@@ -32,49 +33,108 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from neuroplug.api import LearnerConfig, LearnerContext
+from neuroplug.api import LearnerConfig, LearnerContext, Preset
+from neuroplug.envs.spec import EnvSpec
 from neuroplug.errors import require
 from neuroplug.learners.base import SEGMENT_ROUND, SegmentLearner
+from neuroplug.learners.q_network import QNetwork
 from neuroplug.learners.replay_buffer import ReplayBuffer
 
 
 @dataclass
 class DQNConfig(LearnerConfig):
-    """DQN settings (the Nature DQN's; ``conf/algo/dqn.yaml`` names the sources)."""
+    """DQN settings. Unset (``None``) fields take the reference settings of the run's kind
+    of task (:meth:`presets`): the Nature DQN's on frames, RL Zoo's CartPole-v1 DQN (in
+    shorter rounds, with double DQN and 3-step returns) on vector tasks."""
 
-    num_envs: int = 1
-    env_groups: int = 1
-    buffer_size: int = 1_000_000
+    buffer_size: int | None = None
     """Transitions kept (Nature DQN: 1M)."""
-    batch_size: int = 32
+    batch_size: int | None = None
     """Transitions per gradient step."""
-    learning_rate: float = 1e-4
+    learning_rate: float | None = None
     """Adam step size."""
     gamma: float = 0.99
     """Discount."""
-    learning_starts: int = 80_000
+    learning_starts: int | None = None
     """Env steps stored before learning begins."""
-    train_frequency: int = 4
+    train_frequency: int | None = None
     """Env steps per env between training phases."""
-    gradient_steps: int = 1
+    gradient_steps: int | None = None
     """Gradient steps per training phase."""
-    target_update_interval: int = 10_000
+    target_update_interval: int | None = None
     """Env steps between copies of Q into the target network."""
-    exploration_fraction: float = 0.1
+    exploration_fraction: float | None = None
     """Share of the run's budget over which epsilon falls from 1 to ``final_epsilon``."""
-    final_epsilon: float = 0.1
+    final_epsilon: float | None = None
     """Epsilon after the decay (Nature DQN: 0.1)."""
     max_grad_norm: float = 10.0
     """Global gradient-norm clip."""
-    double_q: bool = False
+    double_q: bool | None = None
     """Double DQN: the online network picks the next action, the target values it."""
-    n_step: int = 1
+    n_step: int | None = None
     """Rewards summed per target before bootstrapping (1: the Nature DQN; Rainbow: 3)."""
     checkpoint_replay: bool = False
     """Keep the replay buffer in checkpoints (large on Atari; makes resume exact on CPU)."""
 
-    def __post_init__(self) -> None:
-        super().__post_init__()
+    @classmethod
+    def presets(cls) -> dict[str, Preset]:
+        base = super().presets()
+        # RL Zoo's CartPole-v1 DQN (buffer 100k, learning starts 1000, epsilon 1 -> 0.04
+        # over 16% of the budget, a gradient step per two env steps) in rounds of 8 envs x 8
+        # steps then 32 gradient steps, the target copied after each round; plus double DQN
+        # and Rainbow's 3-step returns. RL Zoo trains a 256-256 ReLU net at lr 2.3e-3 and
+        # batch 64; on the 64-64 tanh net env=cartpole picks, lr 1e-3 and batch 128 solved
+        # for seeds 0-2 where those did not (benchmarks/results/learners.md). Segments of
+        # 500 steps: run.max_generations' default of 100 is then RL Zoo's budget of 50k
+        # steps, over whose first 16% epsilon falls.
+        vector = base["discrete"].extended(
+            "RL Zoo CartPole-v1 DQN in rounds of 8x8 steps, lr 1e-3, batch 128, double DQN, "
+            "3-step returns",
+            num_envs=8,
+            segment_steps=500,
+            buffer_size=100_000,
+            batch_size=128,
+            learning_rate=1e-3,
+            learning_starts=1000,
+            train_frequency=8,
+            gradient_steps=32,
+            target_update_interval=10,
+            exploration_fraction=0.16,
+            final_epsilon=0.04,
+            double_q=True,
+            n_step=3,
+        )
+        return {
+            "pixels": base["pixels"].extended(
+                "the Nature DQN (Adam at 1e-4 and learning from 80k steps, as CleanRL's dqn_atari.py)",
+                num_envs=1,
+                env_groups=1,
+                segment_steps=50_000,
+                buffer_size=1_000_000,
+                batch_size=32,
+                learning_rate=1e-4,
+                learning_starts=80_000,
+                train_frequency=4,
+                gradient_steps=1,
+                target_update_interval=10_000,
+                exploration_fraction=0.1,
+                final_epsilon=0.1,
+                double_q=False,
+                n_step=1,
+            ),
+            "discrete": vector,
+        }
+
+    def check_task(self, env: EnvSpec) -> None:
+        require(
+            env.discrete,
+            "algo",
+            f"dqn needs discrete actions; {env.task_id} has continuous ones",
+            "a task with discrete actions, or algo=ppo",
+        )
+
+    def check(self) -> None:
+        super().check()
         require(
             self.batch_size >= 1, "algo.batch_size", f"got {self.batch_size}", "an integer >= 1"
         )
@@ -124,14 +184,9 @@ class DQN(SegmentLearner):
     config_class = DQNConfig
 
     def __init__(self, config: DQNConfig, context: LearnerContext) -> None:
-        require(
-            context.env.discrete,
-            "algo",
-            f"dqn needs discrete actions; {context.env.task_id} has continuous ones",
-            "a task with discrete actions, or algo=ppo",
-        )
         super().__init__(config, context)
         self.q = self.model.policy
+        """The Q-network's flat parameters (the policy it deploys is their argmax)."""
         self.target = self.q.detach().clone()
         # Fused: one kernel for the whole update (about half the time of the default on CPU).
         self.optimizer = torch.optim.Adam([self.q], config.learning_rate, fused=True)
@@ -141,6 +196,9 @@ class DQN(SegmentLearner):
         self.updates = 0
         self.since_target_update = 0
         self.sampling_rng = np.random.Generator(np.random.Philox(context.seed))
+
+    def build_model(self) -> QNetwork:
+        return QNetwork(self.context.network, self.context.initial_params)
 
     def epsilon(self) -> float:
         """The exploration rate now: linear from 1 to ``final_epsilon``, then constant."""
@@ -154,7 +212,7 @@ class DQN(SegmentLearner):
 
     @torch.no_grad()
     def act(self, observations: torch.Tensor):
-        q_values = self.model.network.forward_single(self.q, observations)
+        q_values = self.model(observations)
         greedy = q_values.argmax(dim=1)
         explore = torch.rand(len(greedy), generator=self.generator, device=self.device)
         random = torch.randint(
@@ -164,16 +222,19 @@ class DQN(SegmentLearner):
         zeros = torch.zeros(len(actions), device=self.device)
         return actions, zeros, zeros, actions.cpu().numpy().astype(np.int32)
 
+    def envs_started(self) -> None:
+        """New episodes begin: no stored stream continues into them."""
+        self.buffer.restart_streams()
+
     def _train(self) -> tuple[dict[str, float], dict[str, float]]:
         config = self.config
         sequence = np.random.SeedSequence([self.context.seed, self.generation, SEGMENT_ROUND, 1])
         self.sampling_rng = np.random.Generator(np.random.Philox(sequence))
-        self.buffer.restart_streams()
         rollouts = math.ceil(self.segment_length() / (config.num_envs * config.train_frequency))
         losses: list[float] = []
         learning = 0.0
         for _ in range(rollouts):
-            rollout = self.sampler.rollout(self.act, config.train_frequency)
+            rollout = self.sample(self.act, config.train_frequency)
             added = self.buffer.add_rollout(rollout)
             self.since_target_update += added
             if self.since_target_update >= config.target_update_interval:
@@ -197,17 +258,16 @@ class DQN(SegmentLearner):
     def _gradient_step(self) -> float:
         config = self.config
         batch = self.buffer.sample(config.batch_size, self.sampling_rng, self.device)
-        network = self.model.network
         with torch.no_grad():
-            next_target = network.forward_single(self.target, batch["next_observations"])
+            next_target = self.model(batch["next_observations"], self.target)
             if config.double_q:
-                next_online = network.forward_single(self.q, batch["next_observations"])
+                next_online = self.model(batch["next_observations"])
                 next_value = next_target.gather(1, next_online.argmax(1, keepdim=True)).squeeze(1)
             else:
                 next_value = next_target.max(dim=1).values
             # discounts = gamma ** n, or 0 where the episode terminated within the n steps.
             targets = batch["rewards"] + batch["discounts"] * next_value
-        q_values = network.forward_single(self.q, batch["observations"])
+        q_values = self.model(batch["observations"])
         chosen = q_values.gather(1, batch["actions"].unsqueeze(1)).squeeze(1)
         loss = F.smooth_l1_loss(chosen, targets)
         self.optimizer.zero_grad(set_to_none=True)

@@ -10,9 +10,9 @@ Algorithms", arXiv:1707.06347, with the details of CleanRL's ``ppo.py`` /
     PPO update: E epochs of M minibatches          (neuroplug.learners.ppo_update)
 
 Transitions of EnvPool's auto-reset steps (their actions are ignored) are left out. The
-envs are re-seeded at each segment's start and action sampling and minibatch order come
-from a generator seeded by (run seed, segment), so a resumed run ends bit-identical to an
-uninterrupted one on CPU.
+envs live for the whole run; action sampling and minibatch order come from a generator
+seeded by (run seed, segment), so a run is reproducible from its seed on CPU, and a resumed
+one from its checkpoint (see :mod:`neuroplug.learners.base` for what resuming loses).
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from neuroplug.api import LearnerContext
+from neuroplug.learners.actor_critic import ActorCritic
 from neuroplug.learners.advantages import rollout_gae
 from neuroplug.learners.base import SegmentLearner
 from neuroplug.learners.ppo_update import PPOUpdate, PPOUpdateConfig, flatten
@@ -43,6 +44,9 @@ class PPO(SegmentLearner):
         super().__init__(config, context)
         self.update = PPOUpdate(config, self.model)
 
+    def build_model(self) -> ActorCritic:
+        return ActorCritic.for_learner(self.context)
+
     def _train(self) -> tuple[dict[str, float], dict[str, float]]:
         config = self.config
         rollouts = math.ceil(self.segment_length() / (config.num_envs * config.rollout_length))
@@ -50,7 +54,7 @@ class PPO(SegmentLearner):
         learning = 0.0
         for _ in range(rollouts):
             self.model.eval()
-            rollout = self.sampler.rollout(self.act, config.rollout_length)
+            rollout = self.sample(self.act, config.rollout_length)
             started = time.perf_counter()
             stats = self.learn(rollout)
             learning += time.perf_counter() - started

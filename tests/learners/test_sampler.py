@@ -67,3 +67,23 @@ def test_atari_frames_are_four_per_step_and_scores_are_unclipped_whole_games():
     # A lost life ends the learner's episode, not the game: more ends than games.
     assert int(rollout.ended.sum()) > len(episodes.returns)
     assert sampler.env_steps == int(rollout.valid.sum())
+
+
+def test_games_run_on_across_rollouts_and_are_counted_whole():
+    env = make_spec(EnvConfig(task_id="CartPole-v1"))
+    sampler = Sampler(env, 6, 2, 2, torch.device("cpu"))
+    sampler.start(np.arange(6) + 7)
+    policy = _uniform_policy(env.num_actions)
+    try:
+        # Rollouts of 5 steps, far shorter than most games: none may be cut at a boundary.
+        for _ in range(40):
+            rollout = sampler.rollout(policy, 5)
+            assert rollout.valid.shape == (5, 6)
+    finally:
+        sampler.close()
+    episodes = sampler.take_episodes()
+    assert max(episodes.lengths) > 5  # games outlived the rollouts they started in
+    assert episodes.returns == [float(length) for length in episodes.lengths]
+    # Every counted step belongs to a finished game or to a game still running.
+    assert sum(episodes.lengths) + int(sampler.length.sum()) == sampler.env_steps
+    assert float(sampler.score.sum()) == float(sampler.length.sum())

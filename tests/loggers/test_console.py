@@ -79,3 +79,28 @@ def test_in_a_pipe_progress_lines_come_at_most_every_interval():
     lines = stream.getvalue().splitlines()
     assert len(lines) == 2 and "episodes 37/64 | frames 5.5k" in lines[1]
     assert "\r" not in stream.getvalue()
+
+
+SEGMENT = {
+    "phase": "segment",
+    "generation": 3,
+    "env_steps": 5120,
+    "segment_steps": 16384,
+    "frames": 2_000_000,
+    "frames_per_second": 2500.0,
+    "episodes_done": 4,
+    "recent_return": -20.25,
+}
+
+
+def test_a_learner_says_segment_and_shows_its_steps_speed_and_games():
+    stream = io.StringIO()
+    logger = ConsoleLogger({"max_frames": 10_000_000}, stream, live=False, unit="segment")
+    logger.log({**METRICS, "generation": 2})
+    assert stream.getvalue().startswith("seg    2 | steps")
+    logger.progress(SEGMENT)
+    status = logger._status()
+    assert status.startswith("segment 3 running for 0:00:0")
+    assert "steps 5.12k/16.4k | 2.5k frames/s | games 4 (recent mean -20.25) | frames 2M" in status
+    logger.progress({**SEGMENT, "episodes_done": 0, "recent_return": float("nan")})
+    assert "games 0 | frames" in logger._status()

@@ -1,0 +1,151 @@
+"""An evolutionary algorithm's generation: ask, evaluate, tell — one or more rounds."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import numpy as np
+
+from neuroplug.api import EvaluationRequest, EvaluationResult
+from neuroplug.errors import NeuroplugError, PluginError
+from neuroplug.loggers import MultiLogger
+from neuroplug.training.checkpoint import checkpoint_dir
+from neuroplug.training.components import Components
+from neuroplug.training.loop import FamilyLoop, Progress, Step
+
+
+class EvolutionLoop(FamilyLoop):
+    """Generations of an :class:`~neuroplug.api.Algorithm`, played by the run's scheduler."""
+
+    unit = "generation"
+
+    def __init__(self, parts: Components, loggers: MultiLogger, run_dir: Path) -> None:
+        self.parts = parts
+        self.loggers = loggers
+        self.run_dir = run_dir
+
+    def describe(self) -> str:
+        return f"population {self.parts.algorithm.config.population_size}"
+
+    def step(self, progress: Progress) -> Step:
+        """All rounds of one generation; its games are the main round's."""
+        parts = self.parts
+        generation = parts.algorithm.generation
+        self._timings = dict.fromkeys(("env", "inference", "algorithm"), 0.0)
+        self._scheduler_stats: dict[str, float] = {}
+        self._counters = dict.fromkeys(("env_steps", "frames", "forward_passes"), 0)
+        stats: dict[str, float] = {}
+        main_result: EvaluationResult | None = None
+        round_index = 0
+        ended = False
+        while not ended:
+            if round_index == parts.algorithm.max_rounds_per_generation:
+                raise PluginError(
+                    f"{type(parts.algorithm).__name__} asked for more than "
+                    f"{round_index} rounds in generation {generation + 1} "
+                    "(its max_rounds_per_generation); each tell() must eventually end the "
+                    "generation instead of calling continue_generation()"
+                )
+            result, round_stats, ended = self.evaluate_round(round_index, progress)
+            if main_result is None:
+                main_result = result
+                if parts.policy.normalizer is not None and result.obs_stats is not None:
+                    # Updated after tell, so every member of a generation saw the same statistics.
+                    parts.policy.normalizer.update(result.obs_stats)
+            stats.update(round_stats)
+            round_index += 1
+        return Step(
+            **self._counters,
+            returns=main_result.returns.ravel(),
+            lengths=main_result.lengths,
+            stats=stats,
+            timings=self._timings,
+            metrics={
+                **{f"scheduler/{k}": v for k, v in self._scheduler_stats.items()},
+                "evaluation_rounds": round_index,
+            },
+        )
+
+    def evaluate_round(
+        self, round_index: int, progress: Progress
+    ) -> tuple[EvaluationResult, dict[str, float], bool]:
+        """One ask/evaluate/tell round of the current generation; counts its work.
+
+        Returns the result, the algorithm's stats and whether the round ended the generation.
+        """
+        parts = self.parts
+        started = time.perf_counter()
+        population = parts.algorithm.ask()
+        generation = parts.algorithm.generation
+        frame_skip = parts.env.frame_skip
+
+        def report(episodes_done: int, episodes_total: int, env_steps: int) -> None:
+            progress(
+                {
+                    "phase": "generation",
+                    "generation": generation + 1,
+                    "episodes_done": episodes_done,
+                    "episodes_total": episodes_total,
+                    "frames": self._counters["frames"] + env_steps * frame_skip,
+                }
+            )
+
+        request = EvaluationRequest(
+            generation=generation,
+            episodes_per_member=parts.algorithm.episodes_per_member(),
+            seed=parts.run.seed,
+            action_noise=parts.algorithm.config.action_noise,
+            # Only the main round's observations update the normaliser.
+            collect_obs_stats=parts.policy.normalizer is not None and round_index == 0,
+            round=round_index,
+            behaviour=parts.algorithm.behaviour(),
+            progress=report,
+        )
+        evaluating = time.perf_counter()
+        result = self._evaluate_with_retries(population, request)
+        telling = time.perf_counter()
+        nonfinite = int((~np.isfinite(result.fitness)).sum())
+        if nonfinite:
+            self.loggers.message(
+                f"warning: generation {generation + 1}: {nonfinite} member(s) had NaN/inf "
+                "returns or outputs; scored as the worst of the population"
+            )
+        before = parts.algorithm.round_marker()
+        stats = parts.algorithm.tell(population, result)
+        ended = parts.algorithm.generation_ended(before)
+        self._timings["algorithm"] += (evaluating - started) + (time.perf_counter() - telling)
+        for key, value in result.stats.items():
+            self._scheduler_stats[key] = self._scheduler_stats.get(key, 0.0) + value
+        for phase, seconds in result.timings.items():
+            if phase != "wall":  # the generation's own clock covers it
+                self._timings[phase] = self._timings.get(phase, 0.0) + seconds
+        for name in self._counters:
+            self._counters[name] += getattr(result, name)
+        return result, stats, ended
+
+    def _evaluate_with_retries(self, population, request: EvaluationRequest) -> EvaluationResult:
+        """Evaluate, retrying a failed evaluation (a crashed simulator, say) ``run.retries`` times.
+
+        Episodes are seeded by (seed, generation, round, episode), so a retry plays exactly
+        the episodes the failed attempt would have; the population is not asked anew.
+        """
+        parts = self.parts
+        for attempt in range(parts.run.retries + 1):
+            try:
+                return parts.scheduler.evaluate(population, parts.policy, parts.backend, request)
+            except (KeyboardInterrupt, NeuroplugError):
+                raise
+            except Exception as error:
+                if attempt == parts.run.retries:
+                    raise RuntimeError(
+                        f"evaluating generation {request.generation + 1} failed "
+                        f"{attempt + 1} time(s) ({type(error).__name__}: {error}); the checkpoint "
+                        f"of generation {request.generation} in {checkpoint_dir(self.run_dir)} is "
+                        f"intact: continue with run.resume={self.run_dir}"
+                    ) from error
+                self.loggers.message(
+                    f"warning: evaluating generation {request.generation + 1} failed "
+                    f"({type(error).__name__}: {error}); retrying ({attempt + 1}/{parts.run.retries})"
+                )
+        raise AssertionError("unreachable")

@@ -1,0 +1,54 @@
+"""What the trainer drives: one loop per family, behind one small interface.
+
+The trainer owns everything the families share — budgets, evaluation of the deployed
+policy, checkpoints, stop signals, loggers — and asks a :class:`FamilyLoop` for one unit of
+training at a time: an evolutionary algorithm's generation
+(:mod:`neuroplug.training.evolution_loop`) or a learner's segment
+(:mod:`neuroplug.training.learner_loop`). Which loop a run gets is decided once, by the
+kind its ``algo`` plugin was registered as.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+Progress = Callable[[dict[str, Any]], None]
+"""Where the running unit stands, for the loggers (see :meth:`neuroplug.loggers.Logger.progress`)."""
+
+
+@dataclass
+class Step:
+    """What one generation or segment did: honest counters, its games, its statistics."""
+
+    env_steps: int
+    frames: int
+    forward_passes: int
+    returns: np.ndarray
+    """True scores of the games it reports (a generation's main round; a segment's ended games)."""
+    lengths: np.ndarray
+    stats: dict[str, float] = field(default_factory=dict)
+    """The algorithm's scalars, logged as ``algo/<key>``."""
+    timings: dict[str, float] = field(default_factory=dict)
+    """Seconds per phase, logged as ``time_<phase>``."""
+    metrics: dict[str, Any] = field(default_factory=dict)
+    """Anything else to log as it is (``scheduler/...``, ``evaluation_rounds``)."""
+
+
+class FamilyLoop(ABC):
+    """One unit of training at a time, for one family of ``algo`` plugins."""
+
+    unit: str = "generation"
+    """What one unit is called in lines and messages."""
+
+    @abstractmethod
+    def describe(self) -> str:
+        """How big the unit's work is, for the start-up line (``population 64``)."""
+
+    @abstractmethod
+    def step(self, progress: Progress) -> Step:
+        """Train one unit, telling ``progress`` where it stands now and then."""
