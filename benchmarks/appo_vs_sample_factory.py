@@ -1,7 +1,9 @@
 """neuroplug ``appo`` against Sample Factory 2.1.1's APPO, side by side on this machine.
 
 The same work on both: on CartPole-v1, 8 envs, rollouts of 32 steps, 8 epochs of 2
-minibatches, V-trace (neuroplug's discrete preset); on Pong, 8 EnvPool envs, rollouts of
+minibatches (neuroplug's discrete preset, with GAE instead of V-trace on both sides: Sample
+Factory 2.1.1's learner fails with V-trace on a non-recurrent policy, ``'AttrDict' object has
+no attribute 'advantages'``); on Pong, 8 EnvPool envs, rollouts of
 128, 4 epochs of 4 minibatches of 256, clipped rewards and episodic life (Sample Factory's
 ``sf_examples/envpool/atari`` settings, which neuroplug's pixels preset copies). Sample
 Factory runs in its own venv (``--sf-python``) through ``benchmarks/peers/sf_appo.py``;
@@ -43,7 +45,7 @@ SF_ARGS = {
         "--batch_size=128",
         "--num_batches_per_epoch=2",
         "--num_epochs=8",
-        "--with_vtrace=True",
+        "--with_vtrace=False",
         "--learning_rate=0.001",
         "--gamma=0.98",
         "--gae_lambda=0.8",
@@ -53,7 +55,7 @@ SF_ARGS = {
 }
 """Sample Factory's arguments per task (its Atari example's defaults do the rest)."""
 NEUROPLUG_ARGS = {
-    "cartpole": ["algo=appo", "env=cartpole", "algo.segment_steps=16384"],
+    "cartpole": ["algo=appo", "env=cartpole", "algo.with_vtrace=false", "algo.segment_steps=16384"],
     "pong": ["algo=appo", "env=pong", "algo.segment_steps=4096"],
 }
 FPS_LINE = re.compile(r"Fps is \(10 sec: ([0-9.na]+),")
@@ -72,7 +74,18 @@ def sample_factory_fps(python: str, task: str, seconds: float, workdir: Path) ->
         "--device=cpu",
         "--with_wandb=False",
     ]
-    output = subprocess.run(command, capture_output=True, text=True, check=True).stderr
+    # Sample Factory 2.1.1 can hang on shutdown after --train_for_seconds (its workers
+    # exit, the runner waits): its reports are read up to a deadline, then it is stopped.
+    process = subprocess.Popen(
+        command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True
+    )
+    try:
+        output, _ = process.communicate(timeout=seconds + 90)
+    except subprocess.TimeoutExpired:
+        os.killpg(process.pid, 9)
+        output, _ = process.communicate()
+    if not FPS_LINE.search(output):
+        raise RuntimeError(f"Sample Factory reported no speed:\n{output[-3000:]}")
     reports = [float(value) for value in FPS_LINE.findall(output) if value != "nan"]
     steady = reports[2:] or reports  # reports come every 5 s; skip the first 10-20 s
     return {"frames_per_second": float(np.mean(steady)), "reports": reports}

@@ -3,26 +3,15 @@ it honours the learner contract and learns CartPole."""
 
 from __future__ import annotations
 
-import re
-import sys
-import types
-from pathlib import Path
-
 import numpy as np
+from readme_code import readme_module
 
 from neuroplug.testing import check_learner_contract, learner_context, resolved_settings
 
-README = Path(__file__).resolve().parents[1] / "README.md"
 
-
-def _readme_learner() -> types.ModuleType:
-    """The README's A2C module, executed as a module of its own."""
-    blocks = re.findall(r"```python\n(.*?)```", README.read_text(), re.DOTALL)
-    source = next(block for block in blocks if "class A2C(" in block)
-    module = types.ModuleType("readme_a2c")
-    sys.modules[module.__name__] = module  # dataclasses look their module up there
-    exec(compile(source, str(README), "exec"), module.__dict__)
-    return module
+def _readme_learner():
+    """The README's example, executed as a module of its own."""
+    return readme_module("class A2C(", "readme_a2c")
 
 
 def test_the_readme_learner_honours_the_contract():

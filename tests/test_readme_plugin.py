@@ -2,26 +2,15 @@
 
 from __future__ import annotations
 
-import re
-import sys
-import types
-from pathlib import Path
-
 import torch
+from readme_code import readme_module
 
 from neuroplug.testing import check_algorithm_contract, synthetic_context, synthetic_result
 
-README = Path(__file__).resolve().parents[1] / "README.md"
 
-
-def _readme_plugin() -> types.ModuleType:
-    """The README's SNES module, executed as a module of its own."""
-    blocks = re.findall(r"```python\n(.*?)```", README.read_text(), re.DOTALL)
-    source = next(block for block in blocks if "class SNES(" in block)
-    module = types.ModuleType("readme_snes")
-    sys.modules[module.__name__] = module  # dataclasses look their module up there
-    exec(compile(source, str(README), "exec"), module.__dict__)
-    return module
+def _readme_plugin():
+    """The README's example, executed as a module of its own."""
+    return readme_module("class SNES(", "readme_snes")
 
 
 def test_the_readme_plugin_honours_the_contract():

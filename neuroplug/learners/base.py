@@ -40,7 +40,8 @@ SEGMENT_ROUND = 0x1EA
 
 
 class SegmentLearner(Learner):
-    """Runs segments of a learner on a :class:`Sampler` and an :class:`ActorCritic`."""
+    """Runs segments of a learner: a :class:`Sampler` of envs that live for the whole run,
+    and the model :meth:`build_model` makes."""
 
     def __init__(self, config: LearnerConfig, context: LearnerContext) -> None:
         super().__init__(config, context)

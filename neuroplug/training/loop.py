@@ -15,28 +15,19 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-import numpy as np
+from neuroplug.api import Segment
 
 Progress = Callable[[dict[str, Any]], None]
 """Where the running unit stands, for the loggers (see :meth:`neuroplug.loggers.Logger.progress`)."""
 
 
 @dataclass
-class Step:
-    """What one generation or segment did: honest counters, its games, its statistics."""
+class Step(Segment):
+    """What one generation or segment did: a :class:`~neuroplug.api.Segment`'s honest
+    counters, games, stats and timings (a generation's games are its main round's), plus
+    anything else to log as it is (``scheduler/...``, ``evaluation_rounds``)."""
 
-    env_steps: int
-    frames: int
-    forward_passes: int
-    returns: np.ndarray
-    """True scores of the games it reports (a generation's main round; a segment's ended games)."""
-    lengths: np.ndarray
-    stats: dict[str, float] = field(default_factory=dict)
-    """The algorithm's scalars, logged as ``algo/<key>``."""
-    timings: dict[str, float] = field(default_factory=dict)
-    """Seconds per phase, logged as ``time_<phase>``."""
     metrics: dict[str, Any] = field(default_factory=dict)
-    """Anything else to log as it is (``scheduler/...``, ``evaluation_rounds``)."""
 
 
 class FamilyLoop(ABC):
