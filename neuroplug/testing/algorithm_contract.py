@@ -120,11 +120,12 @@ def _build(
     return algorithm_class(config, synthetic_context(num_params, seed, network=network))
 
 
-def _roundtrip(state: dict[str, Any]) -> dict[str, Any]:
+def roundtrip(state: dict[str, Any], what: str = "the algorithm's state_dict()") -> dict[str, Any]:
+    """``state`` through ``torch.save`` and the weights-only loader that resuming uses."""
     buffer = io.BytesIO()
     torch.save(state, buffer)
     buffer.seek(0)
-    return load_data(buffer, "the algorithm's state_dict()")
+    return load_data(buffer, what)
 
 
 def check_algorithm_contract(
@@ -160,7 +161,7 @@ def check_algorithm_contract(
         )
 
     resumed = _build(algorithm_class, config, num_params, seed + 1, network)
-    resumed.load_state_dict(_roundtrip(first.state_dict()))
+    resumed.load_state_dict(roundtrip(first.state_dict()))
     _require(
         resumed.generation == first.generation, "load_state_dict() did not restore the generation"
     )

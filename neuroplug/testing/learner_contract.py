@@ -26,8 +26,6 @@ on thread timing (``appo``).
 from __future__ import annotations
 
 import dataclasses
-import io
-from typing import Any
 
 import numpy as np
 import torch
@@ -37,9 +35,8 @@ from neuroplug.config.schema import EnvConfig, NetConfig
 from neuroplug.envs.make import make_spec
 from neuroplug.learners.presets import resolve
 from neuroplug.nets.build import build_network
-from neuroplug.testing.algorithm_contract import ContractViolation
+from neuroplug.testing.algorithm_contract import ContractViolation, roundtrip
 from neuroplug.testing.resume_check import same
-from neuroplug.training.checkpoint import load_data
 
 TASK = "CartPole-v1"
 
@@ -67,14 +64,6 @@ def _build(learner_class: type[Learner], config: LearnerConfig, seed: int, budge
     context = learner_context(seed, budget)
     settings, _ = resolve(config, context.env)
     return learner_class(settings, context)
-
-
-def _round_trip(state: dict[str, Any]) -> dict[str, Any]:
-    """``state`` through ``torch.save`` and the weights-only loader resuming uses."""
-    buffer = io.BytesIO()
-    torch.save(state, buffer)
-    buffer.seek(0)
-    return load_data(buffer)
 
 
 def check_learner_contract(
@@ -134,7 +123,7 @@ def check_learner_contract(
                 budget // 2 <= steps <= budget,
                 f"{name} took {steps} env steps for a budget of {budget}",
             )
-            state = _round_trip(learner.state_dict())
+            state = roundtrip(learner.state_dict(), "the learner's state_dict()")
         finally:
             learner.close()
         fresh = _build(learner_class, config, seed, budget)
