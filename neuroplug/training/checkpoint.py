@@ -23,6 +23,7 @@ import io
 import os
 import pickle
 import re
+import shutil
 import sys
 import tempfile
 from pathlib import Path
@@ -116,6 +117,22 @@ def _fsync_directory(directory: Path) -> None:
         os.close(handle)
 
 
+def _link_as(source: Path, target: Path) -> None:
+    """Make ``target`` a second name of ``source`` atomically, leaving ``source`` in place.
+
+    Moving the old file aside first would leave a moment with no ``latest.pt`` at all: a
+    crash there leaves a run that only ``previous.pt`` describes. Linking keeps both names
+    valid throughout; where links are not allowed, a copy does the same.
+    """
+    staged = target.with_name(f".{target.name}.{os.getpid()}")
+    staged.unlink(missing_ok=True)
+    try:
+        os.link(source, staged)
+    except OSError:
+        shutil.copyfile(source, staged)
+    os.replace(staged, target)
+
+
 def atomic_save(payload: dict[str, Any], path: Path, keep_previous: Path | None = None) -> None:
     """Write ``payload`` to ``path`` so readers see the old file or the new, never half.
 
@@ -129,7 +146,7 @@ def atomic_save(payload: dict[str, Any], path: Path, keep_previous: Path | None 
             stream.flush()
             os.fsync(stream.fileno())
         if keep_previous is not None and path.exists():
-            os.replace(path, keep_previous)
+            _link_as(path, keep_previous)
         os.replace(temporary, path)
     except BaseException:
         Path(temporary).unlink(missing_ok=True)
@@ -171,6 +188,12 @@ def read_checkpoint(path: Path) -> dict[str, Any]:
     if not isinstance(data, bytes) or hashlib.sha256(data).hexdigest() != payload.get("sha256"):
         raise CheckpointError(f"{path} fails its checksum (corrupted)")
     return load_data(io.BytesIO(data), f"{path} (its run state)")
+
+
+def existing_checkpoints(run_dir: Path) -> list[Path]:
+    """The checkpoint files ``run_dir`` holds (latest first): what a resume would read."""
+    folder = checkpoint_dir(run_dir)
+    return [path for path in (folder / LATEST, folder / PREVIOUS) if path.exists()]
 
 
 def load_checkpoint(run_dir: Path) -> dict[str, Any]:

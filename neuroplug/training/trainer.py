@@ -33,9 +33,9 @@ from neuroplug.stop_signals import STOP_SIGNALS
 from neuroplug.training.checkpoint import (
     BEST_POLICY,
     LATEST,
-    PREVIOUS,
     atomic_save,
     checkpoint_dir,
+    existing_checkpoints,
     load_checkpoint,
     save_checkpoint,
 )
@@ -97,11 +97,7 @@ class Trainer:
         """A fresh run must not overwrite another run's checkpoints: that work would be lost."""
         if config.run.resume:
             return
-        existing = [
-            path
-            for path in (checkpoint_dir(self.run_dir) / name for name in (LATEST, PREVIOUS))
-            if path.exists()
-        ]
+        existing = existing_checkpoints(self.run_dir)
         if existing:
             raise ConfigError(
                 "run.output_dir",

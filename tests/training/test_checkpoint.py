@@ -75,3 +75,27 @@ def test_a_crash_while_writing_leaves_the_old_checkpoint_and_no_debris(run_dir, 
     monkeypatch.undo()
     assert load_checkpoint(run_dir)["generation"] == 2
     assert sorted(path.name for path in checkpoint_dir(run_dir).iterdir()) == [LATEST, PREVIOUS]
+
+
+def test_a_crash_between_keeping_previous_and_writing_latest_leaves_latest_in_place(
+    run_dir, monkeypatch
+):
+    # kill -9 right after the old checkpoint became previous.pt: latest.pt must still be
+    # there (the old one), or a run that resumes by looking for it would start afresh.
+    real_replace = checkpoint.os.replace
+
+    def die_before_the_new_latest(source, target):
+        if str(target).endswith(LATEST):
+            raise KeyboardInterrupt  # the process dies here
+        real_replace(source, target)
+
+    monkeypatch.setattr(checkpoint.os, "replace", die_before_the_new_latest)
+    with pytest.raises(KeyboardInterrupt):
+        save_checkpoint(run_dir, {"generation": 3})
+    monkeypatch.undo()
+    assert checkpoint.read_checkpoint(checkpoint_dir(run_dir) / LATEST)["generation"] == 2
+    assert checkpoint.read_checkpoint(checkpoint_dir(run_dir) / PREVIOUS)["generation"] == 2
+    assert checkpoint.existing_checkpoints(run_dir) == [
+        checkpoint_dir(run_dir) / LATEST,
+        checkpoint_dir(run_dir) / PREVIOUS,
+    ]

@@ -11,7 +11,7 @@ import sys
 import time
 
 from neuroplug.testing.resume_check import same
-from neuroplug.training.checkpoint import checkpoint_dir, load_checkpoint
+from neuroplug.training.checkpoint import existing_checkpoints, load_checkpoint
 
 GENERATIONS = 8
 COMMON = [
@@ -66,7 +66,7 @@ def test_kill_9_at_several_moments_then_resume_matches_the_uninterrupted_run(tmp
 
     def resumable() -> bool:
         # Killed before its first checkpoint, a run has nothing to resume: start it afresh.
-        return (checkpoint_dir(killed) / "latest.pt").exists()
+        return bool(existing_checkpoints(killed))
 
     for line, delay in moments:
         _run_until_killed(_command(killed, resume=resumable()), tmp_path, line, delay)
