@@ -1,7 +1,8 @@
 """neuroplug ``appo`` against Sample Factory 2.1.1's APPO, side by side on this machine.
 
 The same work on both: on CartPole-v1, 8 envs, rollouts of 32 steps, 8 epochs of 2
-minibatches (neuroplug's discrete preset, with GAE instead of V-trace on both sides: Sample
+minibatches, separate 64-64 tanh actor and critic MLPs without an RNN core or normalisation
+(neuroplug's discrete preset, with GAE instead of V-trace on both sides: Sample
 Factory 2.1.1's learner fails with V-trace on a non-recurrent policy, ``'AttrDict' object has
 no attribute 'advantages'``); on Pong, 8 EnvPool envs, rollouts of
 128, 4 epochs of 4 minibatches of 256, clipped rewards and episodic life (Sample Factory's
@@ -9,9 +10,9 @@ no attribute 'advantages'``); on Pong, 8 EnvPool envs, rollouts of
 Factory runs in its own venv (``--sf-python``) through ``benchmarks/peers/sf_appo.py``;
 neuroplug runs ``python -m neuroplug algo=appo``. Each runs ``--seconds`` of training; the
 steady frames/s are compared: Sample Factory's own 10-second reports after the first 20 s,
-neuroplug's per-segment frames/s after its first segment. neuroplug also reports how many
-of its rollouts the learner trained on (its sampler never waits: a rollout the learner has
-no time for is dropped).
+neuroplug's per-segment frames/s after its first segment. Both sample only what their
+learner takes (Sample Factory's samplers wait for free buffers; neuroplug's for room in its
+queue), and neuroplug reports the share of its rollouts learned from.
 
     python benchmarks/appo_vs_sample_factory.py --sf-python /path/to/sf-venv/bin/python
 """
@@ -50,6 +51,18 @@ SF_ARGS = {
         "--gamma=0.98",
         "--gae_lambda=0.8",
         "--exploration_loss_coeff=0.0",
+        # The same network as neuroplug's: separate 64-64 tanh actor and critic MLPs, no
+        # RNN core, no input or return normalisation (Sample Factory's defaults are a
+        # 512-512 ELU encoder, a 512-unit GRU and both normalisations).
+        "--use_rnn=False",
+        "--recurrence=1",
+        "--encoder_mlp_layers",
+        "64",
+        "64",
+        "--nonlinearity=tanh",
+        "--actor_critic_share_weights=False",
+        "--normalize_input=False",
+        "--normalize_returns=False",
     ],
     "pong": ["atari", "--env=atari_pong", "--num_workers=1", "--env_agents=8"],
 }

@@ -42,6 +42,8 @@ class Experiment:
         "on the frames axis."
     )
     extra: dict[str, str] = field(default_factory=dict)
+    unit: str = "generation"
+    """What one row of metrics.csv is: a generation (evolution) or a segment (learners)."""
 
 
 EXPERIMENTS: dict[str, Experiment] = {
@@ -161,6 +163,36 @@ EXPERIMENTS: dict[str, Experiment] = {
             "CleanRL's budget, with the learning rate annealed over it): what a 2-core CPU "
             "trains in about an hour, where the Nature CNN's backward pass is the bottleneck."
         ),
+        unit="segment",
+    ),
+    "appo_pong": Experiment(
+        # The plain command: the pixels preset is Sample Factory's Atari settings (V-trace
+        # off, GAE, a queue of two rollouts), with envs stepping beside the learner.
+        overrides=["algo=appo", "env=pong", "run.eval_interval=5", "run.eval_episodes=3"],
+        max_frames=3_000_000,
+        seeds=[0],
+        published=(
+            "CleanRL's ppo_atari_envpool.py on Pong-v5 (20.45 after 40M frames, Huang et al. "
+            "2022), whose settings Sample Factory's EnvPool Atari example and this preset "
+            "share; ppo_pong here is the same budget with the synchronous learner."
+        ),
+        unit="segment",
+    ),
+    "dqn_pong": Experiment(
+        # The plain command: the pixels preset is Nature DQN as CleanRL's dqn_atari.py runs it
+        # (one env, replay 1M, learning starts 80k steps, a gradient step every 4, target
+        # every 1k, epsilon 1 -> 0.01 over 10% of the budget).
+        overrides=["algo=dqn", "env=pong", "run.eval_interval=5", "run.eval_episodes=3"],
+        max_frames=2_000_000,
+        seeds=[0],
+        published=(
+            "CleanRL's dqn_atari.py on PongNoFrameskip-v4 after 10M agent steps (40M frames): "
+            "its released seed-1 model scores 17.8 +- 1.8 in evaluation "
+            "(huggingface.co/cleanrl/PongNoFrameskip-v4-dqn_atari-seed1). "
+            "Here: 2M frames (500k agent steps, 1/20 of that budget), with epsilon annealed "
+            "over 10% of it as CleanRL does over its own budget."
+        ),
+        unit="segment",
     ),
 }
 
@@ -228,7 +260,7 @@ def _summarise(name: str, experiment: Experiment, run_dirs: list[Path], scale: f
         f"- machine: {_machine()}",
         f"- measured on: {time.strftime('%Y-%m-%d')}",
         "",
-        "| seed | frames | generations | wall time (s) | final eval return | last generation mean return |",
+        f"| seed | frames | {experiment.unit}s | wall time (s) | final eval return | last {experiment.unit}'s mean return |",
         "|---|---|---|---|---|---|",
     ]
     for seed, run_dir in zip(experiment.seeds, run_dirs, strict=True):

@@ -1,8 +1,10 @@
 """An actor-critic around neuroplug's policy network.
 
-The actor *is* the policy network, its parameters one flat vector in the network's layout,
-so what a learner deploys runs unchanged through every backend and the evolution side's
-evaluation (discrete actions: the argmax of the logits; continuous: the squashed mean).
+The actor *is* the policy network: it trains the network's named tensors (one parameter
+each, so a gradient step costs no slicing of a flat vector) and deploys them joined into
+the network's flat layout (:meth:`ActorCritic.policy_vector`), which runs unchanged through
+every backend and the evolution side's evaluation (discrete actions: the argmax of the
+logits; continuous: the squashed mean).
 The critic is a second MLP of the same shape on vector observations (as CleanRL and
 RL Zoo do on classic control) and a linear head on the Nature CNN's 512 features on frames
 (the shared trunk of the Atari papers).
@@ -52,7 +54,8 @@ class ActorCritic(nn.Module):
         super().__init__()
         self.network = network
         self.env = env
-        self.policy = nn.Parameter(initial_params.detach().clone().float())
+        self.actor = _trainable(network.layout.split(initial_params.detach().float()))
+        self._actor_names = list(network.layout.slots)
         generator = torch.Generator().manual_seed(seed + 1)
         self.shared_trunk = isinstance(network, NatureCNN)
         if self.shared_trunk:
@@ -66,7 +69,8 @@ class ActorCritic(nn.Module):
             last = self.critic.layout.slots[f"w{self.critic.num_layers - 1}"]
             # A unit-scale value layer: returns are far from 0 at the start.
             params[last.offset : last.offset + last.size] *= 100.0
-            self.critic_params = nn.Parameter(params)
+            self.critic_layers = _trainable(self.critic.layout.split(params))
+            self._critic_names = list(self.critic.layout.slots)
         else:
             raise TypeError(f"no critic for {type(network).__name__}; use an MLP or the Nature CNN")
         self.log_std = nn.Parameter(torch.zeros(env.num_actions)) if not env.discrete else None
@@ -76,13 +80,24 @@ class ActorCritic(nn.Module):
         """The actor-critic of a learner's run: its network, env, initial policy and seed."""
         return cls(context.network, context.env, context.initial_params, context.seed)
 
+    def policy_tensors(self) -> dict[str, torch.Tensor]:
+        """The actor's trainable tensors by the network's slot names."""
+        return dict(zip(self._actor_names, self.actor, strict=True))
+
+    def policy_vector(self) -> torch.Tensor:
+        """The actor as the network's flat ``(D,)`` parameter vector: what is deployed."""
+        with torch.no_grad():
+            return self.network.layout.join(self.policy_tensors())
+
     def forward(self, observations: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """``(outputs (n, out), values (n,))``."""
+        policy = self.policy_tensors()
         if self.shared_trunk:
-            features = self.network.features(self.policy, observations)
-            return self.network.head(self.policy, features), self.value_head(features).squeeze(1)
-        outputs = self.network.forward_single(self.policy, observations)
-        values = self.critic.forward_single(self.critic_params, observations).squeeze(1)
+            features = self.network.features(policy, observations)
+            return self.network.head(policy, features), self.value_head(features).squeeze(1)
+        outputs = self.network.forward_single(policy, observations)
+        critic = dict(zip(self._critic_names, self.critic_layers, strict=True))
+        values = self.critic.forward_single(critic, observations).squeeze(1)
         return outputs, values
 
     def log_prob_and_entropy(
@@ -123,3 +138,9 @@ class ActorCritic(nn.Module):
         unit = torch.tanh(actions).cpu().numpy()
         low, high = self.env.action_low, self.env.action_high
         return (low + (unit + 1.0) * 0.5 * (high - low)).astype(np.float32)
+
+
+def _trainable(tensors: dict[str, torch.Tensor]) -> nn.ParameterList:
+    """One trainable copy of each named tensor, in order (module names cannot hold the
+    dots of slot names such as ``conv0.w``, so the names live beside the list)."""
+    return nn.ParameterList(nn.Parameter(tensor.detach().clone()) for tensor in tensors.values())

@@ -52,8 +52,15 @@ class SegmentLearner(Learner):
         if self.device.type == "cuda":
             # Autotuned convolutions: the fastest cuDNN kernels for the learner's shapes.
             torch.backends.cudnn.benchmark = not context.deterministic
-        self.model = self.build_model().to(self.device)
-        """The trainable model; ``model.policy`` is the flat policy vector it deploys."""
+        model = self.build_model()
+        if not callable(getattr(model, "policy_vector", None)):
+            raise TypeError(
+                f"{type(self).__name__}.build_model() returned a {type(model).__name__} without "
+                "policy_vector(): a learner's model must return its policy as the network's flat "
+                "parameter vector (ActorCritic and QNetwork do)"
+            )
+        self.model = model.to(self.device)
+        """The trainable model; ``model.policy_vector()`` is the flat policy vector it deploys."""
         self.sampler = Sampler(
             env,
             config.num_envs,
@@ -177,7 +184,7 @@ class SegmentLearner(Learner):
         return max(0.0, 1.0 - done / budget)
 
     def policy_params(self) -> torch.Tensor:
-        return self.model.policy.detach().cpu().float().clone()
+        return self.model.policy_vector().detach().cpu().float().clone()
 
     def state_dict(self) -> dict[str, Any]:
         return {
@@ -188,6 +195,14 @@ class SegmentLearner(Learner):
         }
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
+        mine, theirs = set(self.model.state_dict()), set(state["model"])
+        if mine != theirs:
+            raise ValueError(
+                f"this checkpoint's {type(self.model).__name__} holds tensors "
+                f"{sorted(theirs - mine)[:4]} where this run's has {sorted(mine - theirs)[:4]}: "
+                "it was written by another version of neuroplug or with another algo/net; "
+                "resume it with the version and settings that wrote it, or start a new run"
+            )
         self.generation = int(state["generation"])
         self.env_steps = int(state["env_steps"])
         self.model.load_state_dict(state["model"])

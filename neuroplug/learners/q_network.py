@@ -22,6 +22,10 @@ class QNetwork(nn.Module):
         self.policy = nn.Parameter(initial_params.detach().clone().float())
         """The flat parameters, in the network's layout (what a learner deploys)."""
 
+    def policy_vector(self) -> torch.Tensor:
+        """The flat parameter vector: what is deployed."""
+        return self.policy.detach()
+
     def forward(self, observations: torch.Tensor, params: torch.Tensor | None = None):
         """``(n, actions)`` Q-values; ``params`` (a target network's, say) instead of the
         trainable ones when given."""

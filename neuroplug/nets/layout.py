@@ -4,9 +4,13 @@ from __future__ import annotations
 
 import math
 import weakref
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 import torch
+
+Params = torch.Tensor | Mapping[str, torch.Tensor]
+"""One network's parameters: a flat ``(D,)`` vector, or its named tensors (:meth:`ParameterLayout.split`)."""
 
 
 @dataclass(frozen=True)
@@ -59,7 +63,22 @@ class ParameterLayout:
         self._last_views = (weakref.ref(params), views)
         return views
 
-    def tensor(self, params: torch.Tensor, name: str) -> torch.Tensor:
-        """Tensor ``name`` of one flat ``(D,)`` vector, a view with the slot's shape."""
+    def tensor(self, params: Params, name: str) -> torch.Tensor:
+        """Tensor ``name`` of one parameter set: a view with the slot's shape of a flat
+        ``(D,)`` vector, or the tensor itself of a set already split (:meth:`split`).
+
+        A learner trains split tensors: slicing one flat vector costs a slice and a view
+        per tensor forward, and a full-size zero-fill per tensor backward, on every step.
+        """
+        if not isinstance(params, torch.Tensor):
+            return params[name]
         slot = self.slots[name]
         return params[slot.offset : slot.offset + slot.size].view(slot.shape)
+
+    def split(self, params: torch.Tensor) -> dict[str, torch.Tensor]:
+        """One flat ``(D,)`` vector as its named tensors (views, in layout order)."""
+        return {name: self.tensor(params, name) for name in self.slots}
+
+    def join(self, tensors: Mapping[str, torch.Tensor]) -> torch.Tensor:
+        """The flat ``(D,)`` vector of named tensors: the inverse of :meth:`split`."""
+        return torch.cat([tensors[name].reshape(-1) for name in self.slots])

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import torch
 
-from neuroplug.nets.layout import ParameterLayout
+from neuroplug.nets.layout import ParameterLayout, Params
 from neuroplug.nets.network import Network, normc_
 
 ACTIVATIONS = {
@@ -54,8 +54,8 @@ class MLP(Network):
                 hidden = self.activation(hidden)
         return hidden.squeeze(1)
 
-    def forward_single(self, params: torch.Tensor, inputs: torch.Tensor) -> torch.Tensor:
-        hidden = inputs.reshape(len(inputs), -1).to(params.dtype)
+    def forward_single(self, params: Params, inputs: torch.Tensor) -> torch.Tensor:
+        hidden = inputs.reshape(len(inputs), -1).to(self.layout.tensor(params, "w0").dtype)
         for layer in range(self.num_layers):
             weight = self.layout.tensor(params, f"w{layer}")
             bias = self.layout.tensor(params, f"b{layer}")

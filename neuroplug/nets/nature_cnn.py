@@ -12,7 +12,7 @@ import math
 import torch
 import torch.nn.functional as F
 
-from neuroplug.nets.layout import ParameterLayout
+from neuroplug.nets.layout import ParameterLayout, Params
 from neuroplug.nets.network import Network
 
 CONV_LAYERS = ((32, 8, 4), (64, 4, 2), (64, 3, 1))
@@ -112,10 +112,11 @@ class NatureCNN(Network):
         )
         return output.squeeze(1)
 
-    def features(self, params: torch.Tensor, inputs: torch.Tensor) -> torch.Tensor:
-        """The 512 hidden features of one parameter vector ``(D,)`` on a batch of frames
-        (differentiable: learners train through it and share it with a value head)."""
-        hidden = inputs.to(params.dtype)
+    def features(self, params: Params, inputs: torch.Tensor) -> torch.Tensor:
+        """The 512 hidden features of one parameter set (a ``(D,)`` vector or its named
+        tensors) on a batch of frames (differentiable: learners train through it and share
+        it with a value head)."""
+        hidden = inputs.to(self.layout.tensor(params, "conv0.w").dtype)
         if inputs.dtype == torch.uint8:
             hidden = hidden / 255.0
         for layer, (_, _, stride) in enumerate(CONV_LAYERS):
@@ -127,12 +128,12 @@ class NatureCNN(Network):
         weight, bias = self.layout.tensor(params, "fc.w"), self.layout.tensor(params, "fc.b")
         return torch.relu(torch.addmm(bias, hidden.reshape(len(hidden), self.flat_size), weight))
 
-    def head(self, params: torch.Tensor, features: torch.Tensor) -> torch.Tensor:
-        """The output layer of one parameter vector on :meth:`features`."""
+    def head(self, params: Params, features: torch.Tensor) -> torch.Tensor:
+        """The output layer of one parameter set on :meth:`features`."""
         weight, bias = self.layout.tensor(params, "out.w"), self.layout.tensor(params, "out.b")
         return torch.addmm(bias, features, weight)
 
-    def forward_single(self, params: torch.Tensor, inputs: torch.Tensor) -> torch.Tensor:
+    def forward_single(self, params: Params, inputs: torch.Tensor) -> torch.Tensor:
         return self.head(params, self.features(params, inputs))
 
     def describe(self) -> str:

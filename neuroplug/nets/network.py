@@ -37,7 +37,9 @@ class Network(ABC):
     def forward_single(self, params: torch.Tensor, inputs: torch.Tensor) -> torch.Tensor:
         """Outputs ``(b, output_size)`` of one parameter vector ``(D,)`` on a batch of inputs.
 
-        The per-member reference the batched forward is tested against.
+        The per-member reference the batched forward is tested against. Networks that read
+        their parameters through ``layout.tensor`` (the MLP, the Nature CNN) also take the
+        vector's named tensors (``layout.split``): what learners train.
         """
         return torch.cat(
             [self.forward_population(params.unsqueeze(0), x.unsqueeze(0)) for x in inputs]

@@ -2,7 +2,8 @@
 
 Petrenko, Huang, Kumar, Sukhatme & Koltun (2020), "Sample Factory: Egocentric 3D Control
 from Pixels at 100000 FPS with Asynchronous Reinforcement Learning", ICML 2020. Sampling
-never waits for learning::
+and learning run side by side; the sampler waits only when the learner is a full queue
+behind (or, with ``drop_when_full``, never)::
 
     sampler (main thread)                       learner (its own thread)
     loop:                                       loop:
@@ -10,7 +11,8 @@ never waits for learning::
         rollout <- T steps of N envs                lag = version - rollout.version
         stamp it with the weights' version          if lag > max_policy_lag: drop it
         queue <- rollout                            targets: GAE, or V-trace (with_vtrace)
-          (full queue: drop the oldest)             PPO update (E epochs, M minibatches)
+          (full queue: wait for room, or            PPO update (E epochs, M minibatches)
+           with drop_when_full drop the oldest)
                                                     publish the weights (version += SGD steps)
 
 ``version`` counts SGD steps, so the lag is measured in SGD steps as in Sample Factory.
@@ -62,8 +64,13 @@ class APPOConfig(PPOUpdateConfig):
     vtrace_c: float = 1.0
     """c-bar: truncation of the importance weights along the trace."""
     queue_size: int | None = None
-    """Rollouts waiting for the learner; when it is full the oldest is dropped, so the
-    sampler never waits."""
+    """Rollouts waiting for the learner."""
+    drop_when_full: bool = False
+    """When the queue is full: drop its oldest rollout, so the sampler never waits (for a
+    learner on its own GPU, where sampling is the bottleneck), or, as Sample Factory does,
+    wait for room, so every rollout sampled is learned from. Waiting is the default: where
+    the learner and the envs share CPU cores, a sampler that runs ahead steals the cores the
+    learner needs for rollouts it then drops (on 2 cores it dropped half of Pong's)."""
 
     @classmethod
     def presets(cls) -> dict[str, Preset]:
@@ -138,7 +145,7 @@ class APPO(SegmentLearner):
             target=self._learn_from, args=(rollouts, report), name="appo-learner", daemon=True
         )
         learner.start()
-        dropped_full = 0
+        dropped_full, waited = 0, 0.0
         # As ppo: whole rollouts for the segment's steps (auto-reset steps are not counted,
         # so counting to the target would add a rollout to every segment).
         per_rollout = config.num_envs * config.rollout_length
@@ -150,6 +157,16 @@ class APPO(SegmentLearner):
                 self.acting_model.eval()
                 rollout = self.sample(self.act, config.rollout_length)
                 rollout.policy_version = acting_version
+                if not config.drop_when_full:
+                    started = time.perf_counter()
+                    while report.error is None:  # room, or the learner failed
+                        try:
+                            rollouts.put(rollout, timeout=0.1)
+                            break
+                        except queue.Full:
+                            continue
+                    waited += time.perf_counter() - started
+                    continue
                 try:
                     rollouts.put_nowait(rollout)
                 except queue.Full:
@@ -177,7 +194,7 @@ class APPO(SegmentLearner):
                 "rollouts_dropped_lag": float(report.dropped_lag),
                 "rollouts_dropped_full": float(dropped_full),
             },
-            {"learn": report.seconds},
+            {"learn": report.seconds, "wait_learner": waited},
         )
 
     def act(self, observations: torch.Tensor):

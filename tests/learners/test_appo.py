@@ -48,6 +48,10 @@ def test_rollouts_older_than_the_lag_bound_are_dropped_and_the_rest_learned(comp
     for row in rows:
         assert float(row["algo/rollouts_learned"]) >= 1
         assert float(row["algo/policy_lag_learned_max"]) <= 8
+        # A full queue makes the sampler wait (the default), so no rollout is lost to it:
+        # each of the segment's 2048 / (8 x 32) rollouts is learned or dropped for its lag.
+        assert float(row["algo/rollouts_dropped_full"]) == 0
+        assert float(row["algo/rollouts_learned"]) + float(row["algo/rollouts_dropped_lag"]) == 8
     # The learner ran behind the sampler: some rollouts arrived staler than the bound.
     assert max(float(row["algo/policy_lag_max"]) for row in rows) > 8
     assert sum(float(row["algo/rollouts_dropped_lag"]) for row in rows) >= 1

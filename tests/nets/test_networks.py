@@ -76,3 +76,15 @@ def test_initialisation_is_seeded():
     first = network.initial_params(torch.Generator().manual_seed(3))
     assert torch.equal(first, network.initial_params(torch.Generator().manual_seed(3)))
     assert not torch.equal(first, network.initial_params(torch.Generator().manual_seed(4)))
+
+
+@pytest.mark.parametrize("network", [MLP(4, [8, 8], 3, "tanh"), NatureCNN((2, 36, 36), 3, "valid")])
+def test_split_parameters_run_the_network_exactly_as_the_flat_vector(network):
+    params = torch.randn(network.num_params, generator=torch.Generator().manual_seed(0))
+    tensors = network.layout.split(params)
+    assert list(tensors) == list(network.layout.slots)
+    inputs = torch.rand(3, *network.input_shape, generator=torch.Generator().manual_seed(1))
+    assert torch.equal(
+        network.forward_single(tensors, inputs), network.forward_single(params, inputs)
+    )
+    assert torch.equal(network.layout.join(tensors), params)
