@@ -84,6 +84,32 @@ if TYPE_CHECKING:
     from neuroplug.population import Population
 
 
+# --------------------------------------------------------------------------- contract
+
+CONTRACT_VERSION = 2
+"""The version of the contracts in this file. A plugin class may say which version it was
+written for (``contract = 2``, a class attribute); one written for an older version is
+refused when it loads, in one line naming its distribution and :data:`CONTRACT_CHANGES`."""
+
+CONTRACT_CHANGES: dict[int, str] = {
+    2: (
+        "learners: LearnerConfig fields left None take the reference setting for the task "
+        "(LearnerConfig.presets), a config checks itself in check() rather than "
+        "__post_init__, and a learner's model gives its deployed policy as policy_vector()"
+    ),
+}
+"""What each contract version changed, for the message an older plugin gets."""
+
+
+def contract_changes_since(version: int) -> str:
+    """The changes a plugin written for ``version`` has to catch up on, as one sentence."""
+    return "; ".join(
+        f"{number}: {change}"
+        for number, change in sorted(CONTRACT_CHANGES.items())
+        if number > version
+    )
+
+
 # --------------------------------------------------------------------------- configs
 
 
@@ -179,7 +205,9 @@ class LearnerConfig(PluginConfig):
     device: str = "auto"
     """Where the learner's network trains: ``auto`` (CUDA when present), ``cpu``, ``cuda``."""
     torch_threads: int | None = None
-    """PyTorch's CPU threads; 0 keeps its default. 1 is fastest for small MLPs, whose
+    """PyTorch's CPU threads; 0: auto, one per core while the machine is otherwise idle and
+    1 while other processes want the cores, re-checked every segment
+    (:class:`neuroplug.devices.TorchThreads`). 1 is fastest for small MLPs, whose
     operations are too small to share out."""
 
     @classmethod
@@ -241,7 +269,7 @@ class LearnerConfig(PluginConfig):
             self.torch_threads >= 0,
             "algo.torch_threads",
             f"got {self.torch_threads}",
-            "0 (PyTorch's default) or a positive integer",
+            "0 (auto) or a positive integer",
         )
         require(
             self.segment_steps >= 1,
@@ -558,6 +586,12 @@ class Backend(ABC):
     @abstractmethod
     def load(self, population: Population) -> None:
         """Prepare to run the members of ``population`` (called once per evaluation)."""
+
+    def plan(self, population_size: int) -> str:
+        """How a population of ``population_size`` dense members will run, when the user
+        should know (a slower path, say), for the start-up line; "" when there is nothing
+        to say."""
+        return ""
 
     @abstractmethod
     def forward(self, members: torch.Tensor, observations: torch.Tensor) -> torch.Tensor:

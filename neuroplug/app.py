@@ -12,7 +12,9 @@ from typing import Any
 
 from omegaconf import DictConfig, OmegaConf, open_dict
 
+from neuroplug.config.run_dir import created_by_this_process, remove_empty_parents
 from neuroplug.errors import NeuroplugError
+from neuroplug.training.run_lock import LOCK_FILE, RunDirBusy, RunDirLock
 
 RESUMABLE_RUN_FIELDS = (
     "retries",
@@ -92,6 +94,9 @@ def run_job(config: DictConfig) -> dict[str, Any]:
     # The front door: past this line only the typed, validated form travels.
     experiment = typed_experiment(config)
     run_dir = resume_dir if resume_dir is not None else _own_run_dir(config)
+    if resume_dir is not None:
+        # The run goes on in its own dir: the one Hydra made for this command stays unused.
+        discard_untouched_run_dir(hydra_output_dir())
     trainer = Trainer(experiment, run_dir)
     return trainer.train(resume_from=resume_dir)
 
@@ -120,27 +125,33 @@ def reported(error: BaseException) -> bool:
 
 
 # What Hydra leaves in a run dir before neuroplug runs, and what a refused run writes.
-_UNTOUCHED_RUN_FILES = {".hydra", "config.yaml", ".neuroplug.lock"}
+_UNTOUCHED_RUN_FILES = {".hydra", "config.yaml", LOCK_FILE}
 
 
 def discard_untouched_run_dir(run_dir: Path | None) -> None:
-    """Remove a run dir that holds nothing but Hydra's record (a refused run leaves no empty
-    run dir behind), and the empty date dirs above it inside the current directory."""
-    if run_dir is None or not run_dir.is_dir():
+    """Remove a run dir this process created that holds nothing but Hydra's record (a refused
+    run, or a resume that wrote into the resumed dir, leaves no empty run dir behind), and
+    the empty dirs above it inside the current directory. A dir another run made, or one
+    another run holds now, is never touched."""
+    if run_dir is None or not run_dir.is_dir() or not created_by_this_process(run_dir):
         return
-    entries = list(run_dir.iterdir())
-    if any(entry.name not in _UNTOUCHED_RUN_FILES and entry.suffix != ".log" for entry in entries):
+    if any(
+        entry.name not in _UNTOUCHED_RUN_FILES and entry.suffix != ".log"
+        for entry in run_dir.iterdir()
+    ):
         return
     here, run_dir = Path.cwd().resolve(), run_dir.resolve()
     if run_dir == here or run_dir in here.parents:  # never pull the floor from under the user
         return
+    try:
+        lock = RunDirLock(run_dir).acquire()  # a run that has joined the dir holds it
+    except RunDirBusy:
+        return
     import shutil
 
     shutil.rmtree(run_dir, ignore_errors=True)
-    parent = run_dir.parent
-    while parent != here and here in parent.parents and not any(parent.iterdir()):
-        parent.rmdir()
-        parent = parent.parent
+    lock.release()
+    remove_empty_parents(run_dir, stop_at=here)
 
 
 def hydra_entry(config: DictConfig) -> float | None:

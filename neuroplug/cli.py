@@ -5,15 +5,10 @@ from __future__ import annotations
 import atexit
 import contextlib
 import os
+import re
 import sys
 import threading
 from collections.abc import Iterator
-
-USAGE_EXTRA = """\
-neuroplug extra commands:
-  --list-plugins   print installed algorithms, learners, backends and schedulers (name, kind,
-                   distribution, version) without importing any of them
-"""
 
 
 def list_plugins() -> int:
@@ -56,8 +51,6 @@ def main(argv: list[str] | None = None) -> None:
     argv = sys.argv[1:] if argv is None else argv
     if "--list-plugins" in argv:
         raise SystemExit(list_plugins())
-    if "--help" in argv or "-h" in argv:
-        print(USAGE_EXTRA)
     if _will_log_to_wandb(argv):
         from neuroplug.loggers.wandb_logger import prewarm
 
@@ -70,11 +63,52 @@ def main(argv: list[str] | None = None) -> None:
 
     register_resolvers()
     register_schemas()
+    argv = [_whole_numbers(argument) for argument in argv]
     sys.argv = [sys.argv[0], *argv]
-    with _errors_reported_as_neuroplug(multirun="-m" in argv or "--multirun" in argv):
+    multirun = "-m" in argv or "--multirun" in argv
+    _claim_run_dirs(argv, multirun)
+    with _errors_reported_as_neuroplug(multirun):
         hydra.main(version_base="1.3", config_path=str(conf_dir()), config_name="config")(
             hydra_entry
         )()
+
+
+_SCIENTIFIC = re.compile(r"[+-]?\d+(\.\d+)?[eE]\+?\d+")
+
+
+def _whole_numbers(argument: str) -> str:
+    """``run.max_frames=1e6`` as ``run.max_frames=1000000``: a whole number in scientific
+    notation is an integer (YAML reads it as a float, which an integer setting refuses).
+    Sweep lists (``=1e6,2e6``) are rewritten item by item; anything else is left alone."""
+    key, equals, value = argument.partition("=")
+    if not equals or key.startswith(("-", "hydra.")):
+        return argument
+    items = value.split(",")
+    if not all(_SCIENTIFIC.fullmatch(item) for item in items):
+        return argument
+    numbers = [float(item) for item in items]
+    if not all(number.is_integer() and abs(number) < 2**53 for number in numbers):
+        return argument
+    return f"{key}={','.join(str(int(number)) for number in numbers)}"
+
+
+def _claim_run_dirs(argv: list[str], multirun: bool) -> None:
+    """Start this command's run-dir bookkeeping: a dir named on the command line is created
+    here, before Hydra creates it, so that this run knows the dir is its own (and may remove
+    it if the run is refused) or another run's (and never touches it)."""
+    from neuroplug.config import run_dir
+
+    run_dir.forget_claims()
+    if any(flag in argv for flag in _NO_RUN_FLAGS):
+        run_dir.stop_claiming()
+        return
+    if multirun:  # the sweep dir is claimed when Hydra resolves it; jobs get subdirs of it
+        return
+    for argument in argv:
+        key, _, value = argument.partition("=")
+        named = key.lstrip("+~") in ("hydra.run.dir", "run.output_dir")
+        if named and value not in ("", "null") and "${" not in value:
+            run_dir.claim_named_dir(value)
 
 
 @contextlib.contextmanager
@@ -88,6 +122,9 @@ def _errors_reported_as_neuroplug(multirun: bool) -> Iterator[None]:
     try:
         yield
     except Exception as error:
+        from neuroplug.config.run_dir import remove_unused_dirs
+
+        remove_unused_dirs()  # e.g. a dir named on the command line, for a config that failed
         if user_wants_traceback == "1":
             raise
         raise SystemExit(_report(error, multirun)) from None
@@ -104,13 +141,14 @@ def _report(error: Exception, multirun: bool) -> int:
     from omegaconf.errors import OmegaConfBaseException
 
     from neuroplug.app import raised_in_a_job, reported
+    from neuroplug.config.unknown_option import unknown_option_error
     from neuroplug.config.wrong_type import wrong_type_error
     from neuroplug.errors import ConfigError
 
     if reported(error):  # a sweep job's error, already printed by the job
         print("neuroplug: a sweep job failed (its error is above)", file=sys.stderr)
         return 1
-    message = wrong_type_error(error)
+    message = wrong_type_error(error) or unknown_option_error(error)
     if (
         message is None
         and isinstance(error, OSError)

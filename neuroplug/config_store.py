@@ -16,6 +16,7 @@ from omegaconf import OmegaConf
 
 from neuroplug import registry
 from neuroplug.config.paths import conf_dir
+from neuroplug.config.run_dir import claim_run_dir
 from neuroplug.config.schema import EnvConfig, LoggerConfig, NetConfig, RunConfig
 from neuroplug.errors import PluginError
 
@@ -51,10 +52,41 @@ def register_schemas(warn=None) -> None:
                 store.store(group=group, name=name, node=node)
 
 
+def user_config_groups() -> dict[str, list[str]]:
+    """Every config group a user picks from (``algo``, ``env``, ``experiment``, ...) with its
+    options: the shipped yamls and the plugins' stored options, without the internal
+    ``schema`` groups and Hydra's own."""
+    groups: dict[str, set[str]] = {}
+    for path in conf_dir().iterdir():
+        if path.is_dir():
+            groups[path.name] = {option.stem for option in path.glob("*.yaml")}
+    for group, entries in ConfigStore.instance().repo.items():
+        if group in ("schema", "hydra") or not isinstance(entries, dict):
+            continue
+        names = {
+            name.removesuffix(".yaml")
+            for name, node in entries.items()
+            if not isinstance(node, dict)
+        }
+        groups.setdefault(group, set()).update(names)
+    return {group: sorted(options) for group, options in sorted(groups.items()) if options}
+
+
+def config_groups_help() -> str:
+    """The ``--help`` lines listing :func:`user_config_groups`."""
+    optional = {"experiment", "sweep"}  # not in the defaults list: added with a +
+    return "\n".join(
+        f"{'+' if group in optional else ''}{group}: {', '.join(options)}"
+        for group, options in user_config_groups().items()
+    )
+
+
 def register_resolvers() -> None:
     """OmegaConf resolvers the shipped configs use (idempotent)."""
-    if not OmegaConf.has_resolver("neuroplug.first"):
-        # ${neuroplug.first:a,b}: a unless it is null, else b (oc.select only covers missing keys).
-        OmegaConf.register_new_resolver(
-            "neuroplug.first", lambda value, default: default if value is None else value
-        )
+    if not OmegaConf.has_resolver("neuroplug.run_dir"):
+        # ${neuroplug.run_dir:explicit,default}: a run dir no other run holds. Cached, so a
+        # config resolves it once and Hydra's sweep jobs (which get a copy of the cache) agree.
+        OmegaConf.register_new_resolver("neuroplug.run_dir", claim_run_dir, use_cache=True)
+    if not OmegaConf.has_resolver("neuroplug.config_groups"):
+        # --help lists the groups a user picks from (Hydra's own list shows internal ones).
+        OmegaConf.register_new_resolver("neuroplug.config_groups", config_groups_help)

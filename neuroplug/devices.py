@@ -1,6 +1,23 @@
-"""Device settings (``backend.device``, ``algo.device``) as torch devices, checked against what this machine has."""
+"""Device settings (``backend.device``, ``algo.device``) as torch devices, checked against
+what this machine has, and the CPU thread counts a run uses (one rule for every family).
+
+Threads: EnvPool gets one worker per available core unless ``scheduler.num_threads`` says
+otherwise. PyTorch's CPU threads (``backend.num_threads``, ``algo.torch_threads``) at 0
+("auto") follow the machine's load, checked before every generation or segment
+(:class:`TorchThreads`): one per core while nothing else wants the cores, 1 while other
+processes do. A fixed thread count is fast only in one of those worlds: on an idle 2-core
+machine two threads beat one by up to a third on Atari networks, and beside two CPU-bound
+processes two threads fall 4-30x behind one, since every operation ends in a barrier that
+waits for all its threads and each wait is a time slice another process holds
+(``benchmarks/results/threads.md`` measures every setting, quiet and loaded). The
+population forwards give the same bits at 1 and 2 threads
+(``tests/test_devices.py``), so switching does not change an evolution run's results.
+"""
 
 from __future__ import annotations
+
+import os
+import time
 
 import torch
 
@@ -19,3 +36,122 @@ def resolve_device(name: str, field: str = "backend.device") -> torch.device:
     if device.type == "cuda" and not torch.cuda.is_available():
         raise ConfigError(field, "CUDA was requested but no GPU is visible", "auto or cpu")
     return device
+
+
+def available_cores() -> int:
+    """The cores this process may run on (its affinity mask: ``taskset``, cgroups, SLURM)."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # pragma: no cover - macOS, Windows
+        return os.cpu_count() or 1
+
+
+def _cpu_ids() -> set[int] | None:
+    try:
+        return set(os.sched_getaffinity(0))
+    except AttributeError:  # pragma: no cover - macOS, Windows
+        return None
+
+
+def _busy_cpu_seconds(cpus: set[int] | None) -> float | None:
+    """CPU seconds the given cores (all, when None) have spent busy since boot, from
+    ``/proc/stat``; None where it cannot be read."""
+    try:
+        with open("/proc/stat") as stream:
+            lines = stream.read().splitlines()
+        ticks = os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError):
+        return None
+    busy = 0
+    for line in lines:
+        name, *fields = line.split()
+        if not name.startswith("cpu") or name == "cpu":
+            continue
+        if cpus is not None and int(name[3:]) not in cpus:
+            continue
+        user, nice, system, idle, iowait, irq, softirq, steal = (int(v) for v in fields[:8])
+        busy += user + nice + system + irq + softirq + steal
+    return busy / ticks
+
+
+def env_threads(requested: int) -> int:
+    """EnvPool worker threads: ``requested``, or one per available core when it is 0."""
+    return requested or available_cores()
+
+
+class TorchThreads:
+    """PyTorch's CPU threads for a run: ``requested`` when it is a count, else (0, "auto")
+    one per core while the machine is otherwise idle and 1 while other processes want the
+    cores. :meth:`apply` re-checks; the run calls it before every generation or segment.
+
+    Other processes' demand is measured, not guessed: the CPU time the run's cores spent
+    busy since the last check (``/proc/stat``, those cores only) minus this process's own,
+    per second. It follows a change within one check (at least :attr:`WINDOW_S` apart), and
+    the first check covers the run's start-up. Where ``/proc/stat`` does not exist (macOS,
+    Windows), auto is 1: the count that never collapses."""
+
+    BUSY = 0.5
+    """Cores' worth of other processes' CPU use from which the cores count as taken."""
+    FREE = 0.25
+    """... and below which they count as free again (between the two, the count stays)."""
+    WINDOW_S = 1.0
+    """Least seconds between two decisions (shorter windows are too coarse to read)."""
+
+    def __init__(self, requested: int) -> None:
+        self.requested = requested
+        self.cores = available_cores()
+        self._cpus = _cpu_ids()
+        self._last = self._sample()
+        self.threads = self.requested or (self.cores if self._last is not None else 1)
+        self._set(self.threads)
+
+    @property
+    def auto(self) -> bool:
+        """Whether the count follows the load."""
+        return not self.requested
+
+    def _sample(self) -> tuple[float, float, float] | None:
+        """(wall clock, the cores' busy CPU seconds, this process's CPU seconds)."""
+        busy = _busy_cpu_seconds(self._cpus)
+        if busy is None:
+            return None
+        return time.monotonic(), busy, time.process_time()
+
+    def others_load(self) -> float | None:
+        """Other processes' CPU use since the last reading, in cores; None when too soon
+        to tell (or unknown)."""
+        if self._last is None:
+            return None
+        now = self._sample()
+        if now is None or now[0] - self._last[0] < self.WINDOW_S:
+            return None
+        wall = now[0] - self._last[0]
+        others = (now[1] - self._last[1]) - (now[2] - self._last[2])
+        self._last = now
+        return max(0.0, others / wall)
+
+    def choose(self) -> int:
+        """The count to use now."""
+        if not self.auto:
+            return self.requested
+        others = self.others_load()
+        if others is None:
+            return self.threads
+        if others >= self.BUSY:
+            return 1
+        return self.cores if others < self.FREE else self.threads
+
+    def apply(self) -> int:
+        """Set PyTorch's CPU threads to :meth:`choose`; returns the count."""
+        self.threads = self.choose()
+        self._set(self.threads)
+        return self.threads
+
+    @staticmethod
+    def _set(threads: int) -> None:
+        if torch.get_num_threads() != threads:
+            torch.set_num_threads(threads)
+
+    def describe(self) -> str:
+        """For the start-up line: ``torch threads 2 (auto: follows the load)``."""
+        return f"torch threads {self.threads}" + (" (auto: follows the load)" if self.auto else "")

@@ -1,9 +1,14 @@
 """Learning curves from local logs: ``python -m neuroplug.plot <run or sweep dir>...``.
 
-Reads every ``metrics.csv`` (each run writes one in its run dir) below the given directories,
-groups runs by algorithm and environment (from each run's ``.hydra/config.yaml``), and
-draws return against frames and against wall time — the mean over seeds with a band from
-the lowest to the highest seed — into one PNG. W&B is not needed. Needs matplotlib
+Reads every ``metrics.csv`` (each run writes one in its run dir) below the given directories
+and each run's config (``config.yaml``). Runs are grouped by every setting that differs
+between them (a sweep's overrides: ``algo.sigma=0.01`` and ``algo.sigma=0.02`` are two
+curves), except the seed: runs that differ only in ``run.seed`` are one curve, the mean over
+them with a band from the lowest to the highest seed. Each curve is labelled with its
+algorithm, task and differing settings, and drawn to its own end (where only some seeds
+reached, the mean is over those). A metric logged on some rows only
+(``--y eval_return_mean``) is drawn through the rows that have it. Return is drawn against
+frames and against wall time into one PNG. W&B is not needed. Needs matplotlib
 (``pip install neuroplug[plot]``).
 """
 
@@ -13,36 +18,52 @@ import argparse
 import csv
 import math
 from collections import defaultdict
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
 X_AXES = {"frames": "emulator frames", "elapsed": "wall time (s)"}
 
+IDENTITY = ("algo.name", "env.task_id")
+"""Settings every label starts with: ``<algo> on <task>``."""
+NOT_A_SETTING = ("run.seed", "run.output_dir", "run.resume", "logger.")
+"""Keys (or prefixes) that never split runs into curves: seeds make the band; where a run
+wrote and how it logged do not change what it learned."""
+
 
 @dataclass
 class Curve:
-    """One run's logged metrics as columns of floats."""
+    """One run's logged metrics as columns of floats, and its settings."""
 
     label: str
     run_dir: Path
     columns: dict[str, np.ndarray]
+    settings: dict[str, str] = field(default_factory=dict)
+    """The run's config flattened to ``dotted.key -> value`` (empty when it has none)."""
 
 
-def _label(run_dir: Path) -> str:
-    """``algo on env`` from the run's config record, else the directory name."""
+def _settings(run_dir: Path) -> dict[str, str]:
+    """The run's config record, flattened (``{"algo.sigma": "0.02", ...}``)."""
     for record in (run_dir / "config.yaml", run_dir / ".hydra" / "config.yaml"):
-        if not record.is_file():
-            continue
-        from omegaconf import OmegaConf
+        if record.is_file():
+            from omegaconf import OmegaConf
 
-        config = OmegaConf.load(record)
-        algo = OmegaConf.select(config, "algo.name", default=None)
-        task = OmegaConf.select(config, "env.task_id", default=None)
-        if algo and task:
-            return f"{algo} on {task}"
-    return run_dir.name
+            return _flatten(OmegaConf.to_container(OmegaConf.load(record), resolve=False))
+    return {}
+
+
+def _flatten(node, prefix: str = "") -> dict[str, str]:
+    if isinstance(node, dict):
+        flat: dict[str, str] = {}
+        for key, value in node.items():
+            flat.update(_flatten(value, f"{prefix}{key}."))
+        return flat
+    return {prefix[:-1]: str(node)}
+
+
+def _is_setting(key: str) -> bool:
+    return not any(key == skip or key.startswith(skip) for skip in NOT_A_SETTING if skip)
 
 
 def _number(text: str) -> float:
@@ -53,7 +74,7 @@ def _number(text: str) -> float:
 
 
 def load_curves(directories: list[Path]) -> list[Curve]:
-    """Every run with a ``metrics.csv`` below ``directories``."""
+    """Every run with a ``metrics.csv`` below ``directories``, labelled by :func:`group_runs`."""
     curves = []
     for directory in directories:
         for path in sorted(Path(directory).rglob("metrics.csv")):
@@ -64,40 +85,82 @@ def load_curves(directories: list[Path]) -> list[Curve]:
             columns = {
                 key: np.array([_number(row.get(key, "")) for row in rows]) for key in rows[0]
             }
-            curves.append(Curve(_label(path.parent), path.parent, columns))
+            curves.append(Curve(path.parent.name, path.parent, columns, _settings(path.parent)))
+    group_runs(curves)
     return curves
 
 
-def _band(curves: list[Curve], x_key: str, y_key: str) -> tuple[np.ndarray, ...]:
-    """Mean, min and max over runs on a common x grid (each run interpolated, no extrapolation)."""
-    finite = []
+def group_runs(curves: list[Curve]) -> dict[str, list[Curve]]:
+    """Label every curve by what tells its group apart, and return the groups by label.
+
+    A setting splits runs when runs of the same algorithm and task take different values of
+    it (what differs only because the algorithm differs, such as GA's truncation beside
+    ES, is implied by the algorithm's name)."""
+    by_identity: dict[tuple[str, ...], list[Curve]] = defaultdict(list)
     for curve in curves:
-        x, y = curve.columns[x_key], curve.columns[y_key]
-        keep = np.isfinite(x) & np.isfinite(y)
-        if keep.sum() >= 1:
-            finite.append((x[keep], y[keep]))
-    end = min(x[-1] for x, _ in finite)
-    grid = np.linspace(min(x[0] for x, _ in finite), end, 100) if end > 0 else np.array([0.0])
-    values = np.stack([np.interp(grid, x, y) for x, y in finite])
-    return grid, values.mean(axis=0), values.min(axis=0), values.max(axis=0)
+        by_identity[tuple(curve.settings.get(key, "") for key in IDENTITY)].append(curve)
+    differing: set[str] = set()
+    for members in by_identity.values():
+        keys = {key for curve in members for key in curve.settings if _is_setting(key)}
+        for key in keys - set(IDENTITY):
+            if len({curve.settings.get(key) for curve in members}) > 1:
+                differing.add(key)
+    groups: dict[str, list[Curve]] = defaultdict(list)
+    for curve in curves:
+        algo, task = (curve.settings.get(key) for key in IDENTITY)
+        if algo and task:
+            overrides = [
+                f"{key}={curve.settings[key]}" for key in sorted(differing) if key in curve.settings
+            ]
+            curve.label = f"{algo} on {task}" + (f" {' '.join(overrides)}" if overrides else "")
+        groups[curve.label].append(curve)
+    return dict(groups)
+
+
+def _points(curve: Curve, x_key: str, y_key: str) -> tuple[np.ndarray, np.ndarray]:
+    """The rows where both x and y were logged (a sparse metric keeps its own rows)."""
+    x, y = curve.columns[x_key], curve.columns[y_key]
+    keep = np.isfinite(x) & np.isfinite(y)
+    return x[keep], y[keep]
+
+
+def _band(curves: list[Curve], x_key: str, y_key: str) -> tuple[np.ndarray, ...]:
+    """Mean, min and max over the runs on an x grid from the first run's start to the last
+    run's end: at each x, over the runs that reached it (interpolated, never extrapolated)."""
+    runs = [
+        points for points in (_points(curve, x_key, y_key) for curve in curves) if len(points[0])
+    ]
+    if not runs:
+        return (np.array([]),) * 4
+    start, end = min(x[0] for x, _ in runs), max(x[-1] for x, _ in runs)
+    # Every run's own end is on the grid, so each is drawn exactly to where it stopped.
+    grid = np.array(sorted({float(x[-1]) for x, _ in runs} | set(np.linspace(start, end, 200))))
+    values = np.full((len(runs), len(grid)), np.nan)
+    for row, (x, y) in enumerate(runs):
+        covered = (grid >= x[0]) & (grid <= x[-1])
+        values[row, covered] = np.interp(grid[covered], x, y)
+    reached = np.isfinite(values).any(axis=0)
+    grid, values = grid[reached], values[:, reached]
+    return grid, np.nanmean(values, axis=0), np.nanmin(values, axis=0), np.nanmax(values, axis=0)
 
 
 def plot_curves(curves: list[Curve], output: Path, y_key: str = "return_mean") -> Path:
-    """Draw return vs frames and vs wall time for each group of runs into ``output``."""
+    """Draw ``y_key`` vs frames and vs wall time for each group of runs into ``output``."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    groups: dict[str, list[Curve]] = defaultdict(list)
-    for curve in curves:
-        if y_key in curve.columns:
-            groups[curve.label].append(curve)
     if not curves:
         raise SystemExit(
             "no metrics.csv below the given directories: give run dirs or sweep dirs "
             "(each run writes <run dir>/metrics.csv from its first generation on)"
         )
+    groups = {
+        label: [curve for curve in members if y_key in curve.columns]
+        for label, members in group_runs(curves).items()
+    }
+    groups = {label: members for label, members in groups.items() if members}
     if not groups:
         logged = sorted({key for curve in curves for key in curve.columns})
         raise SystemExit(
@@ -107,16 +170,19 @@ def plot_curves(curves: list[Curve], output: Path, y_key: str = "return_mean") -
     figure, axes = plt.subplots(1, len(X_AXES), figsize=(6 * len(X_AXES), 4.2))
     for axis, (x_key, x_label) in zip(axes, X_AXES.items(), strict=True):
         for label, members in sorted(groups.items()):
+            runs = f"{len(members)} seed{'s' * (len(members) > 1)}"
+            if len(members) == 1:
+                x, y = _points(members[0], x_key, y_key)
+                sparse = len(x) < len(members[0].columns[x_key])
+                axis.plot(x, y, marker="o" if sparse else None, ms=3, label=f"{label} ({runs})")
+                continue
             grid, mean, low, high = _band(members, x_key, y_key)
-            (line,) = axis.plot(
-                grid, mean, label=f"{label} ({len(members)} run{'s' * (len(members) > 1)})"
-            )
-            if len(members) > 1:
-                axis.fill_between(grid, low, high, color=line.get_color(), alpha=0.2)
+            (line,) = axis.plot(grid, mean, label=f"{label} (mean of {runs})")
+            axis.fill_between(grid, low, high, color=line.get_color(), alpha=0.2)
         axis.set_xlabel(x_label)
         axis.set_ylabel(y_key.replace("_", " "))
         axis.grid(alpha=0.3)
-    axes[0].legend(fontsize=8)
+    axes[0].legend(fontsize=7)
     figure.tight_layout()
     output.parent.mkdir(parents=True, exist_ok=True)
     figure.savefig(output, dpi=120)

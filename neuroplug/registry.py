@@ -13,6 +13,7 @@ import os
 import sys
 from dataclasses import dataclass
 from importlib import metadata
+from typing import Any
 
 from neuroplug import api
 from neuroplug.errors import PluginError
@@ -170,7 +171,48 @@ def load(kind: str, name: str) -> type:
             f"{kind[:-1]} plugin {name!r} from distribution {info.distribution} points at "
             f"{info.target}, which is not a subclass of neuroplug.api.{base.__name__}"
         )
+    _check_contract(plugin, kind, name, info)
     return plugin
+
+
+def _check_contract(plugin: type, kind: str, name: str, info: PluginInfo) -> None:
+    """Refuse, in one line, a plugin written for another contract than this neuroplug's."""
+    who = f"{kind[:-1]} plugin {name!r} from distribution {info.distribution} {info.version}"
+    written_for = getattr(plugin, "contract", None)
+    if isinstance(written_for, int) and written_for > api.CONTRACT_VERSION:
+        raise PluginError(
+            f"{who} was written for neuroplug's plugin contract {written_for}; this neuroplug "
+            f"has contract {api.CONTRACT_VERSION}: upgrade neuroplug"
+        )
+    if isinstance(written_for, int) and written_for < api.CONTRACT_VERSION:
+        raise PluginError(
+            f"{who} was written for neuroplug's plugin contract {written_for}; this neuroplug "
+            f"has contract {api.CONTRACT_VERSION}. Changed since: {api.contract_changes_since(written_for)}"
+        )
+    missing = sorted(getattr(plugin, "__abstractmethods__", ()))
+    if missing:
+        raise PluginError(
+            f"{who} does not implement neuroplug.api.{KINDS[kind].base.__name__}'s "
+            f"{', '.join(f'{method}()' for method in missing)} (contract {api.CONTRACT_VERSION}; "
+            f"changes by version: {api.contract_changes_since(0)})"
+        )
+
+
+def construct(kind: str, name: str, plugin: type, *arguments: Any) -> Any:
+    """``plugin(*arguments)``, with a constructor that does not take neuroplug's arguments
+    (a plugin written for another contract) reported in one line naming its distribution."""
+    try:
+        return plugin(*arguments)
+    except TypeError as error:
+        if error.__traceback__ is None or error.__traceback__.tb_next is not None:
+            raise  # raised inside the constructor: the plugin's own error
+        info = resolve(kind, name)
+        raise PluginError(
+            f"{kind[:-1]} plugin {name!r} from distribution {info.distribution} {info.version} "
+            f"cannot be built with neuroplug's arguments ({error}); contract "
+            f"{api.CONTRACT_VERSION} builds it as {plugin.__name__}"
+            f"({', '.join(type(argument).__name__ for argument in arguments)})"
+        ) from None
 
 
 def describe_all() -> list[PluginInfo]:

@@ -8,6 +8,8 @@ import sys
 
 import pytest
 
+from neuroplug.cli import _whole_numbers
+
 
 def _neuroplug(*args: str, cwd=None, timeout=120, env=None) -> subprocess.CompletedProcess:
     if env is None:  # neuroplug's own messages, not Hydra's full tracebacks
@@ -56,7 +58,11 @@ BAD_INPUTS = [
     (["env=breakout", "net=mlp"], "net.type"),
     (["net.activation=swish"], "net.activation"),
     (["run.max_generations=0"], "run.max_generations"),
-    (["run.max_generations=null", "run.max_frames=null"], "never end"),
+    (["algo=ess"], "did you mean algo=es?"),
+    (["env=nosuchenv"], "no env option named 'nosuchenv'"),
+    (["experiment=ppo_cartpole"], "did you mean +experiment=ppo_cartpole?"),
+    (["alg=es"], "did you mean algo=es?"),
+    (["algo.sigmaa=0.1"], "did you mean algo.sigma=0.1?"),
     (["+env.kwargs.num_envs=3"], "set by neuroplug itself"),
     (["+env.kwargs.not_a_setting=3"], "env.kwargs.not_a_setting: is not a setting"),
     (["scheduler.max_envs=0"], "scheduler.max_envs"),
@@ -69,10 +75,27 @@ def test_bad_input_fails_before_training_with_a_message_naming_the_field(
     overrides, expected, tmp_path
 ):
     done = _neuroplug(*overrides, f"hydra.run.dir={tmp_path}", cwd=tmp_path)
-    assert done.returncode != 0
+    assert done.returncode == 2
     assert expected in done.stderr, done.stderr
     assert "gen " not in done.stdout  # no generation ran
     assert "Traceback" not in done.stderr
+
+
+def test_help_lists_the_groups_a_user_picks_from_and_not_the_internal_schemas(tmp_path):
+    done = _neuroplug("--help", cwd=tmp_path)
+    assert done.returncode == 0
+    groups = done.stdout.split("== Configuration groups ==")[1].split("== Config ==")[0]
+    assert "algo: " in groups and "+experiment: " in groups
+    assert "schema" not in groups
+    assert "--list-plugins" in done.stdout
+
+
+def test_a_whole_number_in_scientific_notation_is_an_integer(tmp_path):
+    done = _neuroplug("run.max_frames=1e6", "--cfg", "job", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "max_frames: 1000000\n" in done.stdout
+    assert _whole_numbers("algo.sigma=1e-2") == "algo.sigma=1e-2"  # not whole: a float
+    assert _whole_numbers("run.max_frames=1e6,2.5e6") == "run.max_frames=1000000,2500000"
 
 
 def test_unknown_algorithm_lists_the_available_ones(tmp_path):

@@ -93,3 +93,76 @@ def test_one_name_claimed_by_an_algorithm_and_a_learner_is_an_error(tmp_path, mo
     monkeypatch.syspath_prepend(str(tmp_path))
     with pytest.raises(PluginError, match="algo=es is claimed by more than one kind"):
         registry.load_selected("algo", "es")
+
+
+OLD_CONTRACT = """\
+from neuroplug.api import Algorithm
+
+class Old(Algorithm):
+    contract = 1
+"""
+
+NOT_IMPLEMENTED = """\
+from neuroplug.api import Scheduler
+
+class Partial(Scheduler):
+    pass
+"""
+
+OLD_CONSTRUCTOR = """\
+from neuroplug_algorithms.es import OpenAIES
+
+class OneArgument(OpenAIES):
+    def __init__(self, config):
+        super().__init__(config, None)
+"""
+
+
+@pytest.mark.parametrize(
+    ("kind", "module", "target", "expected"),
+    [
+        (
+            "algorithms",
+            OLD_CONTRACT,
+            "Old",
+            r"written for neuroplug's plugin contract 1; .*Changed since: 2: learners",
+        ),
+        (
+            "schedulers",
+            NOT_IMPLEMENTED,
+            "Partial",
+            r"does not implement neuroplug\.api\.Scheduler's evaluate\(\)",
+        ),
+    ],
+)
+def test_a_plugin_written_for_another_contract_gets_one_line_naming_its_distribution(
+    tmp_path, monkeypatch, kind, module, target, expected
+):
+    package = f"neuroplug-old-{target.lower()}"  # a module of its own: imports are cached
+    _fake_distribution(
+        tmp_path,
+        package,
+        f"[neuroplug.{kind}]\nold = {package.replace('-', '_')}:{target}\n",
+        module=module,
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    with pytest.raises(PluginError, match=expected) as error:
+        registry.load(kind, "old")
+    assert f"from distribution {package} 1.2.3" in str(error.value)
+    assert "\n" not in str(error.value)
+
+
+def test_a_constructor_of_another_contract_is_reported_not_a_type_error(tmp_path, monkeypatch):
+    _fake_distribution(
+        tmp_path,
+        "neuroplug-old-constructor",
+        "[neuroplug.algorithms]\nold = neuroplug_old_constructor:OneArgument\n",
+        module=OLD_CONSTRUCTOR,
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    plugin = registry.load("algorithms", "old")
+    with pytest.raises(
+        PluginError,
+        match=r"neuroplug-old-constructor 1\.2\.3 cannot be built with neuroplug's arguments",
+    ):
+        registry.construct("algorithms", "old", plugin, object(), object())

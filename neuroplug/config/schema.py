@@ -21,14 +21,19 @@ LOGGER_KINDS = ("console", "csv", "wandb", "none")
 WANDB_MODES = ("online", "offline", "disabled")
 
 
+DEFAULT_GENERATIONS = 100
+"""A run's length when the command line gives neither ``run.max_generations`` nor ``run.max_frames``."""
+
+
 @dataclass
 class RunConfig:
     """The run: seed, budget, checkpoints, evaluation and output."""
 
     seed: int = 0
     """Seeds the initial network, the algorithm's RNG and every environment."""
-    max_generations: int | None = 100
-    """Stop after this many generations (null: no limit)."""
+    max_generations: int | None = None
+    """Stop after this many generations (learners: segments). Null: no limit when
+    ``max_frames`` is set, else :data:`DEFAULT_GENERATIONS` (see :attr:`generation_budget`)."""
     max_frames: int | None = None
     """Stop once this many emulator frames were used (null: no limit)."""
     stop_when_solved: bool = True
@@ -53,6 +58,15 @@ class RunConfig:
     """Prefer reproducible kernels to the fastest: on CUDA, learners turn cuDNN's
     convolution autotuner (``torch.backends.cudnn.benchmark``) off."""
 
+    @property
+    def generation_budget(self) -> int | None:
+        """The generations the run may take: ``max_generations`` when given; with neither
+        budget given, :data:`DEFAULT_GENERATIONS`; with only ``max_frames``, no limit (the
+        frames end the run, not a default the user never asked for)."""
+        if self.max_generations is not None:
+            return self.max_generations
+        return DEFAULT_GENERATIONS if self.max_frames is None else None
+
     def __post_init__(self) -> None:
         require(0 <= self.seed < 2**31, "run.seed", f"got {self.seed}", "an integer in [0, 2**31)")
         require(
@@ -66,12 +80,6 @@ class RunConfig:
             "run.max_frames",
             f"got {self.max_frames}",
             "null or an integer >= 1",
-        )
-        require(
-            self.max_generations is not None or self.max_frames is not None,
-            "run.max_generations",
-            "both run.max_generations and run.max_frames are null, so the run would never end",
-            "set at least one budget",
         )
         require(
             self.eval_interval >= 0,

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import difflib
 import importlib
-import os
 import sys
 import types
 import warnings
@@ -19,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from neuroplug.config.schema import EnvConfig
+from neuroplug.devices import env_threads
 from neuroplug.envs.flatten import FlatObservationPool, observation_parts
 from neuroplug.envs.spec import EnvSpec
 from neuroplug.errors import ConfigError
@@ -202,7 +202,7 @@ def make_pool(spec: EnvSpec, seeds: np.ndarray, num_threads: int = 0, **override
     envpool = _envpool_for(spec.task_id, spec.family)
     num_envs = len(seeds)
     # EnvPool reads 0 as "one thread per env", far too many on a small machine.
-    threads = min(num_threads or os.cpu_count() or 1, num_envs)
+    threads = min(env_threads(num_threads), num_envs)
     pool = envpool.make(
         spec.task_id,
         env_type="gymnasium",

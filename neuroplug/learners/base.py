@@ -47,8 +47,6 @@ class SegmentLearner(Learner):
         super().__init__(config, context)
         env = context.env
         self.device = resolve_device(config.device, "algo.device")
-        if config.torch_threads:
-            torch.set_num_threads(config.torch_threads)
         if self.device.type == "cuda":
             # Autotuned convolutions: the fastest cuDNN kernels for the learner's shapes.
             torch.backends.cudnn.benchmark = not context.deterministic

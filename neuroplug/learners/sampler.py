@@ -26,7 +26,6 @@ over all lives on Atari — is what is reported, whatever the learner trains on.
 
 from __future__ import annotations
 
-import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -34,6 +33,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 
+from neuroplug.devices import env_threads
 from neuroplug.envs.make import make_pool
 from neuroplug.envs.raw_steps import RawSteps, StepBatch
 from neuroplug.envs.spec import EnvSpec
@@ -120,7 +120,7 @@ class Sampler:
         self.env = env
         self.num_envs = num_envs
         self.num_groups = max(1, min(groups, num_envs))
-        self.num_threads = num_threads or os.cpu_count() or 1
+        self.num_threads = env_threads(num_threads)
         self.device = device
         self.overrides = env.learner_pool_settings(
             reward_clip=reward_clip, episodic_life=episodic_life

@@ -80,6 +80,12 @@ class ConsoleLogger(Logger):
         generation = last["generation"] + 1 if last is not None else 1
         if progress is not None and progress["phase"] == "evaluation":
             head = f"evaluating the policy | episodes {_episodes(progress)}"
+            if "eval_frames" in progress:
+                head += (
+                    f" | frames {human(progress['eval_frames'])} | "
+                    f"{human(progress['eval_frames_per_second'])} frames/s | "
+                    f"running for {clock(progress['eval_seconds'])}"
+                )
         elif progress is not None and progress["phase"] == "segment":
             recent = progress["recent_return"]
             head = (

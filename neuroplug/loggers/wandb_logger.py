@@ -67,7 +67,8 @@ def hydra_identity() -> tuple[str | None, str | None, list[str]]:
     choices = hydra.runtime.choices
     tags = [f"{group}={choices[group]}" for group in TAGGED_GROUPS if choices.get(group)]
     if hydra.mode == RunMode.MULTIRUN:
-        sweep = Path(hydra.sweep.dir)
+        # The job's dir is <sweep dir>/<subdir>: read back, not resolved again.
+        sweep = Path(hydra.runtime.output_dir).parent
         group = (
             f"sweep-{sweep.parent.name}_{sweep.name}"
             if sweep.parent.name

@@ -3,11 +3,19 @@
 Different members' convolutions run as one grouped convolution: the population's inputs
 are stacked along channels and each member is one group. The large fully connected layer
 is one batched matrix multiply. uint8 frames are scaled to [0, 1] here.
+
+On CPU the population's convolutions use ATen's native kernels, not oneDNN's: oneDNN's
+grouped convolution changes its last bits with the number of threads, and the run changes
+PyTorch's thread count with the machine's load (:class:`neuroplug.devices.TorchThreads`).
+The native kernels give the same bits at any count, at about oneDNN's speed on one thread
+and 0.9x on two (measured on the 2-core CPU, populations of 1-64).
 """
 
 from __future__ import annotations
 
+import contextlib
 import math
+from collections.abc import Iterator
 
 import torch
 import torch.nn.functional as F
@@ -18,6 +26,21 @@ from neuroplug.nets.network import Network
 CONV_LAYERS = ((32, 8, 4), (64, 4, 2), (64, 3, 1))
 """(channels, kernel, stride) of the three convolutions."""
 HIDDEN_SIZE = 512
+
+
+@contextlib.contextmanager
+def thread_count_invariant_convolutions(device: torch.device) -> Iterator[None]:
+    """ATen's native CPU convolutions inside: the same bits at any thread count (see the
+    module's docstring); on other devices, nothing changes."""
+    if device.type != "cpu":
+        yield
+        return
+    enabled = torch._C._get_mkldnn_enabled()
+    torch._C._set_mkldnn_enabled(False)
+    try:
+        yield
+    finally:
+        torch._C._set_mkldnn_enabled(enabled)
 
 
 def _conv_output_size(size: int, kernel: int, stride: int, padding: str) -> int:
@@ -84,19 +107,20 @@ class NatureCNN(Network):
             hidden = hidden / 255.0
         # (n, C, H, W) -> (1, n*C, H, W): each member's frames are one convolution group.
         hidden = hidden.reshape(1, members * hidden.shape[1], *hidden.shape[2:])
-        for layer, (out_channels, _, stride) in enumerate(CONV_LAYERS):
-            weight = self.layout.view(params, f"conv{layer}.w")
-            bias = self.layout.view(params, f"conv{layer}.b")
-            if self.padding == "same":
-                hidden = F.pad(hidden, self.paddings[layer])
-            hidden = F.conv2d(
-                hidden,
-                weight.reshape(members * out_channels, *weight.shape[2:]),
-                bias.reshape(-1),
-                stride=stride,
-                groups=members,
-            )
-            hidden = torch.relu(hidden)
+        with thread_count_invariant_convolutions(hidden.device):
+            for layer, (out_channels, _, stride) in enumerate(CONV_LAYERS):
+                weight = self.layout.view(params, f"conv{layer}.w")
+                bias = self.layout.view(params, f"conv{layer}.b")
+                if self.padding == "same":
+                    hidden = F.pad(hidden, self.paddings[layer])
+                hidden = F.conv2d(
+                    hidden,
+                    weight.reshape(members * out_channels, *weight.shape[2:]),
+                    bias.reshape(-1),
+                    stride=stride,
+                    groups=members,
+                )
+                hidden = torch.relu(hidden)
         hidden = hidden.reshape(members, 1, self.flat_size)
         hidden = torch.relu(
             torch.baddbmm(

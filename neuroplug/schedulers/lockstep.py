@@ -30,7 +30,6 @@ extra work.
 
 from __future__ import annotations
 
-import os
 import time
 from contextlib import nullcontext
 from dataclasses import dataclass
@@ -46,6 +45,7 @@ from neuroplug.api import (
     SchedulerConfig,
 )
 from neuroplug.behaviours import resolve
+from neuroplug.devices import env_threads
 from neuroplug.envs.make import engine_pool_settings, episode_seeds, make_pool, start_noop_counts
 from neuroplug.envs.spec import EnvSpec
 from neuroplug.episodes import EpisodeLedger
@@ -229,7 +229,7 @@ class LockstepEvaluation:
         self.num_groups = max(1, min(groups, self.num_lanes))
         # The threads are shared out between the groups' pools: one pool per core-share
         # keeps the envs from fighting each other (and the backend) for the same cores.
-        total_threads = num_threads or os.cpu_count() or 1
+        total_threads = env_threads(num_threads)
         self.threads_per_pool = max(1, total_threads // self.num_groups)
         self.lane_item = np.full(self.num_lanes, NO_ITEM, dtype=np.int64)
         self.resetting = np.zeros(self.num_lanes, dtype=bool)

@@ -20,6 +20,7 @@ from neuroplug.api import (
     Scheduler,
 )
 from neuroplug.behaviours import resolve as resolve_behaviour
+from neuroplug.devices import TorchThreads
 from neuroplug.envs.make import make_spec
 from neuroplug.envs.spec import EnvSpec
 from neuroplug.experiment import Experiment
@@ -42,6 +43,8 @@ class Components:
     scheduler: Scheduler
     family: str = "algorithms"
     """The registry kind of the ``algo`` plugin: ``algorithms`` or ``learners``."""
+    threads: TorchThreads | None = None
+    """PyTorch's CPU threads, re-checked before every generation or segment."""
 
     @property
     def run(self):
@@ -57,12 +60,20 @@ def build_components(config: Experiment) -> Components:
     if kind.name == "learners":
         policy = Policy(network, env, normalize_observations=False)
         settings, source = resolve_learner_settings(config.algo, env)
+        # PyTorch's CPU threads, by the run's one rule (neuroplug.devices): the learner's
+        # algo.torch_threads; for evolution, the backend's inference threads.
+        threads = TorchThreads(settings.torch_threads)
         context = _learner_context(config, settings, source, env, network)
-        algorithm = algorithm_class(settings, context)
+        algorithm = registry.construct(
+            kind.name, config.algo.name, algorithm_class, settings, context
+        )
     else:
+        threads = TorchThreads(getattr(config.backend, "num_threads", 0))
         policy = Policy(network, env, normalize_observations=config.algo.obs_norm)
         context = AlgorithmContext.for_network(network, config.run.seed)
-        algorithm = algorithm_class(config.algo, context)
+        algorithm = registry.construct(
+            kind.name, config.algo.name, algorithm_class, config.algo, context
+        )
         if algorithm.behaviour() is not None:
             resolve_behaviour(algorithm.behaviour(), env)  # a name the env cannot give fails now
     backend_class = registry.load("backends", config.backend.name)
@@ -73,9 +84,14 @@ def build_components(config: Experiment) -> Components:
         network=network,
         policy=policy,
         algorithm=algorithm,
-        backend=backend_class(config.backend, network),
-        scheduler=scheduler_class(config.scheduler, env),
+        backend=registry.construct(
+            "backends", config.backend.name, backend_class, config.backend, network
+        ),
+        scheduler=registry.construct(
+            "schedulers", config.scheduler.name, scheduler_class, config.scheduler, env
+        ),
         family=kind.name,
+        threads=threads,
     )
 
 
@@ -90,7 +106,7 @@ def _learner_context(
     if run.max_frames is not None:
         max_env_steps = run.max_frames // env.frame_skip
     else:
-        max_env_steps = run.max_generations * settings.segment_steps
+        max_env_steps = run.generation_budget * settings.segment_steps
     return LearnerContext(
         network=network,
         env=env,

@@ -26,7 +26,9 @@ class EvolutionLoop(FamilyLoop):
         self.run_dir = run_dir
 
     def describe(self) -> str:
-        return f"population {self.parts.algorithm.config.population_size}"
+        size = self.parts.algorithm.config.population_size
+        plan = self.parts.backend.plan(size)
+        return f"population {size}" + (f" ({plan})" if plan else "")
 
     def step(self, progress: Progress) -> Step:
         """All rounds of one generation; its games are the main round's."""

@@ -82,7 +82,7 @@ class Trainer:
             except OSError as error:
                 raise _unwritable(self.run_dir, config, error) from None
             budget = {
-                "max_generations": self.parts.run.max_generations,
+                "max_generations": self.parts.run.generation_budget,
                 "max_frames": self.parts.run.max_frames,
             }
             self.loggers = loggers or build_loggers(
@@ -167,7 +167,8 @@ class Trainer:
     def budget_left(self) -> bool:
         """Whether neither the generation nor the frame budget is spent."""
         run = self.parts.run
-        if run.max_generations is not None and self.generation >= run.max_generations:
+        generations = run.generation_budget
+        if generations is not None and self.generation >= generations:
             return False
         return run.max_frames is None or self.counters["frames"] < run.max_frames
 
@@ -203,11 +204,27 @@ class Trainer:
         self.last_eval = float(result.returns.mean())
         return result
 
+    def _follow_load(self) -> None:
+        """Auto threads: one per core on an idle machine, 1 while other processes want the
+        cores (:class:`neuroplug.devices.TorchThreads`); a change is said once."""
+        threads = self.parts.threads
+        if threads is None or not threads.auto:
+            return
+        before = threads.threads
+        if threads.apply() != before:
+            reason = (
+                "other processes want the cores"
+                if threads.threads < before
+                else "the cores are free again"
+            )
+            self.loggers.message(f"torch threads {before} -> {threads.threads} ({reason})")
+
     def _progress(self, phase: str, count_frames: bool) -> Progress:
         """A progress callback that adds the run's frames so far to the unit's own."""
         frames_before = self.counters["frames"]
 
         def report(state: dict[str, Any]) -> None:
+            self._follow_load()  # within a long generation too (the check is rate-limited)
             frames = frames_before + (state.get("frames", 0) if count_frames else 0)
             self.loggers.progress({**state, "phase": phase, "frames": frames})
 
@@ -217,13 +234,20 @@ class Trainer:
         """An ``EvaluationRequest.progress`` showing the policy evaluation's episodes."""
         report = self._progress("evaluation", count_frames=False)
         generation = self.generation + 1
+        frame_skip = self.parts.env.frame_skip
+        started = time.perf_counter()
 
         def progress(episodes_done: int, episodes_total: int, env_steps: int) -> None:
+            seconds = time.perf_counter() - started
+            frames = env_steps * frame_skip
             report(
                 {
                     "generation": generation,
                     "episodes_done": episodes_done,
                     "episodes_total": episodes_total,
+                    "eval_frames": frames,
+                    "eval_frames_per_second": frames / seconds if seconds > 0 else 0.0,
+                    "eval_seconds": seconds,
                 }
             )
 
@@ -234,6 +258,7 @@ class Trainer:
         its metrics."""
         started = time.perf_counter()
         frames_before = self.counters["frames"]
+        self._follow_load()
         step = self.loop.step(self._progress(self.unit, count_frames=True))
         self._send_notices()
         for name in ("env_steps", "frames", "forward_passes"):
@@ -292,7 +317,8 @@ class Trainer:
             f"neuroplug: {parts.algorithm.config.name} on {env.task_id} ({env.family}"
             f"{_observation_order(env)}), "
             f"{parts.network.describe()}, {size}, "
-            f"backend {parts.backend.config.name} on {parts.backend.device}, scheduler {parts.scheduler.config.name}; "
+            f"backend {parts.backend.config.name} on {parts.backend.device}, scheduler {parts.scheduler.config.name}"
+            f"{', ' + parts.threads.describe() if parts.threads is not None else ''}; "
             f"writing to {self.run_dir}"
         )
         status = "finished"

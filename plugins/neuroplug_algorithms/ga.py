@@ -43,33 +43,56 @@ Chain = list[int]
 """A genome: the init seed, then the seed of every mutation since."""
 
 
+TRUNCATION_SHARE = 0.02
+"""The paper's truncation, T = 20 parents of N = 1000."""
+PAPER_ELITE_CANDIDATES = 10
+
+
 @dataclass
 class GAConfig(AlgorithmConfig):
     """Deep GA settings (the paper's Atari values)."""
 
     population_size: int = 1000
     """N: members per generation, the elite included (the elite plus N - 1 children)."""
-    truncation: int = 20
-    """T: parents of the next generation, the elite included."""
+    truncation: int | None = None
+    """T: parents of the next generation, the elite included. Null: the paper's share of the
+    population, 2% (20 of 1000), at least 2 (and below N)."""
     sigma: float = 0.002
     """Mutation power: std of the Gaussian noise a child adds to its parent."""
-    elite_candidates: int = 10
-    """Members with the best fitness re-evaluated, with the previous elite, to pick the elite."""
+    elite_candidates: int | None = None
+    """Members with the best fitness re-evaluated, with the previous elite, to pick the
+    elite. Null: the paper's 10, or the whole population when it is smaller."""
     elite_episodes: int = 30
     """Episodes each elite candidate plays in the re-evaluation round."""
+
+    @property
+    def num_parents(self) -> int:
+        """T as set, or derived from the population (settings that count members follow
+        it, so any population runs with the defaults)."""
+        if self.truncation is not None:
+            return self.truncation
+        size = self.population_size
+        return min(size - 1, max(2, round(size * TRUNCATION_SHARE)))
+
+    @property
+    def num_candidates(self) -> int:
+        """The elite candidates as set, or the paper's 10 capped at the population."""
+        if self.elite_candidates is not None:
+            return self.elite_candidates
+        return min(PAPER_ELITE_CANDIDATES, self.population_size)
 
     def __post_init__(self) -> None:
         super().__post_init__()
         size = self.population_size
         require(
-            1 <= self.truncation < size,
+            self.truncation is None or 1 <= self.truncation < size,
             "algo.truncation",
             f"must be >= 1 and < algo.population_size ({size}), got {self.truncation}",
             f"an integer in [1, {size - 1}]",
         )
         require(self.sigma > 0, "algo.sigma", f"must be positive, got {self.sigma}", "a float > 0")
         require(
-            1 <= self.elite_candidates <= size,
+            self.elite_candidates is None or 1 <= self.elite_candidates <= size,
             "algo.elite_candidates",
             f"must be >= 1 and <= algo.population_size ({size}), got {self.elite_candidates}",
             f"an integer in [1, {size}]",
@@ -157,12 +180,12 @@ class DeepGA(EvolutionAlgorithm):
         self._note_best(fitness, self._chains)
         # A stable sort keeps ties in member order, so the elite (member 0) wins them.
         ranking = np.argsort(-fitness, kind="stable")
-        top = ranking[: self.config.elite_candidates]
+        top = ranking[: self.config.num_candidates]
         candidates = np.r_[0, top[top != 0]] if self.parent_chains else top
         self._open = _OpenGeneration(population, self._chains, ranking, candidates)
         self.continue_generation()
         return {
-            "truncated_return_mean": float(fitness[ranking[: self.config.truncation]].mean()),
+            "truncated_return_mean": float(fitness[ranking[: self.config.num_parents]].mean()),
         }
 
     def _select_elite(self, fitness: np.ndarray) -> dict[str, float]:
@@ -172,7 +195,7 @@ class DeepGA(EvolutionAlgorithm):
         self._note_best(fitness, [open_generation.chains[m] for m in candidates])
         elite = int(candidates[np.argmax(fitness)])  # ties keep the previous elite
         ranking = open_generation.ranking
-        members = np.r_[elite, ranking[ranking != elite][: self.config.truncation - 1]]
+        members = np.r_[elite, ranking[ranking != elite][: self.config.num_parents - 1]]
         self.parents = open_generation.population.materialize(
             torch.from_numpy(members), device="cpu"
         )

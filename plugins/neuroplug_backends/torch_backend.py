@@ -32,7 +32,9 @@ class TorchBackendConfig(BackendConfig):
     max_materialized_mb: int = 4096
     """Materialise the population once per evaluation if it fits in this many MiB."""
     num_threads: int = 0
-    """Intra-op CPU threads for PyTorch; 0 keeps PyTorch's default."""
+    """PyTorch's CPU threads for inference; 0: auto, one per core while the machine is
+    otherwise idle and 1 while other processes want the cores, re-checked every generation
+    (:class:`neuroplug.devices.TorchThreads`, set by the run)."""
     tile_rows: int = 128
     """Members per fixed tile of the factored low-rank forward
     (:mod:`neuroplug_backends.torch_lowrank`), at most the population. Bigger tiles are
@@ -62,8 +64,6 @@ class TorchBackend(Backend):
     def __init__(self, config: TorchBackendConfig, network: Network) -> None:
         super().__init__(config, network)
         self._device = resolve_device(config.device)
-        if config.num_threads:
-            torch.set_num_threads(config.num_threads)
         self._population: Population | None = None
         self._params: torch.Tensor | None = None
         self._factored: FactoredLowRank | None = None
@@ -71,6 +71,20 @@ class TorchBackend(Backend):
     @property
     def device(self) -> torch.device:
         return self._device
+
+    def _materialized_mb(self, population_size: int) -> float:
+        return population_size * self.network.num_params * 4 / 2**20
+
+    def plan(self, population_size: int) -> str:
+        size_mb = self._materialized_mb(population_size)
+        if size_mb <= self.config.max_materialized_mb:
+            return ""
+        return (
+            f"dense members rebuilt from their seeds at every step ({population_size} x "
+            f"{self.network.num_params:,} params = {size_mb:,.0f} MB > "
+            f"backend.max_materialized_mb={self.config.max_materialized_mb}; slower: raise it "
+            "if memory allows)"
+        )
 
     def load(self, population: Population) -> None:
         self._population = population.to(self._device)
@@ -91,8 +105,7 @@ class TorchBackend(Backend):
                 self.network, self._population, self._device, tile_rows
             )
             return
-        size_mb = len(population) * population.num_params * 4 / 2**20
-        if size_mb <= self.config.max_materialized_mb:
+        if self._materialized_mb(len(population)) <= self.config.max_materialized_mb:
             self._params = self._population.materialize(device=self._device)
         else:
             self._params = None
@@ -103,15 +116,27 @@ class TorchBackend(Backend):
             raise RuntimeError("TorchBackend.forward called before load(population)")
         if self._factored is not None:
             return self._factored.forward(members, observations)
-        if self._params is None:
-            params = self._population.materialize(members, device=self._device)
-            return self.network.forward_population(params, observations)
         members = members.cpu()
         if len(members) == 0:
-            return self.network.forward_population(self._params[:0], observations)
+            params = self._population.materialize(members, device=self._device)
+            return self.network.forward_population(params, observations)
         # Small index arithmetic in numpy: a few microseconds, against ~5 per torch op.
         index = members.numpy()
         first, last = int(index.min()), int(index.max())
+        if first == last:
+            # One member on every row (a policy evaluated on many episodes at once): its one
+            # parameter vector broadcast to the rows (a stride-0 view, not a copy per row).
+            # The batched kernels then compute each row exactly as for a gathered copy, so
+            # results do not depend on the path or on the batch (a plain (n, in) matmul
+            # would be faster still, but its rows change in the last bits with n).
+            if self._params is None:
+                single = self._population.materialize(members[:1], device=self._device)[0]
+            else:
+                single = self._params[first]
+            return self.network.forward_population(single.expand(len(index), -1), observations)
+        if self._params is None:
+            params = self._population.materialize(members, device=self._device)
+            return self.network.forward_population(params, observations)
         span = last - first + 1
         if span == len(index) and (np.diff(index) == 1).all():
             # A run of consecutive members (everyone, or a pipelined group): a view, no copy

@@ -30,7 +30,11 @@ import torch
 import torch.nn.functional as F
 
 from neuroplug.nets.mlp import MLP
-from neuroplug.nets.nature_cnn import CONV_LAYERS, NatureCNN
+from neuroplug.nets.nature_cnn import (
+    CONV_LAYERS,
+    NatureCNN,
+    thread_count_invariant_convolutions,
+)
 from neuroplug.nets.network import Network
 from neuroplug.noise import noise_vectors
 from neuroplug.population import Population
@@ -217,12 +221,13 @@ class FactoredLowRank:
         hidden = frames.float()
         if frames.dtype == torch.uint8:
             hidden = hidden.div_(255.0)
-        for layer, (out_channels, kernel, stride) in enumerate(CONV_LAYERS):
-            if network.padding == "same":
-                hidden = F.pad(hidden, network.paddings[layer])
-            hidden = self._conv(tile, hidden, f"conv{layer}.w", out_channels, kernel, stride)
-            bias = self.member_tensors[f"conv{layer}.b"][tile]
-            hidden = hidden.add_(bias.view(*bias.shape, 1, 1)).relu_()
+        with thread_count_invariant_convolutions(hidden.device):
+            for layer, (out_channels, kernel, stride) in enumerate(CONV_LAYERS):
+                if network.padding == "same":
+                    hidden = F.pad(hidden, network.paddings[layer])
+                hidden = self._conv(tile, hidden, f"conv{layer}.w", out_channels, kernel, stride)
+                bias = self.member_tensors[f"conv{layer}.b"][tile]
+                hidden = hidden.add_(bias.view(*bias.shape, 1, 1)).relu_()
         hidden = hidden.reshape(self.tile_rows, network.flat_size)
         hidden = self._linear(tile, hidden, "fc.w", "fc.b").relu_()
         return self._linear(tile, hidden, "out.w", "out.b")

@@ -230,3 +230,13 @@ def test_cartpole_run_resumed_midway_ends_in_the_uninterrupted_state(compose, tm
     ]
     left, _ = check_resume_is_exact(compose, overrides, tmp_path)
     assert "best_params" not in left["algorithm"]  # the best member is kept as seeds
+
+
+@pytest.mark.parametrize(
+    ("size", "parents", "candidates"),
+    [(1000, 20, 10), (64, 2, 10), (200, 4, 10), (8, 2, 8), (2, 1, 2)],
+)
+def test_settings_that_count_members_follow_the_population(size, parents, candidates):
+    config = GAConfig(population_size=size)  # every valid size runs with the defaults
+    assert (config.num_parents, config.num_candidates) == (parents, candidates)
+    assert GAConfig(population_size=size, truncation=1).num_parents == 1  # a setting wins

@@ -214,3 +214,41 @@ def test_every_member_form_runs_exactly_as_materialize_builds_it(build, budget_m
     params = population.materialize(alive)
     expected = network.forward_population(params, inputs)
     assert torch.equal(backend.forward(alive, inputs), expected)
+
+
+@pytest.mark.parametrize("budget_mb", [4096, 0])
+def test_one_member_on_many_rows_is_one_forward_of_its_vector_not_a_copy_per_row(budget_mb):
+    """A policy evaluated on many episodes at once: its parameters reach the network as one
+    vector broadcast to the rows (stride 0), and each row equals the member's own forward."""
+    network = MLP(4, [32], 2, "tanh")
+    population = _population(network, size=3)
+    backend = TorchBackend(
+        TorchBackendConfig(name="torch", device="cpu", max_materialized_mb=budget_mb), network
+    )
+    backend.load(population)
+    seen = []
+    forward_population = network.forward_population
+
+    def spy(params, inputs):
+        seen.append(params)
+        return forward_population(params, inputs)
+
+    network.forward_population = spy
+    rows = torch.full((10,), 2)
+    inputs = torch.randn(10, 4)
+    outputs = backend.forward(rows, inputs)
+    assert len(seen) == 1 and seen[0].shape[0] == 10 and seen[0].stride(0) == 0
+    gathered = forward_population(population.materialize()[rows], inputs)
+    assert torch.equal(outputs, gathered)  # bit for bit what a copy per row computes
+    assert torch.equal(backend.forward(rows[:3], inputs[:3]), outputs[:3])  # any batch size
+
+
+def test_the_plan_says_when_a_population_is_too_big_to_keep_in_memory():
+    network = MLP(4, [32], 2, "tanh")  # 226 params: 64 members are 0.06 MB
+    roomy = TorchBackend(TorchBackendConfig(name="torch", device="cpu"), network)
+    assert roomy.plan(64) == ""
+    tight = TorchBackend(
+        TorchBackendConfig(name="torch", device="cpu", max_materialized_mb=0), network
+    )
+    assert "rebuilt from their seeds at every step" in tight.plan(64)
+    assert "backend.max_materialized_mb=0" in tight.plan(64)

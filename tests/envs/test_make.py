@@ -147,7 +147,8 @@ def test_a_dm_control_task_trains(compose, tmp_path, algo):
     sizes = (
         ["algo.population_size=4"]
         if algo == "es"
-        else ["algo.num_envs=2", "algo.rollout_length=16"]
+        # Two short segments (the MuJoCo preset's are 16,384 steps of 32-way minibatching).
+        else ["algo.num_envs=2", "algo.rollout_length=16", "algo.segment_steps=64"]
     )
     summary = run_job(
         compose(

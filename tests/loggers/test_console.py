@@ -62,8 +62,13 @@ def test_the_status_shows_the_running_generations_episodes_and_frames():
     status = logger._status()
     assert status.startswith("generation 2 running for 0:00:0")
     assert "episodes 37/64 | frames 5.5k | best 21.00" in status
-    logger.progress({**PROGRESS, "phase": "evaluation", "episodes_done": 3, "episodes_total": 10})
-    assert logger._status().startswith("evaluating the policy | episodes 3/10")
+    evaluation = {**PROGRESS, "phase": "evaluation", "episodes_done": 3, "episodes_total": 10}
+    logger.progress(
+        {**evaluation, "eval_frames": 12_000, "eval_frames_per_second": 3000.0, "eval_seconds": 4.0}
+    )
+    assert logger._status().startswith(
+        "evaluating the policy | episodes 3/10 | frames 12k | 3k frames/s | running for 0:00:04"
+    )
     logger.log({**METRICS, "generation": 2})  # a finished generation clears its progress
     assert "episodes" not in logger._status()
 

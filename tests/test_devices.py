@@ -1,0 +1,85 @@
+"""PyTorch's CPU threads: a fixed count stays, auto follows other processes' load, and the
+population forwards give the same bits whatever the count."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from neuroplug import devices
+from neuroplug.devices import TorchThreads
+from neuroplug.nets.mlp import MLP
+from neuroplug.nets.nature_cnn import NatureCNN
+
+
+@pytest.fixture(autouse=True)
+def _restore_threads():
+    before = torch.get_num_threads()
+    yield
+    torch.set_num_threads(before)
+
+
+class _Machine:
+    """A fake clock, /proc/stat and process CPU time: the run's cores and who uses them."""
+
+    def __init__(self, monkeypatch, cores: int) -> None:
+        self.wall = self.busy = self.own = 0.0
+        monkeypatch.setattr(devices, "available_cores", lambda: cores)
+        monkeypatch.setattr(devices, "_busy_cpu_seconds", lambda cpus: self.busy)
+        monkeypatch.setattr(devices.time, "monotonic", lambda: self.wall)
+        monkeypatch.setattr(devices.time, "process_time", lambda: self.own)
+
+    def run(self, seconds: float, own_cores: float, other_cores: float) -> None:
+        self.wall += seconds
+        self.own += seconds * own_cores
+        self.busy += seconds * (own_cores + other_cores)
+
+
+def test_a_fixed_count_is_kept_whatever_the_load(monkeypatch):
+    machine = _Machine(monkeypatch, cores=4)
+    threads = TorchThreads(3)
+    machine.run(5.0, own_cores=1.0, other_cores=3.0)
+    assert threads.apply() == 3 and torch.get_num_threads() == 3
+    assert "auto" not in threads.describe()
+
+
+def test_auto_takes_every_core_when_idle_and_one_when_others_want_them(monkeypatch):
+    machine = _Machine(monkeypatch, cores=4)
+    threads = TorchThreads(0)
+    assert threads.threads == 4 and "auto: follows the load" in threads.describe()
+    machine.run(2.0, own_cores=3.8, other_cores=0.1)  # the run alone: its own use is no load
+    assert threads.apply() == 4
+    machine.run(2.0, own_cores=1.5, other_cores=2.0)  # two CPU-bound processes beside it
+    assert threads.apply() == 1 and torch.get_num_threads() == 1
+    machine.run(0.2, own_cores=1.0, other_cores=0.0)  # too short a window to judge: kept
+    assert threads.apply() == 1
+    machine.run(2.0, own_cores=1.0, other_cores=0.0)  # they ended
+    assert threads.apply() == 4
+
+
+@pytest.mark.parametrize(
+    ("network", "inputs"),
+    [
+        (MLP(8, [64, 64], 4, "tanh"), torch.randn(32, 8)),
+        (NatureCNN((4, 84, 84), 6), torch.randint(0, 255, (4, 4, 84, 84), dtype=torch.uint8)),
+    ],
+)
+def test_population_forwards_are_the_same_bits_at_any_thread_count(network, inputs):
+    generator = torch.Generator().manual_seed(0)
+    params = torch.stack([network.initial_params(generator) for _ in range(len(inputs))])
+    outputs = []
+    for count in (1, 2, 3):
+        torch.set_num_threads(count)
+        outputs.append(network.forward_population(params, inputs))
+    assert all(torch.equal(outputs[0], other) for other in outputs[1:])
+
+
+def test_between_busy_and_free_the_count_stays(monkeypatch):
+    machine = _Machine(monkeypatch, cores=2)
+    threads = TorchThreads(0)
+    machine.run(2.0, own_cores=1.0, other_cores=0.4)  # neither busy nor free: as it was
+    assert threads.apply() == 2
+    machine.run(2.0, own_cores=1.0, other_cores=0.6)
+    assert threads.apply() == 1
+    machine.run(2.0, own_cores=1.0, other_cores=0.4)  # no flapping back at the edge
+    assert threads.apply() == 1
