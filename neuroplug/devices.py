@@ -120,10 +120,10 @@ class TorchThreads:
     def others_load(self) -> float | None:
         """Other processes' CPU use since the last reading, in cores; None when too soon
         to tell (or unknown)."""
-        if self._last is None:
-            return None
+        if self._last is None or time.monotonic() - self._last[0] < self.WINDOW_S:
+            return None  # checked on the clock first: /proc/stat is read once a window
         now = self._sample()
-        if now is None or now[0] - self._last[0] < self.WINDOW_S:
+        if now is None:
             return None
         wall = now[0] - self._last[0]
         others = (now[1] - self._last[1]) - (now[2] - self._last[2])
