@@ -14,6 +14,9 @@ For each network it times, at the same batch (one row per member):
 and prints ``shared / population`` (1.0 = a population costs no more than one network).
 
     python benchmarks/lowrank_inference.py --threads 1 2 --out benchmarks/results/lowrank_inference.md
+    python benchmarks/lowrank_inference.py --device cuda --members 4096 --tiles 1024 4096
+
+On a GPU every call is timed to completion (synchronised), with the inputs already there.
 """
 
 from __future__ import annotations
@@ -79,8 +82,16 @@ def _inputs(case: Case) -> torch.Tensor:
     return torch.randn(shape, generator=generator)
 
 
-def _seconds(call, budget_s: float) -> float:
-    """Median seconds per call over repeats filling about ``budget_s``."""
+def _seconds(call, budget_s: float, device: torch.device) -> float:
+    """Median seconds per call over repeats filling about ``budget_s`` (each call waited
+    for on a GPU)."""
+    if device.type == "cuda":
+        asynchronous = call
+
+        def call():
+            asynchronous()
+            torch.cuda.synchronize(device)
+
     call()
     start = time.perf_counter()
     call()
@@ -94,25 +105,35 @@ def _seconds(call, budget_s: float) -> float:
     return sorted(times)[len(times) // 2]
 
 
-def measure(case: Case, rank: int, tiles: list[int], budget_s: float) -> dict:
+def measure(case: Case, rank: int, tiles: list[int], budget_s: float, device: str) -> dict:
     """Seconds per forward of the shared network and of the population variants."""
     network = case.network
-    inputs = _inputs(case)
-    members = torch.arange(case.population)
-    centre = network.initial_params(torch.Generator().manual_seed(0))
+    where = torch.device(device)
+    inputs = _inputs(case).to(where)
+    members = torch.arange(case.population)  # on the host, as the engine passes them
+    centre = network.initial_params(torch.Generator().manual_seed(0)).to(where)
     with torch.no_grad():
         row = {
-            "shared_ms": 1e3 * _seconds(lambda: network.forward_single(centre, inputs), budget_s)
+            "shared_ms": 1e3
+            * _seconds(lambda: network.forward_single(centre, inputs), budget_s, where)
         }
         for tile in tiles:
-            backend = TorchBackend(TorchBackendConfig(name="torch", tile_rows=tile), network)
+            config = TorchBackendConfig(name="torch", device=device, tile_rows=tile)
+            backend = TorchBackend(config, network)
             backend.load(_population(case, rank, lowrank=True))
             row[f"lowrank_tile{tile}_ms"] = 1e3 * _seconds(
-                lambda backend=backend: backend.forward(members, inputs), budget_s
+                lambda backend=backend: backend.forward(members, inputs), budget_s, where
             )
-        backend = TorchBackend(TorchBackendConfig(name="torch"), network)
-        backend.load(_population(case, rank, lowrank=False))
-        row["full_rank_ms"] = 1e3 * _seconds(lambda: backend.forward(members, inputs), budget_s)
+        backend = TorchBackend(
+            TorchBackendConfig(name="torch", device=device, max_materialized_mb=2**40), network
+        )
+        try:
+            backend.load(_population(case, rank, lowrank=False))
+            row["full_rank_ms"] = 1e3 * _seconds(
+                lambda: backend.forward(members, inputs), budget_s, where
+            )
+        except torch.cuda.OutOfMemoryError:
+            row["full_rank_ms"] = float("nan")
     return row
 
 
@@ -123,12 +144,18 @@ def main() -> None:
     parser.add_argument("--rank", type=int, default=4)
     parser.add_argument("--budget", type=float, default=2.0, help="seconds per measurement")
     parser.add_argument("--out", type=Path, help="write a Markdown table here (and .json)")
+    parser.add_argument("--device", default="cpu", help="cpu or cuda")
+    parser.add_argument("--members", type=int, default=0, help="every case's population")
     args = parser.parse_args()
+    if args.members:
+        for case in CASES:
+            case.population = args.members
     results = {
         "machine": f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores",
         "python": platform.python_version(),
         "torch": torch.__version__,
         "rank": args.rank,
+        "device": args.device,
         "rows": [],
     }
     lines = [
@@ -140,7 +167,7 @@ def main() -> None:
     for threads in args.threads:
         torch.set_num_threads(threads)
         for case in CASES:
-            row = measure(case, args.rank, args.tiles, args.budget)
+            row = measure(case, args.rank, args.tiles, args.budget, args.device)
             row.update(case=case.name, members=case.population, threads=threads)
             results["rows"].append(row)
             shared = row["shared_ms"]
@@ -159,7 +186,7 @@ def main() -> None:
     print(table)
     if args.out:
         header = (
-            f"Machine: {results['machine']}; Python {results['python']}; torch "
+            f"Machine: {results['machine']}, device {args.device}; Python {results['python']}; torch "
             f"{results['torch']}; rank {args.rank}. Ratio = shared / population "
             "(1.0: the population costs one network's batched forward).\n\n"
         )

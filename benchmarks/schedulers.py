@@ -7,10 +7,17 @@ For each task it measures, on this machine and with the same EnvPool threads:
 - every installed lockstep scheduler (serial, threaded, pipelined) evaluating one
   ES-style population (centre + sigma * eps) with the torch backend;
 
-and prints frames/s, the ratio to the floor and pipelined/serial. Each scheduler is timed
-two ways: ``run`` is the whole evaluation, ``steady`` leaves out creating the EnvPools
-(``env_setup``: EnvPool builds its envs one after another, about 80 ms per Atari env),
-because the floor's pool is built before its clock starts.
+and prints frames/s, the ratio to the floor and pipelined/serial. Each scheduler first
+plays one warm-up evaluation, as a run's first generation does: Atari pools (without
+sticky actions) are then kept and reused, as the trainer keeps them. The timed
+evaluation is reported two ways: ``run`` is the whole evaluation, ``steady`` leaves out
+creating EnvPools (``env_setup``: only tasks whose pools cannot be reused build them again;
+EnvPool builds its envs one after another, about 80 ms per Atari env), because the
+floor's pool is built before its clock starts.
+
+``--free-policy`` swaps the network for a backend that costs nothing (zeros of the right
+shape): what is left between the schedulers and the floor is the engine's own per-step
+work (bookkeeping, copies, Python), the overhead a GPU cannot hide.
 
     python benchmarks/schedulers.py                      # both tasks, defaults below
     python benchmarks/schedulers.py --tasks mlp --population 256 --out benchmarks/results/x.md
@@ -33,7 +40,7 @@ from neuroplug_schedulers.pipelined import PipelinedScheduler, PipelinedSchedule
 from neuroplug_schedulers.serial import SerialScheduler, SerialSchedulerConfig
 from neuroplug_schedulers.threaded import ThreadedScheduler, ThreadedSchedulerConfig
 
-from neuroplug.api import EvaluationRequest
+from neuroplug.api import Backend, BackendConfig, EvaluationRequest
 from neuroplug.config.schema import EnvConfig, NetConfig
 from neuroplug.envs.make import make_pool, make_spec
 from neuroplug.lowrank import lowrank_for
@@ -106,12 +113,31 @@ def es_population(network, size: int, sigma: float = 0.02, rank: int = 0) -> Pop
     )
 
 
+class FreeBackend(Backend):
+    """A backend whose forward pass costs nothing: zeros of the network's output shape."""
+
+    def __init__(self, network) -> None:
+        super().__init__(BackendConfig(name="free", device="cpu"), network)
+
+    @property
+    def device(self) -> torch.device:
+        return torch.device("cpu")
+
+    def load(self, population: Population) -> None:
+        pass
+
+    def forward(self, members: torch.Tensor, observations: torch.Tensor) -> torch.Tensor:
+        return torch.zeros(len(members), self.network.output_size)
+
+
 def schedulers(spec, lanes: int, threads: int, groups: int):
     """The built-in lockstep schedulers with the same slots and threads."""
     return {
         "serial": SerialScheduler(SerialSchedulerConfig(name="serial", max_envs=lanes), spec),
         "threaded": ThreadedScheduler(
-            ThreadedSchedulerConfig(name="threaded", max_envs=lanes, num_threads=threads), spec
+            # groups=1: alternate (its auto default pipelines image tasks on a GPU).
+            ThreadedSchedulerConfig(name="threaded", max_envs=lanes, num_threads=threads, groups=1),
+            spec,
         ),
         "pipelined": PipelinedScheduler(
             PipelinedSchedulerConfig(
@@ -127,10 +153,13 @@ def run_task(task: Task, args) -> dict:
     spec = make_spec(EnvConfig(task_id=task.task_id, max_episode_steps=task.max_episode_steps))
     network = build_network(NetConfig(hidden_sizes=list(task.hidden_sizes)), spec)
     policy = Policy(network, spec, normalize_observations=False)
-    backend = TorchBackend(
-        TorchBackendConfig(name="torch", device=args.device, num_threads=args.torch_threads),
-        network,
-    )
+    if args.free_policy:
+        backend = FreeBackend(network)
+    else:
+        backend = TorchBackend(
+            TorchBackendConfig(name="torch", device=args.device, num_threads=args.torch_threads),
+            network,
+        )
     population = es_population(network, task.population, rank=task.rank)
     lanes = min(args.max_envs, task.population)
     floor = measure_floor(spec, lanes, args.threads, args.floor_seconds)
@@ -143,7 +172,10 @@ def run_task(task: Task, args) -> dict:
     rows = {}
     request = EvaluationRequest(generation=0, episodes_per_member=1, seed=0)
     for name, scheduler in schedulers(spec, lanes, args.threads, args.groups).items():
+        # Warm-up: builds (and, where they can be, keeps) the pools, as generation 1 does.
+        scheduler.evaluate(population, policy, backend, request)
         result = scheduler.evaluate(population, policy, backend, request)
+        scheduler.close()
         timings = result.timings
         steady = timings["wall"] - timings.get("env_setup", 0.0)
         row = {
@@ -187,6 +219,7 @@ def describe_machine(args) -> dict:
         "torch": torch.__version__,
         "envpool": envpool.__version__,
         "device": args.device,
+        "free_policy": args.free_policy,
         "envpool_threads": args.threads,
         "load_average_before": os.getloadavg()[0],
         "torch_threads": torch.get_num_threads(),
@@ -215,6 +248,9 @@ def main() -> None:
     )
     parser.add_argument("--groups", type=int, default=2, help="pipelined groups")
     parser.add_argument("--device", default="auto")
+    parser.add_argument(
+        "--free-policy", action="store_true", help="a backend that costs nothing (engine overhead)"
+    )
     parser.add_argument("--floor-seconds", type=float, default=10.0)
     parser.add_argument("--out", type=Path, help="write the measurements here (.json)")
     args = parser.parse_args()

@@ -169,13 +169,15 @@ def measure(name, network, sizes, alive_fraction, lowrank, device, bandwidth, re
     weight_bytes = network.num_params * 4
     for size in sizes:
         alive = max(1, round(size * alive_fraction))
-        members = torch.randperm(size)[:alive].sort().values.to(device)
+        # On the host, as the engine passes them (the backends copy them over themselves).
+        members = torch.randperm(size)[:alive].sort().values
         shape = (alive, *network.input_shape)
         if len(network.input_shape) == 3:
             observations = torch.randint(0, 256, shape, dtype=torch.uint8, device=device)
         else:
             observations = torch.randn(shape, device=device)
         plain = population(network, size)
+        lowranked = population(network, size, lowrank)
         shared = shared_forward(network, plain.bases[0].to(device))
         shared_seconds = timed(partial(shared, observations), device, repeats)
         floor32 = alive * weight_bytes / bandwidth
@@ -187,9 +189,12 @@ def measure(name, network, sizes, alive_fraction, lowrank, device, bandwidth, re
             ("triton noise", TritonBackend, TritonBackendConfig(device=where, mode="noise"), plain, floor32),
             ("triton dense fp32", TritonBackend, TritonBackendConfig(device=where, mode="dense"), plain, floor32),
             ("triton dense bf16", TritonBackend, TritonBackendConfig(device=where, mode="dense", dense_dtype="bfloat16"), plain, floor32 / 2),
-            ("triton lowrank", TritonBackend, TritonBackendConfig(device=where, mode="noise"), population(network, size, lowrank), floor32),
+            ("torch lowrank", TorchBackend, TorchBackendConfig(device=where), lowranked, floor32),
+            ("triton lowrank", TritonBackend, TritonBackendConfig(device=where, mode="noise"), lowranked, floor32),
         ]  # fmt: skip
-        reference = None  # the torch backend's outputs, to check each mode computes the same
+        # Each population's first (torch) outputs, to check each mode computes the same
+        # members (the low-rank rows against the torch backend's factored low-rank path).
+        references: dict[int, torch.Tensor] = {}
         for mode, backend_class, config, members_of, floor in modes:
             try:
                 backend = backend_class(config, network)
@@ -203,7 +208,7 @@ def measure(name, network, sizes, alive_fraction, lowrank, device, bandwidth, re
                 backend = None
                 if device.type == "cuda":
                     torch.cuda.empty_cache()
-            reference = outputs if reference is None else reference
+            reference = references.setdefault(id(members_of), outputs)
             difference = float((outputs - reference).abs().max())
             rows.append(Row(name, size, alive, mode, seconds, floor, shared_seconds, difference))
             print("  ".join(rows[-1].cells()), flush=True)

@@ -113,9 +113,17 @@ class NatureCNN(Network):
                 bias = self.layout.view(params, f"conv{layer}.b")
                 if self.padding == "same":
                     hidden = F.pad(hidden, self.paddings[layer])
+                kernels = weight.reshape(members * out_channels, *weight.shape[2:])
+                if kernels.data_ptr() == weight.data_ptr():
+                    # A lone member's kernels would be read in place, from wherever its row
+                    # starts; the CPU's convolution rounds differently with the pointer's
+                    # alignment, so it gets the fresh copy every grouped call makes (the
+                    # reshape of several members' strided rows copies), and a member's
+                    # outputs do not depend on its company (tests/backends/test_batch_invariance.py).
+                    kernels = kernels.clone()
                 hidden = F.conv2d(
                     hidden,
-                    weight.reshape(members * out_channels, *weight.shape[2:]),
+                    kernels,
                     bias.reshape(-1),
                     stride=stride,
                     groups=members,

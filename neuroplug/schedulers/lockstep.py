@@ -489,8 +489,9 @@ class LockstepScheduler(Scheduler):
         """Close the pools kept between evaluations."""
         self.pool_cache.close()
 
-    def groups(self) -> int:
-        """Groups of lanes in flight (1: step all, then infer all)."""
+    def groups(self, backend: Backend) -> int:
+        """Groups of lanes in flight for an evaluation on ``backend`` (1: step all, then
+        infer all)."""
         return 1
 
     def evaluate(
@@ -507,7 +508,7 @@ class LockstepScheduler(Scheduler):
             backend,
             request,
             max_envs=self.config.max_envs,
-            groups=self.groups(),
+            groups=self.groups(backend),
             num_threads=self.config.num_threads,
             pool_cache=self.pool_cache,
         )

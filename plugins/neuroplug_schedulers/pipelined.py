@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from neuroplug.api import Backend
 from neuroplug.errors import require
 from neuroplug.schedulers.lockstep import LockstepScheduler, LockstepSchedulerConfig
 
@@ -35,5 +36,5 @@ class PipelinedScheduler(LockstepScheduler):
 
     config_class = PipelinedSchedulerConfig
 
-    def groups(self) -> int:
+    def groups(self, backend: Backend) -> int:
         return self.config.groups

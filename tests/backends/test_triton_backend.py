@@ -210,7 +210,7 @@ def test_without_gpu_or_interpreter_the_error_says_what_to_use(monkeypatch):
 
 
 def test_unknown_mode_lists_the_modes():
-    with pytest.raises(ConfigError, match="backend.mode.*noise, dense"):
+    with pytest.raises(ConfigError, match="backend.mode.*auto, noise, dense"):
         TritonBackendConfig(name="triton", mode="fast")
 
 
@@ -248,7 +248,11 @@ TINY_RUN = [
 def test_tiny_lowrank_es_run_trains_with_the_triton_backend(tmp_path):
     from neuroplug.training.checkpoint import load_checkpoint
 
-    env = {**os.environ, "TRITON_INTERPRET": "1"}
+    # The interpreter only where there is no GPU: a GPU machine runs the compiled kernels
+    # (and its numpy need not suit the interpreter).
+    env = dict(os.environ)
+    if not torch.cuda.is_available():
+        env["TRITON_INTERPRET"] = "1"
     overrides = ["algo.perturbation=lowrank", "algo.rank=2", "algo.lowrank_min_size=16"]
     done = _neuroplug([*TINY_RUN, *overrides, f"run.output_dir={tmp_path}"], env, tmp_path)
     assert done.returncode == 0, done.stderr[-3000:]
@@ -298,3 +302,34 @@ def test_backend_triton_is_found_through_its_entry_point(compose):
     config = compose(["backend=triton", "backend.mode=dense", "backend.dense_dtype=bfloat16"])
     assert (config.backend.name, config.backend.mode) == ("triton", "dense")
     assert config.backend.dense_dtype == "bfloat16"
+
+
+def test_auto_mode_materialises_what_fits_and_rebuilds_what_does_not():
+    """auto: dense float32 (measured fastest on an H100) while the members fit the budget,
+    the in-kernel noise beyond it, the factored kernel for low-rank populations; the
+    outputs are the same members either way."""
+    network = MLP(3, [8], 2, "tanh")
+    population = _population(network, size=6, num_bases=1, sigma=0.2)
+    member_mb = network.num_params * 4 / 2**20
+    fits = TritonBackend(TritonBackendConfig(name="triton", max_materialized_mb=1), network)
+    assert 6 * member_mb < 1
+    fits.load(population)
+    assert not fits._perturb and fits._params.shape == (6, network.num_params)
+    assert fits.plan(6) == ""
+    too_big = TritonBackend(TritonBackendConfig(name="triton", max_materialized_mb=1), network)
+    huge = int(2 / member_mb)
+    assert "noise" in too_big.plan(huge) and "backend.max" not in too_big.plan(huge)
+    lowrank = _population(
+        network, size=6, num_bases=1, lowrank=lowrank_for(network.layout, 2, min_size=1)
+    )
+    factored = TritonBackend(TritonBackendConfig(name="triton"), network)
+    factored.load(lowrank)
+    assert factored._lowrank is not None and factored._params.shape[0] == 1
+    reference = TorchBackend(TorchBackendConfig(name="torch", device="cpu"), network)
+    for backend, members in ((fits, population), (factored, lowrank)):
+        reference.load(members)
+        alive, observations = torch.tensor([4, 0, 2]), torch.randn(3, 3)
+        expected = reference.forward(alive, observations)
+        torch.testing.assert_close(
+            backend.forward(alive, observations).cpu(), expected, **TOLERANCE
+        )

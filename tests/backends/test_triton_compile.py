@@ -23,11 +23,15 @@ SCRIPT = textwrap.dedent(
 
     from neuroplug_triton.kernels.conv import population_conv_kernel
     from neuroplug_triton.kernels.linear import population_linear_kernel
-    from neuroplug_triton.kernels.lowrank import lowrank_linear_kernel
+    from neuroplug_triton.kernels.lowrank import (
+        lowrank_linear_kernel,
+        lowrank_projection_kernel,
+    )
 
     POINTERS = {
         "x_ptr": "*fp32", "out_ptr": "*fp32", "rows_ptr": "*i64", "base_index_ptr": "*i64",
         "scale_ptr": "*fp32", "seed_ptr": "*i64", "params_ptr": "*fp32", "sigma_ptr": "*fp32",
+        "projected_ptr": "*fp32", "slot_row_ptr": "*i64", "slot_member_ptr": "*i64",
     }
     FLOATS = {"input_scale", "correction_scale"}
 
@@ -66,11 +70,16 @@ SCRIPT = textwrap.dedent(
         sigma_ptr="*bf16",
         x_ptr="*u8",
     )
-    for dot, block_m, aligned in [(1, 16, 1), (0, 8, 0), (0, 1, 1)]:
+    for dot, block_m, aligned in [(1, 16, 1), (1, 16, 0), (0, 1, 1), (0, 1, 0)]:
         compile_for_hopper(
             lowrank_linear_kernel,
             dict(ACTIVATION=1, RANK=4, BLOCK_R=4, ALIGNED=aligned, USE_DOT=dot,
                  BLOCK_M=block_m, BLOCK_N=64, BLOCK_K=32),
+        )
+    for aligned, rank, block_r in [(1, 4, 4), (0, 3, 4)]:
+        compile_for_hopper(
+            lowrank_projection_kernel,
+            dict(RANK=rank, BLOCK_R=block_r, ALIGNED=aligned, BLOCK_M=16, BLOCK_K=32),
         )
     for perturb, sigma, aligned in [(1, 0, 1), (1, 0, 0), (0, 0, 0), (1, 1, 1), (1, 1, 0)]:
         compile_for_hopper(

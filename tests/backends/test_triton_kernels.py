@@ -23,7 +23,7 @@ import torch.nn.functional as F  # noqa: E402
 from neuroplug_triton.kernels.activation import ACTIVATION_CODES  # noqa: E402
 from neuroplug_triton.kernels.conv import population_conv  # noqa: E402
 from neuroplug_triton.kernels.linear import population_linear  # noqa: E402
-from neuroplug_triton.kernels.lowrank import lowrank_linear  # noqa: E402
+from neuroplug_triton.kernels.lowrank import ROW_BLOCK, lowrank_linear, row_tiles  # noqa: E402
 
 from neuroplug.lowrank import LowRank, LowRankMatrix  # noqa: E402
 from neuroplug.nets.mlp import ACTIVATIONS  # noqa: E402
@@ -174,16 +174,16 @@ def test_lowrank_linear_matches_the_lowrank_perturbation(num_bases, rows_alive, 
     rows = torch.randperm(20, generator=generator)[:rows_alive]
     x = torch.randn(rows_alive, fan_in, generator=generator)
     out = _poisoned(rows_alive, fan_out)
+    block = ROW_BLOCK if num_bases == 1 else 1
     lowrank_linear(
         x.to(DEVICE),
-        rows.to(DEVICE),
+        row_tiles(rows, len(population), block, DEVICE),
         *_on_device(population),
         w_offset,
         b_offset,
         fan_out,
         rank,
         ACTIVATION_CODES["tanh"],
-        one_base=num_bases == 1,
         out=out,
     )
     expected = _reference_linear(

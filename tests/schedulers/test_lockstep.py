@@ -158,8 +158,10 @@ def test_pipelined_needs_two_groups():
         PipelinedSchedulerConfig(name="pipelined", groups=1)
 
 
-def test_training_ends_in_the_same_state_with_every_scheduler(compose, tmp_path):
-    """End to end: ES on Pendulum (action noise, observation normaliser, refilled lanes)."""
+@pytest.mark.parametrize("device", ["cpu", *(["cuda"] if torch.cuda.is_available() else [])])
+def test_training_ends_in_the_same_state_with_every_scheduler(compose, tmp_path, device):
+    """End to end: ES on Pendulum (action noise, observation normaliser, refilled lanes),
+    on the CPU and, where the suite finds one, on the GPU."""
     from neuroplug.app import run_job
     from neuroplug.testing.resume_check import same
     from neuroplug.training.checkpoint import load_checkpoint
@@ -176,6 +178,7 @@ def test_training_ends_in_the_same_state_with_every_scheduler(compose, tmp_path)
             "net.hidden_sizes=[8]",
             f"scheduler={name}",
             "scheduler.max_envs=5",
+            f"backend.device={device}",
             "logger=none",
             "run.max_generations=2",
             "run.eval_episodes=2",
@@ -286,3 +289,25 @@ def test_pools_built_before_a_failing_one_are_closed(monkeypatch):
     with pytest.raises(RuntimeError, match="failed to start"):
         scheduler.evaluate(population, policy, backend, request)
     assert built == [[1]]  # the one pool built was closed, once
+
+
+def test_threaded_pipelines_image_tasks_whose_inference_runs_on_a_gpu():
+    """groups=0 (auto): two groups in flight for an image task on a GPU backend (what
+    measured fastest on an H100), alternation for anything else; an explicit count wins."""
+    from types import SimpleNamespace
+
+    atari = make_spec(EnvConfig(task_id="Breakout-v5", max_episode_steps=20))
+    cartpole = make_spec(EnvConfig(task_id="CartPole-v1"))
+    gpu = SimpleNamespace(device=torch.device("cuda"))
+    cpu = SimpleNamespace(device=torch.device("cpu"))
+
+    def groups(env, backend, **config):
+        return ThreadedScheduler(ThreadedSchedulerConfig(name="threaded", **config), env).groups(
+            backend
+        )
+
+    assert groups(atari, gpu) == 2
+    assert groups(atari, cpu) == groups(cartpole, gpu) == groups(cartpole, cpu) == 1
+    assert groups(atari, gpu, groups=1) == 1
+    with pytest.raises(ConfigError, match=r"scheduler\.groups"):
+        ThreadedSchedulerConfig(name="threaded", groups=-1)
