@@ -28,6 +28,7 @@ import torch
 from neuroplug.errors import NeuroplugError
 from neuroplug.population import Population
 from neuroplug.schedulers.lockstep import EpisodeObserver, LockstepEvaluation, lane_seeds
+from neuroplug.seeds import EVALUATION_GENERATION_OFFSET
 from neuroplug.video import (
     VideoWriter,
     check_output,
@@ -140,10 +141,11 @@ def build_player(loaded: LoadedPolicy) -> tuple[EnvSpec, Policy, Backend]:
 def evaluation_request(seed: int, generation: int, episodes: int) -> EvaluationRequest:
     """The request of the run's evaluation at ``generation`` (as the trainer makes it)."""
     from neuroplug.api import EvaluationRequest
-    from neuroplug.training.trainer import EVAL_GENERATION_OFFSET
 
     return EvaluationRequest(
-        generation=EVAL_GENERATION_OFFSET + generation, episodes_per_member=episodes, seed=seed
+        generation=EVALUATION_GENERATION_OFFSET + generation,
+        episodes_per_member=episodes,
+        seed=seed,
     )
 
 

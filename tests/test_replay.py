@@ -21,9 +21,9 @@ from neuroplug.nets.policy import Policy
 from neuroplug.population import Population
 from neuroplug.replay import log_video_to_wandb, main, replay
 from neuroplug.schedulers.lockstep import EpisodeObserver, LockstepEvaluation
+from neuroplug.seeds import EVALUATION_GENERATION_OFFSET
 from neuroplug.training.checkpoint import BEST_POLICY, checkpoint_dir
 from neuroplug.training.components import build_components
-from neuroplug.training.trainer import EVAL_GENERATION_OFFSET
 from neuroplug.video import gif_frame_ms
 
 needs_ffmpeg = pytest.mark.skipif(
@@ -71,7 +71,7 @@ def _scheduler_returns(run_dir, key: str, episodes: int, seed: int) -> np.ndarra
     if parts.policy.normalizer is not None:
         parts.policy.normalizer.load_state_dict(state["normalizer"])
     request = EvaluationRequest(
-        generation=EVAL_GENERATION_OFFSET + state["generation"],
+        generation=EVALUATION_GENERATION_OFFSET + state["generation"],
         episodes_per_member=episodes,
         seed=seed,
     )

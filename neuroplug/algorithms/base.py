@@ -16,6 +16,7 @@ import torch
 from neuroplug.algorithms.shaping import sanitize_fitness
 from neuroplug.api import Algorithm, AlgorithmConfig, AlgorithmContext, EvaluationResult
 from neuroplug.population import Population, draw_seeds
+from neuroplug.seeds import algorithm_rng
 
 
 class EvolutionAlgorithm(Algorithm):
@@ -36,7 +37,7 @@ class EvolutionAlgorithm(Algorithm):
     def __init__(self, config: AlgorithmConfig, context: AlgorithmContext) -> None:
         super().__init__(config, context)
         self.num_params = context.num_params
-        self.rng = np.random.Generator(np.random.Philox(context.seed))
+        self.rng = algorithm_rng(context.seed)
         self.best_fitness = -np.inf
         self.best_params = context.initial_params.detach().clone().float()
         self.nonfinite_fitness = 0

@@ -162,31 +162,6 @@ def _finite_or_none(value: Any) -> float | None:
     return float(value) if value is not None and np.isfinite(value) else None
 
 
-def episode_seeds(
-    run_seed: int, generation: int, episode_indices: np.ndarray, round: int = 0
-) -> np.ndarray:
-    """Environment seeds in [0, 2**31) for the given episode indices of a generation.
-
-    Every member's k-th episode in a generation's round shares one seed (common random
-    numbers), so members are compared on the same starting conditions.
-    """
-    sequence = np.random.SeedSequence([run_seed, generation, 0x5EED, round])
-    table = sequence.generate_state(int(episode_indices.max()) + 1, dtype=np.uint32)
-    return (table[episode_indices] & 0x7FFFFFFF).astype(np.int64)
-
-
-def start_noop_counts(
-    run_seed: int, generation: int, episode_indices: np.ndarray, round: int, most: int
-) -> np.ndarray:
-    """How many no-op actions each episode starts with: uniform in ``[0, most]``, a
-    function of (run seed, generation, round, episode index) like the episode seeds."""
-    if most <= 0 or len(episode_indices) == 0:
-        return np.zeros(len(episode_indices), dtype=np.int64)
-    sequence = np.random.SeedSequence([run_seed, generation, 0x0A0B, round])
-    table = sequence.generate_state(int(episode_indices.max()) + 1, dtype=np.uint32)
-    return (table[episode_indices] % (most + 1)).astype(np.int64)
-
-
 def engine_pool_settings(spec: EnvSpec) -> dict[str, Any]:
     """``envpool.make`` settings of the evaluation engine's pools beyond the spec's: on
     Atari EnvPool's random no-op starts are off (the engine plays ``spec.start_noops``)."""

@@ -33,6 +33,7 @@ if TYPE_CHECKING:
 from neuroplug.nets.mlp import MLP
 from neuroplug.nets.nature_cnn import HIDDEN_SIZE, NatureCNN
 from neuroplug.nets.network import Network
+from neuroplug.seeds import value_head_generator
 
 
 @dataclass
@@ -56,7 +57,7 @@ class ActorCritic(nn.Module):
         self.env = env
         self.actor = _trainable(network.layout.split(initial_params.detach().float()))
         self._actor_names = list(network.layout.slots)
-        generator = torch.Generator().manual_seed(seed + 1)
+        generator = value_head_generator(seed)
         self.shared_trunk = isinstance(network, NatureCNN)
         if self.shared_trunk:
             self.value_head = nn.Linear(HIDDEN_SIZE, 1)

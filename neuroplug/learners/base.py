@@ -29,14 +29,11 @@ import torch
 
 from neuroplug.api import Learner, LearnerConfig, LearnerContext, Segment
 from neuroplug.devices import resolve_device
-from neuroplug.envs.make import episode_seeds
 from neuroplug.learners.sampler import Act, Episodes, Rollout, Sampler
+from neuroplug.seeds import segment_episode_seeds, segment_generator_seed
 
 NEW_EPISODES = "start new episodes"
 """The words of a resumed learner's notice (its envs begin new games)."""
-
-SEGMENT_ROUND = 0x1EA
-"""Env seeds of learner segments live in their own round, apart from evaluations'."""
 
 
 class SegmentLearner(Learner):
@@ -83,8 +80,7 @@ class SegmentLearner(Learner):
         sampler.timings = dict.fromkeys(sampler.timings, 0.0)
         if not sampler.started:
             self._start_envs(segment)
-        sequence = np.random.SeedSequence([self.context.seed, segment, SEGMENT_ROUND])
-        self.generator.manual_seed(int(sequence.generate_state(1, dtype=np.uint64)[0] >> 1))
+        self.generator.manual_seed(segment_generator_seed(self.context.seed, segment))
         before = (sampler.env_steps, sampler.forward_passes)
         self._segment_start = sampler.env_steps
         self._segment_episodes = Episodes()
@@ -108,9 +104,7 @@ class SegmentLearner(Learner):
     def _start_envs(self, segment: int) -> None:
         """Build the envs, seeded from (run seed, ``segment``); past segment 0 that is a
         resumed run, whose games in progress were lost: say so."""
-        seeds = episode_seeds(
-            self.context.seed, segment, np.arange(self.config.num_envs), SEGMENT_ROUND
-        )
+        seeds = segment_episode_seeds(self.context.seed, segment, self.config.num_envs)
         self.sampler.start(seeds)
         self.envs_started()
         if segment > 0:

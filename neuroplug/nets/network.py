@@ -8,6 +8,7 @@ from dataclasses import dataclass
 import torch
 
 from neuroplug.nets.layout import ParameterLayout
+from neuroplug.seeds import init_generator
 
 
 class Network(ABC):
@@ -58,7 +59,7 @@ class SeededInitializer:
     network: Network
 
     def __call__(self, seed: int) -> torch.Tensor:
-        return self.network.initial_params(torch.Generator().manual_seed(int(seed))).float()
+        return self.network.initial_params(init_generator(seed)).float()
 
 
 def normc_(weight: torch.Tensor, std: float, generator: torch.Generator) -> torch.Tensor:

@@ -46,13 +46,14 @@ from neuroplug.api import (
 )
 from neuroplug.behaviours import resolve
 from neuroplug.devices import env_threads
-from neuroplug.envs.make import engine_pool_settings, episode_seeds, make_pool, start_noop_counts
+from neuroplug.envs.make import engine_pool_settings, make_pool
 from neuroplug.envs.spec import EnvSpec
 from neuroplug.episodes import EpisodeLedger
 from neuroplug.errors import require
 from neuroplug.nets.policy import Policy
 from neuroplug.noise import normals_at
 from neuroplug.population import Population
+from neuroplug.seeds import action_noise_keys, episode_seeds, start_noop_counts
 
 NO_ITEM = -1
 PROGRESS_INTERVAL_S = 0.25
@@ -83,14 +84,6 @@ def lane_seeds(request: EvaluationRequest, ledger: EpisodeLedger, lanes: int) ->
     return episode_seeds(
         request.seed, request.generation, ledger.episode[first_items], request.round
     )
-
-
-def _noise_keys(request: EvaluationRequest, items: int, first_item: int = 0) -> torch.Tensor:
-    """One 31-bit key per work item for its action noise (items ``first_item`` onwards of
-    the whole population's)."""
-    sequence = np.random.SeedSequence([request.seed, request.generation, request.round, 0xAC7])
-    keys = sequence.generate_state(first_item + items, dtype=np.uint32)[first_item:] & 0x7FFFFFFF
-    return torch.from_numpy(keys.astype(np.int64))
 
 
 class _FlightClock:
@@ -241,7 +234,13 @@ class LockstepEvaluation:
         self.pool_cache = pool_cache if observer is None and env.reusable_pools else None
         self.next_item = 0
         self.noise_keys = (
-            _noise_keys(request, len(self.ledger), first_member * request.episodes_per_member)
+            action_noise_keys(
+                request.seed,
+                request.generation,
+                request.round,
+                len(self.ledger),
+                first_member * request.episodes_per_member,
+            )
             if request.action_noise
             else None
         )

@@ -29,6 +29,7 @@ from neuroplug.errors import ConfigError
 from neuroplug.experiment import Experiment
 from neuroplug.loggers import MultiLogger, build_loggers
 from neuroplug.population import Population
+from neuroplug.seeds import EVALUATION_GENERATION_OFFSET
 from neuroplug.stop_signals import STOP_SIGNALS
 from neuroplug.training.checkpoint import (
     BEST_POLICY,
@@ -45,8 +46,6 @@ from neuroplug.training.learner_loop import LearnerLoop
 from neuroplug.training.loop import FamilyLoop, Progress, Step
 from neuroplug.training.run_lock import RunDirLock
 
-EVAL_GENERATION_OFFSET = 1 << 30
-"""Evaluation episodes use generation ids from here on, so their env seeds differ from training's."""
 COUNTERS = ("env_steps", "frames", "forward_passes", "episodes")
 LOOPS: dict[str, type[FamilyLoop]] = {"algorithms": EvolutionLoop, "learners": LearnerLoop}
 """The loop for each registry kind of ``algo`` plugin."""
@@ -193,7 +192,7 @@ class Trainer:
         """Play ``run.eval_episodes`` episodes with the deployed policy (no action noise)."""
         params = self.parts.algorithm.policy_params().unsqueeze(0)
         request = EvaluationRequest(
-            generation=EVAL_GENERATION_OFFSET + self.generation,
+            generation=EVALUATION_GENERATION_OFFSET + self.generation,
             episodes_per_member=self.parts.run.eval_episodes,
             seed=self.parts.run.seed,
             progress=self._evaluation_progress(),

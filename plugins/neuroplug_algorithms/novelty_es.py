@@ -46,6 +46,7 @@ from neuroplug.behaviours import BEHAVIOURS
 from neuroplug.errors import require
 from neuroplug.noise import MAX_SEED
 from neuroplug.population import Population
+from neuroplug.seeds import algorithm_rng
 
 _INITIAL, _PERTURBED, _UPDATED = "initial", "perturbed", "updated"
 """The rounds: all centres (generation 0 only), centre m's population, the updated centre m."""
@@ -162,7 +163,7 @@ class NSES(EvolutionAlgorithm):
             ESCentre(
                 config,
                 self.fresh_params(int(s)),
-                np.random.Generator(np.random.Philox(int(s))),
+                algorithm_rng(int(s)),
                 context.network,
             )
             for s in seeds

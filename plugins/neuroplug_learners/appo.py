@@ -46,6 +46,7 @@ from neuroplug.learners.advantages import rollout_gae, vtrace
 from neuroplug.learners.base import SegmentLearner
 from neuroplug.learners.ppo_update import PPOUpdate, PPOUpdateConfig, flatten
 from neuroplug.learners.sampler import Rollout
+from neuroplug.seeds import acting_seed
 
 _END = None
 """What the sampler puts on the queue when the segment's steps are done."""
@@ -137,7 +138,7 @@ class APPO(SegmentLearner):
     def _train(self) -> tuple[dict[str, float], dict[str, float]]:
         config = self.config
         self.acting_model.load_state_dict(self.model.state_dict())
-        self.acting_generator.manual_seed(int(self.generator.initial_seed()) ^ 0x5A5A)
+        self.acting_generator.manual_seed(acting_seed(self.generator.initial_seed()))
         acting_version = self.update.version
         rollouts: queue.Queue = queue.Queue(maxsize=config.queue_size)
         report = _LearnerReport()

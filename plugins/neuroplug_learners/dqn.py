@@ -36,9 +36,10 @@ import torch.nn.functional as F
 from neuroplug.api import LearnerConfig, LearnerContext, Preset
 from neuroplug.envs.spec import EnvSpec
 from neuroplug.errors import require
-from neuroplug.learners.base import SEGMENT_ROUND, SegmentLearner
+from neuroplug.learners.base import SegmentLearner
 from neuroplug.learners.q_network import QNetwork
 from neuroplug.learners.replay_buffer import ReplayBuffer
+from neuroplug.seeds import replay_sampling_rng
 
 
 @dataclass
@@ -195,7 +196,7 @@ class DQN(SegmentLearner):
         )
         self.updates = 0
         self.since_target_update = 0
-        self.sampling_rng = np.random.Generator(np.random.Philox(context.seed))
+        self.sampling_rng = replay_sampling_rng(context.seed, 0)  # reseeded per segment
 
     def build_model(self) -> QNetwork:
         return QNetwork(self.context.network, self.context.initial_params)
@@ -228,8 +229,7 @@ class DQN(SegmentLearner):
 
     def _train(self) -> tuple[dict[str, float], dict[str, float]]:
         config = self.config
-        sequence = np.random.SeedSequence([self.context.seed, self.generation, SEGMENT_ROUND, 1])
-        self.sampling_rng = np.random.Generator(np.random.Philox(sequence))
+        self.sampling_rng = replay_sampling_rng(self.context.seed, self.generation)
         rollouts = math.ceil(self.segment_length() / (config.num_envs * config.train_frequency))
         losses: list[float] = []
         learning = 0.0

@@ -18,9 +18,10 @@ from neuroplug.config.typed import to_dataclass
 from neuroplug.errors import ConfigError
 from neuroplug.experiment import typed_experiment
 from neuroplug.noise import noise_vectors
+from neuroplug.seeds import EVALUATION_GENERATION_OFFSET
 from neuroplug.testing import check_resume_is_exact, synthetic_context, synthetic_result
 from neuroplug.testing.resume_check import same
-from neuroplug.training.trainer import EVAL_GENERATION_OFFSET, Trainer
+from neuroplug.training.trainer import Trainer
 
 NUM_PARAMS = 6
 TARGET = torch.linspace(-1.0, 1.0, NUM_PARAMS)
@@ -294,7 +295,7 @@ def _distinct_final_positions(compose, tmp_path, algo: str, seed: int, frames: i
     evaluate, positions = trainer.parts.scheduler.evaluate, []
 
     def measuring(population, policy, backend, request):
-        if request.generation >= EVAL_GENERATION_OFFSET:  # the final policy evaluation
+        if request.generation >= EVALUATION_GENERATION_OFFSET:  # the final policy evaluation
             return evaluate(population, policy, backend, request)
         # ES asks for no behaviour; measuring one changes nothing an algorithm sees.
         measured = dataclasses.replace(request, behaviour="final_obs")

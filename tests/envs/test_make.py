@@ -9,7 +9,7 @@ from neuroplug.app import run_job
 from neuroplug.config.paths import conf_dir
 from neuroplug.config.schema import EnvConfig
 from neuroplug.config.typed import to_dataclass
-from neuroplug.envs.make import episode_seeds, make_pool, make_spec
+from neuroplug.envs.make import make_pool, make_spec
 from neuroplug.errors import ConfigError
 
 SHIPPED_ENVS = sorted(
@@ -60,15 +60,6 @@ def test_generic_env_needs_a_task_id(compose):
 def test_unknown_task_suggests_close_names():
     with pytest.raises(ConfigError, match="did you mean Pong-v5"):
         make_spec(EnvConfig(task_id="Pong-v4"))
-
-
-def test_episode_seeds_depend_on_seed_generation_and_episode_only():
-    first = episode_seeds(0, 3, np.arange(5))
-    assert np.array_equal(first[[4, 1]], episode_seeds(0, 3, np.array([4, 1])))
-    assert len(set(first.tolist())) == 5
-    assert not np.array_equal(first, episode_seeds(0, 4, np.arange(5)))
-    assert not np.array_equal(first, episode_seeds(1, 3, np.arange(5)))
-    assert first.min() >= 0 and first.max() < 2**31
 
 
 @pytest.mark.parametrize("env", ["pendulum", "hopper"])

@@ -212,7 +212,7 @@ def test_atari_episodes_start_with_their_own_seeded_noops_in_pools_kept_across_e
     from its seed) with EnvPool's own random no-ops off, and keeps its pools from one
     evaluation to the next; an evaluation on kept pools plays exactly what one on fresh
     pools plays, whatever the schedule."""
-    from neuroplug.envs.make import start_noop_counts
+    from neuroplug.seeds import start_noop_counts
 
     env, policy, backend, population = _setup("Breakout-v5", 6, max_episode_steps=60)
     assert env.start_noops == 30 and env.reusable_pools

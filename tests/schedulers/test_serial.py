@@ -11,11 +11,12 @@ from neuroplug_schedulers.serial import SerialScheduler, SerialSchedulerConfig
 from neuroplug.api import EvaluationRequest
 from neuroplug.behaviours import Behaviour, resolve
 from neuroplug.config.schema import EnvConfig, NetConfig
-from neuroplug.envs.make import episode_seeds, make_pool, make_spec
+from neuroplug.envs.make import make_pool, make_spec
 from neuroplug.errors import ConfigError
 from neuroplug.nets.build import build_network
 from neuroplug.nets.policy import Policy
 from neuroplug.population import Population
+from neuroplug.seeds import episode_seeds
 
 
 def _setup(task_id: str, max_episode_steps: int | None = None, hidden=(8,)):

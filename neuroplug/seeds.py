@@ -1,0 +1,145 @@
+"""Every random stream of a run, named in one place.
+
+A run is reproducible because each stream is a pure function of the run seed and the
+stream's own coordinates (generation, round, episode, segment), never of what ran
+before it in the process. Each stream has a purpose and a tag; the tag keeps two streams
+with the same coordinates apart. Modules ask this one for their generators and numbers,
+so a new stream is one entry here, and two streams can never share a tag by accident
+(``tests/test_seeds.py`` checks they are distinct).
+
+The tags and the layout of each stream's key are part of the results: changing one
+changes every run's numbers, so they stay as they are.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+
+@dataclass(frozen=True)
+class Stream:
+    """One random stream: what it drives and the tag that keeps it apart."""
+
+    name: str
+    tag: int
+    purpose: str
+
+
+EPISODE = Stream(
+    "episode",
+    0x5EED,
+    "the env seed of each evaluation episode: (run seed, generation, round, episode index); "
+    "every member's k-th episode shares it (common random numbers)",
+)
+NOOP = Stream(
+    "noop",
+    0x0A0B,
+    "how many no-op actions an Atari evaluation episode starts with, per episode as above",
+)
+ACTION_NOISE = Stream(
+    "action_noise",
+    0xAC7,
+    "one key per evaluation work item for its Gaussian action noise (drawn per step)",
+)
+SEGMENT = Stream(
+    "segment",
+    0x1EA,
+    "a learner segment: its envs' seeds (as an episode round of its own) and the learner's "
+    "torch generator (actions, minibatch order)",
+)
+REPLAY_SAMPLING = Stream(
+    "replay_sampling",
+    1,
+    "a replay learner's minibatch draws in a segment (a sub-stream of the segment's)",
+)
+ACTING = Stream(
+    "acting",
+    0x5A5A,
+    "an asynchronous learner's acting thread: its own torch generator beside the learner's",
+)
+VALUE_HEAD = Stream(
+    "value_head",
+    1,
+    "the actor-critic's value head initialisation (run seed + 1; the policy takes the seed)",
+)
+STREAMS = (EPISODE, NOOP, ACTION_NOISE, SEGMENT, REPLAY_SAMPLING, ACTING, VALUE_HEAD)
+
+EVALUATION_GENERATION_OFFSET = 1 << 30
+"""The run's evaluations of its deployed policy play the episodes of generation
+``EVALUATION_GENERATION_OFFSET + generation``: apart from the training episodes' seeds, and
+the same for every run that evaluates at that generation."""
+
+
+def _table(entropy: list[int], count: int) -> np.ndarray:
+    return np.random.SeedSequence(entropy).generate_state(count, dtype=np.uint32)
+
+
+def episode_seeds(
+    run_seed: int, generation: int, episode_indices: np.ndarray, round: int = 0
+) -> np.ndarray:
+    """Environment seeds in [0, 2**31) for the given episode indices of a generation
+    (:data:`EPISODE`)."""
+    table = _table([run_seed, generation, EPISODE.tag, round], int(episode_indices.max()) + 1)
+    return (table[episode_indices] & 0x7FFFFFFF).astype(np.int64)
+
+
+def start_noop_counts(
+    run_seed: int, generation: int, episode_indices: np.ndarray, round: int, most: int
+) -> np.ndarray:
+    """How many no-op actions each episode starts with: uniform in ``[0, most]``
+    (:data:`NOOP`)."""
+    if most <= 0 or len(episode_indices) == 0:
+        return np.zeros(len(episode_indices), dtype=np.int64)
+    table = _table([run_seed, generation, NOOP.tag, round], int(episode_indices.max()) + 1)
+    return (table[episode_indices] % (most + 1)).astype(np.int64)
+
+
+def action_noise_keys(
+    run_seed: int, generation: int, round: int, items: int, first_item: int = 0
+) -> torch.Tensor:
+    """One 31-bit key per work item for its action noise, items ``first_item`` onwards of
+    the whole population's (:data:`ACTION_NOISE`)."""
+    table = _table([run_seed, generation, round, ACTION_NOISE.tag], first_item + items)
+    return torch.from_numpy((table[first_item:] & 0x7FFFFFFF).astype(np.int64))
+
+
+def segment_generator_seed(run_seed: int, segment: int) -> int:
+    """The learner's torch generator seed for ``segment`` (:data:`SEGMENT`)."""
+    sequence = np.random.SeedSequence([run_seed, segment, SEGMENT.tag])
+    return int(sequence.generate_state(1, dtype=np.uint64)[0] >> 1)
+
+
+def segment_episode_seeds(run_seed: int, segment: int, envs: int) -> np.ndarray:
+    """The seeds of a learner's ``envs`` envs started at ``segment``: episode seeds of a
+    round of their own (:data:`SEGMENT`)."""
+    return episode_seeds(run_seed, segment, np.arange(envs), SEGMENT.tag)
+
+
+def replay_sampling_rng(run_seed: int, segment: int) -> np.random.Generator:
+    """The replay learner's minibatch RNG for ``segment`` (:data:`REPLAY_SAMPLING`)."""
+    entropy = [run_seed, segment, SEGMENT.tag, REPLAY_SAMPLING.tag]
+    return np.random.Generator(np.random.Philox(np.random.SeedSequence(entropy)))
+
+
+def acting_seed(learner_generator_seed: int) -> int:
+    """The acting thread's torch generator seed, from the learner's (:data:`ACTING`)."""
+    return int(learner_generator_seed) ^ ACTING.tag
+
+
+def value_head_generator(run_seed: int) -> torch.Generator:
+    """The generator of the actor-critic's value head init (:data:`VALUE_HEAD`)."""
+    return torch.Generator().manual_seed(run_seed + VALUE_HEAD.tag)
+
+
+def algorithm_rng(run_seed: int) -> np.random.Generator:
+    """An evolutionary algorithm's own RNG (its noise seeds, selections), from the run seed."""
+    return np.random.Generator(np.random.Philox(run_seed))
+
+
+def init_generator(seed: int) -> torch.Generator:
+    """The generator of a network's initial parameters for ``seed`` (the run's centre, or a
+    fresh member described by its seed alone)."""
+    return torch.Generator().manual_seed(int(seed))
