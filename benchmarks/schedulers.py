@@ -37,8 +37,7 @@ import numpy as np
 import torch
 from neuroplug_backends.torch_backend import TorchBackend, TorchBackendConfig
 from neuroplug_schedulers.pipelined import PipelinedScheduler, PipelinedSchedulerConfig
-from neuroplug_schedulers.serial import SerialScheduler, SerialSchedulerConfig
-from neuroplug_schedulers.threaded import ThreadedScheduler, ThreadedSchedulerConfig
+from neuroplug_schedulers.threaded import ThreadedScheduler, ThreadedSchedulerConfig, serial_config
 
 from neuroplug.api import Backend, BackendConfig, EvaluationRequest
 from neuroplug.config.schema import EnvConfig, NetConfig
@@ -133,7 +132,7 @@ class FreeBackend(Backend):
 def schedulers(spec, lanes: int, threads: int, groups: int):
     """The built-in lockstep schedulers with the same slots and threads."""
     return {
-        "serial": SerialScheduler(SerialSchedulerConfig(name="serial", max_envs=lanes), spec),
+        "serial": ThreadedScheduler(serial_config(max_envs=lanes), spec),
         "threaded": ThreadedScheduler(
             # groups=1: alternate (its auto default pipelines image tasks on a GPU).
             ThreadedSchedulerConfig(name="threaded", max_envs=lanes, num_threads=threads, groups=1),

@@ -67,10 +67,10 @@ def test_lowrank_es_update_follows_the_evaluated_members():
     fitness = np.random.default_rng(1).normal(size=8)
     ranks = centered_ranks(fitness)
     expected = torch.from_numpy(ranks[0::2] - ranks[1::2]).float() @ directions / 8
-    start = es.center.clone()
+    start = es.centre.clone()
     es.tell(population, synthetic_result(fitness))
     # Adam's first step moves every coordinate by lr * sign(gradient).
-    moved = es.center - start
+    moved = es.centre - start
     significant = expected.abs() > 1e-4
     assert torch.allclose(moved[significant], 0.01 * torch.sign(expected[significant]), atol=1e-6)
 

@@ -103,14 +103,15 @@ class ESCentre:
     def __init__(
         self,
         config: ESStepConfig,
-        center: torch.Tensor,
+        centre: torch.Tensor,
         rng: np.random.Generator,
         network: Network,
     ) -> None:
         self.config = config
-        self.center = center.detach().clone().float()
+        self.params = centre.detach().clone().float()
+        """The centre: ``(D,)`` float32."""
         self.rng = rng
-        self.optimizer = Adam(len(self.center), config.learning_rate)
+        self.optimizer = Adam(len(self.params), config.learning_rate)
         self.lowrank: LowRank | None = None
         if config.perturbation == "lowrank":
             self.lowrank = lowrank_for(network.layout, config.rank, config.lowrank_min_size)
@@ -125,7 +126,7 @@ class ESCentre:
             seeds = draw_seeds(self.rng, size)
             scale = torch.full((size,), sigma, dtype=torch.float32)
         return Population(
-            bases=self.center.unsqueeze(0),
+            bases=self.params.unsqueeze(0),
             base_index=torch.zeros(size, dtype=torch.int64),
             scale=scale,
             seed=seeds,
@@ -141,12 +142,12 @@ class ESCentre:
             seeds = population.seed
         gradient = self._weighted_noise_sum(seeds, torch.from_numpy(weights).float())
         gradient /= len(population)
-        step = self.optimizer.step(-gradient + self.config.l2_coeff * self.center)
-        self.center -= step
+        step = self.optimizer.step(-gradient + self.config.l2_coeff * self.params)
+        self.params -= step
         return {
             "gradient_norm": float(gradient.norm()),
-            "update_ratio": float(step.norm() / (self.center.norm() + 1e-12)),
-            "center_norm": float(self.center.norm()),
+            "update_ratio": float(step.norm() / (self.params.norm() + 1e-12)),
+            "centre_norm": float(self.params.norm()),
         }
 
     def _weighted_noise_sum(self, seeds: torch.Tensor, weights: torch.Tensor) -> torch.Tensor:
@@ -155,18 +156,19 @@ class ESCentre:
         eps is the members' perturbation direction: low-rank products where the
         population used them, so the update follows the directions that were evaluated.
         """
-        total = torch.zeros(len(self.center))
+        total = torch.zeros(len(self.params))
         for start in range(0, len(seeds), _SEEDS_PER_CHUNK):
             chunk = slice(start, start + _SEEDS_PER_CHUNK)
-            directions = perturbation_vectors(seeds[chunk], len(self.center), self.lowrank)
+            directions = perturbation_vectors(seeds[chunk], len(self.params), self.lowrank)
             total += weights[chunk] @ directions
         return total
 
     def state_dict(self) -> dict[str, Any]:
         """Centre and Adam state (the RNG belongs to whoever owns it)."""
-        return {"center": self.center.clone(), "optimizer": self.optimizer.state_dict()}
+        return {"centre": self.params.clone(), "optimizer": self.optimizer.state_dict()}
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
         """Restore :meth:`state_dict`."""
-        self.center = state["center"].clone()
+        # "center": the key of checkpoints written before 2026-11-25.
+        self.params = state["centre" if "centre" in state else "center"].clone()
         self.optimizer.load_state_dict(state["optimizer"])

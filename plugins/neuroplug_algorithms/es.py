@@ -43,20 +43,20 @@ class OpenAIES(EvolutionAlgorithm):
 
     def __init__(self, config: ESConfig, context: AlgorithmContext) -> None:
         super().__init__(config, context)
-        self.centre = ESCentre(config, context.initial_params, self.rng, context.network)
+        self.search = ESCentre(config, context.initial_params, self.rng, context.network)
 
     @property
-    def center(self) -> torch.Tensor:
+    def centre(self) -> torch.Tensor:
         """The centre of the search distribution (the deployed policy)."""
-        return self.centre.center
+        return self.search.params
 
     def _ask(self) -> Population:
-        return self.centre.ask()
+        return self.search.ask()
 
     def _tell(
         self, population: Population, fitness: np.ndarray, result: EvaluationResult
     ) -> dict[str, float]:
-        return self.centre.step(population, self._shape(fitness))
+        return self.search.step(population, self._shape(fitness))
 
     def _shape(self, fitness: np.ndarray) -> np.ndarray:
         if self.config.fitness_shaping == "centered_ranks":
@@ -64,10 +64,10 @@ class OpenAIES(EvolutionAlgorithm):
         return (fitness - fitness.mean()) / (fitness.std() + 1e-8)
 
     def policy_params(self) -> torch.Tensor:
-        return self.center.clone()
+        return self.centre.clone()
 
     def _state(self) -> dict[str, Any]:
-        return self.centre.state_dict()
+        return self.search.state_dict()
 
     def _load_state(self, state: dict[str, Any]) -> None:
-        self.centre.load_state_dict(state)
+        self.search.load_state_dict(state)

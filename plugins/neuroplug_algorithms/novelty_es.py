@@ -188,18 +188,18 @@ class NSES(EvolutionAlgorithm):
         return self.config.centre_episodes
 
     def policy_params(self) -> torch.Tensor:
-        return self.centres[int(np.argmax(self.centre_returns))].center.clone()
+        return self.centres[int(np.argmax(self.centre_returns))].params.clone()
 
     # ------------------------------------------------------------------ the rounds
 
     def _ask(self) -> Population:
         if self.round == _INITIAL:
-            return Population.dense(torch.stack([centre.center for centre in self.centres]))
+            return Population.dense(torch.stack([centre.params for centre in self.centres]))
         if self.round == _PERTURBED:
             novelty = self.archive.novelty(self.centre_behaviours, self.config.k)
             self.active = int(self.rng.choice(len(self.centres), p=novelty_proportional(novelty)))
             return self.centres[self.active].ask()
-        return Population.dense(self.centres[self.active].center.unsqueeze(0))
+        return Population.dense(self.centres[self.active].params.unsqueeze(0))
 
     def _tell(
         self, population: Population, fitness: np.ndarray, result: EvaluationResult

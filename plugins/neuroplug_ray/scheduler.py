@@ -209,10 +209,6 @@ class RayScheduler(LockstepScheduler):
             self._ray.shutdown()
         self._ray = None
 
-    def worker_pids(self) -> list[int]:
-        """The process ids of the workers (after the first evaluation)."""
-        return self._ray.get([actor.pid.remote() for actor in self._actors])
-
     # ------------------------------------------------------------------ one round
 
     def _shipment(self, population: Population, policy: Policy):

@@ -10,7 +10,6 @@ its per-episode record goes back to the driver, which reduces every shard in ite
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 
 import numpy as np
@@ -52,10 +51,6 @@ class Evaluator:
         self.populations = WorkerPopulations()
         # Atari pools stay built between shards (see neuroplug.schedulers.lockstep.PoolCache).
         self.pool_cache = PoolCache()
-
-    def pid(self) -> int:
-        """This worker's process id (tests kill it)."""
-        return os.getpid()
 
     def evaluate_shard(
         self,

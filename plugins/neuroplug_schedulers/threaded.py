@@ -9,6 +9,11 @@ plays it (on an H100, Breakout with a population of 256 Nature CNNs ran at 1.00x
 EnvPool floor pipelined against 0.81x alternating; HalfCheetah's small MLP ran faster
 alternating, 0.47x against 0.40x: ``benchmarks/results/schedulers.md``). On a CPU the
 backend and the envs share the cores, so alternating stays the rule there.
+
+``scheduler=serial`` is this scheduler with one EnvPool thread and one group
+(``conf/scheduler/serial.yaml``, :func:`serial_config`): the naive schedule, where the
+simulators wait while the backend runs and the backend waits while one CPU thread steps
+the envs; the baseline the other schedules are measured against.
 """
 
 from __future__ import annotations
@@ -49,3 +54,9 @@ class ThreadedScheduler(LockstepScheduler):
             return self.config.groups
         pipelined = self.env.is_image and backend.device.type == "cuda"
         return PIPELINED_GROUPS if pipelined else 1
+
+
+def serial_config(**settings) -> ThreadedSchedulerConfig:
+    """The settings of ``scheduler=serial``: one EnvPool thread, one group (``settings``
+    override any field but the name)."""
+    return ThreadedSchedulerConfig(**{"num_threads": 1, "groups": 1, **settings, "name": "serial"})

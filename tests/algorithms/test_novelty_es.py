@@ -86,7 +86,7 @@ def test_generation_zero_evaluates_the_centres_then_a_population_then_the_update
 
     updated = algorithm.ask()
     assert len(updated) == 1 and algorithm.episodes_per_member() == 2
-    assert torch.equal(updated.materialize()[0], algorithm.centres[algorithm.active].center)
+    assert torch.equal(updated.materialize()[0], algorithm.centres[algorithm.active].params)
     assert not torch.equal(updated.materialize()[0], members[algorithm.active])
     algorithm.tell(updated, _synthetic(algorithm, updated))
     assert algorithm.generation == 1 and len(algorithm.archive) == 4
@@ -106,7 +106,7 @@ def test_the_update_is_es_with_weights_mixing_reward_and_novelty_ranks(
     _round(algorithm)
     population = algorithm.ask()
     active = algorithm.active
-    before = [centre.center.clone() for centre in algorithm.centres]
+    before = [centre.params.clone() for centre in algorithm.centres]
     rng = np.random.default_rng(3)
     returns, behaviours = rng.normal(size=8), rng.normal(size=(8, 2))
     novelty = algorithm.archive.novelty(behaviours, k=10)
@@ -118,11 +118,11 @@ def test_the_update_is_es_with_weights_mixing_reward_and_novelty_ranks(
     stats = algorithm.tell(population, synthetic_result(returns, behaviours=behaviours))
     assert stats["reward_weight"] == reward_weight
     # Adam's first step moves every coordinate by lr * sign(gradient).
-    step = algorithm.centres[active].center - before[active]
+    step = algorithm.centres[active].params - before[active]
     assert torch.allclose(step, 0.01 * torch.sign(gradient), atol=1e-6)
     for index, centre in enumerate(algorithm.centres):
         if index != active:
-            assert torch.equal(centre.center, before[index])
+            assert torch.equal(centre.params, before[index])
 
 
 def test_a_centre_whose_behaviour_is_no_longer_novel_is_never_picked():
@@ -133,7 +133,7 @@ def test_a_centre_whose_behaviour_is_no_longer_novel_is_never_picked():
     for _ in range(5):
         population = algorithm.ask()
         assert algorithm.active == 1
-        assert torch.equal(population.bases[0], algorithm.centres[1].center)
+        assert torch.equal(population.bases[0], algorithm.centres[1].params)
         algorithm.tell(population, _synthetic(algorithm, population))
         _round(algorithm)
 
@@ -142,11 +142,11 @@ def test_the_deployed_policy_is_the_centre_with_the_best_last_return():
     algorithm = _build(meta_population_size=3)
     centres = algorithm.ask()
     algorithm.tell(centres, synthetic_result([1.0, 5.0, 3.0], behaviours=np.eye(3)[:, :2]))
-    assert torch.equal(algorithm.policy_params(), algorithm.centres[1].center)
+    assert torch.equal(algorithm.policy_params(), algorithm.centres[1].params)
     _round(algorithm)
     updated = algorithm.ask()
     algorithm.tell(updated, synthetic_result([10.0], behaviours=np.zeros((1, 2))))
-    assert torch.equal(algorithm.policy_params(), algorithm.centres[algorithm.active].center)
+    assert torch.equal(algorithm.policy_params(), algorithm.centres[algorithm.active].params)
 
 
 def test_nsra_raises_w_on_improvement_and_lowers_it_after_a_stall():

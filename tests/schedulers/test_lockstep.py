@@ -7,8 +7,7 @@ import pytest
 import torch
 from neuroplug_backends.torch_backend import TorchBackend, TorchBackendConfig
 from neuroplug_schedulers.pipelined import PipelinedScheduler, PipelinedSchedulerConfig
-from neuroplug_schedulers.serial import SerialScheduler, SerialSchedulerConfig
-from neuroplug_schedulers.threaded import ThreadedScheduler, ThreadedSchedulerConfig
+from neuroplug_schedulers.threaded import ThreadedScheduler, ThreadedSchedulerConfig, serial_config
 
 import neuroplug.schedulers.lockstep as lockstep
 from neuroplug.api import EvaluationRequest
@@ -37,7 +36,7 @@ def _setup(task_id: str, members: int, max_episode_steps: int | None = None, nor
 
 def _schedulers(env, max_envs: int):
     return {
-        "serial": SerialScheduler(SerialSchedulerConfig(name="serial", max_envs=max_envs), env),
+        "serial": ThreadedScheduler(serial_config(max_envs=max_envs), env),
         "threaded": ThreadedScheduler(
             ThreadedSchedulerConfig(name="threaded", max_envs=max_envs, num_threads=2), env
         ),
@@ -101,7 +100,7 @@ def test_all_schedulers_return_identical_results(
 def test_results_do_not_depend_on_thread_counts():
     env, policy, backend, population = _setup("CartPole-v1", 7)
     request = EvaluationRequest(generation=0, episodes_per_member=2, seed=1)
-    one = SerialScheduler(SerialSchedulerConfig(name="serial", max_envs=4, num_threads=1), env)
+    one = ThreadedScheduler(serial_config(max_envs=4, num_threads=1), env)
     four = ThreadedScheduler(ThreadedSchedulerConfig(name="t", max_envs=4, num_threads=4), env)
     _assert_identical(
         {
@@ -259,7 +258,7 @@ def test_sticky_actions_keep_building_seeded_pools_per_evaluation(monkeypatch):
         "make_pool",
         lambda *args, **kwargs: built.append(1) or real_make_pool(*args, **kwargs),
     )
-    scheduler = SerialScheduler(SerialSchedulerConfig(name="serial", max_envs=2), env)
+    scheduler = ThreadedScheduler(serial_config(max_envs=2), env)
     request = EvaluationRequest(generation=0, episodes_per_member=1, seed=0)
     scheduler.evaluate(population, policy, backend, request)
     scheduler.evaluate(population, policy, backend, request)

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import torch
 from neuroplug_backends.torch_backend import TorchBackend, TorchBackendConfig
-from neuroplug_schedulers.serial import SerialScheduler, SerialSchedulerConfig
+from neuroplug_schedulers.threaded import ThreadedScheduler, ThreadedSchedulerConfig, serial_config
 
 from neuroplug.api import EvaluationRequest
 from neuroplug.behaviours import Behaviour, resolve
@@ -56,7 +56,7 @@ def _naive_episode(env, policy, params, seed, behaviour: Behaviour | None = None
 
 def test_returns_match_a_naive_one_member_loop():
     env, policy, backend, population = _setup("CartPole-v1")
-    scheduler = SerialScheduler(SerialSchedulerConfig(name="serial", num_threads=1), env)
+    scheduler = ThreadedScheduler(serial_config(num_threads=1), env)
     request = EvaluationRequest(generation=3, episodes_per_member=2, seed=11)
     result = scheduler.evaluate(population, policy, backend, request)
     members = population.materialize()
@@ -75,9 +75,7 @@ def test_returns_match_a_naive_one_member_loop():
 def test_atari_counts_frames_as_four_per_step_and_scores_are_game_scores_and_bcs_are_ram():
     env, policy, backend, population = _setup("Pong-v5", max_episode_steps=60)
     request = EvaluationRequest(generation=0, episodes_per_member=1, seed=0, behaviour="auto")
-    result = SerialScheduler(SerialSchedulerConfig(name="serial"), env).evaluate(
-        population, policy, backend, request
-    )
+    result = ThreadedScheduler(serial_config(), env).evaluate(population, policy, backend, request)
     assert env.frame_skip == 4
     assert (result.lengths == 60).all()  # capped episodes
     assert result.env_steps == 6 * 60
@@ -95,9 +93,7 @@ def test_atari_counts_frames_as_four_per_step_and_scores_are_game_scores_and_bcs
 def test_observation_sums_are_returned_only_when_asked(collect):
     env, policy, backend, population = _setup("CartPole-v1")
     request = EvaluationRequest(generation=0, seed=0, collect_obs_stats=collect)
-    result = SerialScheduler(SerialSchedulerConfig(name="serial"), env).evaluate(
-        population, policy, backend, request
-    )
+    result = ThreadedScheduler(serial_config(), env).evaluate(population, policy, backend, request)
     if collect:
         assert result.obs_stats.count == result.env_steps
         assert result.obs_stats.total.shape == (4,)
@@ -119,7 +115,7 @@ def test_observation_sums_are_returned_only_when_asked(collect):
 def test_behaviours_match_a_naive_one_member_loop(task_id, name, max_episode_steps):
     env, policy, backend, population = _setup(task_id, max_episode_steps)
     behaviour = resolve(name, env)
-    scheduler = SerialScheduler(SerialSchedulerConfig(name="serial", num_threads=1), env)
+    scheduler = ThreadedScheduler(serial_config(num_threads=1), env)
     request = EvaluationRequest(generation=1, episodes_per_member=2, seed=7, behaviour=name)
     result = scheduler.evaluate(population, policy, backend, request)
     assert result.behaviours.shape == (6, 2, behaviour.size)
@@ -146,6 +142,16 @@ def test_a_bc_that_does_not_fit_the_env_fails_before_any_pool_starts(monkeypatch
     env, policy, backend, population = _setup("CartPole-v1")
     request = EvaluationRequest(generation=0, behaviour="final_ram")
     with pytest.raises(ConfigError, match=r"algo\.behaviour: final_ram needs info\['ram'\]"):
-        SerialScheduler(SerialSchedulerConfig(name="serial"), env).evaluate(
-            population, policy, backend, request
-        )
+        ThreadedScheduler(serial_config(), env).evaluate(population, policy, backend, request)
+
+
+def test_serial_is_the_threaded_scheduler_with_one_thread_and_one_group(compose):
+    from neuroplug import registry
+
+    assert registry.load("schedulers", "serial") is ThreadedScheduler
+    config = compose(["scheduler=serial"]).scheduler
+    assert (config.name, config.num_threads, config.groups) == ("serial", 1, 1)
+    assert compose(["scheduler=serial", "scheduler.num_threads=2"]).scheduler.num_threads == 2
+    assert serial_config(max_envs=3) == ThreadedSchedulerConfig(
+        name="serial", max_envs=3, num_threads=1, groups=1
+    )

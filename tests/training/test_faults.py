@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import torch
 from neuroplug_backends.torch_backend import TorchBackend, TorchBackendConfig
-from neuroplug_schedulers.serial import SerialScheduler, SerialSchedulerConfig
+from neuroplug_schedulers.threaded import ThreadedScheduler, serial_config
 
 from neuroplug.api import EvaluationRequest
 from neuroplug.app import run_job
@@ -37,7 +37,7 @@ def test_a_member_with_nan_weights_scores_nan_and_the_rest_are_unaffected():
     network = build_network(NetConfig(hidden_sizes=[8]), env)
     members = network.initial_params(torch.Generator().manual_seed(0)).repeat(3, 1)
     members[1, 5] = float("nan")
-    scheduler = SerialScheduler(SerialSchedulerConfig(name="serial"), env)
+    scheduler = ThreadedScheduler(serial_config(), env)
     backend = TorchBackend(TorchBackendConfig(name="torch", device="cpu"), network)
     result = scheduler.evaluate(
         Population.dense(members),
