@@ -83,3 +83,35 @@ def test_between_busy_and_free_the_count_stays(monkeypatch):
     assert threads.apply() == 1
     machine.run(2.0, own_cores=1.0, other_cores=0.4)  # no flapping back at the edge
     assert threads.apply() == 1
+
+
+@pytest.mark.parametrize(
+    ("network", "inputs"),
+    [
+        (MLP(8, [64, 64], 4, "tanh"), torch.randn(32, 8)),
+        (NatureCNN((4, 84, 84), 6), torch.randint(0, 255, (8, 4, 84, 84), dtype=torch.uint8)),
+    ],
+)
+def test_low_rank_population_forwards_are_the_same_bits_at_any_thread_count(network, inputs):
+    """The factored low-rank path (shared products in oneDNN, factor terms beside them)."""
+    from neuroplug_backends.torch_backend import TorchBackend, TorchBackendConfig
+
+    from neuroplug.lowrank import lowrank_for
+    from neuroplug.population import Population
+
+    size = len(inputs)
+    centre = network.initial_params(torch.Generator().manual_seed(0))
+    population = Population(
+        bases=centre.unsqueeze(0),
+        base_index=torch.zeros(size, dtype=torch.int64),
+        scale=torch.full((size,), 0.05),
+        seed=torch.arange(size, dtype=torch.int64),
+        lowrank=lowrank_for(network.layout, 4, min_size=1024),
+    )
+    backend = TorchBackend(TorchBackendConfig(name="torch", device="cpu", tile_rows=8), network)
+    backend.load(population)
+    outputs = []
+    for count in (1, 2, 3):
+        torch.set_num_threads(count)
+        outputs.append(backend.forward(torch.arange(size), inputs))
+    assert all(torch.equal(outputs[0], other) for other in outputs[1:])
