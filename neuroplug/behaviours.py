@@ -12,15 +12,16 @@ name                      vector                                                
 ``final_position``        the agent's final ``x`` (and ``y`` where the task has it)  MuJoCo,
                                                                                      some DMC
 ``final_ram``             the Atari console's 128-byte RAM at the end, as floats     Atari
-``auto``                  ``final_obs`` (classic, DeepMind Control),
-                          ``final_position`` (MuJoCo), ``final_ram`` (Atari)
+``auto``                  the env family's ``default_behaviour``: ``final_obs`` (classic,
+                          DeepMind Control), ``final_position`` (MuJoCo), ``final_ram``
+                          (Atari), none (ViZDoom)
 ========================  =========================================================  ======
 
 ``final_position`` reads EnvPool's MuJoCo info: ``info["x_position"]`` on HalfCheetah,
 Hopper, Walker2d (1-d BC); plus ``info["y_position"]`` on Humanoid, Ant, Swimmer (2-d, the
 NS-ES paper's BC for Humanoid). DeepMind Control tasks report no position in their info;
 where the observation holds the agent's global position it is read from there
-(:data:`DM_CONTROL_POSITIONS`: the point mass's ``x, y``, the cart's ``x``, the pure-state
+(the ``dm_control`` family's ``position_entries``: the point mass's ``x, y``, the cart's ``x``, the pure-state
 humanoid's root ``x, y``). The others (Cheetah, Walker, Hopper observe joints relative to
 their root) are rejected, as are MuJoCo tasks without a position (Reacher,
 InvertedPendulum). Which info keys a task has is read from its EnvPool spec, so
@@ -40,20 +41,6 @@ from neuroplug.errors import ConfigError
 
 BEHAVIOURS = ("auto", "final_obs", "final_position", "final_ram")
 """The names ``algo.behaviour`` accepts."""
-AUTO = {
-    "classic": "final_obs",
-    "mujoco": "final_position",
-    "atari": "final_ram",
-    "dm_control": "final_obs",
-}
-"""What ``auto`` means in each env family."""
-DM_CONTROL_POSITIONS = {
-    "PointMass": ("position", 2),
-    "Cartpole": ("position", 1),
-    "HumanoidRunPureState": ("position", 2),
-}
-"""DeepMind Control tasks (by task-id prefix) whose observation entry starts with the
-agent's global position: ``(entry, how many leading values)``."""
 _POSITION_KEYS = ("x_position", "y_position")
 _RAM_KEY = "ram"
 _RAM_BYTES = 128  # the Atari 2600's whole RAM
@@ -103,8 +90,8 @@ def _candidate(name: str, env: EnvSpec) -> Behaviour | str:
         if env.is_image:
             return f"final_obs needs vector observations; {env.task_id} observes images"
         return Behaviour(name, (), int(np.prod(env.obs_shape)))
-    if name == "final_position" and env.family == "dm_control":
-        return _dm_control_position(env)
+    if name == "final_position" and env.family.position_entries:
+        return _observed_position(env)
     keys = _info_keys(env.task_id)
     if name == "final_position":
         present = tuple(key for key in _POSITION_KEYS if key in keys)
@@ -116,16 +103,17 @@ def _candidate(name: str, env: EnvSpec) -> Behaviour | str:
     return Behaviour(name, (_RAM_KEY,), _RAM_BYTES)
 
 
-def _dm_control_position(env: EnvSpec) -> Behaviour | str:
-    """The leading values of the observation entry that holds the agent's position."""
+def _observed_position(env: EnvSpec) -> Behaviour | str:
+    """The leading values of the observation entry that holds the agent's position (the
+    family's ``position_entries``: DeepMind Control)."""
+    entries = env.family.position_entries
     found = next(
-        (where for prefix, where in DM_CONTROL_POSITIONS.items() if env.task_id.startswith(prefix)),
-        None,
+        (where for prefix, where in entries.items() if env.task_id.startswith(prefix)), None
     )
     if found is None:
         return (
             f"final_position needs the agent's position; {env.task_id} observes none "
-            "(DeepMind Control tasks with one: " + ", ".join(DM_CONTROL_POSITIONS) + ")"
+            f"({env.family} tasks with one: " + ", ".join(entries) + ")"
         )
     key, count = found
     start = 0
@@ -143,13 +131,18 @@ def resolve(name: str, env: EnvSpec) -> Behaviour:
     """
     if name not in BEHAVIOURS:
         raise ConfigError(_FIELD, f"unknown behaviour {name!r}", ", ".join(BEHAVIOURS))
-    concrete = AUTO[env.family] if name == "auto" else name
-    found = _candidate(concrete, env)
+    default = env.family.default_behaviour
+    concrete = default if name == "auto" else name
+    found = (
+        _candidate(concrete, env)
+        if concrete is not None
+        else f"no behaviour characterisation is the default for {env.family} envs"
+    )
     if isinstance(found, Behaviour):
         return found
     fitting = [other for other in BEHAVIOURS[1:] if isinstance(_candidate(other, env), Behaviour)]
-    if AUTO[env.family] in fitting:
+    if default in fitting:
         fitting.insert(0, "auto")
     allowed = ", ".join(fitting) if fitting else f"none: {env.task_id} has no BC here"
-    via = f"auto means {concrete} for {env.family} envs; " if name == "auto" else ""
+    via = f"auto means {concrete} for {env.family} envs; " if name == "auto" and concrete else ""
     raise ConfigError(_FIELD, via + found, allowed)

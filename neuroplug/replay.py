@@ -46,8 +46,6 @@ if TYPE_CHECKING:
 WHICH = {"policy": "policy_params", "best": "best_member_params"}
 """``--which`` choices -> checkpoint keys: the algorithm's deployed policy (ES: the
 centre; GA: the elite), or the best member ever evaluated."""
-ATARI_FPS = 60.0
-"""The Atari 2600's frame rate; a video shows one frame per agent step."""
 OTHER_FPS = 30.0
 
 
@@ -273,7 +271,8 @@ def replay(
             max_episode_steps=max_steps,
             make_kwargs={**env.make_kwargs, "max_episode_steps": max_steps},
         )
-    fps = fps or (ATARI_FPS / env.frame_skip if env.family == "atari" else OTHER_FPS)
+    native = env.family.native_fps  # the emulator's frames per second, where it has them
+    fps = fps or (native / env.frame_skip if native else OTHER_FPS)
     evaluated = loaded.eval_return_mean
     algorithm = OmegaConf.select(loaded.config, "algo.name", default="the")
     print(

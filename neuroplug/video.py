@@ -183,7 +183,9 @@ def open_pool(env: EnvSpec, seeds: np.ndarray, num_threads: int = 0, **overrides
     from neuroplug.envs.make import make_pool
 
     problem = (
-        mujoco_render_problem(env.task_id, env.make_kwargs) if env.family == "mujoco" else None
+        mujoco_render_problem(env.task_id, env.make_kwargs)
+        if env.family.renders_with_opengl
+        else None
     )
     if problem is None:
         rendering = replace(env, make_kwargs={**env.make_kwargs, "render_mode": "rgb_array"})
@@ -191,7 +193,7 @@ def open_pool(env: EnvSpec, seeds: np.ndarray, num_threads: int = 0, **overrides
             return make_pool(rendering, seeds, num_threads, **overrides), "render", None
         except Exception as error:  # EnvPool versions without render_mode reject the kwarg
             problem = f"EnvPool cannot render {env.task_id} ({error})"
-    source = "observation" if env.family == "atari" and env.is_image else None
+    source = "observation" if env.family.video_from_observation and env.is_image else None
     return make_pool(env, seeds, num_threads, **overrides), source, problem
 
 

@@ -19,20 +19,12 @@ import numpy as np
 
 from neuroplug.config.schema import EnvConfig
 from neuroplug.devices import env_threads
+from neuroplug.envs.families import detect_family, family_named, family_names
 from neuroplug.envs.flatten import FlatObservationPool, observation_parts
 from neuroplug.envs.spec import EnvSpec
 from neuroplug.errors import ConfigError
 
 _RESERVED_KWARGS = {"num_envs", "batch_size", "seed", "env_seed", "num_threads", "env_type"}
-
-
-_FAMILY_REGISTRATIONS = {
-    "classic": "envpool.classic_control.registration",
-    "atari": "envpool.atari.registration",
-    "mujoco": "envpool.mujoco.gym.registration",
-    "dm_control": "envpool.mujoco.dmc.registration",
-}
-"""The EnvPool module registering each ``env.family``'s tasks."""
 
 
 def _envpool(family: str = "auto"):
@@ -45,7 +37,8 @@ def _envpool(family: str = "auto"):
     """
     # EnvPool's gymnasium wrapper warns about float64 box bounds on every spec.
     warnings.filterwarnings("ignore", message=".*precision lowered.*")
-    if "envpool" not in sys.modules and family in _FAMILY_REGISTRATIONS:
+    known = family_named(family)
+    if "envpool" not in sys.modules and known is not None:
         sys.modules["envpool.entry"] = types.ModuleType("envpool.entry")
         try:
             import envpool  # noqa: F401  (its __init__ finds the stand-in entry module)
@@ -53,7 +46,7 @@ def _envpool(family: str = "auto"):
             # Gone again, so that importing envpool.entry later registers everything.
             del sys.modules["envpool.entry"]
         try:
-            importlib.import_module(_FAMILY_REGISTRATIONS[family])
+            importlib.import_module(known.registration)
         except ImportError:  # an EnvPool laid out differently: register everything
             _register_all()
     import envpool
@@ -74,16 +67,6 @@ def _envpool_for(task_id: str, family: str):
     return envpool
 
 
-def _detect_family(config: dict[str, Any], envpool_spec: Any) -> str:
-    if type(envpool_spec).__name__.startswith("Dmc"):  # EnvPool's DeepMind Control specs
-        return "dm_control"
-    if "img_height" in config and "frame_skip" in config:
-        return "atari"
-    if "xml_file" in config or "frame_stack" in config:
-        return "mujoco"
-    return "classic"
-
-
 def make_spec(config: EnvConfig) -> EnvSpec:
     """Validate ``config`` against EnvPool and describe the environment (starts nothing)."""
     envpool = _envpool_for(config.task_id, config.family)
@@ -99,7 +82,14 @@ def make_spec(config: EnvConfig) -> EnvSpec:
         raise ConfigError(
             "env.kwargs", f"{bad} are set by neuroplug itself", "other envpool.make arguments"
         )
-    known = sorted(set(envpool.make_spec(config.task_id).config._fields) - _RESERVED_KWARGS)
+    if config.family != "auto" and family_named(config.family) is None:
+        raise ConfigError(
+            "env.family", f"got {config.family!r}", ", ".join(("auto", *family_names()))
+        )
+    plain = envpool.make_spec(config.task_id)
+    # The task's own family (a named one only chose which EnvPool module to import first).
+    family = detect_family(plain.config._asdict(), plain)
+    known = sorted(set(plain.config._fields) - _RESERVED_KWARGS)
     unknown = sorted(set(config.kwargs) - set(known))
     if unknown:
         raise ConfigError(
@@ -107,7 +97,7 @@ def make_spec(config: EnvConfig) -> EnvSpec:
             f"is not a setting of EnvPool's {config.task_id}",
             ", ".join(known),
         )
-    kwargs = dict(config.kwargs)
+    kwargs = {**family.make_defaults(), **config.kwargs}
     if config.max_episode_steps is not None:
         kwargs["max_episode_steps"] = config.max_episode_steps
     try:
@@ -130,7 +120,6 @@ def make_spec(config: EnvConfig) -> EnvSpec:
         obs_shape = tuple(int(size) for size in observation_space.shape)
         obs_dtype = np.dtype(observation_space.dtype)
     discrete = hasattr(action_space, "n")
-    family = _detect_family(settings, envpool_spec) if config.family == "auto" else config.family
     return EnvSpec(
         task_id=config.task_id,
         family=family,
@@ -141,7 +130,7 @@ def make_spec(config: EnvConfig) -> EnvSpec:
         num_actions=int(action_space.n) if discrete else int(np.prod(action_space.shape)),
         action_low=None if discrete else np.asarray(action_space.low, dtype=np.float32),
         action_high=None if discrete else np.asarray(action_space.high, dtype=np.float32),
-        frame_skip=int(settings.get("frame_skip", 1)) if family == "atari" else 1,
+        frame_skip=family.frame_skip(settings),
         max_episode_steps=int(settings["max_episode_steps"]),
         solved_return=(
             config.solved_return
@@ -149,9 +138,8 @@ def make_spec(config: EnvConfig) -> EnvSpec:
             else _finite_or_none(settings.get("reward_threshold"))
         ),
         make_kwargs=kwargs,
-        start_noops=int(settings.get("noop_max", 0)) if family == "atari" else 0,
-        reusable_pools=family == "atari"
-        and float(settings.get("repeat_action_probability", 0.0)) == 0.0,
+        start_noops=family.start_noops(settings),
+        reusable_pools=family.reusable_pools(settings),
         learner_settings=tuple(
             name for name in ("reward_clip", "episodic_life") if name in settings
         ),
@@ -163,9 +151,10 @@ def _finite_or_none(value: Any) -> float | None:
 
 
 def engine_pool_settings(spec: EnvSpec) -> dict[str, Any]:
-    """``envpool.make`` settings of the evaluation engine's pools beyond the spec's: on
-    Atari EnvPool's random no-op starts are off (the engine plays ``spec.start_noops``)."""
-    return {"noop_max": 1} if spec.family == "atari" else {}
+    """``envpool.make`` settings of the evaluation engine's pools beyond the spec's (the
+    family's: on Atari EnvPool's random no-op starts are off, the engine plays
+    ``spec.start_noops``)."""
+    return spec.family.engine_pool_settings()
 
 
 def make_pool(spec: EnvSpec, seeds: np.ndarray, num_threads: int = 0, **overrides: Any):

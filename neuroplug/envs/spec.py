@@ -7,14 +7,16 @@ from typing import Any
 
 import numpy as np
 
+from neuroplug.envs.family import EnvFamily
+
 
 @dataclass(frozen=True)
 class EnvSpec:
     """Observation and action spaces, frame accounting and the kwargs to build pools."""
 
     task_id: str
-    family: str
-    """``atari``, ``mujoco``, ``dm_control`` or ``classic``."""
+    family: EnvFamily
+    """The family's traits (:mod:`neuroplug.envs.family`); ``str(family)`` is its name."""
     obs_shape: tuple[int, ...]
     """What the networks see: for a dict observation, the flat vector of its entries."""
     obs_dtype: np.dtype

@@ -14,7 +14,7 @@ def build_network(config: NetConfig, env: EnvSpec) -> Network:
     """The network ``config`` asks for, checked against ``env``'s observation space."""
     net_type = config.type
     if net_type == "auto":
-        net_type = "nature_cnn" if env.is_image else "mlp"
+        net_type = env.family.default_network(env.is_image)
     if net_type == "nature_cnn":
         if not env.is_image:
             raise ConfigError(

@@ -244,7 +244,8 @@ class LockstepEvaluation:
             if request.action_noise
             else None
         )
-        self.use_game_score = env.family == "atari"  # info["reward"]: unclipped game points
+        # Where the family keeps the true score (Atari: info["reward"], unclipped points).
+        self.score_key = env.family.score_info_key
         self.clock = _FlightClock()
         self.overlap = 0.0
 
@@ -376,7 +377,7 @@ class LockstepEvaluation:
         self.resetting[lanes] = False
         stepped = np.flatnonzero(~was_reset)
         items = self.lane_item[lanes[stepped]]
-        rewards = (info["reward"] if self.use_game_score else reward)[stepped]
+        rewards = (info[self.score_key] if self.score_key else reward)[stepped]
         ledger.record_step(items, rewards)
         done = (terminated | truncated)[stepped]
         ended_rows = stepped[done]

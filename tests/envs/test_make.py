@@ -38,18 +38,21 @@ def test_every_env_the_issue_names_is_shipped():
 @pytest.mark.parametrize("name", SHIPPED_ENVS)
 def test_shipped_env_configs_describe_their_envs(compose, name):
     spec = make_spec(to_dataclass(EnvConfig, compose([f"env={name}"]).env, "env"))
-    assert spec.family == EXPECTED_FAMILY.get(name, spec.family)
-    if spec.family == "atari":
+    assert spec.family.name == EXPECTED_FAMILY.get(name, spec.family.name)
+    if spec.family.name == "atari":
         assert spec.obs_shape == (4, 84, 84) and spec.discrete and spec.frame_skip == 4
         assert spec.max_episode_steps == 5000  # 20k frames, the deep GA paper's cap
+    elif spec.is_image:
+        assert spec.obs_shape == (4, 84, 84) and spec.discrete and spec.frame_skip == 4
     else:
         assert len(spec.obs_shape) == 1 and spec.frame_skip == 1
 
 
 def test_family_is_detected_for_generic_tasks():
-    assert make_spec(EnvConfig(task_id="Asterix-v5")).family == "atari"
-    assert make_spec(EnvConfig(task_id="Walker2d-v4")).family == "mujoco"
-    assert make_spec(EnvConfig(task_id="Acrobot-v1")).family == "classic"
+    assert make_spec(EnvConfig(task_id="Asterix-v5")).family.name == "atari"
+    assert make_spec(EnvConfig(task_id="Walker2d-v4")).family.name == "mujoco"
+    assert make_spec(EnvConfig(task_id="Acrobot-v1")).family.name == "classic"
+    assert make_spec(EnvConfig(task_id="DefendTheCenter-v1")).family.name == "vizdoom"
 
 
 def test_generic_env_needs_a_task_id(compose):
@@ -108,7 +111,7 @@ def test_dict_observations_are_flattened_in_the_tasks_own_order():
     import envpool
 
     spec = make_spec(EnvConfig(task_id="WalkerWalk-v1"))
-    assert spec.family == "dm_control"
+    assert spec.family.name == "dm_control"
     assert spec.obs_parts == (("orientations", (14,)), ("height", ()), ("velocity", (9,)))
     assert spec.obs_shape == (24,)
     seeds = np.array([5, 6])

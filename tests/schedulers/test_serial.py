@@ -47,7 +47,8 @@ def _naive_episode(env, policy, params, seed, behaviour: Behaviour | None = None
             params, torch.from_numpy(observation.astype(np.float32))
         )
         observation, reward, terminated, truncated, info = pool.step(policy.actions(outputs))
-        total += float(info["reward"][0] if env.family == "atari" else reward[0])
+        key = env.family.score_info_key
+        total += float(info[key][0] if key else reward[0])
         steps += 1
         done = bool(terminated[0] or truncated[0])
     final = behaviour.extract(observation, info, np.array([0]))[0] if behaviour else None

@@ -1,0 +1,38 @@
+"""ViZDoom (EnvPool's Doom scenarios: D1Basic ... D4Battle2, Deathmatch, ...), Sample
+Factory's headline benchmark.
+
+Observations are stacks of 4 grayscale 84x84 frames, each agent step repeats its action
+for 4 game tics (``frame_skip``), and actions are EnvPool's combined discrete buttons
+(``use_combined_action``, as Sample Factory plays Doom), so discrete learners and the
+Nature CNN run on it unchanged. Scores are the scenario's rewards.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from neuroplug.envs.family import EnvFamily
+
+
+class ViZDoom(EnvFamily):
+    """Doom scenarios: frame-skipped image stacks, combined discrete actions, no
+    characterisation by default (the game variables are no behaviour yet)."""
+
+    name = "vizdoom"
+    registration = "envpool.vizdoom.registration"
+    detection_order = 10
+    default_behaviour = None
+    video_from_observation = True
+    native_fps = 35.0  # Doom's tics per second
+
+    def detects(self, settings: dict[str, Any], envpool_spec: Any) -> bool:
+        return type(envpool_spec).__name__.startswith("Vizdoom")
+
+    def make_defaults(self) -> dict[str, Any]:
+        return {"use_combined_action": True}
+
+    def frame_skip(self, settings: dict[str, Any]) -> int:
+        return int(settings.get("frame_skip", 1))
+
+
+FAMILY = ViZDoom()

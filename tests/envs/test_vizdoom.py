@@ -1,0 +1,57 @@
+"""The ViZDoom family, added as one module (neuroplug/envs/families/vizdoom.py) plus its
+configs: its traits reach the spec, its episodes play, and a run trains on it."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from neuroplug.config.schema import EnvConfig
+from neuroplug.envs.families import all_families, family_named
+from neuroplug.envs.make import make_pool, make_spec
+
+
+def test_doom_tasks_are_frame_skipped_image_stacks_with_discrete_actions():
+    spec = make_spec(EnvConfig(task_id="D1Basic-v1"))
+    assert spec.family is family_named("vizdoom")
+    assert spec.obs_shape == (4, 84, 84) and spec.obs_dtype == np.uint8
+    assert spec.discrete and spec.num_actions == 6  # EnvPool's combined buttons
+    assert spec.frame_skip == 4 and spec.start_noops == 0 and not spec.reusable_pools
+    assert spec.make_kwargs["use_combined_action"] is True
+    assert spec.family.default_network(spec.is_image) == "nature_cnn"
+    # The family is named once: every other family is asked after it and declines.
+    assert [family.name for family in all_families()].count("vizdoom") == 1
+
+
+def test_doom_episodes_end_and_are_scored_by_the_scenario(tmp_path):
+    spec = make_spec(EnvConfig(task_id="D1Basic-v1", max_episode_steps=12))
+    pool = make_pool(spec, np.array([3, 4]), num_threads=1)
+    try:
+        pool.reset()
+        ended = 0
+        for _ in range(13):
+            _, reward, terminated, truncated, _ = pool.step(np.zeros(2, dtype=np.int32))
+            assert np.isfinite(reward).all()
+            ended += int((terminated | truncated).sum())
+        assert ended == 2  # both games end by the 12-step cap (or earlier, by a kill)
+    finally:
+        pool.close()
+
+
+def test_evolution_trains_on_doom_through_the_shipped_config(compose, tmp_path):
+    from neuroplug.app import run_job
+    from neuroplug.training.checkpoint import load_checkpoint
+
+    overrides = [
+        "algo=es",
+        "env=doom_basic",
+        "env.max_episode_steps=8",
+        "algo.population_size=2",
+        "logger=none",
+        "run.max_generations=1",
+        "run.eval_episodes=1",
+        f"run.output_dir={tmp_path}",
+    ]
+    run_job(compose(overrides))
+    state = load_checkpoint(tmp_path)
+    assert state["generation"] == 1
+    assert state["counters"]["frames"] == 4 * state["counters"]["env_steps"]
