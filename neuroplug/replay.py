@@ -112,16 +112,15 @@ def load_policy(run_dir: Path, which: str = "policy") -> LoadedPolicy:
 
 def build_player(loaded: LoadedPolicy) -> tuple[EnvSpec, Policy, Backend]:
     """(env spec, policy, backend) from the checkpoint's config."""
-    from neuroplug import registry
     from neuroplug.config.schema import EnvConfig, NetConfig
     from neuroplug.config.typed import to_dataclass
-    from neuroplug.envs.make import make_spec
-    from neuroplug.nets.build import build_network
     from neuroplug.nets.policy import Policy
+    from neuroplug.training.components import build_backend, build_env_and_network
 
     config = loaded.config
-    env = make_spec(to_dataclass(EnvConfig, config.env, "env"))
-    network = build_network(to_dataclass(NetConfig, config.net, "net"), env)
+    env, network = build_env_and_network(
+        to_dataclass(EnvConfig, config.env, "env"), to_dataclass(NetConfig, config.net, "net")
+    )
     if loaded.params.numel() != network.num_params:
         raise ReplayError(
             f"the checkpoint holds {loaded.params.numel()} parameters but its config builds "
@@ -131,9 +130,7 @@ def build_player(loaded: LoadedPolicy) -> tuple[EnvSpec, Policy, Backend]:
     policy = Policy(network, env, normalize_observations=loaded.normalizer is not None)
     if policy.normalizer is not None:
         policy.normalizer.load_state_dict(loaded.normalizer)
-    backend_class = registry.load("backends", config.backend.name)
-    backend_config = to_dataclass(backend_class.config_class, config.backend, "backend")
-    return env, policy, backend_class(backend_config, network)
+    return env, policy, build_backend(config.backend, network)
 
 
 def evaluation_request(seed: int, generation: int, episodes: int) -> EvaluationRequest:

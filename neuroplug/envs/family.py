@@ -31,7 +31,12 @@ class EnvFamily:
     """What ``algo.behaviour=auto`` means here (None: no characterisation fits)."""
     score_info_key: ClassVar[str | None] = None
     """The ``info`` entry holding the step's true, unshaped score, when the reward the
-    pool returns may not be it (Atari's ``info['reward']``: unclipped game points)."""
+    pool returns may not be it (Atari's ``info['reward']``: unclipped game points). The
+    evaluation engine and the learners' sampler both read it from here."""
+    game_over_info_key: ClassVar[str | None] = None
+    """The ``info`` entry marking the real end of a game when the pool's ``done`` may end
+    episodes earlier (Atari's ``info['terminated']``: all lives lost, under
+    ``episodic_life``)."""
     video_from_observation: ClassVar[bool] = False
     """When EnvPool cannot render, a video may show the observations (grayscale frames)."""
     renders_with_opengl: ClassVar[bool] = False

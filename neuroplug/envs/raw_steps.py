@@ -5,9 +5,11 @@ truncated, info)``: it unflattens a tree of arrays and builds an info dict per c
 ``send`` converts and checks the actions on every call. A sampler that steps a pool
 millions of times needs neither: :class:`RawSteps` maps the state list's positions once and
 hands back the arrays EnvPool filled, untouched. The meaning is EnvPool's own:
-``done`` is terminated or truncated, ``trunc`` the truncation alone; on Atari
-``info:reward`` is the unclipped reward and ``info:terminated`` the real game over (with
-``episodic_life``, ``done`` also marks each lost life).
+``done`` is terminated or truncated, ``trunc`` the truncation alone. Where the true score
+and the real game over come from is the env family's rule (``score_info_key``,
+``game_over_info_key``: on Atari ``info:reward`` is the unclipped reward and
+``info:terminated`` the real game over; with ``episodic_life``, ``done`` also marks each
+lost life).
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from neuroplug.envs.family import EnvFamily
 from neuroplug.envs.flatten import FlatObservationPool
 
 
@@ -41,7 +44,7 @@ class StepBatch(NamedTuple):
 class RawSteps:
     """Send actions to and receive results from one EnvPool pool without conversions."""
 
-    def __init__(self, pool: Any) -> None:
+    def __init__(self, pool: Any, family: EnvFamily) -> None:
         parts = pool.parts if isinstance(pool, FlatObservationPool) else None
         self.pool = pool.pool if parts is not None else pool
         keys = list(self.pool._state_keys)
@@ -51,8 +54,9 @@ class RawSteps:
         else:  # a dict observation: its entries, in the order the spec flattens them
             self._observation_keys = [self._index[f"obs:{key}"] for key, _ in parts]
         self._action_keys = list(self.pool._action_keys)
-        self._game_rewards = self._index.get("info:reward")
-        self._game_terminated = self._index.get("info:terminated")
+        score, game_over = family.score_info_key, family.game_over_info_key
+        self._game_rewards = self._index[f"info:{score}"] if score else None
+        self._game_terminated = self._index[f"info:{game_over}"] if game_over else None
 
     def reset(self) -> None:
         """Reset every env; the next :meth:`recv` returns their first observations."""
@@ -79,10 +83,10 @@ class RawSteps:
             state[index["done"]],
             state[index["trunc"]],
         )
-        if self._game_rewards is None:
-            game_rewards, game_over = rewards, done
+        game_rewards = rewards if self._game_rewards is None else state[self._game_rewards]
+        if self._game_terminated is None:
+            game_over = done
         else:
-            game_rewards = state[self._game_rewards]
             game_over = state[self._game_terminated].astype(bool) | truncated
         return StepBatch(
             state[index["info:env_id"]],

@@ -153,7 +153,7 @@ class Sampler:
         threads = max(1, self.num_threads // self.num_groups)
         for indices in np.array_split(np.arange(self.num_envs), self.num_groups):
             pool = make_pool(self.env, seeds[indices], threads, **self.overrides)
-            steps = RawSteps(pool)
+            steps = RawSteps(pool, self.env.family)
             steps.reset()
             group = _Group(steps, slice(int(indices[0]), int(indices[-1]) + 1))
             group.pending = True

@@ -46,7 +46,7 @@ class MLP(Network):
         return params
 
     def forward_population(self, params: torch.Tensor, inputs: torch.Tensor) -> torch.Tensor:
-        hidden = inputs.reshape(len(inputs), 1, -1).to(params.dtype)
+        hidden = inputs.reshape(len(inputs), 1, self.widths[0]).to(params.dtype)
         views = self.layout.views(params)
         for layer in range(self.num_layers):
             hidden = torch.baddbmm(views[f"b{layer}"].unsqueeze(1), hidden, views[f"w{layer}"])

@@ -102,6 +102,8 @@ class NatureCNN(Network):
 
     def forward_population(self, params: torch.Tensor, inputs: torch.Tensor) -> torch.Tensor:
         members = len(params)
+        if members == 0:  # a grouped convolution needs at least one group
+            return params.new_zeros((0, self.output_size))
         hidden = inputs.to(params.dtype)
         if inputs.dtype == torch.uint8:
             hidden = hidden / 255.0

@@ -30,13 +30,13 @@ import dataclasses
 import numpy as np
 import torch
 
-from neuroplug.api import AlgorithmContext, Learner, LearnerConfig, LearnerContext
+from neuroplug.api import Learner, LearnerConfig, LearnerContext
 from neuroplug.config.schema import EnvConfig, NetConfig
-from neuroplug.envs.make import make_spec
 from neuroplug.learners.presets import resolve
-from neuroplug.nets.build import build_network
 from neuroplug.testing.algorithm_contract import ContractViolation, roundtrip
 from neuroplug.testing.resume_check import same
+from neuroplug.training.components import build_env_and_network
+from neuroplug.training.components import learner_context as _learner_context
 
 TASK = "CartPole-v1"
 
@@ -48,16 +48,8 @@ def _require(condition: bool, message: str) -> None:
 
 def learner_context(seed: int = 0, max_env_steps: int | None = None) -> LearnerContext:
     """What a learner is built from, for CartPole-v1 with a 16-unit MLP."""
-    env = make_spec(EnvConfig(task_id=TASK))
-    network = build_network(NetConfig(hidden_sizes=[16]), env)
-    return LearnerContext(
-        network=network,
-        env=env,
-        initial_params=AlgorithmContext.for_network(network, seed).initial_params,
-        seed=seed,
-        num_threads=1,
-        max_env_steps=max_env_steps,
-    )
+    env, network = build_env_and_network(EnvConfig(task_id=TASK), NetConfig(hidden_sizes=[16]))
+    return _learner_context(network, env, seed, max_env_steps, num_threads=1)
 
 
 def _build(learner_class: type[Learner], config: LearnerConfig, seed: int, budget: int | None):

@@ -8,18 +8,22 @@ in its constructor — so a bad input fails before any environment starts.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from neuroplug import registry
 from neuroplug.api import (
     Algorithm,
     AlgorithmContext,
     Backend,
+    BackendConfig,
     Learner,
     LearnerConfig,
     LearnerContext,
     Scheduler,
 )
 from neuroplug.behaviours import resolve as resolve_behaviour
+from neuroplug.config.schema import EnvConfig, NetConfig
+from neuroplug.config.typed import to_dataclass
 from neuroplug.devices import TorchThreads
 from neuroplug.envs.make import make_spec
 from neuroplug.envs.spec import EnvSpec
@@ -52,10 +56,49 @@ class Components:
         return self.config.run
 
 
+def build_env_and_network(env_config: EnvConfig, net_config: NetConfig) -> tuple[EnvSpec, Network]:
+    """The env spec and its network: how every run, replay and contract check builds them."""
+    env = make_spec(env_config)
+    return env, build_network(net_config, env)
+
+
+def build_backend(backend_config: BackendConfig | Any, network: Network) -> Backend:
+    """The ``backend`` plugin for ``network``, from its typed settings or a config node (a
+    checkpoint's), checked against the plugin contract."""
+    backend_class = registry.load("backends", backend_config.name)
+    if not isinstance(backend_config, backend_class.config_class):
+        backend_config = to_dataclass(backend_class.config_class, backend_config, "backend")
+    return registry.construct(
+        "backends", backend_config.name, backend_class, backend_config, network
+    )
+
+
+def learner_context(
+    network: Network,
+    env: EnvSpec,
+    seed: int,
+    max_env_steps: int | None,
+    num_threads: int = 0,
+    deterministic: bool = False,
+    settings_source: str = "",
+) -> LearnerContext:
+    """What a learner is built from: the network (initialised from ``seed``), the env, the
+    run's seed and budget."""
+    return LearnerContext(
+        network=network,
+        env=env,
+        initial_params=AlgorithmContext.for_network(network, seed).initial_params,
+        seed=seed,
+        num_threads=num_threads,
+        max_env_steps=max_env_steps,
+        deterministic=deterministic,
+        settings_source=settings_source,
+    )
+
+
 def build_components(config: Experiment) -> Components:
     """Build the run's objects from ``config`` (no environment is started)."""
-    env = make_spec(config.env)
-    network = build_network(config.net, env)
+    env, network = build_env_and_network(config.env, config.net)
     kind, algorithm_class = registry.load_selected("algo", config.algo.name)
     if kind.name == "learners":
         policy = Policy(network, env, normalize_observations=False)
@@ -76,7 +119,6 @@ def build_components(config: Experiment) -> Components:
         )
         if algorithm.behaviour() is not None:
             resolve_behaviour(algorithm.behaviour(), env)  # a name the env cannot give fails now
-    backend_class = registry.load("backends", config.backend.name)
     scheduler_class = registry.load("schedulers", config.scheduler.name)
     return Components(
         config=config,
@@ -84,9 +126,7 @@ def build_components(config: Experiment) -> Components:
         network=network,
         policy=policy,
         algorithm=algorithm,
-        backend=registry.construct(
-            "backends", config.backend.name, backend_class, config.backend, network
-        ),
+        backend=build_backend(config.backend, network),
         scheduler=registry.construct(
             "schedulers", config.scheduler.name, scheduler_class, config.scheduler, env
         ),
@@ -107,13 +147,12 @@ def _learner_context(
         max_env_steps = run.max_frames // env.frame_skip
     else:
         max_env_steps = run.generation_budget * settings.segment_steps
-    return LearnerContext(
-        network=network,
-        env=env,
-        initial_params=AlgorithmContext.for_network(network, run.seed).initial_params,
-        seed=run.seed,
+    return learner_context(
+        network,
+        env,
+        run.seed,
+        max_env_steps,
         num_threads=config.scheduler.num_threads,
-        max_env_steps=max_env_steps,
         deterministic=run.deterministic,
         settings_source=source,
     )

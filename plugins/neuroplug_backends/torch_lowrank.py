@@ -157,6 +157,8 @@ class FactoredLowRank:
         members = members.cpu().to(torch.int64)
         tile_rows, padded = self.tile_rows, self.num_tiles * self.tile_rows
         inputs = inputs.to(self.device)
+        if len(members) == 0:
+            return torch.zeros((0, self.network.output_size), device=self.device)
         if len(members) == padded and bool((members == torch.arange(padded)).all()):
             # Everyone, in order: the inputs are the tiles already.
             batch = inputs.view(self.num_tiles, tile_rows, *inputs.shape[1:])
@@ -270,7 +272,7 @@ class FactoredLowRank:
             # One ordinary convolution over the tile, in oneDNN on a CPU: its grouped kernels
             # round with the thread count, but this plain one gave the same bits at 1-3
             # threads (tests/test_devices.py), and ATen's native kernel (NNPACK for a batch)
-            # took 2-3x as long (benchmarks/results/lowrank_inference.md).
+            # took 1.6-2.1x as long (benchmarks/results/lowrank_inference.md).
             with _onednn_convolutions(batch.device):
                 return F.conv2d(batch, weight, stride=stride).flatten(2)
 

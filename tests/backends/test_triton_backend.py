@@ -333,3 +333,11 @@ def test_auto_mode_materialises_what_fits_and_rebuilds_what_does_not():
         torch.testing.assert_close(
             backend.forward(alive, observations).cpu(), expected, **TOLERANCE
         )
+
+
+@pytest.mark.parametrize("mode", ["auto", "noise"])
+def test_the_triton_backend_honours_the_backend_contract(mode):
+    from neuroplug.testing import check_backend_contract
+
+    config = TritonBackendConfig(name="triton", mode=mode)
+    check_backend_contract(TritonBackend, config, networks=[MLP(5, [16], 3, "tanh")])

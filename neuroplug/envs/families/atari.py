@@ -17,6 +17,7 @@ class Atari(EnvFamily):
     detection_order = 20
     default_behaviour = "final_ram"
     score_info_key = "reward"
+    game_over_info_key = "terminated"
     video_from_observation = True
     native_fps = 60.0
 
