@@ -29,18 +29,24 @@ HIDDEN_SIZE = 512
 
 
 @contextlib.contextmanager
-def thread_count_invariant_convolutions(device: torch.device) -> Iterator[None]:
-    """ATen's native CPU convolutions inside: the same bits at any thread count (see the
-    module's docstring); on other devices, nothing changes."""
+def onednn_convolutions(device: torch.device, enabled: bool) -> Iterator[None]:
+    """CPU convolutions inside run in oneDNN (``enabled``) or in ATen's native kernels;
+    on other devices, nothing changes."""
     if device.type != "cpu":
         yield
         return
-    enabled = torch._C._get_mkldnn_enabled()
-    torch._C._set_mkldnn_enabled(False)
+    before = torch._C._get_mkldnn_enabled()
+    torch._C._set_mkldnn_enabled(enabled)
     try:
         yield
     finally:
-        torch._C._set_mkldnn_enabled(enabled)
+        torch._C._set_mkldnn_enabled(before)
+
+
+def thread_count_invariant_convolutions(device: torch.device):
+    """ATen's native CPU convolutions inside: the same bits at any thread count (see the
+    module's docstring)."""
+    return onednn_convolutions(device, enabled=False)
 
 
 def _conv_output_size(size: int, kernel: int, stride: int, padding: str) -> int:

@@ -24,9 +24,7 @@ fewer calls per step; smaller ones compute fewer dead rows once most episodes ha
 
 from __future__ import annotations
 
-import contextlib
 import math
-from collections.abc import Iterator
 
 import torch
 import torch.nn.functional as F
@@ -35,26 +33,12 @@ from neuroplug.nets.mlp import MLP
 from neuroplug.nets.nature_cnn import (
     CONV_LAYERS,
     NatureCNN,
+    onednn_convolutions,
     thread_count_invariant_convolutions,
 )
 from neuroplug.nets.network import Network
 from neuroplug.noise import noise_vectors
 from neuroplug.population import Population
-
-
-@contextlib.contextmanager
-def _onednn_convolutions(device: torch.device) -> Iterator[None]:
-    """oneDNN's CPU convolutions inside (undoing ``thread_count_invariant_convolutions`` for
-    the shared product only); on other devices, nothing changes."""
-    if device.type != "cpu":
-        yield
-        return
-    enabled = torch._C._get_mkldnn_enabled()
-    torch._C._set_mkldnn_enabled(True)
-    try:
-        yield
-    finally:
-        torch._C._set_mkldnn_enabled(enabled)
 
 
 def supports(network: Network) -> bool:
@@ -273,7 +257,7 @@ class FactoredLowRank:
             # round with the thread count, but this plain one gave the same bits at 1-3
             # threads (tests/test_devices.py), and ATen's native kernel (NNPACK for a batch)
             # took 1.6-2.1x as long (benchmarks/results/lowrank_inference.md).
-            with _onednn_convolutions(batch.device):
+            with onednn_convolutions(batch.device, enabled=True):
                 return F.conv2d(batch, weight, stride=stride).flatten(2)
 
         shared = self._shared(tile, hidden, kernels, convolve)
