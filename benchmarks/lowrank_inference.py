@@ -75,11 +75,7 @@ def _population(case: Case, rank: int, lowrank: bool) -> Population:
 
 
 def _inputs(case: Case) -> torch.Tensor:
-    generator = torch.Generator().manual_seed(1)
-    shape = (case.population, *case.network.input_shape)
-    if isinstance(case.network, NatureCNN):
-        return torch.randint(0, 256, shape, dtype=torch.uint8, generator=generator)
-    return torch.randn(shape, generator=generator)
+    return case.network.example_inputs(case.population, torch.Generator().manual_seed(1))
 
 
 def _seconds(call, budget_s: float, device: torch.device) -> float:

@@ -38,7 +38,6 @@ from functools import partial
 from pathlib import Path
 
 import torch
-import torch.nn.functional as F
 
 RESULT = Path(__file__).resolve().parent / "results" / "triton_inference.md"
 
@@ -129,34 +128,7 @@ def population(network, size: int, lowrank=None):
 
 def shared_forward(network, params: torch.Tensor) -> Callable[[torch.Tensor], torch.Tensor]:
     """Batched inference of one network (the weights in ``params``) with PyTorch's kernels."""
-    from neuroplug.nets.mlp import MLP
-    from neuroplug.nets.nature_cnn import CONV_LAYERS
-
-    def view(name: str) -> torch.Tensor:
-        slot = network.layout.slots[name]
-        return params[slot.offset : slot.offset + slot.size].reshape(slot.shape)
-
-    if isinstance(network, MLP):
-
-        def mlp(x: torch.Tensor) -> torch.Tensor:
-            for layer in range(network.num_layers):
-                x = torch.addmm(view(f"b{layer}"), x, view(f"w{layer}"))
-                if layer < network.num_layers - 1:
-                    x = network.activation(x)
-            return x
-
-        return mlp
-
-    def cnn(x: torch.Tensor) -> torch.Tensor:
-        x = x.float() / 255.0
-        for layer, (_, _, stride) in enumerate(CONV_LAYERS):
-            if network.padding == "same":
-                x = F.pad(x, network.paddings[layer])
-            x = torch.relu(F.conv2d(x, view(f"conv{layer}.w"), view(f"conv{layer}.b"), stride))
-        x = torch.relu(torch.addmm(view("fc.b"), x.flatten(1), view("fc.w")))
-        return torch.addmm(view("out.b"), x, view("out.w"))
-
-    return cnn
+    return lambda x: network.forward_single(params, x)
 
 
 @torch.no_grad()

@@ -74,6 +74,9 @@ CASES = {
     # --- missing values
     "envpool-without-task-id": case("env=envpool", field="env.task_id", also=("required",)),
     # --- impossible combinations
+    "unknown-net-type": case(
+        "env=cartpole", "net.type=resnet", field="net.type", also=("mlp", "nature_cnn")
+    ),
     "cnn-on-vector-obs": case("env=cartpole", "net=nature_cnn", field="net.type"),
     "mlp-on-frames": case("env=pong", "net=mlp", field="net.type"),
     "ga-truncation-above-population": case(

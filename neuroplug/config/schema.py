@@ -15,7 +15,6 @@ from omegaconf import MISSING
 from neuroplug.errors import require
 
 ACTIVATIONS = ("tanh", "relu", "elu", "sigmoid", "identity")
-NET_TYPES = ("auto", "mlp", "nature_cnn")
 LOGGER_KINDS = ("console", "csv", "wandb", "none")
 WANDB_MODES = ("online", "offline", "disabled")
 
@@ -132,7 +131,8 @@ class NetConfig:
     """The policy network; ``type: auto`` picks an MLP or the Nature CNN from the obs."""
 
     type: str = "auto"
-    """``auto``, ``mlp`` or ``nature_cnn``."""
+    """``auto``, ``mlp`` or ``nature_cnn`` (or any architecture in ``neuroplug/nets/``;
+    checked when the network is built, :func:`neuroplug.nets.build.build_network`)."""
     hidden_sizes: list[int] = field(default_factory=lambda: [256, 256])
     """MLP hidden layer widths."""
     activation: str = "tanh"
@@ -141,7 +141,6 @@ class NetConfig:
     """Nature CNN padding: ``valid`` (~1.7M params) or ``same`` (~4M, the deep GA's large net)."""
 
     def __post_init__(self) -> None:
-        require(self.type in NET_TYPES, "net.type", f"got {self.type!r}", ", ".join(NET_TYPES))
         require(
             all(int(width) >= 1 for width in self.hidden_sizes),
             "net.hidden_sizes",

@@ -5,9 +5,11 @@ each, so a gradient step costs no slicing of a flat vector) and deploys them joi
 the network's flat layout (:meth:`ActorCritic.policy_vector`), which runs unchanged through
 every backend and the evolution side's evaluation (discrete actions: the argmax of the
 logits; continuous: the squashed mean).
-The critic is a second MLP of the same shape on vector observations (as CleanRL and
-RL Zoo do on classic control) and a linear head on the Nature CNN's 512 features on frames
-(the shared trunk of the Atari papers).
+The critic is read from the network's description
+(:attr:`neuroplug.nets.network.Network.critic_shares_trunk`): a linear head on the last
+hidden features where the network shares its trunk (the Nature CNN's 512 features: the
+Atari papers), else a second network of the same shape with one output (the MLP on
+vector observations, as CleanRL and RL Zoo do on classic control).
 
 Continuous actions are Gaussian in the pre-squash space ``u`` with a learned,
 state-independent log-std; the env receives ``low + (tanh(u) + 1) / 2 * (high - low)``,
@@ -30,8 +32,6 @@ from neuroplug.envs.spec import EnvSpec
 
 if TYPE_CHECKING:
     from neuroplug.api import LearnerContext
-from neuroplug.nets.mlp import MLP
-from neuroplug.nets.nature_cnn import HIDDEN_SIZE, NatureCNN
 from neuroplug.nets.network import Network
 from neuroplug.seeds import value_head_generator
 
@@ -58,22 +58,22 @@ class ActorCritic(nn.Module):
         self.actor = _trainable(network.layout.split(initial_params.detach().float()))
         self._actor_names = list(network.layout.slots)
         generator = value_head_generator(seed)
-        self.shared_trunk = isinstance(network, NatureCNN)
+        self.shared_trunk = network.critic_shares_trunk
         if self.shared_trunk:
-            self.value_head = nn.Linear(HIDDEN_SIZE, 1)
+            features = network.feature_size
+            self.value_head = nn.Linear(features, 1)
             with torch.no_grad():
-                self.value_head.weight.normal_(0.0, 1.0 / np.sqrt(HIDDEN_SIZE), generator=generator)
+                self.value_head.weight.normal_(0.0, 1.0 / np.sqrt(features), generator=generator)
                 self.value_head.bias.zero_()
-        elif isinstance(network, MLP):
-            self.critic = MLP(network.widths[0], network.widths[1:-1], 1, network.activation_name)
+        else:
+            self.critic = network.resized(1)
             params = self.critic.initial_params(generator)
-            last = self.critic.layout.slots[f"w{self.critic.num_layers - 1}"]
-            # A unit-scale value layer: returns are far from 0 at the start.
+            last = self.critic.layout.slots[self.critic.layers[-1].weight]
+            # A unit-scale value layer: returns are far from 0 at the start (an output
+            # layer is initialised small, for near-uniform initial actions).
             params[last.offset : last.offset + last.size] *= 100.0
             self.critic_layers = _trainable(self.critic.layout.split(params))
             self._critic_names = list(self.critic.layout.slots)
-        else:
-            raise TypeError(f"no critic for {type(network).__name__}; use an MLP or the Nature CNN")
         self.log_std = nn.Parameter(torch.zeros(env.num_actions)) if not env.discrete else None
 
     @classmethod

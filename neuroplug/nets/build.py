@@ -1,13 +1,38 @@
-"""Choose and build the network for an environment from the ``net`` config."""
+"""Choose and build the network for an environment from the ``net`` config.
+
+The architectures are the :class:`~neuroplug.nets.network.Network` subclasses with a
+``type_name`` in this package's modules: adding one is a module here, and ``net.type``
+accepts its name.
+"""
 
 from __future__ import annotations
 
+import importlib
+import pkgutil
+from functools import cache
+
+import neuroplug.nets
 from neuroplug.config.schema import NetConfig
 from neuroplug.envs.spec import EnvSpec
 from neuroplug.errors import ConfigError
-from neuroplug.nets.mlp import MLP
-from neuroplug.nets.nature_cnn import NatureCNN
 from neuroplug.nets.network import Network
+
+
+@cache
+def network_types() -> dict[str, type[Network]]:
+    """``net.type`` name -> architecture, for every architecture in ``neuroplug.nets``."""
+    for module in pkgutil.iter_modules(neuroplug.nets.__path__):
+        if module.name != "build":
+            importlib.import_module(f"neuroplug.nets.{module.name}")
+    found: dict[str, type[Network]] = {}
+    pending = list(Network.__subclasses__())
+    while pending:
+        cls = pending.pop()
+        pending += cls.__subclasses__()
+        # Only this package's own: subclasses defined elsewhere (tests) are built in code.
+        if cls.type_name and cls.__module__.startswith("neuroplug.nets."):
+            found[cls.type_name] = cls
+    return dict(sorted(found.items()))
 
 
 def build_network(config: NetConfig, env: EnvSpec) -> Network:
@@ -15,33 +40,7 @@ def build_network(config: NetConfig, env: EnvSpec) -> Network:
     net_type = config.type
     if net_type == "auto":
         net_type = env.family.default_network(env.is_image)
-    if net_type == "nature_cnn":
-        if not env.is_image:
-            raise ConfigError(
-                "net.type",
-                f"nature_cnn needs image observations (channels, height, width) but "
-                f"{env.task_id} observes shape {env.obs_shape}",
-                "mlp or auto for vector observations",
-            )
-        try:
-            return NatureCNN(env.obs_shape, env.num_actions, config.padding)
-        except ValueError as error:
-            raise ConfigError("net.type", str(error), "larger frames, or mlp") from error
-    if env.is_image:
-        raise ConfigError(
-            "net.type",
-            f"mlp cannot take image observations of shape {env.obs_shape} from {env.task_id}",
-            "nature_cnn or auto",
-        )
-    if len(env.obs_shape) != 1:
-        raise ConfigError(
-            "net.type",
-            f"mlp needs flat vector observations, {env.task_id} observes shape {env.obs_shape}",
-            "tasks with 1-D observations",
-        )
-    return MLP(
-        env.obs_shape[0],
-        [int(width) for width in config.hidden_sizes],
-        env.num_actions,
-        config.activation,
-    )
+    types = network_types()
+    if net_type not in types:
+        raise ConfigError("net.type", f"got {net_type!r}", ", ".join(["auto", *types]))
+    return types[net_type].from_config(config, env)

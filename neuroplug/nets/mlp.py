@@ -4,20 +4,18 @@ from __future__ import annotations
 
 import torch
 
-from neuroplug.nets.layout import ParameterLayout, Params
+from neuroplug.config.schema import NetConfig
+from neuroplug.envs.spec import EnvSpec
+from neuroplug.errors import ConfigError
+from neuroplug.nets.layers import ACTIVATIONS, LINEAR, Layer
+from neuroplug.nets.layout import ParameterLayout
 from neuroplug.nets.network import Network, normc_
-
-ACTIVATIONS = {
-    "tanh": torch.tanh,
-    "relu": torch.relu,
-    "elu": torch.nn.functional.elu,
-    "sigmoid": torch.sigmoid,
-    "identity": lambda x: x,
-}
 
 
 class MLP(Network):
     """``input -> hidden... -> output`` with one activation between layers."""
+
+    type_name = "mlp"
 
     def __init__(
         self, input_size: int, hidden_sizes: list[int], output_size: int, activation: str
@@ -27,13 +25,39 @@ class MLP(Network):
         self.activation_name = activation
         self.activation = ACTIVATIONS[activation]
         self.widths = [input_size, *hidden_sizes, output_size]
+        self.num_layers = len(self.widths) - 1
         shapes: list[tuple[str, tuple[int, ...]]] = []
+        layers = []
         for layer, (fan_in, fan_out) in enumerate(
             zip(self.widths[:-1], self.widths[1:], strict=True)
         ):
             shapes += [(f"w{layer}", (fan_in, fan_out)), (f"b{layer}", (fan_out,))]
+            last = layer == self.num_layers - 1
+            layers.append(
+                Layer(LINEAR, f"w{layer}", f"b{layer}", "identity" if last else activation)
+            )
         self.layout = ParameterLayout(shapes)
-        self.num_layers = len(self.widths) - 1
+        self.layers = tuple(layers)
+
+    @classmethod
+    def from_config(cls, config: NetConfig, env: EnvSpec) -> MLP:
+        if env.is_image:
+            raise ConfigError(
+                "net.type",
+                f"mlp cannot take image observations of shape {env.obs_shape} from {env.task_id}",
+                "nature_cnn or auto",
+            )
+        if len(env.obs_shape) != 1:
+            raise ConfigError(
+                "net.type",
+                f"mlp needs flat vector observations, {env.task_id} observes shape {env.obs_shape}",
+                "tasks with 1-D observations",
+            )
+        hidden = [int(width) for width in config.hidden_sizes]
+        return cls(env.obs_shape[0], hidden, env.num_actions, config.activation)
+
+    def resized(self, output_size: int) -> MLP:
+        return MLP(self.widths[0], self.widths[1:-1], output_size, self.activation_name)
 
     def initial_params(self, generator: torch.Generator) -> torch.Tensor:
         params = torch.zeros(self.num_params)
@@ -44,25 +68,6 @@ class MLP(Network):
             normc_(weight, 0.01 if layer == self.num_layers - 1 else 1.0, generator)
             params[slot.offset : slot.offset + slot.size] = weight.flatten()
         return params
-
-    def forward_population(self, params: torch.Tensor, inputs: torch.Tensor) -> torch.Tensor:
-        hidden = inputs.reshape(len(inputs), 1, self.widths[0]).to(params.dtype)
-        views = self.layout.views(params)
-        for layer in range(self.num_layers):
-            hidden = torch.baddbmm(views[f"b{layer}"].unsqueeze(1), hidden, views[f"w{layer}"])
-            if layer < self.num_layers - 1:
-                hidden = self.activation(hidden)
-        return hidden.squeeze(1)
-
-    def forward_single(self, params: Params, inputs: torch.Tensor) -> torch.Tensor:
-        hidden = inputs.reshape(len(inputs), -1).to(self.layout.tensor(params, "w0").dtype)
-        for layer in range(self.num_layers):
-            weight = self.layout.tensor(params, f"w{layer}")
-            bias = self.layout.tensor(params, f"b{layer}")
-            hidden = torch.addmm(bias, hidden, weight)
-            if layer < self.num_layers - 1:
-                hidden = self.activation(hidden)
-        return hidden
 
     def describe(self) -> str:
         sizes = "-".join(str(width) for width in self.widths)

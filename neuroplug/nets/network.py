@@ -4,47 +4,98 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, ClassVar
 
 import torch
 
-from neuroplug.nets.layout import ParameterLayout
+from neuroplug.nets import layers as layer_table
+from neuroplug.nets.layers import Layer
+from neuroplug.nets.layout import ParameterLayout, Params
 from neuroplug.seeds import init_generator
+
+if TYPE_CHECKING:
+    from neuroplug.config.schema import NetConfig
+    from neuroplug.envs.spec import EnvSpec
 
 
 class Network(ABC):
-    """An architecture: its parameter layout, initialisation and batched forward.
+    """An architecture: its parameter layout, its layer table and its initialisation.
 
     Parameters are never held here; they come as rows of a ``(n, D)`` matrix, one row per
     population member, so one call evaluates n different networks.
+
+    A subclass declares its slots (``layout``) and its forward pass as a table of layers
+    (``layers``, :mod:`neuroplug.nets.layers`); the forward passes below, both torch
+    backends, the Triton backend and the learners all run it from that table. One module
+    in ``neuroplug/nets/`` defining a subclass with a ``type_name`` makes it
+    ``net.type=<type_name>`` (:func:`neuroplug.nets.build.build_network` finds it).
     """
 
     layout: ParameterLayout
+    layers: tuple[Layer, ...] = ()
+    """The forward pass, in order. A network that leaves it empty overrides
+    :meth:`forward_population` itself, and runs under backends that need no table."""
     input_shape: tuple[int, ...]
     output_size: int
+    type_name: ClassVar[str] = ""
+    """Its ``net.type`` name; empty for networks built only in code (tests, experiments)."""
+    critic_shares_trunk: ClassVar[bool] = False
+    """Whether an actor-critic puts its value head on this network's last hidden features
+    (the Atari papers' shared trunk) rather than training a separate network of the same
+    shape (:meth:`resized`), as CleanRL and RL Zoo do on vector observations."""
+
+    @classmethod
+    def from_config(cls, config: NetConfig, env: EnvSpec) -> Network:
+        """This architecture for ``env``'s observations and actions, or a
+        :class:`~neuroplug.errors.ConfigError` saying why it does not fit them."""
+        raise NotImplementedError(f"{cls.__name__} is not built from the net config")
 
     @property
     def num_params(self) -> int:
         """Parameters per member."""
         return self.layout.num_params
 
+    @property
+    def feature_size(self) -> int:
+        """Width of the last hidden features (the input of the last layer)."""
+        return layer_table.fan_in(self.layout, self.layers[-1])
+
     @abstractmethod
     def initial_params(self, generator: torch.Generator) -> torch.Tensor:
         """A freshly initialised ``(D,)`` parameter vector."""
 
-    @abstractmethod
+    def resized(self, output_size: int) -> Network:
+        """The same architecture with ``output_size`` outputs (an actor-critic's separate
+        critic is ``resized(1)``)."""
+        raise NotImplementedError(f"{type(self).__name__} cannot change its output size")
+
     def forward_population(self, params: torch.Tensor, inputs: torch.Tensor) -> torch.Tensor:
         """Outputs ``(n, output_size)``: row j of ``params`` applied to ``inputs[j]``."""
+        return layer_table.forward_population(self.layers, self.layout, params, inputs)
 
-    def forward_single(self, params: torch.Tensor, inputs: torch.Tensor) -> torch.Tensor:
-        """Outputs ``(b, output_size)`` of one parameter vector ``(D,)`` on a batch of inputs.
+    def forward_single(self, params: Params, inputs: torch.Tensor) -> torch.Tensor:
+        """Outputs ``(b, output_size)`` of one parameter set on a batch of inputs: a flat
+        ``(D,)`` vector, or its named tensors (``layout.split``), which learners train.
 
-        The per-member reference the batched forward is tested against. Networks that read
-        their parameters through ``layout.tensor`` (the MLP, the Nature CNN) also take the
-        vector's named tensors (``layout.split``): what learners train.
+        The per-member reference the batched forward is tested against.
         """
-        return torch.cat(
-            [self.forward_population(params.unsqueeze(0), x.unsqueeze(0)) for x in inputs]
-        )
+        return layer_table.forward_single(self.layers, self.layout, params, inputs)
+
+    def features(self, params: Params, inputs: torch.Tensor) -> torch.Tensor:
+        """The last hidden features (every layer but the last) of one parameter set."""
+        return layer_table.forward_single(self.layers[:-1], self.layout, params, inputs)
+
+    def head(self, params: Params, features: torch.Tensor) -> torch.Tensor:
+        """The last layer of one parameter set on :meth:`features`."""
+        return layer_table.forward_single(self.layers[-1:], self.layout, params, features)
+
+    def example_inputs(self, count: int, generator: torch.Generator) -> torch.Tensor:
+        """``count`` random inputs as the env gives them, for tests and benchmarks: uint8
+        frames for image shapes ``(C, H, W)``, standard normal vectors otherwise."""
+        shape = (count, *self.input_shape)
+        if len(self.input_shape) == 3:
+            return torch.randint(0, 256, shape, dtype=torch.uint8, generator=generator)
+        return torch.randn(shape, generator=generator)
 
     @abstractmethod
     def describe(self) -> str:

@@ -83,11 +83,7 @@ def populations(network: Network) -> dict[str, Population]:
 
 
 def _inputs(network: Network, count: int) -> torch.Tensor:
-    generator = torch.Generator().manual_seed(5)
-    shape = (count, *network.input_shape)
-    if isinstance(network, NatureCNN):
-        return torch.randint(0, 256, shape, dtype=torch.uint8, generator=generator)
-    return torch.randn(shape, generator=generator)
+    return network.example_inputs(count, torch.Generator().manual_seed(5))
 
 
 def _compositions() -> list[torch.Tensor]:

@@ -19,20 +19,25 @@ unchanged.
 
 Arguments: ``config`` (default: the plugin's ``config_class(name=...)``, its unset fields
 filled from its preset for CartPole), ``segments`` trained, ``segment_steps`` per segment,
-the ``seed``, and ``deterministic=False`` for an asynchronous learner whose runs depend
-on thread timing (``appo``).
+the ``seed``, ``deterministic=False`` for an asynchronous learner whose runs depend
+on thread timing (``appo``), and ``network``: the policy network to train, built from
+the env's spec (default: a 16-unit MLP), so a new architecture can be checked under
+every learner.
 """
 
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 
 import numpy as np
 import torch
 
 from neuroplug.api import Learner, LearnerConfig, LearnerContext
 from neuroplug.config.schema import EnvConfig, NetConfig
+from neuroplug.envs.spec import EnvSpec
 from neuroplug.learners.presets import resolve
+from neuroplug.nets.network import Network
 from neuroplug.testing.algorithm_contract import ContractViolation, roundtrip
 from neuroplug.testing.resume_check import same
 from neuroplug.training.components import build_env_and_network
@@ -46,14 +51,27 @@ def _require(condition: bool, message: str) -> None:
         raise ContractViolation(message)
 
 
-def learner_context(seed: int = 0, max_env_steps: int | None = None) -> LearnerContext:
-    """What a learner is built from, for CartPole-v1 with a 16-unit MLP."""
-    env, network = build_env_and_network(EnvConfig(task_id=TASK), NetConfig(hidden_sizes=[16]))
-    return _learner_context(network, env, seed, max_env_steps, num_threads=1)
+NetworkFactory = Callable[[EnvSpec], Network]
+"""Builds the policy network for an env spec."""
 
 
-def _build(learner_class: type[Learner], config: LearnerConfig, seed: int, budget: int | None):
-    context = learner_context(seed, budget)
+def learner_context(
+    seed: int = 0, max_env_steps: int | None = None, network: NetworkFactory | None = None
+) -> LearnerContext:
+    """What a learner is built from, for CartPole-v1 with a 16-unit MLP (or ``network``)."""
+    env, default = build_env_and_network(EnvConfig(task_id=TASK), NetConfig(hidden_sizes=[16]))
+    policy = network(env) if network is not None else default
+    return _learner_context(policy, env, seed, max_env_steps, num_threads=1)
+
+
+def _build(
+    learner_class: type[Learner],
+    config: LearnerConfig,
+    seed: int,
+    budget: int | None,
+    network: NetworkFactory | None,
+):
+    context = learner_context(seed, budget, network)
     settings, _ = resolve(config, context.env)
     return learner_class(settings, context)
 
@@ -65,6 +83,7 @@ def check_learner_contract(
     segment_steps: int = 256,
     seed: int = 0,
     deterministic: bool = True,
+    network: NetworkFactory | None = None,
 ) -> None:
     """Raise :class:`ContractViolation` naming the first broken part of the contract."""
     name = learner_class.__name__
@@ -73,7 +92,7 @@ def check_learner_contract(
     budget = segments * segment_steps
     runs = []
     for _ in range(2):
-        learner = _build(learner_class, config, seed, budget)
+        learner = _build(learner_class, config, seed, budget, network)
         initial = learner.policy_params().clone()
         try:
             steps = 0
@@ -118,7 +137,7 @@ def check_learner_contract(
             state = roundtrip(learner.state_dict(), "the learner's state_dict()")
         finally:
             learner.close()
-        fresh = _build(learner_class, config, seed, budget)
+        fresh = _build(learner_class, config, seed, budget, network)
         try:
             fresh.load_state_dict(state)
             _require(

@@ -29,11 +29,14 @@ import math
 import torch
 import torch.nn.functional as F
 
-from neuroplug.nets.mlp import MLP
-from neuroplug.nets.nature_cnn import (
-    CONV_LAYERS,
-    NatureCNN,
+from neuroplug.nets.layers import (
+    ACTIVATIONS,
+    CONV2D,
+    LAYER_KINDS,
+    fan_in,
+    kernel_size,
     onednn_convolutions,
+    out_channels,
     thread_count_invariant_convolutions,
 )
 from neuroplug.nets.network import Network
@@ -42,8 +45,9 @@ from neuroplug.population import Population
 
 
 def supports(network: Network) -> bool:
-    """Whether :class:`FactoredLowRank` knows this architecture's forward pass."""
-    return isinstance(network, MLP | NatureCNN)
+    """Whether :class:`FactoredLowRank` can run this architecture: it reads the network's
+    layer table, so any network that has one of known layer kinds."""
+    return bool(network.layers) and all(layer.kind in LAYER_KINDS for layer in network.layers)
 
 
 class _LowRankSlot:
@@ -60,8 +64,9 @@ class _LowRankSlot:
 
 
 class FactoredLowRank:
-    """Forward passes of an MLP or Nature-CNN population whose big tensors move by
-    low-rank products, in fixed tiles of members (see the module docstring)."""
+    """Forward passes of a population whose big tensors move by low-rank products, in
+    fixed tiles of members (see the module docstring), layer by layer as the network's
+    table lists them."""
 
     def __init__(
         self, network: Network, population: Population, device: torch.device, tile_rows: int
@@ -177,9 +182,25 @@ class FactoredLowRank:
         Every call has the same shapes whatever the tile, which is the point: a product
         run twice on the same shapes rounds the same way.
         """
-        if isinstance(self.network, MLP):
-            return self._mlp(tile, inputs.float())
-        return self._cnn(tile, inputs)
+        layout = self.network.layout
+        hidden = inputs.float()
+        if inputs.dtype == torch.uint8:
+            hidden = hidden.div_(255.0)
+        for layer in self.network.layers:
+            if layer.kind == CONV2D:
+                with thread_count_invariant_convolutions(hidden.device):
+                    if layer.padded:
+                        hidden = F.pad(hidden, layer.padding)
+                    channels = out_channels(layout, layer)
+                    kernel = kernel_size(layout, layer)
+                    hidden = self._conv(tile, hidden, layer.weight, channels, kernel, layer.stride)
+                    bias = self.member_tensors[layer.bias][tile]
+                    hidden = hidden.add_(bias.view(*bias.shape, 1, 1))
+            else:
+                hidden = hidden.reshape(self.tile_rows, fan_in(layout, layer))
+                hidden = self._linear(tile, hidden, layer.weight, layer.bias)
+            hidden = ACTIVATIONS[layer.activation](hidden)
+        return hidden
 
     # ------------------------------------------------------------------ layers
 
@@ -209,31 +230,6 @@ class FactoredLowRank:
             keep = (row_base == base).view(-1, *[1] * (out.dim() - 1))
             out = torch.where(keep, product(hidden, shared[base]), out)
         return out
-
-    def _mlp(self, tile: int, hidden: torch.Tensor) -> torch.Tensor:
-        network = self.network
-        for layer in range(network.num_layers):
-            hidden = self._linear(tile, hidden, f"w{layer}", f"b{layer}")
-            if layer < network.num_layers - 1:
-                hidden = network.activation(hidden)
-        return hidden
-
-    def _cnn(self, tile: int, frames: torch.Tensor) -> torch.Tensor:
-        """One tile's frames ``(T, C, H, W)`` through the Nature CNN: ``(T, out)``."""
-        network = self.network
-        hidden = frames.float()
-        if frames.dtype == torch.uint8:
-            hidden = hidden.div_(255.0)
-        with thread_count_invariant_convolutions(hidden.device):
-            for layer, (out_channels, kernel, stride) in enumerate(CONV_LAYERS):
-                if network.padding == "same":
-                    hidden = F.pad(hidden, network.paddings[layer])
-                hidden = self._conv(tile, hidden, f"conv{layer}.w", out_channels, kernel, stride)
-                bias = self.member_tensors[f"conv{layer}.b"][tile]
-                hidden = hidden.add_(bias.view(*bias.shape, 1, 1)).relu_()
-        hidden = hidden.reshape(self.tile_rows, network.flat_size)
-        hidden = self._linear(tile, hidden, "fc.w", "fc.b").relu_()
-        return self._linear(tile, hidden, "out.w", "out.b")
 
     def _conv(self, tile, hidden, name, out_channels, kernel, stride) -> torch.Tensor:
         """One tile's ``(T, C, H, W)`` through conv slot ``name`` (no bias)."""

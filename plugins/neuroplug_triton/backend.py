@@ -41,8 +41,7 @@ import torch
 from neuroplug.api import Backend, BackendConfig
 from neuroplug.devices import resolve_device
 from neuroplug.errors import ConfigError, require
-from neuroplug.nets.mlp import MLP
-from neuroplug.nets.nature_cnn import CONV_LAYERS, NatureCNN
+from neuroplug.nets.layers import CONV2D, LINEAR, fan_in, kernel_size, out_channels
 from neuroplug.nets.network import Network
 from neuroplug.population import Population
 
@@ -116,22 +115,41 @@ def triton_device(name: str) -> torch.device:
     return device
 
 
+def unsupported_layers(network: Network, activation_codes: dict[str, int]) -> str:
+    """Why the kernels cannot run ``network``'s layer table ("" when they can): they run
+    linear layers and square convolutions with the activations they know."""
+    if not network.layers:
+        return f"{type(network).__name__} has no layer table"
+    for layer in network.layers:
+        if layer.kind not in (LINEAR, CONV2D):
+            return f"layer {layer.weight} is a {layer.kind}"
+        if layer.activation not in activation_codes:
+            return f"layer {layer.weight} ends in {layer.activation}"
+        shape = network.layout.slots[layer.weight].shape
+        if layer.kind == CONV2D and shape[2] != shape[3]:
+            return f"convolution {layer.weight} has a non-square kernel {shape[2:]}"
+    return ""
+
+
 class TritonBackend(Backend):
-    """Heterogeneous batched inference in Triton kernels (MLP and Nature CNN)."""
+    """Heterogeneous batched inference in Triton kernels, layer by layer as the network's
+    table lists them (linear layers and convolutions: the MLP and the Nature CNN)."""
 
     config_class = TritonBackendConfig
 
     def __init__(self, config: TritonBackendConfig, network: Network) -> None:
         super().__init__(config, network)
         self._device = triton_device(config.device)
-        if not isinstance(network, (MLP, NatureCNN)):
-            raise ConfigError(
-                "backend",
-                f"backend=triton runs the MLP and the Nature CNN, not {type(network).__name__}",
-                "backend=torch",
-            )
         # Imported here: the kernels are compiled (or interpreted) only when this backend runs.
         from neuroplug_triton.kernels import activation, conv, linear, lowrank
+
+        unsupported = unsupported_layers(network, activation.ACTIVATION_CODES)
+        if unsupported:
+            raise ConfigError(
+                "backend",
+                f"backend=triton cannot run {network.describe()}: {unsupported}",
+                "backend=torch",
+            )
 
         self._population_linear = linear.population_linear
         self._lowrank_linear = lowrank.lowrank_linear
@@ -140,12 +158,7 @@ class TritonBackend(Backend):
         self._lowrank = None
         self._tiles = None
         self._population_conv = conv.population_conv
-        self._activation = (
-            activation.ACTIVATION_CODES[network.activation_name]
-            if isinstance(network, MLP)
-            else activation.ACTIVATION_CODES["relu"]
-        )
-        self._identity_code = activation.ACTIVATION_CODES["identity"]
+        self._activation_codes = activation.ACTIVATION_CODES
         self._population: Population | None = None
 
     @property
@@ -253,46 +266,46 @@ class TritonBackend(Backend):
             flat = flat if x.shape[1] == 1 else flat.repeat_interleave(x.shape[1])
             block = self._row_block if self._one_base else 1
             self._tiles = self._row_tiles(flat, len(self._population), block, self._device)
-        if isinstance(self.network, MLP):
-            out = self._mlp(rows, x.float())
-        else:
-            out = self._cnn(rows, x)
+        out = self._layers(rows, x)
         return out.squeeze(1) if single else out
 
-    def _mlp(self, rows: torch.Tensor, hidden: torch.Tensor) -> torch.Tensor:
-        network = self.network
-        last = network.num_layers - 1
-        for layer in range(network.num_layers):
-            code = self._activation if layer < last else self._identity_code
-            hidden = self._linear(rows, hidden, f"w{layer}", f"b{layer}", code)
-        return hidden
+    def _layers(self, rows: torch.Tensor, hidden: torch.Tensor) -> torch.Tensor:
+        """The network's layer table on ``hidden`` ``(n, M, *input_shape)``: ``(n, M, out)``.
 
-    def _cnn(self, rows: torch.Tensor, hidden: torch.Tensor) -> torch.Tensor:
-        network = self.network
-        layout = network.layout
+        uint8 frames are scaled by the first convolution as it reads them; a first linear
+        layer gets them scaled here.
+        """
+        layout = self.network.layout
         input_scale = 1.0 / 255.0 if hidden.dtype == torch.uint8 else 1.0
-        for layer, (out_channels, kernel_size, stride) in enumerate(CONV_LAYERS):
-            hidden = self._population_conv(
-                hidden,
-                rows,
-                self._params,
-                self._base_index,
-                self._scale,
-                self._seed,
-                layout.slots[f"conv{layer}.w"].offset,
-                layout.slots[f"conv{layer}.b"].offset,
-                out_channels,
-                kernel_size,
-                stride,
-                network.paddings[layer],
-                self._perturb,
-                input_scale,
-                sigma=self._sigma,
-            )
+        for layer in self.network.layers:
+            code = self._activation_codes[layer.activation]
+            if layer.kind == CONV2D:
+                hidden = self._population_conv(
+                    hidden,
+                    rows,
+                    self._params,
+                    self._base_index,
+                    self._scale,
+                    self._seed,
+                    layout.slots[layer.weight].offset,
+                    layout.slots[layer.bias].offset,
+                    out_channels(layout, layer),
+                    kernel_size(layout, layer),
+                    layer.stride,
+                    layer.padding,
+                    self._perturb,
+                    input_scale,
+                    sigma=self._sigma,
+                    activation=code,
+                )
+            else:
+                hidden = hidden.float()
+                if input_scale != 1.0:
+                    hidden = hidden * input_scale
+                hidden = hidden.reshape(*hidden.shape[:2], fan_in(layout, layer))
+                hidden = self._linear(rows, hidden, layer.weight, layer.bias, code)
             input_scale = 1.0
-        hidden = hidden.reshape(*hidden.shape[:2], network.flat_size)
-        hidden = self._linear(rows, hidden, "fc.w", "fc.b", self._activation)
-        return self._linear(rows, hidden, "out.w", "out.b", self._identity_code)
+        return hidden
 
     def _linear(
         self, rows: torch.Tensor, x: torch.Tensor, weight: str, bias: str, activation: int

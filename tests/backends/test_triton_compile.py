@@ -84,8 +84,8 @@ SCRIPT = textwrap.dedent(
     for perturb, sigma, aligned in [(1, 0, 1), (1, 0, 0), (0, 0, 0), (1, 1, 1), (1, 1, 0)]:
         compile_for_hopper(
             population_conv_kernel,
-            dict(KSIZE=8, PERTURB=perturb, SIGMA=sigma, ALIGNED=aligned, BLOCK_P=64,
-                 BLOCK_CO=32, BLOCK_K=32),
+            dict(KSIZE=8, ACTIVATION=2, PERTURB=perturb, SIGMA=sigma, ALIGNED=aligned,
+                 BLOCK_P=64, BLOCK_CO=32, BLOCK_K=32),
             x_ptr="*u8",
         )
     print("compiled")

@@ -26,7 +26,7 @@ from neuroplug_triton.kernels.linear import population_linear  # noqa: E402
 from neuroplug_triton.kernels.lowrank import ROW_BLOCK, lowrank_linear, row_tiles  # noqa: E402
 
 from neuroplug.lowrank import LowRank, LowRankMatrix  # noqa: E402
-from neuroplug.nets.mlp import ACTIVATIONS  # noqa: E402
+from neuroplug.nets.layers import ACTIVATIONS  # noqa: E402
 from neuroplug.population import Population  # noqa: E402
 
 DEVICE = torch.device("cuda" if torch.cuda.is_available() else "cpu")

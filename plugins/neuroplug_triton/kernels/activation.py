@@ -1,4 +1,4 @@
-"""The MLP activations inside a kernel, selected by a compile-time code."""
+"""The layer activations inside a kernel, selected by a compile-time code."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import triton
 import triton.language as tl
 
 ACTIVATION_CODES = {"identity": 0, "tanh": 1, "relu": 2, "elu": 3, "sigmoid": 4}
-"""Name (as in :data:`neuroplug.nets.mlp.ACTIVATIONS`) -> the kernels' ``ACTIVATION`` code."""
+"""Name (as in :data:`neuroplug.nets.layers.ACTIVATIONS`) -> the kernels' ``ACTIVATION`` code."""
 
 
 @triton.jit

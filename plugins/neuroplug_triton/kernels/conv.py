@@ -1,4 +1,4 @@
-"""A ReLU convolution of every alive member, each with its own filters (implicit GEMM).
+"""A convolution (ReLU by default) of every alive member, each with its own filters (implicit GEMM).
 
 Member ``m = rows[j]`` convolves its observations with filters
 ``params[b] + scale[m] * sigma[b] * eps(seed[m])``, ``b = base_index[m]`` (noise rebuilt in
@@ -15,6 +15,7 @@ import torch
 import triton
 import triton.language as tl
 
+from neuroplug_triton.kernels.activation import ACTIVATION_CODES, activate
 from neuroplug_triton.kernels.noise import noise_at, noise_rows
 
 
@@ -45,6 +46,7 @@ def population_conv_kernel(
     stride_out_row,
     input_scale,
     KSIZE: tl.constexpr,
+    ACTIVATION: tl.constexpr,
     PERTURB: tl.constexpr,
     SIGMA: tl.constexpr,
     ALIGNED: tl.constexpr,
@@ -105,7 +107,7 @@ def population_conv_kernel(
         if SIGMA:
             bias_noise = bias_noise * tl.load(sigmas + b_offset + offs_co, mask=mask_co, other=0.0)
         bias = bias + scale * bias_noise
-    acc = tl.maximum(acc + bias[None, :], 0.0)
+    acc = activate(acc + bias[None, :], ACTIVATION)
     out = (
         out_ptr
         + row * stride_out_row
@@ -132,8 +134,9 @@ def population_conv(
     input_scale: float = 1.0,
     out: torch.Tensor | None = None,
     sigma: torch.Tensor | None = None,
+    activation: int = ACTIVATION_CODES["relu"],
 ) -> torch.Tensor:
-    """``relu(conv(x))`` per member: ``x`` ``(n, M, C, H, W)`` -> ``(n, M, CO, OH, OW)`` float32.
+    """``activation(conv(x))`` (an :data:`ACTIVATION_CODES` code) per member: ``x`` ``(n, M, C, H, W)`` -> ``(n, M, CO, OH, OW)`` float32.
 
     ``padding`` is ``(left, right, top, bottom)`` zeros, as ``F.pad`` takes it. ``out`` may
     be given (contiguous per row; written in place, rows ``>= n`` untouched). ``sigma``
@@ -187,6 +190,7 @@ def population_conv(
         out.stride(0),
         input_scale,
         KSIZE=kernel_size,
+        ACTIVATION=activation,
         PERTURB=perturb,
         SIGMA=perturb and sigma is not None,
         ALIGNED=aligned,

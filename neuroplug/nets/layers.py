@@ -1,0 +1,187 @@
+"""A network's forward pass as a table of layers, and the two ways torch runs it.
+
+Every network neuroplug ships is a sequence of layers over named slots of its flat
+parameter layout (:mod:`neuroplug.nets.layout`). The table (:attr:`Network.layers
+<neuroplug.nets.network.Network.layers>`) is the one place that structure is written. The
+forward passes here, the torch backend's low-rank forward, the Triton backend and the
+learners' actor-critic all read it, so a new architecture built from these layer kinds
+runs under all of them without editing any.
+
+Layer kinds and their weight slots:
+
+- ``linear``: weight ``(fan_in, fan_out)``, bias ``(fan_out,)``; the input is flattened
+  to ``(n, fan_in)`` first (so a linear layer may follow a convolution);
+- ``conv2d``: weight ``(out_channels, in_channels, k, k)``, bias ``(out_channels,)``,
+  with a stride and explicit (left, right, top, bottom) zero padding.
+
+uint8 inputs (frames) are scaled to [0, 1] before the first layer.
+
+Different members' convolutions run as one grouped convolution: the population's inputs
+are stacked along channels and each member is one group. A linear layer of a population
+is one batched matrix multiply. On CPU the population's convolutions use ATen's native
+kernels, not oneDNN's: oneDNN's grouped convolution changes its last bits with the number
+of threads, and the run changes PyTorch's thread count with the machine's load
+(:class:`neuroplug.devices.TorchThreads`). The native kernels give the same bits at any
+count, at about oneDNN's speed on one thread and 0.9x on two (measured on the 2-core CPU,
+populations of 1-64).
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+
+import torch
+import torch.nn.functional as F
+
+from neuroplug.nets.layout import ParameterLayout, Params
+
+LINEAR = "linear"
+CONV2D = "conv2d"
+LAYER_KINDS = (LINEAR, CONV2D)
+
+ACTIVATIONS: dict[str, Callable[[torch.Tensor], torch.Tensor]] = {
+    "tanh": torch.tanh,
+    "relu": torch.relu,
+    "elu": torch.nn.functional.elu,
+    "sigmoid": torch.sigmoid,
+    "identity": lambda x: x,
+}
+"""Activation name -> function (names as ``net.activation`` and the Triton kernels know them)."""
+
+
+@dataclass(frozen=True)
+class Layer:
+    """One layer of a network's forward pass: its kind, slots and activation."""
+
+    kind: str
+    """``linear`` or ``conv2d``."""
+    weight: str
+    """Name of the weight slot in the network's layout."""
+    bias: str
+    """Name of the bias slot."""
+    activation: str = "identity"
+    """Applied to the layer's output (a key of :data:`ACTIVATIONS`)."""
+    stride: int = 1
+    """Convolutions only."""
+    padding: tuple[int, int, int, int] = (0, 0, 0, 0)
+    """Convolutions only: zeros added (left, right, top, bottom) before the layer."""
+
+    def __post_init__(self) -> None:
+        if self.kind not in LAYER_KINDS:
+            raise ValueError(f"layer kind {self.kind!r}; known: {', '.join(LAYER_KINDS)}")
+        if self.activation not in ACTIVATIONS:
+            raise ValueError(f"activation {self.activation!r}; known: {', '.join(ACTIVATIONS)}")
+
+    @property
+    def padded(self) -> bool:
+        """Whether the input is padded before this layer."""
+        return any(self.padding)
+
+
+def fan_in(layout: ParameterLayout, layer: Layer) -> int:
+    """Inputs per output unit of a linear layer (the rows of its weight)."""
+    return layout.slots[layer.weight].shape[0]
+
+
+def out_channels(layout: ParameterLayout, layer: Layer) -> int:
+    """Output channels of a convolution (the rows of its kernel)."""
+    return layout.slots[layer.weight].shape[0]
+
+
+def kernel_size(layout: ParameterLayout, layer: Layer) -> int:
+    """Side of a convolution's square kernel."""
+    return layout.slots[layer.weight].shape[-1]
+
+
+@contextlib.contextmanager
+def onednn_convolutions(device: torch.device, enabled: bool) -> Iterator[None]:
+    """CPU convolutions inside run in oneDNN (``enabled``) or in ATen's native kernels;
+    on other devices, nothing changes."""
+    if device.type != "cpu":
+        yield
+        return
+    before = torch._C._get_mkldnn_enabled()
+    torch._C._set_mkldnn_enabled(enabled)
+    try:
+        yield
+    finally:
+        torch._C._set_mkldnn_enabled(before)
+
+
+def thread_count_invariant_convolutions(device: torch.device):
+    """ATen's native CPU convolutions inside: the same bits at any thread count (see the
+    module's docstring)."""
+    return onednn_convolutions(device, enabled=False)
+
+
+def as_float(inputs: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
+    """Inputs in ``dtype``, uint8 frames scaled to [0, 1]."""
+    hidden = inputs.to(dtype)
+    if inputs.dtype == torch.uint8:
+        hidden = hidden / 255.0
+    return hidden
+
+
+def forward_population(
+    layers: Sequence[Layer], layout: ParameterLayout, params: torch.Tensor, inputs: torch.Tensor
+) -> torch.Tensor:
+    """Outputs ``(n, out)`` of ``layers``: row j of ``params`` ``(n, D)`` on ``inputs[j]``."""
+    members = len(params)
+    if members == 0:  # a grouped convolution needs at least one group
+        return params.new_zeros((0, layout.slots[layers[-1].bias].shape[0]))
+    hidden = as_float(inputs, params.dtype)
+    views = layout.views(params)
+    for layer in layers:
+        activation = ACTIVATIONS[layer.activation]
+        if layer.kind == CONV2D:
+            # (n, C, H, W) -> (1, n*C, H, W): each member's input is one convolution group.
+            hidden = hidden.reshape(1, -1, *hidden.shape[-2:])
+            weight = views[layer.weight]
+            kernels = weight.reshape(-1, *weight.shape[2:])
+            if kernels.data_ptr() == weight.data_ptr():
+                # A lone member's kernels would be read in place, from wherever its row
+                # starts; the CPU's convolution rounds differently with the pointer's
+                # alignment, so it gets the fresh copy every grouped call makes (the
+                # reshape of several members' strided rows copies), and a member's outputs
+                # do not depend on its company (tests/backends/test_batch_invariance.py).
+                kernels = kernels.clone()
+            if layer.padded:
+                hidden = F.pad(hidden, layer.padding)
+            with thread_count_invariant_convolutions(hidden.device):
+                hidden = F.conv2d(
+                    hidden,
+                    kernels,
+                    views[layer.bias].reshape(-1),
+                    stride=layer.stride,
+                    groups=members,
+                )
+            hidden = activation(hidden)
+        else:
+            hidden = hidden.reshape(members, 1, fan_in(layout, layer))
+            hidden = activation(
+                torch.baddbmm(views[layer.bias].unsqueeze(1), hidden, views[layer.weight])
+            )
+    return hidden.reshape(members, -1)
+
+
+def forward_single(
+    layers: Sequence[Layer], layout: ParameterLayout, params: Params, inputs: torch.Tensor
+) -> torch.Tensor:
+    """Outputs ``(b, out)`` of ``layers`` with one parameter set (a flat ``(D,)`` vector or
+    its named tensors) on a batch of inputs; differentiable, so learners train through it."""
+    hidden = inputs
+    if layers and hidden.dtype != layout.tensor(params, layers[0].weight).dtype:
+        hidden = as_float(inputs, layout.tensor(params, layers[0].weight).dtype)
+    for layer in layers:
+        weight = layout.tensor(params, layer.weight)
+        bias = layout.tensor(params, layer.bias)
+        if layer.kind == CONV2D:
+            if layer.padded:
+                hidden = F.pad(hidden, layer.padding)
+            hidden = F.conv2d(hidden, weight, bias, stride=layer.stride)
+        else:
+            hidden = torch.addmm(bias, hidden.reshape(len(hidden), weight.shape[0]), weight)
+        hidden = ACTIVATIONS[layer.activation](hidden)
+    return hidden

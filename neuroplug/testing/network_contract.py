@@ -1,0 +1,106 @@
+"""The contract every network honours, checked on its own layer table and the torch backend.
+
+Use it from the tests of a new architecture::
+
+    from neuroplug.testing import check_network_contract
+
+    def test_my_network_honours_the_contract():
+        check_network_contract(MyNetwork(...))
+
+It checks that the layer table (:attr:`neuroplug.nets.network.Network.layers`) names each
+slot of the layout once, with the shapes its layer kind takes; that ``initial_params``
+gives a finite ``(D,)`` vector, the same for the same generator seed; that the batched
+forward of different members matches each member's :meth:`forward_single`, whose outputs
+are ``(b, output_size)``; that :meth:`features` and :meth:`head` compose to the forward
+pass, with ``feature_size`` features; that a network without a shared trunk can be
+``resized`` for a critic; and that the torch backend runs it, dense and low-rank, to the
+backend contract (:func:`neuroplug.testing.check_backend_contract`). Learners then run it
+too: pass it to :func:`neuroplug.testing.check_learner_contract` (``network=``).
+"""
+
+from __future__ import annotations
+
+import torch
+
+from neuroplug import registry
+from neuroplug.nets.layers import CONV2D
+from neuroplug.nets.network import Network
+from neuroplug.testing.algorithm_contract import ContractViolation
+from neuroplug.testing.backend_contract import check_backend_contract
+
+
+def _require(condition: bool, message: str) -> None:
+    if not condition:
+        raise ContractViolation(message)
+
+
+def _check_table(network: Network) -> None:
+    name = type(network).__name__
+    slots = network.layout.slots
+    _require(bool(network.layers), f"{name} must describe its forward pass in `layers`")
+    used = [slot for layer in network.layers for slot in (layer.weight, layer.bias)]
+    _require(
+        sorted(used) == sorted(slots),
+        f"{name}: the layers must name every slot of the layout once (layers name "
+        f"{sorted(used)}, the layout has {sorted(slots)})",
+    )
+    for layer in network.layers:
+        weight, bias = slots[layer.weight].shape, slots[layer.bias].shape
+        dims, outputs = (4, weight[0]) if layer.kind == CONV2D else (2, weight[-1])
+        _require(
+            len(weight) == dims and bias == (outputs,),
+            f"{name}: a {layer.kind} layer takes a {dims}-D weight and a bias of its "
+            f"{outputs} outputs; {layer.weight} is {weight} and {layer.bias} is {bias}",
+        )
+
+
+def check_network_contract(network: Network, rtol: float = 1e-4, atol: float = 1e-5) -> None:
+    """Raise :class:`ContractViolation` naming the first broken part of the contract."""
+    name = type(network).__name__
+    _check_table(network)
+    params = network.initial_params(torch.Generator().manual_seed(0))
+    again = network.initial_params(torch.Generator().manual_seed(0))
+    _require(
+        params.shape == (network.num_params,) and bool(torch.isfinite(params).all()),
+        f"{name}.initial_params must give a finite ({network.num_params},) vector",
+    )
+    _require(torch.equal(params, again), f"{name}.initial_params must follow its generator")
+    inputs = network.example_inputs(4, torch.Generator().manual_seed(1))
+    single = network.forward_single(params, inputs)
+    _require(
+        single.shape == (4, network.output_size),
+        f"{name}.forward_single must give (b, {network.output_size}), got {tuple(single.shape)}",
+    )
+    features = network.features(params, inputs)
+    _require(
+        features.shape == (4, network.feature_size),
+        f"{name}.features must give (b, feature_size={network.feature_size}), got "
+        f"{tuple(features.shape)}",
+    )
+    _require(
+        torch.allclose(network.head(params, features), single, rtol=rtol, atol=atol),
+        f"{name}: head(features(x)) must be the forward pass",
+    )
+    members = torch.stack(
+        [network.initial_params(torch.Generator().manual_seed(seed)) for seed in range(4)]
+    )
+    batched = network.forward_population(members, inputs)
+    expected = torch.cat([network.forward_single(members[m], inputs[m : m + 1]) for m in range(4)])
+    _require(
+        torch.allclose(batched, expected, rtol=rtol, atol=atol),
+        f"{name}.forward_population must match forward_single member by member (off by "
+        f"{float((batched - expected).abs().max()):.2e})",
+    )
+    if not network.critic_shares_trunk:
+        critic = network.resized(1)
+        _require(
+            critic.output_size == 1
+            and critic.forward_single(
+                critic.initial_params(torch.Generator().manual_seed(0)), inputs
+            ).shape
+            == (4, 1),
+            f"{name}.resized(1) must give the same architecture with one output (a critic)",
+        )
+    check_backend_contract(
+        registry.load("backends", "torch"), networks=[network], rtol=rtol, atol=atol
+    )
