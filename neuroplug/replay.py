@@ -5,7 +5,7 @@ the config stored in it (Hydra is not started), plays N episodes, prints their s
 and writes a video (GIF or MP4) of the first episode, or of all of them.
 
 The episodes are an evaluation of the policy played by the schedulers' episode engine
-(:class:`~neuroplug.schedulers.lockstep.LockstepEvaluation`), asked for exactly as the run
+(:class:`~neuroplug.engine.lockstep.LockstepEvaluation`), asked for exactly as the run
 asks for its evaluation at the checkpoint's generation; the video's frames are captured
 by an observer of that engine, so they show the very episodes that were scored. With the
 run's seed (the default) and ``run.eval_episodes`` episodes, the replay plays the episodes
@@ -25,9 +25,9 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import torch
 
+from neuroplug.engine.lockstep import EpisodeObserver, LockstepEvaluation, lane_seeds
 from neuroplug.errors import NeuroplugError
 from neuroplug.population import Population
-from neuroplug.schedulers.lockstep import EpisodeObserver, LockstepEvaluation, lane_seeds
 from neuroplug.seeds import EVALUATION_GENERATION_OFFSET
 from neuroplug.video import (
     VideoWriter,

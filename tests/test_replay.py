@@ -14,13 +14,13 @@ import torch
 from neuroplug.api import EvaluationRequest
 from neuroplug.app import run_job
 from neuroplug.config.schema import EnvConfig, NetConfig
+from neuroplug.engine.lockstep import EpisodeObserver, LockstepEvaluation
 from neuroplug.envs.make import make_spec
 from neuroplug.experiment import Experiment
 from neuroplug.nets.build import build_network
 from neuroplug.nets.policy import Policy
 from neuroplug.population import Population
 from neuroplug.replay import log_video_to_wandb, main, replay
-from neuroplug.schedulers.lockstep import EpisodeObserver, LockstepEvaluation
 from neuroplug.seeds import EVALUATION_GENERATION_OFFSET
 from neuroplug.training.checkpoint import BEST_POLICY, checkpoint_dir
 from neuroplug.training.components import build_components

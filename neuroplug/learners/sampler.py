@@ -17,6 +17,20 @@ device in one copy, actions come back in one, and rewards and flags are written 
 arrays. Everything derived from them — which steps are EnvPool's auto-resets, the
 learner's episode ends, game scores and lengths — is computed once per rollout, vectorised.
 
+Why this is its own EnvPool driver, not the episode engine's
+(:mod:`neuroplug.engine.lockstep`): both step groups of envs with ``send``/``recv``, but
+little else of the per-step loop is common. The engine plays a fixed list of episodes:
+it sends only the lanes whose episode is alive, hands a finished lane the next episode
+(with its own seed and no-op start), reads EnvPool's info dict for behaviour
+characterisations and its observer's frames, and lives for one evaluation. The sampler
+steps every env at every step for the whole run, never retires one, and fills fixed
+``(T, N)`` rollouts from EnvPool's raw arrays. One driver would put the engine's partial
+sends, work assignment and info dicts into the per-step path this module keeps at a fixed
+cost, or the sampler's whole-batch buffers into the engine. What the two share lives once
+below both: pool construction (:func:`neuroplug.envs.make.make_pool`), the thread split
+(:func:`neuroplug.devices.env_threads`), seeds (:mod:`neuroplug.seeds`) and each family's
+true score and game-over rule (:class:`neuroplug.envs.family.EnvFamily`).
+
 Bookkeeping: EnvPool resets an env on the step after its episode ended, and that step's
 action is ignored, so the transition is marked invalid (no learning from it). The learner's
 episode ends on ``done`` (with ``episodic_life`` on Atari: on each lost life); a *game* ends

@@ -1,9 +1,16 @@
-"""Machinery the built-in schedulers share (the plugins themselves live in ``plugins/``)."""
+"""Deprecated: the episode engine moved to :mod:`neuroplug.engine` (this package held the
+engine, not schedulers; the scheduler plugins live in ``plugins/``). Importing from here
+still works, with a :class:`DeprecationWarning`, until the next contract version."""
 
-from neuroplug.schedulers.lockstep import (
-    LockstepEvaluation,
-    LockstepScheduler,
-    LockstepSchedulerConfig,
+import warnings
+
+from neuroplug.engine import LockstepEvaluation, LockstepScheduler, LockstepSchedulerConfig
+
+warnings.warn(
+    "neuroplug.schedulers moved to neuroplug.engine (neuroplug.schedulers.lockstep is "
+    "neuroplug.engine.lockstep); import from there",
+    DeprecationWarning,
+    stacklevel=2,
 )
 
 __all__ = ["LockstepEvaluation", "LockstepScheduler", "LockstepSchedulerConfig"]

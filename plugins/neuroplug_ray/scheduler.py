@@ -37,12 +37,12 @@ from dataclasses import dataclass, replace
 
 from neuroplug.api import Backend, EvaluationRequest, EvaluationResult
 from neuroplug.behaviours import resolve
+from neuroplug.engine.lockstep import LockstepScheduler, LockstepSchedulerConfig
 from neuroplug.envs.spec import EnvSpec
 from neuroplug.episodes import EpisodeLedger
 from neuroplug.errors import ConfigError, require
 from neuroplug.nets.policy import Policy
 from neuroplug.population import Population
-from neuroplug.schedulers.lockstep import LockstepScheduler, LockstepSchedulerConfig
 from neuroplug.stop_signals import STOP_SIGNALS
 from neuroplug_ray.shipping import KEPT_POPULATIONS, MissingPopulation, ship
 from neuroplug_ray.worker import Evaluator, EvaluatorSettings

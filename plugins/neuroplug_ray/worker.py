@@ -17,11 +17,11 @@ import torch
 
 from neuroplug import registry
 from neuroplug.api import BackendConfig, EvaluationRequest
+from neuroplug.engine.lockstep import LockstepEvaluation, PoolCache
 from neuroplug.envs.spec import EnvSpec
 from neuroplug.episodes import LedgerShard
 from neuroplug.nets.network import Network
 from neuroplug.nets.policy import Policy
-from neuroplug.schedulers.lockstep import LockstepEvaluation, PoolCache
 from neuroplug_ray.shipping import ShippedPopulation, WorkerPopulations
 
 
@@ -49,7 +49,7 @@ class Evaluator:
         self.backend = backend_class(settings.backend, settings.network)
         self.policy = Policy(settings.network, settings.env, settings.normalize_observations)
         self.populations = WorkerPopulations()
-        # Atari pools stay built between shards (see neuroplug.schedulers.lockstep.PoolCache).
+        # Atari pools stay built between shards (see neuroplug.engine.lockstep.PoolCache).
         self.pool_cache = PoolCache()
 
     def evaluate_shard(

@@ -12,8 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from neuroplug.api import Backend
+from neuroplug.engine.lockstep import LockstepScheduler, LockstepSchedulerConfig
 from neuroplug.errors import require
-from neuroplug.schedulers.lockstep import LockstepScheduler, LockstepSchedulerConfig
 
 
 @dataclass

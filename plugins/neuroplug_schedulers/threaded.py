@@ -21,8 +21,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from neuroplug.api import Backend
+from neuroplug.engine.lockstep import LockstepScheduler, LockstepSchedulerConfig
 from neuroplug.errors import require
-from neuroplug.schedulers.lockstep import LockstepScheduler, LockstepSchedulerConfig
 
 PIPELINED_GROUPS = 2
 """Groups of envs in flight when ``groups: 0`` picks pipelining."""

@@ -134,7 +134,7 @@ def test_behaviours_match_a_naive_one_member_loop(task_id, name, max_episode_ste
 
 
 def test_a_bc_that_does_not_fit_the_env_fails_before_any_pool_starts(monkeypatch):
-    import neuroplug.schedulers.lockstep as lockstep
+    import neuroplug.engine.lockstep as lockstep
 
     def no_pools(*args, **kwargs):
         raise AssertionError("an EnvPool was started")

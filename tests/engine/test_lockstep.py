@@ -9,7 +9,7 @@ from neuroplug_backends.torch_backend import TorchBackend, TorchBackendConfig
 from neuroplug_schedulers.pipelined import PipelinedScheduler, PipelinedSchedulerConfig
 from neuroplug_schedulers.threaded import ThreadedScheduler, ThreadedSchedulerConfig, serial_config
 
-import neuroplug.schedulers.lockstep as lockstep
+import neuroplug.engine.lockstep as lockstep
 from neuroplug.api import EvaluationRequest
 from neuroplug.config.schema import EnvConfig, NetConfig
 from neuroplug.envs.make import make_spec
