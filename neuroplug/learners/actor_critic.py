@@ -55,6 +55,7 @@ class ActorCritic(nn.Module):
         super().__init__()
         self.network = network
         self.env = env
+        self._named: tuple[dict[str, torch.Tensor], dict[str, torch.Tensor]] | None = None
         self.actor = _trainable(network.layout.split(initial_params.detach().float()))
         self._actor_names = list(network.layout.slots)
         generator = value_head_generator(seed)
@@ -83,7 +84,25 @@ class ActorCritic(nn.Module):
 
     def policy_tensors(self) -> dict[str, torch.Tensor]:
         """The actor's trainable tensors by the network's slot names."""
-        return dict(zip(self._actor_names, self.actor, strict=True))
+        if self._named is None:
+            self._named = self._name_tensors()
+        return self._named[0]
+
+    def _name_tensors(self) -> tuple[dict[str, torch.Tensor], dict[str, torch.Tensor]]:
+        # Built once, not per forward: indexing a ParameterList costs a Python call per
+        # tensor, which was 4% of a CartPole PPO update.
+        actor = dict(zip(self._actor_names, list(self.actor), strict=True))
+        critic = (
+            {}
+            if self.shared_trunk
+            else dict(zip(self._critic_names, list(self.critic_layers), strict=True))
+        )
+        return actor, critic
+
+    def _apply(self, fn, recurse=True):
+        # Moving the module may swap its parameters for new tensors: name them again.
+        self._named = None
+        return super()._apply(fn, recurse)
 
     def policy_vector(self) -> torch.Tensor:
         """The actor as the network's flat ``(D,)`` parameter vector: what is deployed."""
@@ -97,8 +116,7 @@ class ActorCritic(nn.Module):
             features = self.network.features(policy, observations)
             return self.network.head(policy, features), self.value_head(features).squeeze(1)
         outputs = self.network.forward_single(policy, observations)
-        critic = dict(zip(self._critic_names, self.critic_layers, strict=True))
-        values = self.critic.forward_single(critic, observations).squeeze(1)
+        values = self.critic.forward_single(self._named[1], observations).squeeze(1)
         return outputs, values
 
     def log_prob_and_entropy(

@@ -182,6 +182,9 @@ def forward_single(
                 hidden = F.pad(hidden, layer.padding)
             hidden = F.conv2d(hidden, weight, bias, stride=layer.stride)
         else:
-            hidden = torch.addmm(bias, hidden.reshape(len(hidden), weight.shape[0]), weight)
-        hidden = ACTIVATIONS[layer.activation](hidden)
+            if hidden.dim() != 2:  # a reshape is one more node for autograd to walk back
+                hidden = hidden.reshape(len(hidden), weight.shape[0])
+            hidden = torch.addmm(bias, hidden, weight)
+        if layer.activation != "identity":
+            hidden = ACTIVATIONS[layer.activation](hidden)
     return hidden
