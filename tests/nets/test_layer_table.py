@@ -22,7 +22,7 @@ from neuroplug_learners.ppo import PPO
 from neuroplug.envs.spec import EnvSpec
 from neuroplug.lowrank import lowrank_for
 from neuroplug.nets.build import network_types
-from neuroplug.nets.layers import CONV2D, LINEAR, Layer
+from neuroplug.nets.layers import ACTIVATIONS, CONV2D, LINEAR, Layer
 from neuroplug.nets.layout import ParameterLayout
 from neuroplug.nets.network import Network
 from neuroplug.population import Population
@@ -137,3 +137,13 @@ def test_an_unknown_layer_kind_or_activation_is_refused_with_what_is_known():
         Layer("lstm", "core.w", "core.b")
     with pytest.raises(ValueError, match="tanh"):
         Layer(LINEAR, "w", "b", "swish")
+
+
+@pytest.mark.parametrize("name", sorted(ACTIVATIONS))
+def test_an_activation_computes_each_element_the_same_in_any_tensor(name):
+    # CPU kernels run whole SIMD vectors and a scalar tail; an element must not round
+    # differently in the tail (F.elu and torch.sigmoid did, so a member alone differed).
+    values = 3 * torch.randn(4096, generator=torch.Generator().manual_seed(0))
+    whole = ACTIVATIONS[name](values)
+    pieces = torch.cat([ACTIVATIONS[name](values[i : i + 7].clone()) for i in range(0, 4095, 7)])
+    assert torch.equal(pieces, whole[: len(pieces)])

@@ -88,3 +88,14 @@ def test_split_parameters_run_the_network_exactly_as_the_flat_vector(network):
         network.forward_single(tensors, inputs), network.forward_single(params, inputs)
     )
     assert torch.equal(network.layout.join(tensors), params)
+
+
+@pytest.mark.parametrize(
+    "network",
+    [MLP(5, [16, 8], 3, "elu"), NatureCNN((2, 36, 36), 4, "same")],
+    ids=["mlp", "nature_cnn_same"],
+)
+def test_the_shipped_networks_honour_the_network_contract(network):
+    from neuroplug.testing import check_network_contract
+
+    check_network_contract(network)
