@@ -51,12 +51,16 @@ def _sigmoid(x: torch.Tensor) -> torch.Tensor:
     return torch.tanh(x * 0.5) * 0.5 + 0.5
 
 
+def _identity(x: torch.Tensor) -> torch.Tensor:
+    return x
+
+
 ACTIVATIONS: dict[str, Callable[[torch.Tensor], torch.Tensor]] = {
     "tanh": torch.tanh,
     "relu": torch.relu,
     "elu": _elu,
     "sigmoid": _sigmoid,
-    "identity": lambda x: x,
+    "identity": _identity,
 }
 """Activation name -> function (names as ``net.activation`` and the Triton kernels know them).
 

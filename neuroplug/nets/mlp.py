@@ -7,7 +7,7 @@ import torch
 from neuroplug.config.schema import NetConfig
 from neuroplug.envs.spec import EnvSpec
 from neuroplug.errors import ConfigError
-from neuroplug.nets.layers import ACTIVATIONS, LINEAR, Layer
+from neuroplug.nets.layers import LINEAR, Layer
 from neuroplug.nets.layout import ParameterLayout
 from neuroplug.nets.network import Network, normc_
 
@@ -23,7 +23,6 @@ class MLP(Network):
         self.input_shape = (input_size,)
         self.output_size = output_size
         self.activation_name = activation
-        self.activation = ACTIVATIONS[activation]
         self.widths = [input_size, *hidden_sizes, output_size]
         self.num_layers = len(self.widths) - 1
         shapes: list[tuple[str, tuple[int, ...]]] = []

@@ -99,3 +99,15 @@ def test_the_shipped_networks_honour_the_network_contract(network):
     from neuroplug.testing import check_network_contract
 
     check_network_contract(network)
+
+
+@pytest.mark.parametrize("activation", ["tanh", "relu", "elu", "sigmoid", "identity"])
+def test_networks_pickle_with_every_activation(activation):
+    # Ray ships the network to its workers; a lambda in the layer table would not travel.
+    import pickle
+
+    network = MLP(5, [16], 3, activation)
+    copy = pickle.loads(pickle.dumps(network))
+    params = network.initial_params(torch.Generator().manual_seed(0))
+    inputs = torch.randn(2, 5)
+    assert torch.equal(copy.forward_single(params, inputs), network.forward_single(params, inputs))
