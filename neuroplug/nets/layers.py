@@ -194,8 +194,9 @@ def forward_single(
     """Outputs ``(b, out)`` of ``layers`` with one parameter set (a flat ``(D,)`` vector or
     its named tensors) on a batch of inputs; differentiable, so learners train through it."""
     hidden = inputs
-    if layers and hidden.dtype != layout.tensor(params, layers[0].weight).dtype:
-        hidden = as_float(inputs, layout.tensor(params, layers[0].weight).dtype)
+    dtype = layout.tensor(params, layers[0].weight).dtype if layers else inputs.dtype
+    if hidden.dtype != dtype:
+        hidden = as_float(inputs, dtype)
     for layer in layers:
         weight = layout.tensor(params, layer.weight)
         bias = layout.tensor(params, layer.bias)

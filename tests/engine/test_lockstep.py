@@ -5,33 +5,15 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
-from neuroplug_backends.torch_backend import TorchBackend, TorchBackendConfig
 from neuroplug_schedulers.pipelined import PipelinedScheduler, PipelinedSchedulerConfig
 from neuroplug_schedulers.threaded import ThreadedScheduler, ThreadedSchedulerConfig, serial_config
+from small_evaluation import small_evaluation
 
 import neuroplug.engine.lockstep as lockstep
 from neuroplug.api import EvaluationRequest
-from neuroplug.config.schema import EnvConfig, NetConfig
+from neuroplug.config.schema import EnvConfig
 from neuroplug.envs.make import make_spec
 from neuroplug.errors import ConfigError
-from neuroplug.nets.build import build_network
-from neuroplug.nets.policy import Policy
-from neuroplug.population import Population
-
-
-def _setup(task_id: str, members: int, max_episode_steps: int | None = None, normalize=False):
-    env = make_spec(EnvConfig(task_id=task_id, max_episode_steps=max_episode_steps))
-    network = build_network(NetConfig(hidden_sizes=[8]), env)
-    policy = Policy(network, env, normalize_observations=normalize)
-    backend = TorchBackend(TorchBackendConfig(name="torch", device="cpu"), network)
-    centre = network.initial_params(torch.Generator().manual_seed(0))
-    population = Population(
-        bases=centre.unsqueeze(0),
-        base_index=torch.zeros(members, dtype=torch.int64),
-        scale=torch.full((members,), 0.5),
-        seed=torch.arange(members, dtype=torch.int64),
-    )
-    return env, policy, backend, population
 
 
 def _schedulers(env, max_envs: int):
@@ -82,7 +64,7 @@ def _assert_identical(results: dict) -> None:
 def test_all_schedulers_return_identical_results(
     task_id, members, episodes, max_envs, max_episode_steps, extra
 ):
-    env, policy, backend, population = _setup(task_id, members, max_episode_steps)
+    env, policy, backend, population = small_evaluation(task_id, members, max_episode_steps)
     request = EvaluationRequest(generation=2, episodes_per_member=episodes, seed=3, **extra)
     results = {
         name: scheduler.evaluate(population, policy, backend, request)
@@ -98,7 +80,7 @@ def test_all_schedulers_return_identical_results(
 
 
 def test_results_do_not_depend_on_thread_counts():
-    env, policy, backend, population = _setup("CartPole-v1", 7)
+    env, policy, backend, population = small_evaluation("CartPole-v1", 7)
     request = EvaluationRequest(generation=0, episodes_per_member=2, seed=1)
     one = ThreadedScheduler(serial_config(max_envs=4, num_threads=1), env)
     four = ThreadedScheduler(ThreadedSchedulerConfig(name="t", max_envs=4, num_threads=4), env)
@@ -125,7 +107,7 @@ class _RecordingEvaluation(lockstep.LockstepEvaluation):
 
 @pytest.mark.parametrize("groups", [1, 2])
 def test_lanes_stay_full_until_the_work_runs_out_and_dead_envs_are_not_stepped(groups):
-    env, policy, backend, population = _setup("CartPole-v1", 10)
+    env, policy, backend, population = small_evaluation("CartPole-v1", 10)
     max_envs = 4
     request = EvaluationRequest(generation=0, episodes_per_member=3, seed=0)
     evaluation = _RecordingEvaluation(
@@ -143,7 +125,7 @@ def test_lanes_stay_full_until_the_work_runs_out_and_dead_envs_are_not_stepped(g
 
 
 def test_timing_breakdown_is_reported():
-    env, policy, backend, population = _setup("CartPole-v1", 4)
+    env, policy, backend, population = small_evaluation("CartPole-v1", 4)
     request = EvaluationRequest(generation=0, seed=0)
     for scheduler in _schedulers(env, 2).values():
         timings = scheduler.evaluate(population, policy, backend, request).timings
@@ -192,7 +174,7 @@ def test_training_ends_in_the_same_state_with_every_scheduler(compose, tmp_path,
 
 
 def test_progress_is_reported_while_playing_and_ends_at_the_totals():
-    env, policy, backend, population = _setup("CartPole-v1", 6)
+    env, policy, backend, population = small_evaluation("CartPole-v1", 6)
     calls = []
     request = EvaluationRequest(
         generation=0, episodes_per_member=2, progress=lambda *state: calls.append(state)
@@ -213,7 +195,7 @@ def test_atari_episodes_start_with_their_own_seeded_noops_in_pools_kept_across_e
     pools plays, whatever the schedule."""
     from neuroplug.seeds import start_noop_counts
 
-    env, policy, backend, population = _setup("Breakout-v5", 6, max_episode_steps=60)
+    env, policy, backend, population = small_evaluation("Breakout-v5", 6, max_episode_steps=60)
     assert env.start_noops == 30 and env.reusable_pools
     counts = start_noop_counts(0, 3, np.arange(64), 0, env.start_noops)
     assert counts.min() >= 0 and counts.max() <= 30 and len(set(counts.tolist())) > 10
@@ -250,7 +232,7 @@ def test_sticky_actions_keep_building_seeded_pools_per_evaluation(monkeypatch):
         )
     )
     assert not env.reusable_pools
-    _, policy, backend, population = _setup("Breakout-v5", 2, max_episode_steps=20)
+    _, policy, backend, population = small_evaluation("Breakout-v5", 2, max_episode_steps=20)
     built = []
     real_make_pool = lockstep.make_pool
     monkeypatch.setattr(
@@ -266,7 +248,7 @@ def test_sticky_actions_keep_building_seeded_pools_per_evaluation(monkeypatch):
 
 
 def test_pools_built_before_a_failing_one_are_closed(monkeypatch):
-    env, policy, backend, population = _setup("CartPole-v1", 6)
+    env, policy, backend, population = small_evaluation("CartPole-v1", 6)
     built = []
     real_make_pool = lockstep.make_pool
 

@@ -13,22 +13,16 @@ from dataclasses import replace
 
 import numpy as np
 import pytest
-import torch
 
 ray = pytest.importorskip("ray")
 
-from neuroplug_backends.torch_backend import TorchBackend, TorchBackendConfig  # noqa: E402
 from neuroplug_ray.scheduler import RayScheduler, RaySchedulerConfig  # noqa: E402
 from neuroplug_schedulers.threaded import ThreadedScheduler, ThreadedSchedulerConfig  # noqa: E402
+from small_evaluation import small_evaluation  # noqa: E402
 
 from neuroplug.api import EvaluationRequest  # noqa: E402
 from neuroplug.app import run_job  # noqa: E402
-from neuroplug.config.schema import EnvConfig, NetConfig  # noqa: E402
-from neuroplug.envs.make import make_spec  # noqa: E402
 from neuroplug.errors import ConfigError  # noqa: E402
-from neuroplug.nets.build import build_network  # noqa: E402
-from neuroplug.nets.policy import Policy  # noqa: E402
-from neuroplug.population import Population  # noqa: E402
 from neuroplug.testing import check_resume_is_exact  # noqa: E402
 from neuroplug.testing.resume_check import same  # noqa: E402
 from neuroplug.training.checkpoint import load_checkpoint  # noqa: E402
@@ -40,21 +34,6 @@ def local_ray():
     ray.init(num_cpus=2, include_dashboard=False, logging_level=logging.ERROR)
     yield
     ray.shutdown()
-
-
-def _setup(task_id: str, members: int, max_episode_steps: int, normalize: bool = False):
-    env = make_spec(EnvConfig(task_id=task_id, max_episode_steps=max_episode_steps))
-    network = build_network(NetConfig(hidden_sizes=[8]), env)
-    policy = Policy(network, env, normalize_observations=normalize)
-    backend = TorchBackend(TorchBackendConfig(name="torch", device="cpu"), network)
-    centre = network.initial_params(torch.Generator().manual_seed(0))
-    population = Population(
-        bases=centre.unsqueeze(0),
-        base_index=torch.zeros(members, dtype=torch.int64),
-        scale=torch.full((members,), 0.5),
-        seed=torch.arange(members, dtype=torch.int64),
-    )
-    return env, policy, backend, population
 
 
 def _ray(env, workers: int, **settings) -> RayScheduler:
@@ -88,7 +67,7 @@ def _assert_identical(result, reference) -> None:
     ],
 )
 def test_ray_gives_exactly_what_threaded_gives(task_id, steps, extra):
-    env, policy, backend, population = _setup(task_id, 8, steps)
+    env, policy, backend, population = small_evaluation(task_id, 8, steps)
     request = EvaluationRequest(generation=3, episodes_per_member=2, seed=11, **extra)
     threaded = ThreadedScheduler(ThreadedSchedulerConfig(name="threaded", num_threads=1), env)
     reference = threaded.evaluate(population, policy, backend, request)
@@ -105,7 +84,7 @@ def test_ray_gives_exactly_what_threaded_gives(task_id, steps, extra):
 
 
 def test_a_worker_killed_mid_generation_changes_nothing():
-    env, policy, backend, population = _setup("CartPole-v1", 8, 200)
+    env, policy, backend, population = small_evaluation("CartPole-v1", 8, 200)
     request = EvaluationRequest(generation=0, episodes_per_member=2, seed=5)
     threaded = ThreadedScheduler(ThreadedSchedulerConfig(name="threaded", num_threads=1), env)
     reference = threaded.evaluate(population, policy, backend, request)
@@ -137,7 +116,7 @@ NETWORK_BYTES = 4 * 67_586
 
 
 def test_a_shard_that_fails_on_every_retry_fails_the_round_naming_it():
-    env, policy, backend, population = _setup("CartPole-v1", 6, 50)
+    env, policy, backend, population = small_evaluation("CartPole-v1", 6, 50)
     scheduler = _ray(env, workers=2, shard_retries=1)
 
     def kill_whoever_plays_the_first_shard(worker, actor, first_member):
@@ -229,7 +208,7 @@ def test_ray_resumes_bit_identically(compose, tmp_path):
 
 
 def test_more_workers_than_the_cluster_can_place_fail_before_any_work():
-    env, policy, backend, population = _setup("CartPole-v1", 4, 20)
+    env, policy, backend, population = small_evaluation("CartPole-v1", 4, 20)
     scheduler = _ray(env, workers=3)  # 3 x 1 CPU on a 2-CPU Ray
     with pytest.raises(ConfigError, match=r"scheduler.num_workers.*need 3 CPUs.*has 2"):
         scheduler.evaluate(population, policy, backend, EvaluationRequest(generation=0))

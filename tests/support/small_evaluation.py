@@ -1,0 +1,31 @@
+"""A small evaluation set-up the engine and scheduler tests share."""
+
+from __future__ import annotations
+
+import torch
+from neuroplug_backends.torch_backend import TorchBackend, TorchBackendConfig
+
+from neuroplug.config.schema import EnvConfig, NetConfig
+from neuroplug.envs.make import make_spec
+from neuroplug.nets.build import build_network
+from neuroplug.nets.policy import Policy
+from neuroplug.population import Population
+
+
+def small_evaluation(
+    task_id: str, members: int, max_episode_steps: int | None = None, normalize: bool = False
+):
+    """``(env, policy, backend, population)``: an 8-unit MLP on ``task_id``, the torch
+    backend on CPU, and ``members`` noisy copies of one seeded centre."""
+    env = make_spec(EnvConfig(task_id=task_id, max_episode_steps=max_episode_steps))
+    network = build_network(NetConfig(hidden_sizes=[8]), env)
+    policy = Policy(network, env, normalize_observations=normalize)
+    backend = TorchBackend(TorchBackendConfig(name="torch", device="cpu"), network)
+    centre = network.initial_params(torch.Generator().manual_seed(0))
+    population = Population(
+        bases=centre.unsqueeze(0),
+        base_index=torch.zeros(members, dtype=torch.int64),
+        scale=torch.full((members,), 0.5),
+        seed=torch.arange(members, dtype=torch.int64),
+    )
+    return env, policy, backend, population
