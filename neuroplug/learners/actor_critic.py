@@ -15,12 +15,18 @@ Continuous actions are Gaussian in the pre-squash space ``u`` with a learned,
 state-independent log-std; the env receives ``low + (tanh(u) + 1) / 2 * (high - low)``,
 exactly as :class:`neuroplug.nets.policy.Policy` maps the deployed mean. The likelihood
 ratio is the same in ``u`` as in the squashed action (the Jacobian cancels), so no
-correction term is needed.
+correction term is needed. The distributions and their gradients are in
+:mod:`neuroplug.learners.distributions`.
+
+A gradient step asks :meth:`ActorCritic.forward_for_gradients` for the outputs and a
+backward function: an MLP actor with its separate MLP critic is differentiated by the
+written-out backward pass of linear layers (:mod:`neuroplug.nets.gradients`), any other
+network by autograd.
 """
 
 from __future__ import annotations
 
-import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -29,11 +35,14 @@ import torch
 from torch import nn
 
 from neuroplug.envs.spec import EnvSpec
+from neuroplug.learners.distributions import Categorical, DiagonalGaussian
+from neuroplug.nets import gradients
+from neuroplug.nets.network import Network
+from neuroplug.seeds import value_head_generator
 
 if TYPE_CHECKING:
     from neuroplug.api import LearnerContext
-from neuroplug.nets.network import Network
-from neuroplug.seeds import value_head_generator
+    from neuroplug.learners.ppo_loss import LossGradients
 
 
 @dataclass
@@ -76,6 +85,9 @@ class ActorCritic(nn.Module):
             self.critic_layers = _trainable(self.critic.layout.split(params))
             self._critic_names = list(self.critic.layout.slots)
         self.log_std = nn.Parameter(torch.zeros(env.num_actions)) if not env.discrete else None
+        self._written_out = not self.shared_trunk and all(
+            gradients.written_out(net.layers) for net in (network, self.critic)
+        )
 
     @classmethod
     def for_learner(cls, context: LearnerContext) -> ActorCritic:
@@ -120,36 +132,68 @@ class ActorCritic(nn.Module):
         values = self.critic.forward_single(critic, observations).squeeze(1)
         return outputs, values
 
+    def distribution(self, outputs: torch.Tensor) -> Categorical | DiagonalGaussian:
+        """The action distribution of policy ``outputs`` (logits, or Gaussian means)."""
+        if self.env.discrete:
+            return Categorical(outputs)
+        return DiagonalGaussian(outputs, self.log_std)
+
     def log_prob_and_entropy(
         self, outputs: torch.Tensor, actions: torch.Tensor
     ) -> tuple[torch.Tensor, torch.Tensor]:
-        """Log-likelihood of ``actions`` and the entropy, per row (written out rather than
-        through torch.distributions, whose per-call checks cost more than the maths here)."""
-        if self.env.discrete:
-            log_p = torch.log_softmax(outputs, dim=1)
-            chosen = log_p.gather(1, actions.unsqueeze(1)).squeeze(1)
-            return chosen, -(log_p.exp() * log_p).sum(1)
-        log_std = self.log_std.expand_as(outputs)
-        z = (actions - outputs) * torch.exp(-log_std)
-        log_prob = -0.5 * z.pow(2) - log_std - 0.5 * math.log(2 * math.pi)
-        entropy = (0.5 + 0.5 * math.log(2 * math.pi) + log_std).sum(1)
-        return log_prob.sum(1), entropy
+        """Log-likelihood of ``actions`` and the entropy, per row."""
+        distribution = self.distribution(outputs)
+        return distribution.log_prob(actions), distribution.entropy()
+
+    def forward_for_gradients(
+        self, observations: torch.Tensor
+    ) -> tuple[torch.Tensor, torch.Tensor, Callable[[LossGradients], None]]:
+        """``(outputs, values, backward)``: :meth:`forward`, and a function that takes a
+        loss's gradient with respect to the outputs, values and log-std and adds the
+        gradient of every trained tensor to its ``grad``.
+
+        An actor and a separate critic made of linear layers (the MLP on vector tasks) are
+        differentiated by the written-out backward pass (:mod:`neuroplug.nets.gradients`),
+        with no autograd graph; other networks go through autograd."""
+        if not self._written_out:
+            outputs, values = self(observations)
+
+            def autograd_backward(grads: LossGradients) -> None:
+                torch.autograd.backward((outputs, values), (grads.outputs, grads.values))
+                self._add_log_std_gradient(grads)
+
+            return outputs, values, autograd_backward
+        policy, critic = self._named_tensors()
+        actor_net, critic_net = self.network, self.critic
+        outputs, actor_inputs = gradients.forward(
+            actor_net.layers, actor_net.layout, policy, observations
+        )
+        values, critic_inputs = gradients.forward(
+            critic_net.layers, critic_net.layout, critic, observations
+        )
+
+        def written_out_backward(grads: LossGradients) -> None:
+            for net, tensors, inputs, out, grad in (
+                (actor_net, policy, actor_inputs, outputs, grads.outputs),
+                (critic_net, critic, critic_inputs, values, grads.values.unsqueeze(1)),
+            ):
+                into = {name: _grad_of(tensor) for name, tensor in tensors.items()}
+                gradients.backward(net.layers, net.layout, tensors, inputs, out, grad, into)
+            self._add_log_std_gradient(grads)
+
+        return outputs, values.squeeze(1), written_out_backward
+
+    def _add_log_std_gradient(self, grads: LossGradients) -> None:
+        if grads.log_std is not None:
+            _grad_of(self.log_std).add_(grads.log_std)
 
     @torch.no_grad()
     def act(self, observations: torch.Tensor, generator: torch.Generator) -> Acting:
         """Sample actions (reproducibly, from ``generator``) with their log-probs and values."""
         outputs, values = self(observations)
-        if self.env.discrete:
-            # Gumbel-max: argmax(logits + Gumbel noise) is a draw from softmax(logits), with
-            # no device sync (torch.multinomial waits for the GPU on every call).
-            uniform = torch.rand(outputs.shape, generator=generator, device=outputs.device)
-            gumbel = -torch.log(-torch.log(uniform.clamp_min(1e-20)))
-            actions = (outputs.float() + gumbel).argmax(dim=1)
-        else:
-            noise = torch.randn(outputs.shape, generator=generator, device=outputs.device)
-            actions = outputs + self.log_std.exp() * noise
-        log_probs, _ = self.log_prob_and_entropy(outputs, actions)
-        return Acting(actions, log_probs, values)
+        distribution = self.distribution(outputs)
+        actions = distribution.sample(generator)
+        return Acting(actions, distribution.log_prob(actions), values)
 
     def env_actions(self, actions: torch.Tensor) -> np.ndarray:
         """What the env receives for sampled ``actions``."""
@@ -158,6 +202,13 @@ class ActorCritic(nn.Module):
         unit = torch.tanh(actions).cpu().numpy()
         low, high = self.env.action_low, self.env.action_high
         return (low + (unit + 1.0) * 0.5 * (high - low)).astype(np.float32)
+
+
+def _grad_of(tensor: torch.Tensor) -> torch.Tensor:
+    """``tensor.grad``, a zero one made first if it has none."""
+    if tensor.grad is None:
+        tensor.grad = torch.zeros_like(tensor)
+    return tensor.grad
 
 
 def _trainable(tensors: dict[str, torch.Tensor]) -> nn.ParameterList:

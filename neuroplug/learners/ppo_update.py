@@ -12,6 +12,13 @@ Schulman et al. (2017), arXiv:1707.06347, with CleanRL's details (Huang et al. 2
 
 ``algo=ppo`` feeds it GAE on fresh rollouts; ``algo=appo`` feeds it rollouts a few policy
 versions old, with GAE or V-trace targets.
+
+A step costs what its arithmetic costs, not autograd's bookkeeping: the loss's gradient with
+respect to the network's outputs is written out (:mod:`neuroplug.learners.ppo_loss`), an
+MLP actor-critic carries it to its tensors with no graph (:meth:`ActorCritic.
+forward_for_gradients`), and the tensors and their gradients live in one buffer each
+(:mod:`neuroplug.learners.flat_parameters`), so Adam, the clip and the zeroing are a call
+each. On RL Zoo's CartPole settings this halved the update's time on the 2-core CPU.
 """
 
 from __future__ import annotations
@@ -24,8 +31,8 @@ import torch
 from neuroplug.api import LearnerConfig, Preset
 from neuroplug.errors import require
 from neuroplug.learners.actor_critic import ActorCritic
-
-LOSS_STATS = ("policy_loss", "value_loss", "entropy", "approx_kl", "clip_fraction")
+from neuroplug.learners.flat_parameters import FlatParameters
+from neuroplug.learners.ppo_loss import LOSS_STATS, ppo_loss_gradients
 
 
 @dataclass
@@ -154,9 +161,9 @@ class PPOUpdate:
     def __init__(self, config: PPOUpdateConfig, model: ActorCritic) -> None:
         self.config = config
         self.model = model
-        self.parameters = [parameter for parameter in model.parameters() if parameter.requires_grad]
+        self.trained = FlatParameters([p for p in model.parameters() if p.requires_grad])
         self.optimizer = torch.optim.Adam(
-            self.parameters, config.learning_rate, eps=1e-5, **_fastest_adam(self.parameters)
+            [self.trained.flat], config.learning_rate, eps=1e-5, **_fastest_adam(self.trained.flat)
         )
         self.version = 0
         """SGD steps taken: the policy's version."""
@@ -171,6 +178,7 @@ class PPOUpdate:
         """E epochs of M minibatches; returns the last epoch's mean losses."""
         config = self.config
         self.model.train()
+        self.trained.check_seated()
         size = len(batch)
         step = max(1, size // config.minibatches)
         scalars = batch.scalars()
@@ -190,13 +198,16 @@ class PPOUpdate:
                 else:
                     chosen = order[start : start + step]
                     observations, actions, rows = (part[chosen] for part in whole)
-                loss, stats = self._loss(observations, actions, rows)
-                self.optimizer.zero_grad(set_to_none=True)
-                loss.backward()
-                torch.nn.utils.clip_grad_norm_(self.parameters, config.max_grad_norm, foreach=True)
+                outputs, values, backward = self.model.forward_for_gradients(observations)
+                grads = ppo_loss_gradients(
+                    config, self.model.distribution(outputs), values, actions, rows
+                )
+                self.trained.zero_grad()
+                backward(grads)
+                self.trained.clip_grad_norm_(config.max_grad_norm)
                 self.optimizer.step()
                 self.version += 1
-                last_epoch.append(stats)
+                last_epoch.append(grads.stats)
         # One read of the statistics per update (on a GPU, one sync instead of five a step).
         means = torch.stack(last_epoch).mean(0).tolist() if last_epoch else [0.0] * len(LOSS_STATS)
         variance = float(batch.returns.var()) if size > 1 else 0.0
@@ -208,45 +219,13 @@ class PPOUpdate:
             "policy_version": float(self.version),
         }
 
-    def _loss(
-        self, observations: torch.Tensor, actions: torch.Tensor, rows: torch.Tensor
-    ) -> tuple[torch.Tensor, torch.Tensor]:
-        """The PPO loss of one minibatch and its statistics (:data:`LOSS_STATS`, detached)."""
-        config = self.config
-        old_log_probs, old_values, advantages, returns = rows.unbind(1)
-        outputs, values = self.model(observations)
-        log_probs, entropy = self.model.log_prob_and_entropy(outputs, actions)
-        log_ratio = log_probs - old_log_probs
-        ratio = log_ratio.exp()
-        if config.normalize_advantages and len(advantages) > 1:
-            deviation, mean = torch.std_mean(advantages)
-            advantages = (advantages - mean) / (deviation + 1e-8)
-        clipped = torch.clamp(ratio, 1 - config.clip_coef, 1 + config.clip_coef)
-        policy_loss = torch.max(-advantages * ratio, -advantages * clipped).mean()
-        value_error = (values - returns) ** 2
-        if config.clip_value_loss:
-            clipped_values = old_values + torch.clamp(
-                values - old_values, -config.clip_coef, config.clip_coef
-            )
-            value_error = torch.max(value_error, (clipped_values - returns) ** 2)
-        value_loss = 0.5 * value_error.mean()
-        entropy = entropy.mean()
-        loss = policy_loss + config.value_coef * value_loss
-        if config.entropy_coef:
-            loss = loss - config.entropy_coef * entropy
-        with torch.no_grad():
-            approx_kl = ((ratio - 1) - log_ratio).mean()
-            clip_fraction = ((ratio - 1.0).abs() > config.clip_coef).float().mean()
-            stats = torch.stack([policy_loss, value_loss, entropy, approx_kl, clip_fraction])
-        return loss, stats
-
     def state_dict(self) -> dict[str, Any]:
         """Adam state and the policy version."""
         return {"optimizer": self.optimizer.state_dict(), "updates": self.version}
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
         """Restore :meth:`state_dict`."""
-        self.optimizer.load_state_dict(state["optimizer"])
+        self.optimizer.load_state_dict(self.trained.load_per_tensor_adam_state(state["optimizer"]))
         self.version = int(state["updates"])
 
 
@@ -267,10 +246,9 @@ def flatten(rollout, advantages: torch.Tensor, returns: torch.Tensor) -> Batch:
     )
 
 
-def _fastest_adam(parameters: list[torch.Tensor]) -> dict[str, bool]:
-    """Adam's fused kernel (one call updates every tensor) where torch has it for these
-    parameters; otherwise its multi-tensor path. The per-tensor loop costs a dozen small
-    ops per tensor per step, which dominates the update of a small MLP."""
-    if all(p.is_floating_point() and p.device.type in ("cpu", "cuda") for p in parameters):
+def _fastest_adam(flat: torch.Tensor) -> dict[str, bool]:
+    """Adam's fused kernel where torch has one for ``flat``'s device, else its multi-tensor
+    path (the per-tensor loop costs a dozen small ops per step)."""
+    if flat.is_floating_point() and flat.device.type in ("cpu", "cuda"):
         return {"fused": True}
     return {"foreach": True}

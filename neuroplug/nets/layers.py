@@ -189,15 +189,23 @@ def forward_population(
 
 
 def forward_single(
-    layers: Sequence[Layer], layout: ParameterLayout, params: Params, inputs: torch.Tensor
+    layers: Sequence[Layer],
+    layout: ParameterLayout,
+    params: Params,
+    inputs: torch.Tensor,
+    layer_inputs: list[torch.Tensor] | None = None,
 ) -> torch.Tensor:
     """Outputs ``(b, out)`` of ``layers`` with one parameter set (a flat ``(D,)`` vector or
-    its named tensors) on a batch of inputs; differentiable, so learners train through it."""
+    its named tensors) on a batch of inputs; differentiable, so learners train through it.
+    ``layer_inputs``, when given, receives each layer's input, for a written-out backward
+    pass (:mod:`neuroplug.nets.gradients`)."""
     hidden = inputs
     dtype = layout.tensor(params, layers[0].weight).dtype if layers else inputs.dtype
     if hidden.dtype != dtype:
         hidden = as_float(inputs, dtype)
     for layer in layers:
+        if layer_inputs is not None:
+            layer_inputs.append(hidden)
         weight = layout.tensor(params, layer.weight)
         bias = layout.tensor(params, layer.bias)
         if layer.kind == CONV2D:

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import pytest
 import torch
 
+from neuroplug.config.schema import EnvConfig, NetConfig
 from neuroplug.learners import ActorCritic
+from neuroplug.learners.ppo_loss import LOSS_STATS, LossGradients
 from neuroplug.testing import learner_context
+from neuroplug.training.components import build_env_and_network
 
 
 def test_the_deployed_vector_is_the_actor_and_follows_its_training():
@@ -26,3 +30,31 @@ def test_the_deployed_vector_is_the_actor_and_follows_its_training():
     assert torch.allclose(
         model(observations)[0], context.network.forward_single(moved, observations)
     )
+
+
+@pytest.mark.parametrize("task", ["CartPole-v1", "Pendulum-v1"])
+def test_the_written_out_gradients_are_autograds(task):
+    """The MLP actor-critic's gradient step skips autograd; it must not change the maths."""
+    env, network = build_env_and_network(EnvConfig(task_id=task), NetConfig(hidden_sizes=[8, 8]))
+    model = ActorCritic(network, env, network.initial_params(torch.Generator().manual_seed(0)), 0)
+    observations = torch.rand(6, *env.obs_shape)
+    generator = torch.Generator().manual_seed(1)
+    outputs, values, backward = model.forward_for_gradients(observations)
+    reference_outputs, reference_values = model(observations)
+    assert torch.equal(outputs, reference_outputs.detach())
+    assert torch.equal(values, reference_values.detach())
+    grads = LossGradients(
+        torch.randn(outputs.shape, generator=generator),
+        torch.randn(values.shape, generator=generator),
+        None if env.discrete else torch.randn(env.num_actions, generator=generator),
+        torch.zeros(len(LOSS_STATS)),
+    )
+    backward(grads)
+    written = {name: p.grad.clone() for name, p in model.named_parameters()}
+    model.zero_grad()
+    torch.autograd.backward((reference_outputs, reference_values), (grads.outputs, grads.values))
+    for name, parameter in model.named_parameters():
+        expected = parameter.grad
+        if name == "log_std":
+            expected = grads.log_std
+        torch.testing.assert_close(written[name], expected, msg=name)

@@ -1,0 +1,102 @@
+"""A model's trainable tensors in one buffer, and their gradients in another.
+
+Each parameter stays a tensor of its own shape (autograd and the written-out backward see
+the same per-layer tensors, the checkpoint the same names), but its values are a view into
+one flat buffer and its gradient a view into another. The optimiser then steps one tensor,
+the gradient clip reads one norm, and zeroing is one fill: on a 4.6k-parameter actor-critic
+that is three calls a step where per-tensor Adam, clipping and zeroing cost ~25, which
+took a fifth of a CartPole PPO update.
+"""
+
+from __future__ import annotations
+
+import torch
+from torch import nn
+
+
+class FlatParameters:
+    """``parameters`` re-seated as views of one buffer (:attr:`flat`, whose ``grad`` is the
+    buffer their gradients are views of)."""
+
+    def __init__(self, parameters: list[nn.Parameter]) -> None:
+        if not parameters:
+            raise ValueError("nothing to train: the model has no trainable parameters")
+        first = parameters[0]
+        if any(p.dtype != first.dtype or p.device != first.device for p in parameters):
+            raise ValueError("flat parameters need one dtype and one device for every tensor")
+        self.parameters = parameters
+        self.sizes = [p.numel() for p in parameters]
+        values = torch.empty(sum(self.sizes), dtype=first.dtype, device=first.device)
+        grads = torch.zeros_like(values)
+        with torch.no_grad():
+            for parameter, value, grad in zip(
+                parameters, values.split(self.sizes), grads.split(self.sizes), strict=True
+            ):
+                value.copy_(parameter.reshape(-1))
+                parameter.data = value.view_as(parameter)
+                parameter.grad = grad.view_as(parameter)
+        self.flat = nn.Parameter(values)
+        """Every parameter's values, in order; its ``grad`` holds every gradient."""
+        self.flat.grad = grads
+
+    @property
+    def grad(self) -> torch.Tensor:
+        """Every gradient, flat."""
+        return self.flat.grad
+
+    def zero_grad(self) -> None:
+        """Zero every gradient in one call (autograd then adds into the views in place)."""
+        self.flat.grad.zero_()
+
+    def clip_grad_norm_(self, max_norm: float) -> torch.Tensor:
+        """Scale the gradients to a global L2 norm of at most ``max_norm``, as
+        ``torch.nn.utils.clip_grad_norm_`` does; returns the norm before clipping."""
+        norm = torch.linalg.vector_norm(self.flat.grad)
+        self.flat.grad.mul_(torch.clamp(max_norm / (norm + 1e-6), max=1.0))
+        return norm
+
+    def check_seated(self) -> None:
+        """Raise if a parameter or its gradient no longer lives in the buffers (the model was
+        moved, or its gradients set to None, after the buffers were built): the optimiser
+        would then step tensors the model no longer reads."""
+        start = self.flat.data_ptr()
+        grad_start = self.flat.grad.data_ptr()
+        offset = 0
+        item = self.flat.element_size()
+        for parameter, size in zip(self.parameters, self.sizes, strict=True):
+            if (
+                parameter.data_ptr() != start + offset * item
+                or parameter.grad is None
+                or parameter.grad.data_ptr() != grad_start + offset * item
+            ):
+                raise RuntimeError(
+                    "a trained parameter left the flat buffers (was the model moved with "
+                    ".to(), or its gradients set to None, after its update was built?): "
+                    "build the update after placing the model, and zero gradients through it"
+                )
+            offset += size
+
+    def load_per_tensor_adam_state(self, state: dict) -> dict:
+        """An Adam ``state_dict`` over :attr:`flat` from one over the separate tensors (the
+        checkpoints written before the buffers existed), their moments joined in order."""
+        per_tensor = state["state"]
+        if len(state["param_groups"][0]["params"]) == 1 or len(self.parameters) == 1:
+            return state
+        if len(state["param_groups"][0]["params"]) != len(self.parameters):
+            raise ValueError(
+                f"optimiser state for {len(state['param_groups'][0]['params'])} tensors; "
+                f"this model trains {len(self.parameters)}"
+            )
+        joined: dict = {}
+        if per_tensor:
+            ordered = [per_tensor[key] for key in state["param_groups"][0]["params"]]
+            step = ordered[0]["step"]
+            joined = {
+                "step": step.clone() if isinstance(step, torch.Tensor) else step,
+                **{
+                    moment: torch.cat([entry[moment].reshape(-1) for entry in ordered])
+                    for moment in ("exp_avg", "exp_avg_sq")
+                },
+            }
+        groups = [{**state["param_groups"][0], "params": [0]}]
+        return {"state": {0: joined} if joined else {}, "param_groups": groups}

@@ -1,0 +1,95 @@
+"""The backward pass of a network made of linear layers, written out.
+
+A learner's update on a small MLP (64-64 units on CartPole) spends more time in autograd's
+bookkeeping (recording the graph, walking it, accumulating into each tensor's gradient)
+than in the arithmetic. For such networks the gradient is a short loop over the layer table
+(:mod:`neuroplug.nets.layers`), run backwards::
+
+    for each layer, last first:   g <- g * act'(output)        (act' from the output alone)
+                                  dW = input^T g;  db = sum_rows g;  g <- g W^T
+
+with every activation's derivative written in terms of its output, so nothing but each
+layer's input is kept from the forward pass. Gradients are written into tensors the caller
+owns (a learner's flat gradient buffer), with no allocation per tensor. Networks with other
+layer kinds (convolutions) are left to autograd: there the arithmetic dominates anyway.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+import torch
+
+from neuroplug.nets.layers import ACTIVATIONS, LINEAR, Layer, forward_single
+from neuroplug.nets.layout import ParameterLayout, Params
+
+_aten = torch.ops.aten
+
+
+def _elu_gradient(grad: torch.Tensor, output: torch.Tensor) -> torch.Tensor:
+    # d/dx expm1(x) = exp(x) = output + 1 where x <= 0 (the branch ELU takes there).
+    return torch.where(output > 0, grad, grad * (output + 1.0))
+
+
+def _relu_gradient(grad: torch.Tensor, output: torch.Tensor) -> torch.Tensor:
+    return _aten.threshold_backward(grad, output, 0)  # grad where y > 0, else 0
+
+
+def _identity_gradient(grad: torch.Tensor, output: torch.Tensor) -> torch.Tensor:
+    return grad
+
+
+ACTIVATION_GRADIENTS: dict[str, Callable[[torch.Tensor, torch.Tensor], torch.Tensor]] = {
+    "tanh": _aten.tanh_backward,  # grad * (1 - y^2)
+    "relu": _relu_gradient,
+    "elu": _elu_gradient,
+    "sigmoid": _aten.sigmoid_backward,  # grad * y * (1 - y)
+    "identity": _identity_gradient,
+}
+"""Activation name -> ``(grad of the output, the output) -> grad of the input``: the
+derivative of each of :data:`neuroplug.nets.layers.ACTIVATIONS` in terms of its output."""
+
+assert set(ACTIVATION_GRADIENTS) == set(ACTIVATIONS), "every activation needs its gradient"
+
+
+def written_out(layers: Sequence[Layer]) -> bool:
+    """Whether :func:`backward` can differentiate ``layers``: all of them linear."""
+    return bool(layers) and all(layer.kind == LINEAR for layer in layers)
+
+
+def forward(
+    layers: Sequence[Layer], layout: ParameterLayout, params: Params, inputs: torch.Tensor
+) -> tuple[torch.Tensor, list[torch.Tensor]]:
+    """Outputs of ``layers`` (no autograd graph) and each layer's input, for :func:`backward`."""
+    layer_inputs: list[torch.Tensor] = []
+    with torch.no_grad():
+        outputs = forward_single(layers, layout, params, inputs, layer_inputs)
+    return outputs, layer_inputs
+
+
+def backward(
+    layers: Sequence[Layer],
+    layout: ParameterLayout,
+    params: Params,
+    layer_inputs: Sequence[torch.Tensor],
+    outputs: torch.Tensor,
+    grad_outputs: torch.Tensor,
+    grads: dict[str, torch.Tensor],
+) -> None:
+    """Write the gradient of every weight and bias of ``layers`` into ``grads`` (slot name
+    -> a tensor of the slot's shape, overwritten), given the loss's gradient with respect to
+    the network's ``outputs`` and what :func:`forward` kept."""
+    if not written_out(layers):
+        raise ValueError("a written-out backward needs a network of linear layers only")
+    grad = grad_outputs
+    with torch.no_grad():
+        for index in range(len(layers) - 1, -1, -1):
+            layer = layers[index]
+            output = outputs if index == len(layers) - 1 else layer_inputs[index + 1]
+            grad = ACTIVATION_GRADIENTS[layer.activation](grad, output)
+            hidden = layer_inputs[index]
+            hidden = hidden.reshape(len(hidden), -1)
+            torch.mm(hidden.T, grad, out=grads[layer.weight])
+            torch.sum(grad, 0, out=grads[layer.bias])
+            if index:
+                grad = grad @ layout.tensor(params, layer.weight).T
