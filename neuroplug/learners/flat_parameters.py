@@ -75,28 +75,3 @@ class FlatParameters:
                     "build the update after placing the model, and zero gradients through it"
                 )
             offset += size
-
-    def load_per_tensor_adam_state(self, state: dict) -> dict:
-        """An Adam ``state_dict`` over :attr:`flat` from one over the separate tensors (the
-        checkpoints written before the buffers existed), their moments joined in order."""
-        per_tensor = state["state"]
-        if len(state["param_groups"][0]["params"]) == 1 or len(self.parameters) == 1:
-            return state
-        if len(state["param_groups"][0]["params"]) != len(self.parameters):
-            raise ValueError(
-                f"optimiser state for {len(state['param_groups'][0]['params'])} tensors; "
-                f"this model trains {len(self.parameters)}"
-            )
-        joined: dict = {}
-        if per_tensor:
-            ordered = [per_tensor[key] for key in state["param_groups"][0]["params"]]
-            step = ordered[0]["step"]
-            joined = {
-                "step": step.clone() if isinstance(step, torch.Tensor) else step,
-                **{
-                    moment: torch.cat([entry[moment].reshape(-1) for entry in ordered])
-                    for moment in ("exp_avg", "exp_avg_sq")
-                },
-            }
-        groups = [{**state["param_groups"][0], "params": [0]}]
-        return {"state": {0: joined} if joined else {}, "param_groups": groups}

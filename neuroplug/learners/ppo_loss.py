@@ -13,13 +13,13 @@ The gradient is written out rather than left to autograd: it is a dozen elementw
 operations on ``(n, actions)`` tensors, where recording and walking the same loss as a
 graph costs more than twice as much on a small network. Its parts:
 
-- ``dL/dr`` is ``-A/n`` where the unclipped term is the larger (ties included: there both
-  terms agree), else ``-A/n`` only while ``r`` is inside the clip range, where the clip
-  passes the gradient; so ``dL/dlog pi(a) = r dL/dr``, and ``dL/dH = -c_e/n``;
+- ``dL/dr`` is ``-A/n``, except where the clipped term is the larger: there the clip has
+  changed ``r`` (it is outside the range) and passes no gradient, so 0; then
+  ``dL/dlog pi(a) = r dL/dr``, and ``dL/dH = -c_e/n``;
 - the distribution carries those to its parameters
   (:meth:`~neuroplug.learners.distributions.Categorical.gradients`);
-- ``dL/dV = (c_v/n) (V - R)``, or ``(c_v/n) (V_clipped - R)`` while the clipped error is
-  the larger and ``V - V_old`` is inside the clip range (0 outside it).
+- ``dL/dV = (c_v/n) (V - R)``, except where the clipped error is the larger: the clip
+  has changed ``V`` there and passes no gradient, so 0.
 
 ``tests/learners/test_ppo_loss.py`` checks every case against autograd on the formula above.
 """
@@ -57,8 +57,9 @@ class LossGradients:
     """``(n,)``: with respect to the values."""
     log_std: torch.Tensor | None
     """``(actions,)`` for a Gaussian policy, else None."""
-    stats: torch.Tensor
-    """:data:`LOSS_STATS`, one tensor (read once per update, not per step)."""
+    stats: torch.Tensor | None
+    """:data:`LOSS_STATS`, one tensor (read once per update, not per step); None when not
+    asked for."""
 
 
 @torch.no_grad()
@@ -68,9 +69,11 @@ def ppo_loss_gradients(
     values: torch.Tensor,
     actions: torch.Tensor,
     rows: torch.Tensor,
+    statistics: bool = True,
 ) -> LossGradients:
     """The PPO loss's gradients for a minibatch acting by ``policy`` with ``values``;
-    ``rows`` is ``(n, 4)``: old log-probs, old values, advantages and targets."""
+    ``rows`` is ``(n, 4)``: old log-probs, old values, advantages and targets. The
+    statistics are left out (None) unless asked for: an update reports its last epoch's."""
     eps = settings.clip_coef
     old_log_probs, old_values, advantages, returns = rows.unbind(1)
     n = len(values)
@@ -82,36 +85,31 @@ def ppo_loss_gradients(
     ratio = log_ratio.exp()
     unclipped = -advantages * ratio
     clipped = -advantages * torch.clamp(ratio, 1 - eps, 1 + eps)
-    inside = (ratio >= 1 - eps) & (ratio <= 1 + eps)
-    passes = torch.where(clipped > unclipped, inside, True)
-    grad_log_prob = torch.where(passes, -advantages / n, 0.0) * ratio
+    # The clipped term is the larger only where the clip changed r (outside its range),
+    # and there the clip passes no gradient; elsewhere the gradient flows through r.
+    grad_log_prob = torch.where(clipped > unclipped, 0.0, unclipped * (1.0 / n))
     grad_outputs, grad_log_std = policy.gradients(
         actions, grad_log_prob, -settings.entropy_coef / n
     )
 
     value_error = (values - returns).pow(2)
-    value_residual = values - returns
+    grad_values = (values - returns) * (settings.value_coef / n)
     if settings.clip_value_loss:
-        step = values - old_values
-        clipped_values = old_values + torch.clamp(step, -eps, eps)
+        # clip(V, V_old +- eps): V itself inside the range, where the error is unchanged.
+        clipped_values = torch.clamp(values, old_values - eps, old_values + eps)
         clipped_error = (clipped_values - returns).pow(2)
-        value_inside = (step >= -eps) & (step <= eps)
-        value_residual = torch.where(
-            clipped_error > value_error,
-            torch.where(value_inside, clipped_values - returns, 0.0),
-            value_residual,
-        )
+        grad_values = torch.where(clipped_error > value_error, 0.0, grad_values)
         value_error = torch.maximum(value_error, clipped_error)
 
-    stats = torch.stack(
-        [
-            torch.maximum(unclipped, clipped).mean(),
-            0.5 * value_error.mean(),
-            policy.entropy().mean(),
-            ((ratio - 1) - log_ratio).mean(),
-            ((ratio - 1.0).abs() > eps).float().mean(),
-        ]
-    )
-    return LossGradients(
-        grad_outputs, value_residual * (settings.value_coef / n), grad_log_std, stats
-    )
+    stats = None
+    if statistics:
+        stats = torch.stack(
+            [
+                torch.maximum(unclipped, clipped).mean(),
+                0.5 * value_error.mean(),
+                policy.entropy().mean(),
+                ((ratio - 1) - log_ratio).mean(),
+                ((ratio - 1.0).abs() > eps).float().mean(),
+            ]
+        )
+    return LossGradients(grad_outputs, grad_values, grad_log_std, stats)

@@ -31,6 +31,7 @@ import torch
 from neuroplug.api import LearnerConfig, Preset
 from neuroplug.errors import require
 from neuroplug.learners.actor_critic import ActorCritic
+from neuroplug.learners.flat_adam import FlatAdam
 from neuroplug.learners.flat_parameters import FlatParameters
 from neuroplug.learners.ppo_loss import LOSS_STATS, ppo_loss_gradients
 
@@ -162,17 +163,14 @@ class PPOUpdate:
         self.config = config
         self.model = model
         self.trained = FlatParameters([p for p in model.parameters() if p.requires_grad])
-        self.optimizer = torch.optim.Adam(
-            [self.trained.flat], config.learning_rate, eps=1e-5, **_fastest_adam(self.trained.flat)
-        )
+        self.optimizer = FlatAdam(self.trained.flat, config.learning_rate, eps=1e-5)
         self.version = 0
         """SGD steps taken: the policy's version."""
 
     def set_learning_rate_fraction(self, fraction: float) -> None:
         """Scale the learning rate (a linear schedule passes 1 -> 0)."""
         if self.config.anneal_lr:
-            for group in self.optimizer.param_groups:
-                group["lr"] = fraction * self.config.learning_rate
+            self.optimizer.learning_rate = fraction * self.config.learning_rate
 
     def run(self, batch: Batch, generator: torch.Generator) -> dict[str, float]:
         """E epochs of M minibatches; returns the last epoch's mean losses."""
@@ -184,14 +182,14 @@ class PPOUpdate:
         scalars = batch.scalars()
         whole = (batch.observations, batch.actions, scalars)
         last_epoch: list[torch.Tensor] = []
-        for _ in range(config.epochs):
+        for epoch in range(config.epochs):
+            last = epoch == config.epochs - 1
             # One minibatch of every row: its losses are means, so the order is moot.
             order = (
                 None
                 if step == size
                 else torch.randperm(size, generator=generator, device=generator.device)
             )
-            last_epoch = []
             for start in range(0, size - step + 1, step):
                 if order is None:
                     observations, actions, rows = whole
@@ -200,21 +198,22 @@ class PPOUpdate:
                     observations, actions, rows = (part[chosen] for part in whole)
                 outputs, values, backward = self.model.forward_for_gradients(observations)
                 grads = ppo_loss_gradients(
-                    config, self.model.distribution(outputs), values, actions, rows
+                    config, self.model.distribution(outputs), values, actions, rows, last
                 )
                 self.trained.zero_grad()
                 backward(grads)
                 self.trained.clip_grad_norm_(config.max_grad_norm)
                 self.optimizer.step()
                 self.version += 1
-                last_epoch.append(grads.stats)
+                if last:
+                    last_epoch.append(grads.stats)
         # One read of the statistics per update (on a GPU, one sync instead of five a step).
         means = torch.stack(last_epoch).mean(0).tolist() if last_epoch else [0.0] * len(LOSS_STATS)
         variance = float(batch.returns.var()) if size > 1 else 0.0
         residual = float((batch.returns - batch.values).var()) if size > 1 else 0.0
         return {
             **dict(zip(LOSS_STATS, means, strict=True)),
-            "learning_rate": self.optimizer.param_groups[0]["lr"],
+            "learning_rate": self.optimizer.learning_rate,
             "explained_variance": 1.0 - residual / variance if variance > 0 else 0.0,
             "policy_version": float(self.version),
         }
@@ -225,7 +224,7 @@ class PPOUpdate:
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
         """Restore :meth:`state_dict`."""
-        self.optimizer.load_state_dict(self.trained.load_per_tensor_adam_state(state["optimizer"]))
+        self.optimizer.load_state_dict(state["optimizer"])
         self.version = int(state["updates"])
 
 
@@ -244,11 +243,3 @@ def flatten(rollout, advantages: torch.Tensor, returns: torch.Tensor) -> Batch:
         flat(advantages),
         flat(returns),
     )
-
-
-def _fastest_adam(flat: torch.Tensor) -> dict[str, bool]:
-    """Adam's fused kernel where torch has one for ``flat``'s device, else its multi-tensor
-    path (the per-tensor loop costs a dozen small ops per step)."""
-    if flat.is_floating_point() and flat.device.type in ("cpu", "cuda"):
-        return {"fused": True}
-    return {"foreach": True}

@@ -52,29 +52,3 @@ def test_a_tensor_that_leaves_the_buffers_is_refused():
     tensors[0].data = tensors[0].data.clone()
     with pytest.raises(RuntimeError, match="left the flat buffers"):
         trained.check_seated()
-
-
-def test_a_per_tensor_adam_state_continues_over_the_flat_buffer():
-    """Checkpoints written before the buffers hold Adam's moments per tensor."""
-    old, new = _tensors(), _tensors()
-    per_tensor = torch.optim.Adam(old, lr=0.01, foreach=False)
-    for _ in range(2):
-        per_tensor.zero_grad()
-        _loss(old).backward()
-        per_tensor.step()
-    with torch.no_grad():
-        for source, target in zip(old, new, strict=True):
-            target.copy_(source)
-    trained = FlatParameters(new)
-    flat = torch.optim.Adam([trained.flat], lr=0.01, foreach=False)
-    flat.load_state_dict(trained.load_per_tensor_adam_state(per_tensor.state_dict()))
-    per_tensor.zero_grad()
-    _loss(old).backward()
-    per_tensor.step()
-    trained.zero_grad()
-    _loss(new).backward()
-    flat.step()
-    for source, target in zip(old, new, strict=True):
-        torch.testing.assert_close(target, source)
-    with pytest.raises(ValueError, match="this model trains 3"):
-        trained.load_per_tensor_adam_state(torch.optim.Adam(_tensors()[:2]).state_dict())
