@@ -149,8 +149,9 @@ class ActorCritic(nn.Module):
         self, observations: torch.Tensor
     ) -> tuple[torch.Tensor, torch.Tensor, Callable[[LossGradients], None]]:
         """``(outputs, values, backward)``: :meth:`forward`, and a function that takes a
-        loss's gradient with respect to the outputs, values and log-std and adds the
-        gradient of every trained tensor to its ``grad``.
+        loss's gradient with respect to the outputs, values and log-std and leaves the
+        gradient of every trained tensor in its ``grad``. Zero the gradients before calling
+        it: autograd adds to them, the written-out pass overwrites them.
 
         An actor and a separate critic made of linear layers (the MLP on vector tasks) are
         differentiated by the written-out backward pass (:mod:`neuroplug.nets.gradients`),
