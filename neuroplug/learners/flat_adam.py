@@ -8,8 +8,9 @@ moment's bias correction, as CleanRL's ``eps=1e-5`` assumes)::
 
 Four tensor operations on one buffer (:class:`neuroplug.learners.flat_parameters.
 FlatParameters`). ``torch.optim.Adam`` does the same arithmetic but wraps every step in
-hooks, profiler records and per-group bookkeeping, which cost ~5x the arithmetic on a
-small network's 4.6k parameters and were a tenth of a CartPole PPO update.
+hooks, profiler records and per-group bookkeeping: on a 4.6k-parameter buffer on the
+2-core CPU its step took 85 us fused (142 us over the 12 separate tensors) against 51 us
+here, out of a CartPole PPO step of ~1.3 ms.
 """
 
 from __future__ import annotations

@@ -3,9 +3,10 @@
 Each parameter stays a tensor of its own shape (autograd and the written-out backward see
 the same per-layer tensors, the checkpoint the same names), but its values are a view into
 one flat buffer and its gradient a view into another. The optimiser then steps one tensor,
-the gradient clip reads one norm, and zeroing is one fill: on a 4.6k-parameter actor-critic
-that is three calls a step where per-tensor Adam, clipping and zeroing cost ~25, which
-took a fifth of a CartPole PPO update.
+the gradient clip reads one norm, and zeroing is one fill. Over the 12 tensors of a
+4.6k-parameter actor-critic, fused Adam, the multi-tensor clip and the zeroing took 142,
+142 and 46 us a step on the 2-core CPU (measured alone), a sixth of a ~2 ms CartPole PPO
+step; on one buffer the clip and the zeroing take 23 and ~3 us.
 """
 
 from __future__ import annotations
@@ -38,11 +39,6 @@ class FlatParameters:
         self.flat = nn.Parameter(values)
         """Every parameter's values, in order; its ``grad`` holds every gradient."""
         self.flat.grad = grads
-
-    @property
-    def grad(self) -> torch.Tensor:
-        """Every gradient, flat."""
-        return self.flat.grad
 
     def zero_grad(self) -> None:
         """Zero every gradient in one call (autograd then adds into the views in place)."""
