@@ -123,7 +123,7 @@ SAMPLER_CASES = (
 def _free_policy(spec):
     """A policy that costs nothing: the same action for every env, no network."""
 
-    def act(observations: torch.Tensor):
+    def act(observations: torch.Tensor, rows: slice):
         rows = len(observations)
         if spec.discrete:
             actions = torch.zeros(rows, dtype=torch.int64)

@@ -120,6 +120,10 @@ class PluginConfig:
     name: str = ""
     """The registered plugin name (set by neuroplug when it stores the schema)."""
 
+    open_fields: ClassVar[tuple[str, ...]] = ()
+    """Dict fields that take any key on the command line (``algo.member.learning_rate=...``
+    without Hydra's ``+``): their keys are checked by the plugin, not by the schema."""
+
 
 @dataclass
 class AlgorithmConfig(PluginConfig):
@@ -177,6 +181,10 @@ class SchedulerConfig(PluginConfig):
             f"must be >= 0, got {self.num_threads}",
             "0 (one per core) or a positive integer",
         )
+
+
+PresetFiller = Callable[["LearnerConfig", "EnvSpec"], tuple["LearnerConfig", str]]
+"""A config and an env -> the config with its unset fields filled, and their source."""
 
 
 @dataclass
@@ -241,6 +249,24 @@ class LearnerConfig(PluginConfig):
             "continuous": vector,
         }
 
+    mutable: ClassVar[dict[str, Mutable]] = {}
+    """The fields population-based training may change (``algo=pbt``), with their bounds.
+    A learner that declares none cannot be a population's member. The learner must read
+    them from its config each time it uses them, so a change takes effect at once."""
+
+    def resolve_presets(self, env: EnvSpec, fill: PresetFiller) -> tuple[LearnerConfig, str]:
+        """This config with its unset fields filled for ``env``, and where the values came
+        from (for the start-up line). ``fill`` is the standard rule (the preset of
+        :meth:`presets` for the task's kind:
+        :func:`neuroplug.learners.presets.fill_from_presets`); a config holding another
+        learner's settings (``algo=pbt``) applies it to those too."""
+        return fill(self, env)
+
+    def memory_bytes(self, env: EnvSpec) -> int:
+        """Host memory the learner holds besides its network, in bytes (a replay buffer),
+        so a population can say before it starts whether it fits. Default: 0."""
+        return 0
+
     def check_task(self, env: EnvSpec) -> None:  # noqa: B027 - optional hook
         """Refuse a task this learner cannot train on (raise :class:`ConfigError` naming
         ``algo``); called before the preset is chosen. Default: every task."""
@@ -277,6 +303,25 @@ class LearnerConfig(PluginConfig):
             f"got {self.segment_steps}",
             "an integer >= 1",
         )
+
+
+@dataclass(frozen=True)
+class Mutable:
+    """A learner setting that population-based training may change, and its bounds."""
+
+    low: float
+    """The smallest value allowed."""
+    high: float
+    """The largest value allowed."""
+    log: bool = True
+    """Change it by factors (rates, coefficients) and draw initial values log-uniformly;
+    False: uniformly."""
+    complement: bool = False
+    """Change ``1 - value`` instead (a discount: 0.99 -> 0.9867 or 0.9925, never past 1)."""
+
+    def clip(self, value: float) -> float:
+        """``value`` held within the bounds."""
+        return min(max(value, self.low), self.high)
 
 
 @dataclass(frozen=True)
@@ -500,6 +545,10 @@ class Segment:
     """Scalar training statistics, logged as ``algo/<key>``."""
     timings: dict[str, float] = field(default_factory=dict)
     """Seconds spent per phase (``env``, ``inference``, ``learn``, ...)."""
+    tables: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    """Rows for tables of the run's own (``lineage`` -> ``<run dir>/lineage.csv``), each
+    with a ``generation`` column: a resumed run drops the rows past its checkpoint, so
+    each row is there once."""
 
 
 @dataclass(frozen=True)

@@ -47,6 +47,9 @@ def register_schemas(warn=None) -> None:
                     )
                 if "name" in node:
                     node.name = name
+                for open_field in getattr(plugin.config_class, "open_fields", ()):
+                    # Any key goes on the command line; the plugin checks the keys itself.
+                    OmegaConf.set_struct(node[open_field], False)
             store.store(group=f"schema/{group}", name=name, node=node)
             if not (shipped / group / f"{name}.yaml").is_file():
                 store.store(group=group, name=name, node=node)

@@ -74,6 +74,19 @@ def _busy_cpu_seconds(cpus: set[int] | None) -> float | None:
     return busy / ticks
 
 
+def available_memory_bytes() -> int | None:
+    """Memory the machine can give a new allocation now (``MemAvailable``), or None where
+    the system does not say."""
+    try:
+        with open("/proc/meminfo") as stream:
+            for line in stream:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return None
+
+
 def env_threads(requested: int) -> int:
     """EnvPool worker threads: ``requested``, or one per available core when it is 0."""
     return requested or available_cores()

@@ -65,7 +65,13 @@ VALUE_HEAD = Stream(
     1,
     "the actor-critic's value head initialisation (run seed + 1; the policy takes the seed)",
 )
-STREAMS = (EPISODE, NOOP, ACTION_NOISE, SEGMENT, REPLAY_SAMPLING, ACTING, VALUE_HEAD)
+POPULATION = Stream(
+    "population",
+    0xB0B,
+    "a population of learners (algo=pbt): each member's own seed (its initial weights and "
+    "every stream of its own), and the population's exploit-and-explore RNG",
+)
+STREAMS = (EPISODE, NOOP, ACTION_NOISE, SEGMENT, REPLAY_SAMPLING, ACTING, VALUE_HEAD, POPULATION)
 
 EVALUATION_GENERATION_OFFSET = 1 << 30
 """The run's evaluations of its deployed policy play the episodes of generation
@@ -143,3 +149,17 @@ def init_generator(seed: int) -> torch.Generator:
     """The generator of a network's initial parameters for ``seed`` (the run's centre, or a
     fresh member described by its seed alone)."""
     return torch.Generator().manual_seed(int(seed))
+
+
+def population_member_seed(run_seed: int, member: int) -> int:
+    """Member ``member``'s own seed in a population of learners, in [0, 2**31)
+    (:data:`POPULATION`): its initial network and every stream it draws itself."""
+    table = _table([run_seed, POPULATION.tag, member], 1)
+    return int(table[0] & 0x7FFFFFFF)
+
+
+def population_rng(run_seed: int) -> np.random.Generator:
+    """The population's exploit-and-explore RNG (:data:`POPULATION`): which better member a
+    worse one copies, which settings change and by how much."""
+    entropy = [run_seed, POPULATION.tag, 0xE7]
+    return np.random.Generator(np.random.Philox(np.random.SeedSequence(entropy)))

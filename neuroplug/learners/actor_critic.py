@@ -122,6 +122,12 @@ class ActorCritic(nn.Module):
         with torch.no_grad():
             return self.network.layout.join(self.policy_tensors())
 
+    def critic_vector(self) -> torch.Tensor:
+        """The separate critic as its network's flat ``(D,)`` vector (a shared-trunk
+        actor-critic has none: its value head is ``value_head``)."""
+        with torch.no_grad():
+            return self.critic.layout.join(self._named_tensors()[1])
+
     def forward(self, observations: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """``(outputs (n, out), values (n,))``."""
         policy, critic = self._named_tensors()

@@ -14,7 +14,10 @@ twice ends in the same state on CPU); it differs from the uninterrupted run from
 resume on, because the games in progress there were lost.
 
 A subclass writes :meth:`_train` (sample with :meth:`sample` and learn until the segment's
-steps are done) and lists its own state.
+steps are done) and lists its own state. A learner that also says how it learns from one
+rollout (:meth:`SegmentLearner.learn_rollout`) and how many members act in one forward
+(:meth:`SegmentLearner.population_acting`) can be a member of a population (``algo=pbt``):
+the population samples for all its members at once and hands each its own rollout.
 """
 
 from __future__ import annotations
@@ -29,7 +32,7 @@ import torch
 
 from neuroplug.api import Learner, LearnerConfig, LearnerContext, Segment
 from neuroplug.devices import resolve_device
-from neuroplug.learners.sampler import Act, Episodes, Rollout, Sampler
+from neuroplug.learners.sampler import Episodes, Rollout, Sampler
 from neuroplug.seeds import segment_episode_seeds, segment_generator_seed
 
 NEW_EPISODES = "start new episodes"
@@ -80,7 +83,7 @@ class SegmentLearner(Learner):
         sampler.timings = dict.fromkeys(sampler.timings, 0.0)
         if not sampler.started:
             self._start_envs(segment)
-        self.generator.manual_seed(segment_generator_seed(self.context.seed, segment))
+        self.start_segment(segment)
         before = (sampler.env_steps, sampler.forward_passes)
         self._segment_start = sampler.env_steps
         self._segment_episodes = Episodes()
@@ -118,9 +121,15 @@ class SegmentLearner(Learner):
     def envs_started(self) -> None:  # noqa: B027 - optional hook
         """Called when the envs start new episodes (a run's start, or a resumed run's)."""
 
-    def sample(self, act: Act, length: int) -> Rollout:
-        """One rollout of ``length`` steps of every env; then tell the trainer's progress."""
-        rollout = self.sampler.rollout(act, length)
+    def start_segment(self, segment: int) -> None:
+        """Seed the streams of ``segment`` (the base: the torch generator that samples
+        actions and orders minibatches); a learner with more streams extends it."""
+        self.generator.manual_seed(segment_generator_seed(self.context.seed, segment))
+
+    def sample(self, act: Callable[[torch.Tensor], tuple], length: int) -> Rollout:
+        """One rollout of ``length`` steps of every env with ``act`` (observations ->
+        actions, log-probs, values, env actions); then tell the trainer's progress."""
+        rollout = self.sampler.rollout(lambda observations, rows: act(observations), length)
         self._segment_episodes.extend(self.sampler.take_episodes())
         if self.progress is not None:
             steps = self.sampler.env_steps - self._segment_start
@@ -149,6 +158,29 @@ class SegmentLearner(Learner):
         if budget:
             steps = min(steps, max(1, budget - self.env_steps))
         return steps
+
+    def rollout_steps(self) -> int:
+        """Steps of every env per rollout: the unit :meth:`learn_rollout` learns from
+        (``algo.rollout_length``; a learner without that field says its own)."""
+        return self.config.rollout_length
+
+    def learn_rollout(self, rollout: Rollout) -> dict[str, float]:
+        """Learn from one rollout of this learner's envs; returns the update's statistics.
+        A learner that writes it can be a member of a population (``algo=pbt``)."""
+        raise NotImplementedError(
+            f"{type(self).__name__} does not say how it learns from one rollout "
+            "(SegmentLearner.learn_rollout), so it cannot be a population's member"
+        )
+
+    @classmethod
+    def population_acting(cls, members: list[SegmentLearner], envs_per_member: int):
+        """How ``members`` (learners of this class) act on their envs in one forward: a
+        :class:`~neuroplug.learners.population_acting.PopulationActing`. The default
+        serves actor-critic models (:class:`~neuroplug.learners.actor_critic.ActorCritic`);
+        a learner with another model or another way to choose actions overrides it."""
+        from neuroplug.learners.population_acting import ActorCriticActing
+
+        return ActorCriticActing(members, envs_per_member)
 
     @abstractmethod
     def build_model(self) -> torch.nn.Module:

@@ -24,11 +24,11 @@ each. On RL Zoo's CartPole settings this halved the update's time on the 2-core 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 import torch
 
-from neuroplug.api import LearnerConfig, Preset
+from neuroplug.api import LearnerConfig, Mutable, Preset
 from neuroplug.errors import require
 from neuroplug.learners.actor_critic import ActorCritic
 from neuroplug.learners.flat_adam import FlatAdam
@@ -70,6 +70,18 @@ class PPOUpdateConfig(LearnerConfig):
     """Global gradient-norm clip."""
     normalize_advantages: bool = True
     """Standardise advantages per minibatch."""
+
+    # What population-based training may change: Sample Factory's mutable PPO settings
+    # (its learning rate, entropy and value coefficients, clip ratio, gradient-norm clip,
+    # and, when asked, the discount).
+    mutable: ClassVar[dict[str, Mutable]] = {
+        "learning_rate": Mutable(1e-8, 1.0),
+        "entropy_coef": Mutable(0.0, 1.0),
+        "value_coef": Mutable(1e-3, 10.0),
+        "clip_coef": Mutable(1e-2, 1.0),
+        "max_grad_norm": Mutable(1e-2, 100.0),
+        "gamma": Mutable(0.5, 0.9999, complement=True),
+    }
 
     @classmethod
     def presets(cls) -> dict[str, Preset]:

@@ -37,6 +37,13 @@ def task_kind(env: EnvSpec) -> str:
 
 
 def resolve(config: Any, env: EnvSpec) -> tuple[Any, str]:
+    """``config`` with its unset (``None``) fields filled for ``env``, by the config's own
+    rule (:meth:`~neuroplug.api.LearnerConfig.resolve_presets`); returns it and a
+    description for the start-up line."""
+    return config.resolve_presets(env, fill_from_presets)
+
+
+def fill_from_presets(config: Any, env: EnvSpec) -> tuple[Any, str]:
     """``config`` with its unset (``None``) fields taken from its class's preset for
     ``env``'s kind of task; returns it and a description for the start-up line."""
     config.check_task(env)

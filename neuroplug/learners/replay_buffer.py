@@ -67,6 +67,16 @@ class ReplayBuffer:
         self._continues = np.zeros(num_envs, dtype=bool)
         """Whether an env's stream ends with the observation its next transition starts from."""
 
+    @staticmethod
+    def bytes_needed(capacity: int, num_envs: int, env: EnvSpec) -> int:
+        """The memory a buffer of ``capacity`` transitions takes, before building it."""
+        stack = env.obs_shape[0] if env.is_image else 1
+        frame_shape = env.obs_shape[1:] if env.is_image else env.obs_shape
+        frame_bytes = int(np.prod(frame_shape)) * (1 if env.obs_dtype == np.uint8 else 4)
+        frames = num_envs * (capacity // num_envs + 4 * (stack + 1)) * frame_bytes
+        action_bytes = 8 if env.discrete else 4 * env.num_actions
+        return frames + capacity * (8 + 8 + action_bytes + 4 + 1 + 8)
+
     def __len__(self) -> int:
         return self.size
 

@@ -77,6 +77,23 @@ class Rollout:
     policy_version: int = 0
     """The policy's version (SGD steps) when this rollout was sampled."""
 
+    def columns(self, envs: slice) -> Rollout:
+        """The part of this rollout played in the envs ``envs`` (a population member's
+        own rollout): views, no copies."""
+        return Rollout(
+            self.observations[:, envs],
+            self.actions[:, envs],
+            self.log_probs[:, envs],
+            self.values[:, envs],
+            self.rewards[:, envs],
+            self.terminated[:, envs],
+            self.ended[:, envs],
+            self.valid[:, envs],
+            self.next_values[envs],
+            self.last_observations[envs],
+            self.policy_version,
+        )
+
 
 @dataclass
 class Episodes:
@@ -84,11 +101,14 @@ class Episodes:
 
     returns: list[float] = field(default_factory=list)
     lengths: list[int] = field(default_factory=list)
+    envs: list[int] = field(default_factory=list)
+    """The env each game was played in (a population's members own runs of envs)."""
 
     def extend(self, other: Episodes) -> None:
         """Append ``other``'s games."""
         self.returns.extend(other.returns)
         self.lengths.extend(other.lengths)
+        self.envs.extend(other.envs)
 
 
 class _Group:
@@ -114,8 +134,10 @@ class _Group:
         return np.array_equal(env_ids, self.env_ids)
 
 
-Act = Callable[[torch.Tensor], tuple[torch.Tensor, torch.Tensor, torch.Tensor, np.ndarray]]
-"""observations -> (actions, log_probs, values, env actions), for one group's envs."""
+Act = Callable[[torch.Tensor, slice], tuple[torch.Tensor, torch.Tensor, torch.Tensor, np.ndarray]]
+"""(observations, rows) -> (actions, log_probs, values, env actions), for one group's envs:
+the observations of the sampler's envs ``rows`` (a population's acting reads from the rows
+which members' policies to run)."""
 
 
 class Sampler:
@@ -130,10 +152,14 @@ class Sampler:
         device: torch.device,
         reward_clip: bool = False,
         episodic_life: bool = False,
+        unit: int = 1,
     ) -> None:
+        """``unit``: groups hold whole runs of this many envs (a population member's envs
+        stay in one group, so its policy runs once per group step)."""
         self.env = env
         self.num_envs = num_envs
-        self.num_groups = max(1, min(groups, num_envs))
+        self.unit = unit
+        self.num_groups = max(1, min(groups, num_envs // unit))
         self.num_threads = env_threads(num_threads)
         self.device = device
         self.overrides = env.learner_pool_settings(
@@ -165,7 +191,9 @@ class Sampler:
         self.close()
         started = time.perf_counter()
         threads = max(1, self.num_threads // self.num_groups)
-        for indices in np.array_split(np.arange(self.num_envs), self.num_groups):
+        units = np.array_split(np.arange(self.num_envs // self.unit), self.num_groups)
+        for first_units in units:
+            indices = np.arange(first_units[0] * self.unit, (first_units[-1] + 1) * self.unit)
             pool = make_pool(self.env, seeds[indices], threads, **self.overrides)
             steps = RawSteps(pool, self.env.family)
             steps.reset()
@@ -201,14 +229,16 @@ class Sampler:
         last = torch.from_numpy(self.pending_observations).to(self.device, copy=True)
         next_values = torch.empty(self.num_envs, device=self.device)
         for group in self.groups:
-            _, _, values, _ = act(last[group.rows])
+            _, _, values, _ = act(last[group.rows], group.rows)
             next_values[group.rows] = values
         self.timings["inference"] += time.perf_counter() - started
         return self._finish(buffers, next_values, last)
 
     def _act_and_send(self, group: _Group, step: int, act: Act, buffers: _Buffers) -> None:
         started = time.perf_counter()
-        actions, log_probs, values, env_actions = act(buffers.observations_at(step, group.rows))
+        actions, log_probs, values, env_actions = act(
+            buffers.observations_at(step, group.rows), group.rows
+        )
         group.choices.append((actions, log_probs, values))
         sent = time.perf_counter()
         self.timings["inference"] += sent - started
@@ -286,6 +316,7 @@ class Sampler:
         ends_last = game_over[-1]
         self.episodes.returns.extend(scores[finished].tolist())
         self.episodes.lengths.extend(counts[finished].astype(int).tolist())
+        self.episodes.envs.extend((starts[finished] // width).tolist())
         self.score = np.where(ends_last, 0.0, scores[last_piece])
         self.length = np.where(ends_last, 0, counts[last_piece]).astype(np.int64)
 

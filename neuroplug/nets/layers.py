@@ -150,16 +150,28 @@ def forward_population(
     layers: Sequence[Layer], layout: ParameterLayout, params: torch.Tensor, inputs: torch.Tensor
 ) -> torch.Tensor:
     """Outputs ``(n, out)`` of ``layers``: row j of ``params`` ``(n, D)`` on ``inputs[j]``."""
-    members = len(params)
-    if members == 0:  # a grouped convolution needs at least one group
-        return params.new_zeros((0, layout.slots[layers[-1].bias].shape[0]))
+    return forward_members(layers, layout, params, inputs.unsqueeze(1)).squeeze(1)
+
+
+def forward_members(
+    layers: Sequence[Layer], layout: ParameterLayout, params: torch.Tensor, inputs: torch.Tensor
+) -> torch.Tensor:
+    """Outputs ``(K, b, out)`` of ``layers``: row k of ``params`` ``(K, D)`` on each of its
+    ``b`` inputs ``inputs[k]`` (``(K, b, *input)``): a population of learners, each acting
+    on its own envs, in one computation. With ``b = 1`` it is :func:`forward_population`,
+    and a member's outputs do not depend on the other members."""
+    members, rows = len(params), inputs.shape[1]
+    if members == 0 or rows == 0:  # a grouped convolution needs at least one group
+        return params.new_zeros((members, rows, layout.slots[layers[-1].bias].shape[0]))
     hidden = as_float(inputs, params.dtype)
     views = layout.views(params)
     for layer in layers:
         activation = ACTIVATIONS[layer.activation]
         if layer.kind == CONV2D:
-            # (n, C, H, W) -> (1, n*C, H, W): each member's input is one convolution group.
-            hidden = hidden.reshape(1, -1, *hidden.shape[-2:])
+            # (K, b, C, H, W) -> (b, K*C, H, W): each member's inputs are one convolution group.
+            if hidden.dim() == 5:
+                hidden = hidden.transpose(0, 1)
+            hidden = hidden.reshape(rows, -1, *hidden.shape[-2:])
             weight = views[layer.weight]
             kernels = weight.reshape(-1, *weight.shape[2:])
             if kernels.data_ptr() == weight.data_ptr():
@@ -181,11 +193,15 @@ def forward_population(
                 )
             hidden = activation(hidden)
         else:
-            hidden = hidden.reshape(members, 1, fan_in(layout, layer))
+            if hidden.dim() == 4:  # after a convolution: (b, K*C, H, W) -> (K, b, C*H*W)
+                hidden = hidden.reshape(rows, members, -1).transpose(0, 1)
+            hidden = hidden.reshape(members, rows, fan_in(layout, layer))
             hidden = activation(
                 torch.baddbmm(views[layer.bias].unsqueeze(1), hidden, views[layer.weight])
             )
-    return hidden.reshape(members, -1)
+    if hidden.dim() == 4:  # a network ending in a convolution
+        hidden = hidden.reshape(rows, members, -1).transpose(0, 1)
+    return hidden.reshape(members, rows, -1)
 
 
 def forward_single(

@@ -73,6 +73,20 @@ class Network(ABC):
         """Outputs ``(n, output_size)``: row j of ``params`` applied to ``inputs[j]``."""
         return layer_table.forward_population(self.layers, self.layout, params, inputs)
 
+    def forward_members(self, params: torch.Tensor, inputs: torch.Tensor) -> torch.Tensor:
+        """Outputs ``(K, b, output_size)``: row k of ``params`` ``(K, D)`` applied to each of
+        its inputs ``inputs[k]`` ``(K, b, *input)`` (a population of learners acting on
+        their envs). A network without a layer table runs it through its own
+        :meth:`forward_population`, one parameter row per input."""
+        if self.layers:
+            return layer_table.forward_members(self.layers, self.layout, params, inputs)
+        members, rows = inputs.shape[:2]
+        repeated = params.repeat_interleave(rows, dim=0)
+        outputs = self.forward_population(
+            repeated, inputs.reshape(members * rows, *inputs.shape[2:])
+        )
+        return outputs.reshape(members, rows, -1)
+
     def forward_single(self, params: Params, inputs: torch.Tensor) -> torch.Tensor:
         """Outputs ``(b, output_size)`` of one parameter set on a batch of inputs: a flat
         ``(D,)`` vector, or its named tensors (``layout.split``), which learners train.

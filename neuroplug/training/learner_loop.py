@@ -8,6 +8,7 @@ import numpy as np
 
 from neuroplug.api import Learner
 from neuroplug.loggers import MultiLogger
+from neuroplug.loggers.csv_logger import CSVLogger
 from neuroplug.training.components import Components
 from neuroplug.training.loop import FamilyLoop, Progress, Step
 
@@ -19,6 +20,8 @@ class LearnerLoop(FamilyLoop):
 
     def __init__(self, parts: Components, loggers: MultiLogger, run_dir: Path) -> None:
         self.learner: Learner = parts.algorithm
+        self.run_dir = run_dir
+        self.tables: dict[str, CSVLogger] = {}
 
     def describe(self) -> str:
         context = self.learner.context
@@ -27,7 +30,9 @@ class LearnerLoop(FamilyLoop):
     def step(self, progress: Progress) -> Step:
         """One segment; its games are those that ended in it, however long they were."""
         self.learner.progress = progress
+        before = self.learner.generation
         segment = self.learner.train_segment()
+        self._write_tables(segment.tables, before)
         return Step(
             env_steps=segment.env_steps,
             frames=segment.frames,
@@ -37,3 +42,15 @@ class LearnerLoop(FamilyLoop):
             stats=segment.stats,
             timings=dict(segment.timings),
         )
+
+    def _write_tables(self, tables: dict[str, list[dict]], before: int) -> None:
+        """Append the segment's table rows to ``<run dir>/<table>.csv``; the first time a
+        table is written in this process, rows past ``before`` (the segment this process
+        started from: a resumed run's checkpoint) are dropped first."""
+        for name, rows in tables.items():
+            table = self.tables.get(name)
+            if table is None:
+                table = self.tables[name] = CSVLogger(self.run_dir / f"{name}.csv")
+                table.resumed(before)
+            for row in rows:
+                table.log(row)

@@ -225,7 +225,7 @@ class APPO(SegmentLearner):
                     continue
                 report.learned_lags.append(lag)
                 started = time.perf_counter()
-                report.stats = self.learn(rollout)
+                report.stats = self.learn_rollout(rollout)
                 report.seconds += time.perf_counter() - started
                 report.learned += 1
                 weights = {k: v.detach().clone() for k, v in self.model.state_dict().items()}
@@ -236,7 +236,7 @@ class APPO(SegmentLearner):
             while rollouts.get() is not _END:  # let the sampler finish putting
                 pass
 
-    def learn(self, rollout: Rollout) -> dict[str, float]:
+    def learn_rollout(self, rollout: Rollout) -> dict[str, float]:
         """Targets for a (possibly stale) rollout, then the PPO update."""
         config = self.config
         self.update.set_learning_rate_fraction(self.learning_rate_fraction())

@@ -27,16 +27,17 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 import torch
 import torch.nn.functional as F
 
-from neuroplug.api import LearnerConfig, LearnerContext, Preset
+from neuroplug.api import LearnerConfig, LearnerContext, Mutable, Preset
 from neuroplug.envs.spec import EnvSpec
 from neuroplug.errors import require
 from neuroplug.learners.base import SegmentLearner
+from neuroplug.learners.population_acting import PopulationActing
 from neuroplug.learners.q_network import QNetwork
 from neuroplug.learners.replay_buffer import ReplayBuffer
 from neuroplug.seeds import replay_sampling_rng
@@ -76,6 +77,13 @@ class DQNConfig(LearnerConfig):
     """Rewards summed per target before bootstrapping (1: the Nature DQN; Rainbow: 3)."""
     checkpoint_replay: bool = False
     """Keep the replay buffer in checkpoints (large on Atari; makes resume exact on CPU)."""
+
+    # What population-based training may change (the discount is built into the buffer's
+    # n-step returns, so it stays).
+    mutable: ClassVar[dict[str, Mutable]] = {
+        "learning_rate": Mutable(1e-8, 1.0),
+        "max_grad_norm": Mutable(1e-2, 100.0),
+    }
 
     @classmethod
     def presets(cls) -> dict[str, Preset]:
@@ -125,6 +133,9 @@ class DQNConfig(LearnerConfig):
             ),
             "discrete": vector,
         }
+
+    def memory_bytes(self, env: EnvSpec) -> int:
+        return ReplayBuffer.bytes_needed(self.buffer_size, self.num_envs, env)
 
     def check_task(self, env: EnvSpec) -> None:
         require(
@@ -197,6 +208,7 @@ class DQN(SegmentLearner):
         self.updates = 0
         self.since_target_update = 0
         self.sampling_rng = replay_sampling_rng(context.seed, 0)  # reseeded per segment
+        self._segment_losses: list[float] = []
 
     def build_model(self) -> QNetwork:
         return QNetwork(self.context.network, self.context.initial_params)
@@ -227,33 +239,52 @@ class DQN(SegmentLearner):
         """New episodes begin: no stored stream continues into them."""
         self.buffer.restart_streams()
 
+    def rollout_steps(self) -> int:
+        return self.config.train_frequency
+
+    def start_segment(self, segment: int) -> None:
+        super().start_segment(segment)
+        self.sampling_rng = replay_sampling_rng(self.context.seed, segment)
+        self._segment_losses: list[float] = []
+
     def _train(self) -> tuple[dict[str, float], dict[str, float]]:
         config = self.config
-        self.sampling_rng = replay_sampling_rng(self.context.seed, self.generation)
         rollouts = math.ceil(self.segment_length() / (config.num_envs * config.train_frequency))
-        losses: list[float] = []
         learning = 0.0
+        stats: dict[str, float] = {}
         for _ in range(rollouts):
             rollout = self.sample(self.act, config.train_frequency)
-            added = self.buffer.add_rollout(rollout)
-            self.since_target_update += added
-            if self.since_target_update >= config.target_update_interval:
-                self.target = self.q.detach().clone()
-                self.since_target_update = 0
-            if len(self.buffer) < max(config.learning_starts, config.batch_size):
-                continue
             started = time.perf_counter()
-            for _ in range(config.gradient_steps):
-                losses.append(self._gradient_step())
+            stats = self.learn_rollout(rollout)
             learning += time.perf_counter() - started
-        stats = {
+        return stats, {"learn": learning}
+
+    def learn_rollout(self, rollout) -> dict[str, float]:
+        """Store the rollout; refresh the target network when due; once enough is stored,
+        ``gradient_steps`` steps. Returns the segment's statistics so far."""
+        config = self.config
+        for group in self.optimizer.param_groups:  # a population may have changed it
+            group["lr"] = config.learning_rate
+        added = self.buffer.add_rollout(rollout)
+        self.since_target_update += added
+        if self.since_target_update >= config.target_update_interval:
+            self.target = self.q.detach().clone()
+            self.since_target_update = 0
+        if len(self.buffer) >= max(config.learning_starts, config.batch_size):
+            for _ in range(config.gradient_steps):
+                self._segment_losses.append(self._gradient_step())
+        losses = self._segment_losses
+        return {
             "epsilon": self.epsilon(),
             "loss": float(np.mean(losses)) if losses else math.nan,
             "updates": float(self.updates),
             "buffer_size": float(len(self.buffer)),
             "buffer_bytes_per_transition": self.buffer.bytes_per_transition,
         }
-        return stats, {"learn": learning}
+
+    @classmethod
+    def population_acting(cls, members, envs_per_member: int) -> EpsilonGreedyActing:
+        return EpsilonGreedyActing(members, envs_per_member)
 
     def _gradient_step(self) -> float:
         config = self.config
@@ -300,3 +331,33 @@ class DQN(SegmentLearner):
                 "resumed with an empty replay buffer (algo.checkpoint_replay was off): it "
                 f"refills for {self.config.learning_starts} steps before learning goes on"
             )
+
+
+class EpsilonGreedyActing(PopulationActing):
+    """A population of DQN members acting epsilon-greedily in one forward of their
+    Q-networks. Each member's epsilon is read at the rollout's start (a single learner's
+    falls at every step; within one rollout of ``train_frequency`` steps the difference is
+    that rollout's share of the exploration schedule)."""
+
+    def refresh(self) -> None:
+        members = self.members
+        self.network = members[0].model.network
+        self.q = torch.stack([member.q.detach() for member in members])
+        epsilons = torch.tensor([member.epsilon() for member in members], device=self.device)
+        self.epsilons = epsilons.repeat_interleave(self.envs_per_member)
+
+    @torch.no_grad()
+    def act(self, observations, rows, generator):
+        members = self.member_slice(rows)
+        q_values = self.network.forward_members(
+            self.q[members], self.by_member(observations, members)
+        )
+        q_values = q_values.reshape(len(observations), -1)
+        greedy = q_values.argmax(dim=1)
+        explore = torch.rand(len(greedy), generator=generator, device=self.device)
+        random = torch.randint(
+            0, q_values.shape[1], (len(greedy),), generator=generator, device=self.device
+        )
+        actions = torch.where(explore < self.epsilons[rows], random, greedy)
+        zeros = torch.zeros(len(actions), device=self.device)
+        return actions, zeros, zeros, actions.cpu().numpy().astype(np.int32)

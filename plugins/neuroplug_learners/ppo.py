@@ -54,13 +54,13 @@ class PPO(SegmentLearner):
         learning = 0.0
         for _ in range(rollouts):
             self.model.eval()
-            rollout = self.sample(self.act, config.rollout_length)
+            rollout = self.sample(self.act, self.rollout_steps())
             started = time.perf_counter()
-            stats = self.learn(rollout)
+            stats = self.learn_rollout(rollout)
             learning += time.perf_counter() - started
         return stats, {"learn": learning}
 
-    def learn(self, rollout: Rollout) -> dict[str, float]:
+    def learn_rollout(self, rollout: Rollout) -> dict[str, float]:
         """GAE, then the PPO update on one rollout; returns the update's stats."""
         config = self.config
         self.update.set_learning_rate_fraction(self.learning_rate_fraction())

@@ -15,7 +15,7 @@ from neuroplug.learners.sampler import Sampler
 def _random_policy(num_actions: int):
     generator = torch.Generator().manual_seed(0)
 
-    def act(observations: torch.Tensor):
+    def act(observations: torch.Tensor, rows: slice):
         actions = torch.randint(0, num_actions, (len(observations),), generator=generator)
         zeros = torch.zeros(len(observations))
         return actions, zeros, zeros, actions.numpy().astype(np.int32)

@@ -15,7 +15,7 @@ from neuroplug.learners.sampler import Sampler
 def _uniform_policy(num_actions: int, seed: int = 0):
     """Acts on the observations alone (so any grouping of envs sees the same actions)."""
 
-    def act(observations: torch.Tensor):
+    def act(observations: torch.Tensor, rows: slice):
         flat = observations.reshape(len(observations), -1).float()
         actions = (flat.sum(1) * 1000).long().abs() % num_actions
         zeros = torch.zeros(len(observations))
@@ -74,14 +74,20 @@ def test_games_run_on_across_rollouts_and_are_counted_whole():
     sampler = Sampler(env, 6, 2, 2, torch.device("cpu"))
     sampler.start(np.arange(6) + 7)
     policy = _uniform_policy(env.num_actions)
+    steps_per_env = np.zeros(6, dtype=np.int64)
     try:
         # Rollouts of 5 steps, far shorter than most games: none may be cut at a boundary.
         for _ in range(40):
             rollout = sampler.rollout(policy, 5)
             assert rollout.valid.shape == (5, 6)
+            steps_per_env += rollout.valid.sum(0).numpy()
     finally:
         sampler.close()
     episodes = sampler.take_episodes()
+    # Each game is booked to the env that played it: an env's games and its running one
+    # hold exactly its steps.
+    played = np.bincount(episodes.envs, weights=episodes.lengths, minlength=6) + sampler.length
+    assert played.tolist() == steps_per_env.tolist()
     assert max(episodes.lengths) > 5  # games outlived the rollouts they started in
     assert episodes.returns == [float(length) for length in episodes.lengths]
     # Every counted step belongs to a finished game or to a game still running.

@@ -1,0 +1,116 @@
+"""A population of learners acting in one forward: the seeds' heterogeneous batching.
+
+Deep Neuroevolution's trick — many *different* networks evaluated as one batched
+computation — applied to a population of learners (``algo=pbt``): K members, each with its
+own ``n`` envs, act through one :meth:`~neuroplug.nets.network.Network.forward_members` per
+group step (each member's weights one slice of a ``(K, D)`` stack, its envs' observations
+the matching slice of the inputs), not K forwards. The sampler's envs are laid out member
+by member (member k owns envs ``k*n .. k*n+n-1``) and a group holds whole members, so a
+group's rows name its members by position alone: no index tensor per step.
+
+The stacks are taken from the members' models once per rollout (:meth:`refresh`, after
+they learned), never per step. Actions are drawn for all rows in one call from the
+population's generator: a member's actions depend on its slot in the population (fixed
+for the run), so a run is reproducible from its seed; the members' learning streams
+(minibatch order, replay draws) are their own.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import torch
+
+from neuroplug.learners.distributions import Categorical, DiagonalGaussian
+from neuroplug.nets import layers as layer_table
+
+
+class PopulationActing(ABC):
+    """How a population's members choose actions for their envs, all at once."""
+
+    def __init__(self, members: Sequence[Any], envs_per_member: int) -> None:
+        """``members``: the population's learners (:class:`~neuroplug.learners.base.
+        SegmentLearner` instances of one class), each acting on ``envs_per_member`` envs."""
+        self.members = list(members)
+        self.envs_per_member = envs_per_member
+        self.device = self.members[0].device
+
+    def member_slice(self, rows: slice) -> slice:
+        """The members whose envs are the sampler's ``rows`` (a group holds whole members)."""
+        n = self.envs_per_member
+        return slice(rows.start // n, rows.stop // n)
+
+    def by_member(self, observations: torch.Tensor, members: slice) -> torch.Tensor:
+        """``(rows, *obs)`` -> ``(members, n, *obs)``: each member's envs side by side."""
+        count = members.stop - members.start
+        return observations.reshape(count, self.envs_per_member, *observations.shape[1:])
+
+    @abstractmethod
+    def refresh(self) -> None:
+        """Take the members' current weights (and settings) for the next rollout."""
+
+    @abstractmethod
+    def act(
+        self, observations: torch.Tensor, rows: slice, generator: torch.Generator
+    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, np.ndarray]:
+        """Actions, log-probs, values and env actions for the sampler's envs ``rows``."""
+
+
+class ActorCriticActing(PopulationActing):
+    """Members whose model is an :class:`~neuroplug.learners.actor_critic.ActorCritic`:
+    the policy, and the value the learner stores, of every member in one forward each."""
+
+    def refresh(self) -> None:
+        models = [member.model for member in self.members]
+        first = models[0]
+        self.network = first.network
+        self.shared_trunk = first.shared_trunk
+        with torch.no_grad():
+            self.actor = torch.stack([model.policy_vector() for model in models])
+            if self.shared_trunk:
+                heads = [model.value_head for model in models]
+                self.value_weight = torch.stack([head.weight.detach().t() for head in heads])
+                self.value_bias = torch.stack([head.bias.detach() for head in heads]).unsqueeze(1)
+            else:
+                self.critic_network = first.critic
+                self.critic = torch.stack([model.critic_vector() for model in models])
+            self.log_std = (
+                None
+                if first.log_std is None
+                else torch.stack([model.log_std.detach() for model in models])
+            )
+        self.model = first
+
+    @torch.no_grad()
+    def act(self, observations, rows, generator):
+        members = self.member_slice(rows)
+        inputs = self.by_member(observations, members)
+        network = self.network
+        if self.shared_trunk:
+            features = layer_table.forward_members(
+                network.layers[:-1], network.layout, self.actor[members], inputs
+            )
+            outputs = layer_table.forward_members(
+                network.layers[-1:], network.layout, self.actor[members], features
+            )
+            values = torch.baddbmm(self.value_bias[members], features, self.value_weight[members])
+        else:
+            outputs = network.forward_members(self.actor[members], inputs)
+            values = self.critic_network.forward_members(self.critic[members], inputs)
+        outputs = outputs.reshape(len(observations), -1)
+        values = values.reshape(len(observations))
+        if self.log_std is None:
+            distribution = Categorical(outputs)
+        else:
+            log_std = self.log_std[members].repeat_interleave(self.envs_per_member, dim=0)
+            distribution = DiagonalGaussian(outputs, log_std)
+        actions = distribution.sample(generator)
+        return (
+            actions,
+            distribution.log_prob(actions),
+            values,
+            self.model.env_actions(actions),
+        )

@@ -1,0 +1,183 @@
+"""algo=pbt: a population of learners acting in one forward, exploiting and exploring."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pytest
+import torch
+from neuroplug_learners.dqn import DQNConfig
+from neuroplug_learners.pbt import PBT, PBTConfig
+
+from neuroplug.config.schema import EnvConfig, NetConfig
+from neuroplug.errors import ConfigError
+from neuroplug.learners.presets import resolve
+from neuroplug.testing import check_learner_contract
+from neuroplug.training.components import build_env_and_network, learner_context
+
+
+def _cartpole(hidden=(64, 64)):
+    return build_env_and_network(
+        EnvConfig(task_id="CartPole-v1"), NetConfig(hidden_sizes=list(hidden))
+    )
+
+
+def _population(config: PBTConfig, budget: int, seed: int = 0) -> PBT:
+    env, network = _cartpole()
+    context = learner_context(network, env, seed, budget, num_threads=1)
+    settings, _ = resolve(config, context.env)
+    return PBT(settings, context)
+
+
+def test_pbt_honours_the_learner_contract():
+    # Two PPO members, checkpointed and resumed exactly, the same run from the same seed.
+    config = PBTConfig(name="pbt", members=2, member={"num_envs": 2}, interval_frames=64)
+    check_learner_contract(PBT, config)
+
+
+def test_the_whole_population_acts_in_one_forward_per_group_step(monkeypatch):
+    calls = []
+    population = _population(
+        PBTConfig(name="pbt", members=4, member={"num_envs": 2}, segment_steps=256), 256
+    )
+    network = population.members[0].model.network
+    original = type(network).forward_members
+
+    def counted(self, params, inputs):
+        calls.append((len(params), inputs.shape[1]))
+        return original(self, params, inputs)
+
+    monkeypatch.setattr(type(network), "forward_members", counted)
+    try:
+        population.train_segment()
+    finally:
+        population.close()
+    # Actor and critic: every call runs all 4 members on their 2 envs each.
+    assert calls and all(call == (4, 2) for call in calls)
+
+
+def test_each_member_acts_with_its_own_weights():
+    population = _population(PBTConfig(name="pbt", members=3, member={"num_envs": 2}), 1024)
+    try:
+        acting = population.acting
+        acting.refresh()
+        observations = torch.randn(6, 4)
+        generator = torch.Generator().manual_seed(0)
+        _, _, values, _ = acting.act(observations, slice(0, 6), generator)
+        for k, member in enumerate(population.members):
+            _, expected = member.model(observations[2 * k : 2 * k + 2])
+            torch.testing.assert_close(values[2 * k : 2 * k + 2], expected)
+    finally:
+        population.close()
+
+
+def test_the_good_member_spreads_and_the_population_solves():
+    # One good member and three whose learning rate is far too small to learn in budget.
+    # Without exploitation the test fails by construction: mutation alone moves a rate by
+    # at most 1.5x a round, so 1e-7 cannot pass 1e-4 in the rounds this budget holds.
+    config = PBTConfig(
+        name="pbt",
+        members=4,
+        per_member={"learning_rate": [1e-3, 1e-7, 1e-7, 1e-7]},
+        quantile=0.25,
+        interval_frames=3000,
+        mutate=["learning_rate"],
+    )
+    budget = 4 * 36_000
+    population = _population(config, budget)
+    try:
+        while population.env_steps < budget:
+            population.train_segment()
+    finally:
+        population.close()
+    objectives = population.objectives()
+    rates = [member.config.learning_rate for member in population.members]
+    # Every member now descends from the good one: its learning rate, and its skill.
+    assert min(rates) > 1e-4, rates
+    assert population.copies >= 3
+    assert (np.sort(objectives)[1:] > 150).all(), objectives
+    assert objectives.max() > 350, objectives
+
+
+def test_a_round_copies_a_better_member_and_records_it():
+    population = _population(
+        PBTConfig(name="pbt", members=4, quantile=0.25, mutation_probability=0.0), 4096
+    )
+    try:
+        population.recent[2].extend([200.0] * 3)
+        population.recent[3].extend([10.0] * 3)
+        population.recent[1].extend([100.0] * 3)
+        population.members[2].config.learning_rate = 5e-3
+        population.exploit_and_explore(frames=1000)
+        worst = population.members[3]
+        torch.testing.assert_close(worst.policy_params(), population.members[2].policy_params())
+        assert worst.config.learning_rate == 5e-3
+        (row,) = population.segment_tables()["lineage"]
+        assert (row["member"], row["copied_from"]) == (3, 2)
+        assert (row["learning_rate_old"], row["learning_rate_new"]) == (1e-3, 5e-3)
+        # The copied member's old games no longer speak for it.
+        assert np.isnan(population.objectives()[3])
+        assert population.best_member() == 2
+    finally:
+        population.close()
+
+
+def test_mutation_stays_within_the_declared_bounds():
+    population = _population(
+        PBTConfig(name="pbt", members=2, reference_member=False, mutation_probability=1.0), 4096
+    )
+    try:
+        member = population.members[1]
+        member.config.learning_rate = 0.9
+        member.config.gamma = 0.9998
+        population.mutating.append("gamma")
+        for _ in range(20):
+            population._explore(member)
+            assert 1e-8 <= member.config.learning_rate <= 1.0
+            assert 0.5 <= member.config.gamma <= 0.9999
+    finally:
+        population.close()
+
+
+@pytest.mark.parametrize(
+    ("changes", "field"),
+    [
+        ({"members": 1}, "algo.members"),
+        ({"learner": "nope"}, "algo.learner"),
+        ({"learner": "pbt"}, "algo.learner"),
+        ({"initial": {"learning_rate": [10.0, 20.0]}}, "algo.initial.learning_rate"),
+        ({"initial": {"learning_rate": [0.0, 1e-3]}}, "algo.initial.learning_rate"),
+        ({"initial": {"num_envs": [1, 2]}}, "algo.initial.num_envs"),
+        ({"per_member": {"learning_rate": [1e-3]}}, "algo.per_member.learning_rate"),
+        ({"mutate": ["epochs"]}, "algo.mutate"),
+        ({"member": {"epochs": 0}}, "algo.member.epochs"),
+        ({"member": {"bogus": 1}}, "algo.member.bogus"),
+        ({"num_envs": 4}, "algo.num_envs"),
+        ({"quantile": 0.8}, "algo.quantile"),
+        ({"factor_low": 0.5}, "algo.factor_low"),
+    ],
+)
+def test_bad_population_settings_fail_naming_the_field(changes, field):
+    env, _ = _cartpole()
+    config = dataclasses.replace(PBTConfig(name="pbt", members=4), **changes)
+    with pytest.raises(ConfigError) as caught:
+        resolve(config, env)
+    assert str(caught.value).startswith(f"{field}:"), str(caught.value)
+
+
+def test_a_learner_without_mutable_settings_cannot_be_a_member(monkeypatch):
+    env, _ = _cartpole()
+    monkeypatch.setattr(DQNConfig, "mutable", {})
+    with pytest.raises(ConfigError, match="algo.learner: dqn declares no mutable settings"):
+        resolve(PBTConfig(name="pbt", learner="dqn"), env)
+
+
+def test_a_population_that_cannot_fit_in_memory_says_what_it_needs():
+    env, _ = build_env_and_network(EnvConfig(task_id="Pong-v5"), NetConfig())
+    config = PBTConfig(name="pbt", learner="dqn", members=8, member={"buffer_size": 1_000_000})
+    with pytest.raises(ConfigError) as caught:
+        resolve(config, env)
+    message = str(caught.value)
+    assert message.startswith("algo.members: 8 members of dqn need")
+    assert "algo.member.buffer_size" in message
