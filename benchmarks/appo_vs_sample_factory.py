@@ -74,12 +74,16 @@ NEUROPLUG_ARGS = {
 FPS_LINE = re.compile(r"Fps is \(10 sec: ([0-9.na]+),")
 
 
-def sample_factory_fps(python: str, task: str, seconds: float, workdir: Path) -> dict:
-    """Sample Factory's steady frames/s over ``seconds`` of training."""
+def sample_factory_fps(
+    python: str, task: str, seconds: float, workdir: Path, extra: tuple[str, ...] = ()
+) -> dict:
+    """Sample Factory's steady frames/s over ``seconds`` of training (``extra``: more of
+    its arguments, e.g. PBT's)."""
     command = [
         python,
         str(PEER),
         *SF_ARGS[task],
+        *extra,
         f"--experiment={task}",
         f"--train_dir={workdir / 'sf'}",
         f"--train_for_seconds={int(seconds)}",

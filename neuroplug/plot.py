@@ -8,7 +8,9 @@ them with a band from the lowest to the highest seed. Each curve is labelled wit
 algorithm, task and differing settings, and drawn to its own end (where only some seeds
 reached, the mean is over those). A metric logged on some rows only
 (``--y eval_return_mean``) is drawn through the rows that have it. Return is drawn against
-frames and against wall time into one PNG. W&B is not needed. Needs matplotlib
+frames and against wall time into one PNG. A population's run (``algo=pbt``) also gets
+``<run dir>/population.png``: each member's objective and settings against frames. W&B is
+not needed. Needs matplotlib
 (``pip install neuroplug[plot]``).
 """
 
@@ -17,6 +19,7 @@ from __future__ import annotations
 import argparse
 import csv
 import math
+import re
 from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -190,6 +193,59 @@ def plot_curves(curves: list[Curve], output: Path, y_key: str = "return_mean") -
     return output
 
 
+MEMBER_COLUMN = re.compile(r"^algo/member(\d+)/(.+)$")
+"""A population member's column (``algo=pbt``): ``algo/member<k>/<objective or setting>``."""
+
+
+def member_series(curve: Curve) -> dict[str, dict[int, np.ndarray]]:
+    """A population run's per-member columns: name -> member -> values (empty for a run of
+    one learner)."""
+    series: dict[str, dict[int, np.ndarray]] = defaultdict(dict)
+    for key, values in curve.columns.items():
+        match = MEMBER_COLUMN.match(key)
+        if match:
+            series[match.group(2)][int(match.group(1))] = values
+    return dict(series)
+
+
+def plot_population(curve: Curve, output: Path) -> Path:
+    """Each member's objective and each of its settings against frames, one panel each:
+    the population's curves and its hyperparameter schedules."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    series = member_series(curve)
+    names = ["objective", *sorted(name for name in series if name != "objective")]
+    names = [name for name in names if name in series]
+    columns = min(3, len(names))
+    rows = -(-len(names) // columns)
+    figure, axes = plt.subplots(rows, columns, figsize=(4.6 * columns, 3.4 * rows), squeeze=False)
+    frames = curve.columns["frames"]
+    for axis in axes.flat[len(names) :]:
+        axis.set_visible(False)
+    for axis, name in zip(axes.flat, names, strict=False):
+        positive = []
+        for member, values in sorted(series[name].items()):
+            keep = np.isfinite(values)
+            axis.plot(frames[keep], values[keep], label=f"member {member}", lw=1)
+            positive.extend(values[keep & (values > 0)].tolist())
+        low = min(positive, default=0.0)
+        if name != "objective" and low > 0 and max(positive) / low > 10:
+            axis.set_yscale("log")  # rates spread over decades
+        axis.set_title(name.replace("_", " "), fontsize=9)
+        axis.set_xlabel("emulator frames (all members)")
+        axis.grid(alpha=0.3)
+    axes[0][0].legend(fontsize=6)
+    figure.suptitle(curve.label, fontsize=9)
+    figure.tight_layout()
+    output.parent.mkdir(parents=True, exist_ok=True)
+    figure.savefig(output, dpi=110)
+    plt.close(figure)
+    return output
+
+
 def main(argv: list[str] | None = None) -> None:
     """Command line of ``python -m neuroplug.plot``."""
     parser = argparse.ArgumentParser(
@@ -207,7 +263,11 @@ def main(argv: list[str] | None = None) -> None:
     if missing:
         parser.error(f"not a directory: {', '.join(missing)}")
     output = arguments.out or arguments.directories[0] / "curves.png"
-    print(plot_curves(load_curves(arguments.directories), output, arguments.y))
+    curves = load_curves(arguments.directories)
+    print(plot_curves(curves, output, arguments.y))
+    for curve in curves:  # a population's members and their settings, beside each such run
+        if member_series(curve):
+            print(plot_population(curve, curve.run_dir / "population.png"))
 
 
 if __name__ == "__main__":

@@ -28,3 +28,30 @@ def test_the_readme_learner_learns_cartpole():
         learner.close()
     # A random CartPole policy lasts ~22 steps; the learned one many times longer.
     assert means[0] < 60 and max(means[-3:]) > 200, means
+
+
+def test_the_readme_learner_is_a_population_member(monkeypatch):
+    # algo=pbt algo.learner=a2c, as after `pip install` of the README's package: a learner
+    # that declares what may mutate and how it learns from one rollout.
+    import neuroplug_learners.pbt as pbt
+
+    a2c = _readme_learner()
+    monkeypatch.setattr(pbt, "learner_class", lambda name: a2c.A2C)
+    config = pbt.PBTConfig(
+        name="pbt",
+        learner="a2c",
+        members=2,
+        member={"segment_steps": 256},
+        interval_frames=64,
+        mutation_probability=1.0,
+        reference_member=False,
+    )
+    context = learner_context(seed=0, max_env_steps=2048)
+    population = pbt.PBT(resolved_settings(config), context)
+    try:
+        before = [member.config.learning_rate for member in population.members]
+        segment = population.train_segment()
+    finally:
+        population.close()
+    assert segment.env_steps > 0 and population.rounds >= 1
+    assert [member.config.learning_rate for member in population.members] != before

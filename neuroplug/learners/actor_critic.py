@@ -122,11 +122,22 @@ class ActorCritic(nn.Module):
         with torch.no_grad():
             return self.network.layout.join(self.policy_tensors())
 
+    @property
+    def written_out(self) -> bool:
+        """Whether :meth:`forward_for_gradients` differentiates by the written-out pass (an
+        MLP actor and a separate MLP critic) rather than autograd."""
+        return self._written_out
+
+    def critic_tensors(self) -> dict[str, torch.Tensor]:
+        """The separate critic's trainable tensors by its network's slot names (empty with
+        a shared trunk)."""
+        return self._named_tensors()[1]
+
     def critic_vector(self) -> torch.Tensor:
         """The separate critic as its network's flat ``(D,)`` vector (a shared-trunk
         actor-critic has none: its value head is ``value_head``)."""
         with torch.no_grad():
-            return self.critic.layout.join(self._named_tensors()[1])
+            return self.critic.layout.join(self.critic_tensors())
 
     def forward(self, observations: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """``(outputs (n, out), values (n,))``."""

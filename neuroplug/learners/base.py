@@ -182,6 +182,14 @@ class SegmentLearner(Learner):
 
         return ActorCriticActing(members, envs_per_member)
 
+    @classmethod
+    def population_update(cls, members: list[SegmentLearner], envs_per_member: int):
+        """An object whose ``learn(rollout)`` updates all ``members`` (learners of this
+        class) as one computation from the population's rollout (member k's envs are
+        ``k*n .. k*n+n-1``) and returns each member's statistics; None (the default):
+        each member learns from its part alone (:meth:`learn_rollout`)."""
+        return None
+
     @abstractmethod
     def build_model(self) -> torch.nn.Module:
         """The model to train (on the CPU; the base moves it to ``algo.device``): an

@@ -100,6 +100,8 @@ class LearnerPopulation(Learner):
             unit=first.num_envs,
         )
         self.acting = learner_class.population_acting(self.members, first.num_envs)
+        self.update = learner_class.population_update(self.members, first.num_envs)
+        """The members' updates as one computation, when their learner offers it."""
         self.generator = torch.Generator(self.device)
         """The population's acting stream (re-seeded per segment)."""
         self.recent: list[deque[float]] = [deque(maxlen=objective_games) for _ in range(count)]
@@ -179,11 +181,16 @@ class LearnerPopulation(Learner):
             self.recent[env // self.envs_per_member].append(score)
 
     def _learn(self, rollout: Rollout) -> None:
-        """Each member learns from its own envs' part of the rollout."""
+        """Each member learns from its own envs' part of the rollout: all at once when their
+        learner stacks their updates, else one by one."""
+        steps = rollout.valid.reshape(len(rollout.valid), len(self.members), -1).sum((0, 2))
+        for member, taken in zip(self.members, steps.tolist(), strict=True):
+            member.env_steps += int(taken)
+        if self.update is not None:
+            self.member_stats = self.update.learn(rollout)
+            return
         for k, member in enumerate(self.members):
-            own = rollout.columns(self.member_envs(k))
-            member.env_steps += int(own.valid.sum())
-            self.member_stats[k] = member.learn_rollout(own)
+            self.member_stats[k] = member.learn_rollout(rollout.columns(self.member_envs(k)))
 
     def _start_envs(self, segment: int) -> None:
         seeds = segment_episode_seeds(self.context.seed, segment, self.sampler.num_envs)
@@ -234,7 +241,8 @@ class LearnerPopulation(Learner):
         keys = sorted({key for member in self.member_stats for key in member})
         for key in keys:
             values = [member[key] for member in self.member_stats if key in member]
-            stats[key] = float(np.nanmean(values)) if values else math.nan
+            finite = [value for value in values if not math.isnan(value)]
+            stats[key] = float(np.mean(finite)) if finite else math.nan
         return stats
 
     def segment_tables(self) -> dict[str, list[dict[str, Any]]]:

@@ -93,3 +93,59 @@ def backward(
             torch.sum(grad, 0, out=grads[layer.bias])
             if index:
                 grad = grad @ layout.tensor(params, layer.weight).T
+
+
+def forward_stacked(
+    layers: Sequence[Layer], tensors: dict[str, torch.Tensor], inputs: torch.Tensor
+) -> tuple[torch.Tensor, list[torch.Tensor]]:
+    """:func:`forward` for K parameter sets at once: ``tensors`` holds each slot stacked
+    over members (``(K, *shape)``), ``inputs`` is ``(K, b, fan_in)``; returns the outputs
+    ``(K, b, out)`` and each layer's input. A member's rows are computed by its own
+    matrices alone (one product per member in a batched multiply), so its results do not
+    depend on how many members share the call."""
+    if not written_out(layers):
+        raise ValueError("a written-out forward needs a network of linear layers only")
+    layer_inputs: list[torch.Tensor] = []
+    hidden = inputs
+    with torch.no_grad():
+        for layer in layers:
+            layer_inputs.append(hidden)
+            bias = tensors[layer.bias].unsqueeze(1)
+            hidden = _batched(torch.baddbmm, bias, hidden, tensors[layer.weight])
+            if layer.activation != "identity":
+                hidden = ACTIVATIONS[layer.activation](hidden)
+    return hidden, layer_inputs
+
+
+def backward_stacked(
+    layers: Sequence[Layer],
+    tensors: dict[str, torch.Tensor],
+    layer_inputs: Sequence[torch.Tensor],
+    outputs: torch.Tensor,
+    grad_outputs: torch.Tensor,
+    grads: dict[str, torch.Tensor],
+) -> None:
+    """:func:`backward` for K parameter sets at once (see :func:`forward_stacked`):
+    ``dW_k = input_k^T g_k``, ``db_k = sum_rows g_k``, ``g_k <- g_k W_k^T``, written into
+    ``grads`` (slot name -> ``(K, *shape)``, overwritten)."""
+    grad = grad_outputs
+    with torch.no_grad():
+        for index in range(len(layers) - 1, -1, -1):
+            layer = layers[index]
+            output = outputs if index == len(layers) - 1 else layer_inputs[index + 1]
+            grad = ACTIVATION_GRADIENTS[layer.activation](grad, output)
+            hidden = layer_inputs[index]
+            grads[layer.weight].copy_(_batched(torch.bmm, hidden.transpose(1, 2), grad))
+            grads[layer.bias].copy_(grad.sum(1))
+            if index:
+                grad = _batched(torch.bmm, grad, tensors[layer.weight].transpose(1, 2))
+
+
+def _batched(product: Callable[..., torch.Tensor], *tensors: torch.Tensor) -> torch.Tensor:
+    """A batched matrix product, a batch of one computed as a batch of two: PyTorch hands a
+    lone product to other code (a one-column layer's outputs then differ in the last bit
+    from the same member's in a batch), and a member's results must not depend on how many
+    members share the call."""
+    if len(tensors[-1]) == 1:
+        return product(*(torch.cat((tensor, tensor)) for tensor in tensors))[:1]
+    return product(*tensors)

@@ -44,6 +44,8 @@ from neuroplug.errors import require
 from neuroplug.learners.actor_critic import ActorCritic
 from neuroplug.learners.advantages import rollout_gae, vtrace
 from neuroplug.learners.base import SegmentLearner
+from neuroplug.learners.ppo_population_update import PopulationPPOUpdate
+from neuroplug.learners.ppo_population_update import supports as population_update_supports
 from neuroplug.learners.ppo_update import PPOUpdate, PPOUpdateConfig, flatten
 from neuroplug.learners.sampler import Rollout
 from neuroplug.seeds import acting_seed
@@ -129,6 +131,16 @@ class APPO(SegmentLearner):
         self.acting_generator = torch.Generator(self.device)
         self._published: tuple[int, dict[str, torch.Tensor]] | None = None
         self._lock = threading.Lock()
+
+    @classmethod
+    def population_update(cls, members, envs_per_member: int) -> PopulationPPOUpdate | None:
+        """In a population, members without V-trace learn as one computation, as PPO's do
+        (:mod:`neuroplug.learners.ppo_population_update`); with V-trace, one by one."""
+        if any(member.config.with_vtrace for member in members):
+            return None
+        if not population_update_supports(members):
+            return None
+        return PopulationPPOUpdate(members, envs_per_member)
 
     # ------------------------------------------------------------------ the sampler
 

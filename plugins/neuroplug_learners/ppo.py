@@ -26,6 +26,8 @@ from neuroplug.api import LearnerContext
 from neuroplug.learners.actor_critic import ActorCritic
 from neuroplug.learners.advantages import rollout_gae
 from neuroplug.learners.base import SegmentLearner
+from neuroplug.learners.ppo_population_update import PopulationPPOUpdate
+from neuroplug.learners.ppo_population_update import supports as population_update_supports
 from neuroplug.learners.ppo_update import PPOUpdate, PPOUpdateConfig, flatten
 from neuroplug.learners.sampler import Rollout
 
@@ -43,6 +45,14 @@ class PPO(SegmentLearner):
     def __init__(self, config: PPOConfig, context: LearnerContext) -> None:
         super().__init__(config, context)
         self.update = PPOUpdate(config, self.model)
+
+    @classmethod
+    def population_update(cls, members, envs_per_member: int) -> PopulationPPOUpdate | None:
+        """The members' PPO updates stacked into one computation where their networks
+        allow it (:mod:`neuroplug.learners.ppo_population_update`)."""
+        if not population_update_supports(members):
+            return None
+        return PopulationPPOUpdate(members, envs_per_member)
 
     def build_model(self) -> ActorCritic:
         return ActorCritic.for_learner(self.context)

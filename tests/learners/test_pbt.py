@@ -181,3 +181,40 @@ def test_a_population_that_cannot_fit_in_memory_says_what_it_needs():
     message = str(caught.value)
     assert message.startswith("algo.members: 8 members of dqn need")
     assert "algo.member.buffer_size" in message
+
+
+def test_a_population_run_records_its_lineage_and_resumes_with_each_row_once(compose, tmp_path):
+    import csv
+
+    from neuroplug.app import run_job
+    from neuroplug.plot import load_curves, member_series
+
+    out = tmp_path / "run"
+    overrides = [
+        "algo=pbt",
+        "algo.members=3",
+        "algo.member.num_envs=2",  # no '+': the members' settings take any key
+        "algo.member.segment_steps=256",
+        "algo.interval_frames=128",
+        "algo.mutation_probability=1.0",
+        "logger=none",
+        "run.eval_episodes=1",
+        "run.stop_when_solved=false",
+        f"run.output_dir={out}",
+    ]
+    run_job(compose([*overrides, "run.max_generations=2"]))
+    lineage = list(csv.DictReader((out / "lineage.csv").open()))
+    assert lineage and {row["generation"] for row in lineage} == {"1", "2"}
+    # A crash after segment 3's rows were written but before its checkpoint: stale rows.
+    with (out / "lineage.csv").open("a") as stream:
+        stream.write("3,999,1,,0,," + "," * (2 * 5 - 1) + "\n")
+    run_job(compose([*overrides, "run.max_generations=3", f"run.resume={out}"]))
+    rows = list(csv.DictReader((out / "lineage.csv").open()))
+    assert [row for row in rows if row["frames"] == "999"] == []
+    assert {row["generation"] for row in rows} == {"1", "2", "3"}
+    assert rows[: len(lineage)] == lineage
+    metrics = list(csv.DictReader((out / "metrics.csv").open()))
+    assert [row["generation"] for row in metrics] == ["1", "2", "3"]
+    (curve,) = load_curves([out])
+    assert set(member_series(curve)["learning_rate"]) == {0, 1, 2}
+    assert (out / "checkpoints" / "best_policy.pt").is_file()

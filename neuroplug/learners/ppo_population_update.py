@@ -1,0 +1,344 @@
+"""The PPO update of a population's members as one computation over members.
+
+Batched acting alone leaves a population of small learners as slow as K separate ones: on
+CartPole the members' updates, not acting, take most of the time (20 epochs of a few
+hundred transitions, where a step's fixed costs dwarf its arithmetic). So the members'
+updates are stacked too: member k's rollout becomes row k of ``(K, b, ...)`` tensors, and
+each gradient step is one batched forward, one written-out loss gradient and one batched
+backward for all members (:func:`neuroplug.nets.gradients.forward_stacked`), then each
+member's own gradient clip and Adam step on its row of a ``(K, D)`` buffer. Each member
+keeps its own settings (learning rate and schedule, clip range, coefficients, discount:
+broadcast as ``(K, 1)`` columns), its own Adam moments and step count, and its own
+minibatch order (its generator), exactly the state :class:`~neuroplug.learners.ppo_update.
+PPOUpdate` keeps; the stacks are filled from the members before an update and written back
+after it, so checkpoints, copies between members and a lone learner see no difference.
+
+The loss is :mod:`neuroplug.learners.ppo_loss`'s, over a member's valid transitions: the
+rows EnvPool's auto-resets made (different in number per member) stay in the stacks with
+weight 0, and each mean divides by the member's own count of valid rows. With one
+minibatch per epoch that is the per-member update's arithmetic
+(``tests/learners/test_ppo_population_update.py`` checks one against the other); with
+several, a member's minibatches are cut from all its rows, valid or not, so their sizes in
+valid rows vary a little. A member's results never depend on which members share the
+computation (each one's rows pass through its own matrices only).
+
+It serves actor-critics the written-out backward covers (an MLP actor and a separate MLP
+critic) with categorical actions; other members learn one by one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import torch
+
+from neuroplug.learners.advantages import gae
+from neuroplug.learners.ppo_loss import LOSS_STATS
+from neuroplug.nets import gradients
+from neuroplug.nets.layers import as_float
+
+
+def supports(members: Sequence[Any]) -> bool:
+    """Whether these PPO-updating members can learn as one computation."""
+    models = [member.model for member in members]
+    first = members[0].config
+    return all(
+        model.written_out and model.log_std is None and not model.shared_trunk for model in models
+    ) and all(
+        (member.config.epochs, member.config.minibatches) == (first.epochs, first.minibatches)
+        and member.config.clip_value_loss == first.clip_value_loss
+        and member.config.normalize_advantages == first.normalize_advantages
+        for member in members
+    )
+
+
+class PopulationPPOUpdate:
+    """PPO updates of ``members`` (learners with a ``model`` ActorCritic and an ``update``
+    :class:`~neuroplug.learners.ppo_update.PPOUpdate`) stepped together."""
+
+    def __init__(self, members: Sequence[Any], envs_per_member: int) -> None:
+        self.members = list(members)
+        self.envs_per_member = envs_per_member
+        model = self.members[0].model
+        self.actor_layers = model.network.layers
+        self.critic_layers = model.critic.layers
+        trained = self.members[0].update.trained
+        # Where each named tensor lives in a member's flat buffer (the same for every member).
+        offsets = {
+            parameter.data_ptr(): start
+            for parameter, start in zip(trained.parameters, _starts(trained.sizes), strict=True)
+        }
+        # The actor's and the critic's slots share names (the critic is the network resized).
+        self.actor_slots, self.critic_slots = (
+            {
+                name: (offsets[tensor.data_ptr()], tuple(tensor.shape))
+                for name, tensor in tensors.items()
+            }
+            for tensors in (model.policy_tensors(), model.critic_tensors())
+        )
+
+    @staticmethod
+    def _views(stack: torch.Tensor, slots: dict) -> dict[str, torch.Tensor]:
+        """Slot name -> ``(K, *shape)`` view of a ``(K, D)`` stack."""
+        count = len(stack)
+        return {
+            name: stack[:, start : start + _size(shape)].view(count, *shape)
+            for name, (start, shape) in slots.items()
+        }
+
+    def learn(self, rollout) -> list[dict[str, float]]:
+        """GAE and the PPO update of every member on its envs' part of ``rollout``
+        (member k owns envs ``k*n .. k*n+n-1``); returns each member's statistics."""
+        members, n = self.members, self.envs_per_member
+        count = len(members)
+        configs = [member.config for member in members]
+        device = rollout.values.device
+        for member in members:
+            member.update.set_learning_rate_fraction(member.learning_rate_fraction())
+
+        def per_env(name: str) -> torch.Tensor:
+            values = torch.tensor([getattr(config, name) for config in configs], device=device)
+            return values.repeat_interleave(n)
+
+        advantages, returns = gae(
+            rollout.rewards,
+            rollout.values,
+            rollout.next_values,
+            rollout.terminated,
+            rollout.ended,
+            rollout.valid,
+            per_env("gamma"),
+            per_env("gae_lambda"),
+        )
+
+        def by_member(tensor: torch.Tensor) -> torch.Tensor:
+            # (T, K*n, ...) -> (K, T*n, ...): each member's transitions in one row.
+            steps = tensor.shape[0]
+            tensor = tensor.reshape(steps, count, n, *tensor.shape[2:]).transpose(0, 1)
+            return tensor.reshape(count, steps * n, *tensor.shape[3:])
+
+        observations = as_float(by_member(rollout.observations), torch.float32)
+        actions = by_member(rollout.actions)
+        mask = by_member(rollout.valid).float()
+        rows = torch.stack(
+            [
+                by_member(rollout.log_probs),
+                by_member(rollout.values),
+                by_member(advantages),
+                by_member(returns),
+            ],
+            -1,
+        )
+        stats = self._run(observations, actions, rows, mask)
+        for k, member in enumerate(members):
+            valid = mask[k] > 0
+            target, predicted = rows[k, valid, 3], rows[k, valid, 1]
+            variance = float(target.var()) if len(target) > 1 else 0.0
+            residual = float((target - predicted).var()) if len(target) > 1 else 0.0
+            stats[k]["explained_variance"] = 1.0 - residual / variance if variance > 0 else 0.0
+            stats[k]["learning_rate"] = member.update.optimizer.learning_rate
+            stats[k]["policy_version"] = float(member.update.version)
+        return stats
+
+    def _run(
+        self,
+        observations: torch.Tensor,
+        actions: torch.Tensor,
+        rows: torch.Tensor,
+        mask: torch.Tensor,
+    ) -> list[dict[str, float]]:
+        """E epochs of M minibatches for every member at once (PPOUpdate.run, stacked)."""
+        members = self.members
+        count, size = mask.shape
+        first = members[0]
+        config = first.config
+        optimizer = first.update.optimizer
+        device = observations.device
+        size_d = first.update.trained.flat.numel()
+        flat = _padded_stack([member.update.trained.flat.detach() for member in members])
+        grads = torch.zeros_like(flat)
+        exp_avg = _padded_stack([member.update.optimizer.exp_avg for member in members])
+        exp_avg_sq = _padded_stack([member.update.optimizer.exp_avg_sq for member in members])
+        steps = torch.tensor(
+            [float(member.update.optimizer.steps) for member in members], device=device
+        ).unsqueeze(1)
+
+        def column(values: list[float]) -> torch.Tensor:
+            return torch.tensor(values, device=device).unsqueeze(1)
+
+        settings = {
+            name: column([getattr(member.config, name) for member in members])
+            for name in ("clip_coef", "value_coef", "entropy_coef", "max_grad_norm")
+        }
+        learning_rates = column([member.update.optimizer.learning_rate for member in members])
+        actor, critic = self._views(flat, self.actor_slots), self._views(flat, self.critic_slots)
+        actor_grads = self._views(grads, self.actor_slots)
+        critic_grads = self._views(grads, self.critic_slots)
+        step = max(1, size // config.minibatches)
+        whole = (observations, actions, rows, mask)
+        last_epoch: list[torch.Tensor] = []
+        members_index = torch.arange(count, device=device).unsqueeze(1)
+        for epoch in range(config.epochs):
+            last = epoch == config.epochs - 1
+            orders = (
+                None
+                if step == size
+                else torch.stack(
+                    [
+                        torch.randperm(size, generator=member.generator, device=device)
+                        for member in members
+                    ]
+                )
+            )
+            for start in range(0, size - step + 1, step):
+                if orders is None:
+                    batch = whole
+                else:
+                    chosen = orders[:, start : start + step]
+                    batch = tuple(part[members_index, chosen] for part in whole)
+                inputs, batch_actions, batch_rows, batch_mask = batch
+                logits, actor_inputs = gradients.forward_stacked(self.actor_layers, actor, inputs)
+                values, critic_inputs = gradients.forward_stacked(
+                    self.critic_layers, critic, inputs
+                )
+                grad_logits, grad_values, loss_stats = stacked_loss_gradients(
+                    config,
+                    settings,
+                    logits,
+                    values.squeeze(2),
+                    batch_actions,
+                    batch_rows,
+                    batch_mask,
+                    last,
+                )
+                gradients.backward_stacked(
+                    self.actor_layers, actor, actor_inputs, logits, grad_logits, actor_grads
+                )
+                gradients.backward_stacked(
+                    self.critic_layers,
+                    critic,
+                    critic_inputs,
+                    values,
+                    grad_values.unsqueeze(2),
+                    critic_grads,
+                )
+                # Each member's clip (clip_grad_norm_'s rule) and Adam step (FlatAdam's).
+                norms = torch.linalg.vector_norm(grads, dim=1, keepdim=True)
+                grads.mul_(torch.clamp(settings["max_grad_norm"] / (norms + 1e-6), max=1.0))
+                steps += 1
+                exp_avg.lerp_(grads, 1 - optimizer.beta1)
+                exp_avg_sq.mul_(optimizer.beta2).addcmul_(grads, grads, value=1 - optimizer.beta2)
+                step_size = learning_rates / (1 - optimizer.beta1**steps)
+                correction = torch.sqrt(1 - optimizer.beta2**steps)
+                denominator = (exp_avg_sq.sqrt() / correction).add_(optimizer.eps)
+                flat.sub_(step_size * exp_avg / denominator)
+                if last:
+                    last_epoch.append(loss_stats)
+        versions = config.epochs * len(range(0, size - step + 1, step))
+        for k, member in enumerate(members):
+            update = member.update
+            update.trained.flat.data.copy_(flat[k, :size_d])
+            update.optimizer.exp_avg.copy_(exp_avg[k, :size_d])
+            update.optimizer.exp_avg_sq.copy_(exp_avg_sq[k, :size_d])
+            update.optimizer.steps = int(steps[k])
+            update.version += versions
+        means = torch.stack(last_epoch).mean(0).tolist()  # (K, stats): one read per update
+        return [dict(zip(LOSS_STATS, member_means, strict=True)) for member_means in means]
+
+
+def stacked_loss_gradients(
+    config: Any,
+    settings: dict[str, torch.Tensor],
+    logits: torch.Tensor,
+    values: torch.Tensor,
+    actions: torch.Tensor,
+    rows: torch.Tensor,
+    mask: torch.Tensor,
+    statistics: bool,
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor | None]:
+    """:func:`~neuroplug.learners.ppo_loss.ppo_loss_gradients` for K members' minibatches
+    ``(K, b, ...)`` with categorical actions: each member's means over its valid rows
+    (``mask``), its own clip range and coefficients (``settings``: ``(K, 1)`` columns).
+    Returns the gradients with respect to the logits and the values, and ``(K, 5)``
+    statistics (:data:`LOSS_STATS`) when asked for."""
+    eps = settings["clip_coef"]
+    old_log_probs, old_values, advantages, returns = rows.unbind(-1)
+    valid = mask.sum(1, keepdim=True)
+    n = valid.clamp_min(1.0)
+    if config.normalize_advantages:
+        mean = (advantages * mask).sum(1, keepdim=True) / n
+        variance = ((advantages - mean).pow(2) * mask).sum(1, keepdim=True) / (n - 1).clamp_min(1)
+        normalised = (advantages - mean) / (variance.sqrt() + 1e-8)
+        advantages = torch.where(valid > 1, normalised, advantages)
+    log_p = torch.log_softmax(logits, dim=-1)
+    log_ratio = log_p.gather(-1, actions.unsqueeze(-1)).squeeze(-1) - old_log_probs
+    ratio = log_ratio.exp()
+    unclipped = -advantages * ratio
+    clipped = -advantages * torch.clamp(ratio, 1 - eps, 1 + eps)
+    grad_log_prob = torch.where(clipped > unclipped, 0.0, unclipped / n) * mask
+    p = log_p.exp()
+    entropy = -(p * log_p).sum(-1, keepdim=True)
+    grad_logits = p * -grad_log_prob.unsqueeze(-1)
+    grad_logits.scatter_add_(-1, actions.unsqueeze(-1), grad_log_prob.unsqueeze(-1))
+    grad_entropy = (-settings["entropy_coef"] / n * mask).unsqueeze(-1)
+    grad_logits -= grad_entropy * p * (log_p + entropy)
+
+    value_error = (values - returns).pow(2)
+    grad_values = (values - returns) * (settings["value_coef"] / n) * mask
+    if config.clip_value_loss:
+        clipped_values = torch.clamp(values, old_values - eps, old_values + eps)
+        clipped_error = (clipped_values - returns).pow(2)
+        grad_values = torch.where(clipped_error > value_error, 0.0, grad_values)
+        value_error = torch.maximum(value_error, clipped_error)
+    stats = None
+    if statistics:
+
+        def mean(tensor: torch.Tensor) -> torch.Tensor:
+            return (tensor * mask).sum(1) / n.squeeze(1)
+
+        stats = torch.stack(
+            [
+                mean(torch.maximum(unclipped, clipped)),
+                0.5 * mean(value_error),
+                mean(entropy.squeeze(-1)),
+                mean((ratio - 1) - log_ratio),
+                mean(((ratio - 1.0).abs() > eps).float()),
+            ],
+            1,
+        )
+    return grad_logits, grad_values, stats
+
+
+ROW_ALIGNMENT = 64
+"""Floats per member row are padded to a multiple of this (with zeros, which stay zero):
+PyTorch's CPU kernels compute a tensor's whole SIMD vectors and its last few elements by
+different code (``lerp_`` and ``addcmul_`` fuse multiply-adds in one, not the other), so
+without padding a member's last parameters would round differently with the number of
+members after it."""
+
+
+def _padded_stack(rows: Sequence[torch.Tensor]) -> torch.Tensor:
+    """``(K, D')``: the rows side by side, each padded with zeros to a multiple of
+    :data:`ROW_ALIGNMENT`."""
+    size = rows[0].numel()
+    padded = -(-size // ROW_ALIGNMENT) * ROW_ALIGNMENT
+    stack = rows[0].new_zeros((len(rows), padded))
+    for k, row in enumerate(rows):
+        stack[k, :size] = row.reshape(-1)
+    return stack
+
+
+def _starts(sizes: Sequence[int]) -> list[int]:
+    starts, position = [], 0
+    for size in sizes:
+        starts.append(position)
+        position += size
+    return starts
+
+
+def _size(shape: tuple[int, ...]) -> int:
+    total = 1
+    for extent in shape:
+        total *= extent
+    return total

@@ -1,0 +1,90 @@
+"""The members' PPO updates stacked into one computation: the per-member update's results,
+whatever company a member keeps."""
+
+from __future__ import annotations
+
+import torch
+from neuroplug_learners.pbt import PBT, PBTConfig
+
+from neuroplug.config.schema import EnvConfig, NetConfig
+from neuroplug.learners.ppo_population_update import PopulationPPOUpdate
+from neuroplug.learners.presets import resolve
+from neuroplug.training.components import build_env_and_network, learner_context
+
+
+def _population_and_rollout(members: int = 3, **member_settings):
+    env, network = build_env_and_network(
+        EnvConfig(task_id="CartPole-v1"), NetConfig(hidden_sizes=[64, 64])
+    )
+    context = learner_context(network, env, 0, 100_000, num_threads=1)
+    config = PBTConfig(
+        name="pbt",
+        members=members,
+        per_member={"learning_rate": [1e-3, 3e-3, 3e-4][:members]},
+        member={"num_envs": 4, "rollout_length": 64, **member_settings},
+    )
+    settings, _ = resolve(config, env)
+    population = PBT(settings, context)
+    population._start_envs(0)
+    for member in population.members:
+        member.start_segment(0)
+    population.acting.refresh()
+    rollout = population.sampler.rollout(population._act, 64)
+    # Different settings per member, so a mix-up between them would show.
+    for member, clip in zip(population.members, (0.2, 0.1, 0.3), strict=False):
+        member.config.clip_coef = clip
+    return population, rollout
+
+
+def _snapshot(population):
+    return [
+        (member.policy_params(), member.model.critic_vector(), member.update.version)
+        for member in population.members
+    ]
+
+
+def test_the_stacked_update_is_the_per_member_update():
+    population, rollout = _population_and_rollout()
+    try:
+        assert population.update is not None  # PPO members on an MLP stack their updates
+        before = [member.state_dict() for member in population.members]
+        stacked_stats = population.update.learn(rollout)
+        stacked = _snapshot(population)
+        for member, state in zip(population.members, before, strict=True):
+            member.load_state_dict(state)
+            member.start_segment(0)
+        alone = [
+            member.learn_rollout(rollout.columns(population.member_envs(k)))
+            for k, member in enumerate(population.members)
+        ]
+        for (actor, critic, version), member, stats, own in zip(
+            stacked, population.members, stacked_stats, alone, strict=True
+        ):
+            torch.testing.assert_close(actor, member.policy_params(), atol=2e-5, rtol=1e-4)
+            torch.testing.assert_close(critic, member.model.critic_vector(), atol=2e-5, rtol=1e-4)
+            assert version == member.update.version
+            for key, value in own.items():
+                assert abs(stats[key] - value) <= 1e-4 * max(1.0, abs(value)), key
+    finally:
+        population.close()
+
+
+def test_a_members_update_does_not_depend_on_its_company():
+    # Minibatches drawn from each member's own generator; member 0 alone and with two others.
+    population, rollout = _population_and_rollout(minibatches=4, epochs=3)
+    try:
+        before = [member.state_dict() for member in population.members]
+        population.update.learn(rollout)
+        together = _snapshot(population)[0]
+        for member, state in zip(population.members, before, strict=True):
+            member.load_state_dict(state)
+            member.start_segment(0)
+        first = population.members[0]
+        PopulationPPOUpdate([first], population.envs_per_member).learn(
+            rollout.columns(population.member_envs(0))
+        )
+        alone = _snapshot(population)[0]
+        assert torch.equal(together[0], alone[0])
+        assert torch.equal(together[1], alone[1])
+    finally:
+        population.close()
