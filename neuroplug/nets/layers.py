@@ -196,9 +196,15 @@ def forward_members(
             if hidden.dim() == 4:  # after a convolution: (b, K*C, H, W) -> (K, b, C*H*W)
                 hidden = hidden.reshape(rows, members, -1).transpose(0, 1)
             hidden = hidden.reshape(members, rows, fan_in(layout, layer))
-            hidden = activation(
-                torch.baddbmm(views[layer.bias].unsqueeze(1), hidden, views[layer.weight])
-            )
+            bias, weight = views[layer.bias].unsqueeze(1), views[layer.weight]
+            if members == 1 and rows > 1:
+                # A lone member's rows would go to matrix-vector code for a one-column
+                # layer (a critic's value), which rounds otherwise than the batched product
+                # it gets in company: as a batch of two, its outputs do not depend on it.
+                pair = (torch.cat((tensor, tensor)) for tensor in (bias, hidden, weight))
+                hidden = activation(torch.baddbmm(*pair)[:1])
+            else:
+                hidden = activation(torch.baddbmm(bias, hidden, weight))
     if hidden.dim() == 4:  # a network ending in a convolution
         hidden = hidden.reshape(rows, members, -1).transpose(0, 1)
     return hidden.reshape(members, rows, -1)

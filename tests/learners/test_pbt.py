@@ -218,3 +218,17 @@ def test_a_population_run_records_its_lineage_and_resumes_with_each_row_once(com
     (curve,) = load_curves([out])
     assert set(member_series(curve)["learning_rate"]) == {0, 1, 2}
     assert (out / "checkpoints" / "best_policy.pt").is_file()
+
+
+def test_a_members_acting_does_not_depend_on_its_company():
+    # One member per group, or all in one: the same values (the critic's one-column layer
+    # included) and so the same rollout.
+    env, network = _cartpole()
+    critic = network.resized(1)
+    generator = torch.Generator().manual_seed(0)
+    params = torch.stack([critic.initial_params(generator) for _ in range(3)])
+    inputs = torch.randn(3, 8, 4, generator=generator)
+    together = critic.forward_members(params, inputs)
+    for k in range(3):
+        alone = critic.forward_members(params[k : k + 1], inputs[k : k + 1])
+        assert torch.equal(alone[0], together[k])
