@@ -6,7 +6,12 @@ from __future__ import annotations
 import numpy as np
 from readme_code import readme_module
 
-from neuroplug.testing import check_learner_contract, learner_context, resolved_settings
+from neuroplug.testing import (
+    check_learner_contract,
+    check_population_member,
+    learner_context,
+    resolved_settings,
+)
 
 
 def _readme_learner():
@@ -31,6 +36,7 @@ def test_the_readme_learner_learns_cartpole():
 
 
 def test_the_readme_learner_is_a_population_member(monkeypatch):
+    check_population_member(_readme_learner().A2C)
     # algo=pbt algo.learner=a2c, as after `pip install` of the README's package: a learner
     # that declares what may mutate and how it learns from one rollout.
     import neuroplug_learners.pbt as pbt

@@ -82,8 +82,9 @@ class LearnerPopulation(Learner):
         super().__init__(config, context)
         self.learner_class = learner_class
         count = len(member_configs)
+        # Each member its own copy: its settings change alone (population-based training).
         self.members: list[SegmentLearner] = [
-            learner_class(member_config, member_context(context, k, count))
+            learner_class(dataclasses.replace(member_config), member_context(context, k, count))
             for k, member_config in enumerate(member_configs)
         ]
         first = member_configs[0]

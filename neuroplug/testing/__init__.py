@@ -4,6 +4,7 @@ from neuroplug.testing.algorithm_contract import check_algorithm_contract
 from neuroplug.testing.backend_contract import check_backend_contract
 from neuroplug.testing.learner_contract import check_learner_contract, learner_context
 from neuroplug.testing.network_contract import check_network_contract
+from neuroplug.testing.population_member import check_population_member
 from neuroplug.testing.resume_check import check_learner_resume, check_resume_is_exact
 from neuroplug.testing.scheduler_contract import check_scheduler_contract
 from neuroplug.testing.settings import resolved_settings
@@ -15,6 +16,7 @@ __all__ = [
     "check_learner_contract",
     "check_learner_resume",
     "check_network_contract",
+    "check_population_member",
     "check_resume_is_exact",
     "check_scheduler_contract",
     "learner_context",

@@ -368,6 +368,7 @@ class PBT(LearnerPopulation):
                 needed = max(config.margin * abs(objectives[k]), config.margin_absolute)
                 if gap > needed:
                     member.load_state_dict(self.members[j].state_dict())
+                    member.notices.clear()  # a resume's notices: this is no resume
                     for name, value in self.settings(j).items():
                         setattr(member.config, name, value)
                     self.recent[k].clear()

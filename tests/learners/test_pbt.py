@@ -232,3 +232,16 @@ def test_a_members_acting_does_not_depend_on_its_company():
     for k in range(3):
         alone = critic.forward_members(params[k : k + 1], inputs[k : k + 1])
         assert torch.equal(alone[0], together[k])
+
+
+@pytest.mark.parametrize("learner", ["ppo", "appo", "dqn"])
+def test_every_first_party_learner_can_be_a_population_member(learner):
+    from neuroplug_learners.appo import APPO
+    from neuroplug_learners.dqn import DQN
+    from neuroplug_learners.ppo import PPO
+
+    from neuroplug.testing import check_population_member
+
+    classes = {"ppo": PPO, "appo": APPO, "dqn": DQN}
+    config = DQNConfig(name="dqn", learning_starts=64, batch_size=16) if learner == "dqn" else None
+    check_population_member(classes[learner], config)
