@@ -23,11 +23,13 @@ valid rows vary a little. A member's results never depend on which members share
 computation (each one's rows pass through its own matrices only).
 
 It serves actor-critics the written-out backward covers (an MLP actor and a separate MLP
-critic) with categorical actions; other members learn one by one.
+critic), with categorical or Gaussian actions; other members (a shared convolutional
+trunk) learn one by one.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import Any
 
@@ -43,9 +45,7 @@ def supports(members: Sequence[Any]) -> bool:
     """Whether these PPO-updating members can learn as one computation."""
     models = [member.model for member in members]
     first = members[0].config
-    return all(
-        model.written_out and model.log_std is None and not model.shared_trunk for model in models
-    ) and all(
+    return all(model.written_out and not model.shared_trunk for model in models) and all(
         (member.config.epochs, member.config.minibatches) == (first.epochs, first.minibatches)
         and member.config.clip_value_loss == first.clip_value_loss
         and member.config.normalize_advantages == first.normalize_advantages
@@ -76,6 +76,11 @@ class PopulationPPOUpdate:
                 for name, tensor in tensors.items()
             }
             for tensors in (model.policy_tensors(), model.critic_tensors())
+        )
+        self.log_std_slot = (
+            None
+            if model.log_std is None
+            else {"log_std": (offsets[model.log_std.data_ptr()], tuple(model.log_std.shape))}
         )
 
     @staticmethod
@@ -175,6 +180,10 @@ class PopulationPPOUpdate:
         actor, critic = self._views(flat, self.actor_slots), self._views(flat, self.critic_slots)
         actor_grads = self._views(grads, self.actor_slots)
         critic_grads = self._views(grads, self.critic_slots)
+        log_std = log_std_grad = None
+        if self.log_std_slot is not None:
+            log_std = self._views(flat, self.log_std_slot)["log_std"]
+            log_std_grad = self._views(grads, self.log_std_slot)["log_std"]
         step = max(1, size // config.minibatches)
         whole = (observations, actions, rows, mask)
         last_epoch: list[torch.Tensor] = []
@@ -202,10 +211,11 @@ class PopulationPPOUpdate:
                 values, critic_inputs = gradients.forward_stacked(
                     self.critic_layers, critic, inputs
                 )
-                grad_logits, grad_values, loss_stats = stacked_loss_gradients(
+                grad_logits, grad_log_std, grad_values, loss_stats = stacked_loss_gradients(
                     config,
                     settings,
                     logits,
+                    log_std,
                     values.squeeze(2),
                     batch_actions,
                     batch_rows,
@@ -223,6 +233,8 @@ class PopulationPPOUpdate:
                     grad_values.unsqueeze(2),
                     critic_grads,
                 )
+                if log_std_grad is not None:
+                    log_std_grad.copy_(grad_log_std)
                 # Each member's clip (clip_grad_norm_'s rule) and Adam step (FlatAdam's).
                 norms = torch.linalg.vector_norm(grads, dim=1, keepdim=True)
                 grads.mul_(torch.clamp(settings["max_grad_norm"] / (norms + 1e-6), max=1.0))
@@ -250,17 +262,19 @@ class PopulationPPOUpdate:
 def stacked_loss_gradients(
     config: Any,
     settings: dict[str, torch.Tensor],
-    logits: torch.Tensor,
+    outputs: torch.Tensor,
+    log_std: torch.Tensor | None,
     values: torch.Tensor,
     actions: torch.Tensor,
     rows: torch.Tensor,
     mask: torch.Tensor,
     statistics: bool,
-) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor | None]:
+) -> tuple[torch.Tensor, torch.Tensor | None, torch.Tensor, torch.Tensor | None]:
     """:func:`~neuroplug.learners.ppo_loss.ppo_loss_gradients` for K members' minibatches
-    ``(K, b, ...)`` with categorical actions: each member's means over its valid rows
-    (``mask``), its own clip range and coefficients (``settings``: ``(K, 1)`` columns).
-    Returns the gradients with respect to the logits and the values, and ``(K, 5)``
+    ``(K, b, ...)``: each member's means over its valid rows (``mask``), its own clip range
+    and coefficients (``settings``: ``(K, 1)`` columns). ``outputs`` are logits, or
+    Gaussian means with the members' log-stds ``(K, actions)``. Returns the gradients with
+    respect to the outputs, the log-stds (None for logits) and the values, and ``(K, 5)``
     statistics (:data:`LOSS_STATS`) when asked for."""
     eps = settings["clip_coef"]
     old_log_probs, old_values, advantages, returns = rows.unbind(-1)
@@ -271,18 +285,18 @@ def stacked_loss_gradients(
         variance = ((advantages - mean).pow(2) * mask).sum(1, keepdim=True) / (n - 1).clamp_min(1)
         normalised = (advantages - mean) / (variance.sqrt() + 1e-8)
         advantages = torch.where(valid > 1, normalised, advantages)
-    log_p = torch.log_softmax(logits, dim=-1)
-    log_ratio = log_p.gather(-1, actions.unsqueeze(-1)).squeeze(-1) - old_log_probs
+    policy = (
+        _StackedCategorical(outputs, actions)
+        if log_std is None
+        else _StackedGaussian(outputs, log_std, actions)
+    )
+    log_ratio = policy.log_prob - old_log_probs
     ratio = log_ratio.exp()
     unclipped = -advantages * ratio
     clipped = -advantages * torch.clamp(ratio, 1 - eps, 1 + eps)
     grad_log_prob = torch.where(clipped > unclipped, 0.0, unclipped / n) * mask
-    p = log_p.exp()
-    entropy = -(p * log_p).sum(-1, keepdim=True)
-    grad_logits = p * -grad_log_prob.unsqueeze(-1)
-    grad_logits.scatter_add_(-1, actions.unsqueeze(-1), grad_log_prob.unsqueeze(-1))
-    grad_entropy = (-settings["entropy_coef"] / n * mask).unsqueeze(-1)
-    grad_logits -= grad_entropy * p * (log_p + entropy)
+    grad_entropy = -settings["entropy_coef"] / n * mask
+    grad_outputs, grad_log_std = policy.gradients(grad_log_prob, grad_entropy)
 
     value_error = (values - returns).pow(2)
     grad_values = (values - returns) * (settings["value_coef"] / n) * mask
@@ -301,13 +315,58 @@ def stacked_loss_gradients(
             [
                 mean(torch.maximum(unclipped, clipped)),
                 0.5 * mean(value_error),
-                mean(entropy.squeeze(-1)),
+                mean(policy.entropy.expand_as(mask)),
                 mean((ratio - 1) - log_ratio),
                 mean(((ratio - 1.0).abs() > eps).float()),
             ],
             1,
         )
-    return grad_logits, grad_values, stats
+    return grad_outputs, grad_log_std, grad_values, stats
+
+
+class _StackedCategorical:
+    """:class:`~neuroplug.learners.distributions.Categorical` over ``(K, b, actions)``
+    logits, with each row's own ``dL/dH`` (a member's entropy coefficient over its count)."""
+
+    def __init__(self, logits: torch.Tensor, actions: torch.Tensor) -> None:
+        self.actions = actions.unsqueeze(-1)
+        self.log_p = torch.log_softmax(logits, dim=-1)
+        self.p = self.log_p.exp()
+        self.log_prob = self.log_p.gather(-1, self.actions).squeeze(-1)
+        self.entropy = -(self.p * self.log_p).sum(-1)
+
+    def gradients(
+        self, grad_log_prob: torch.Tensor, grad_entropy: torch.Tensor
+    ) -> tuple[torch.Tensor, None]:
+        p = self.p
+        grad = p * -grad_log_prob.unsqueeze(-1)
+        grad.scatter_add_(-1, self.actions, grad_log_prob.unsqueeze(-1))
+        grad -= grad_entropy.unsqueeze(-1) * p * (self.log_p + self.entropy.unsqueeze(-1))
+        return grad, None
+
+
+class _StackedGaussian:
+    """:class:`~neuroplug.learners.distributions.DiagonalGaussian` over ``(K, b,
+    actions)`` means, each member with its own log-std ``(K, actions)``."""
+
+    def __init__(self, means: torch.Tensor, log_std: torch.Tensor, actions: torch.Tensor) -> None:
+        self.log_std = log_std.unsqueeze(1)
+        self.inverse_std = torch.exp(-self.log_std)
+        self.z = (actions - means) * self.inverse_std
+        self.log_prob = (-0.5 * self.z.pow(2) - self.log_std - _HALF_LOG_TWO_PI).sum(-1)
+        self.entropy = (0.5 + _HALF_LOG_TWO_PI + log_std).sum(-1, keepdim=True)
+
+    def gradients(
+        self, grad_log_prob: torch.Tensor, grad_entropy: torch.Tensor
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        weight = grad_log_prob.unsqueeze(-1)
+        grad_means = weight * self.z * self.inverse_std
+        # dH/dlog_std = 1 for every row: a member's rows add up its entropy gradient.
+        grad_log_std = (weight * (self.z.pow(2) - 1.0)).sum(1) + grad_entropy.sum(1, keepdim=True)
+        return grad_means, grad_log_std
+
+
+_HALF_LOG_TWO_PI = 0.5 * math.log(2 * math.pi)
 
 
 ROW_ALIGNMENT = 64

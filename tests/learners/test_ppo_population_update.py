@@ -88,3 +88,42 @@ def test_a_members_update_does_not_depend_on_its_company():
         assert torch.equal(together[1], alone[1])
     finally:
         population.close()
+
+
+def test_gaussian_members_stack_their_updates_too():
+    # Pendulum: continuous actions, each member with its own learned log-std.
+    env, network = build_env_and_network(
+        EnvConfig(task_id="Pendulum-v1"), NetConfig(hidden_sizes=[16])
+    )
+    context = learner_context(network, env, 0, 100_000, num_threads=1)
+    config = PBTConfig(
+        name="pbt",
+        members=2,
+        per_member={"entropy_coef": [0.0, 0.5]},
+        member={"num_envs": 2, "rollout_length": 64, "minibatches": 1, "epochs": 3},
+    )
+    settings, _ = resolve(config, env)
+    population = PBT(settings, context)
+    try:
+        assert population.update is not None
+        population._start_envs(0)
+        for member in population.members:
+            member.start_segment(0)
+        population.acting.refresh()
+        rollout = population.sampler.rollout(population._act, 64)
+        before = [member.state_dict() for member in population.members]
+        population.update.learn(rollout)
+        stacked = [
+            (m.policy_params(), m.model.log_std.detach().clone()) for m in population.members
+        ]
+        for member, state in zip(population.members, before, strict=True):
+            member.load_state_dict(state)
+        for k, member in enumerate(population.members):
+            member.learn_rollout(rollout.columns(population.member_envs(k)))
+            torch.testing.assert_close(stacked[k][0], member.policy_params(), atol=2e-5, rtol=1e-4)
+            torch.testing.assert_close(
+                stacked[k][1], member.model.log_std.detach(), atol=2e-5, rtol=1e-4
+            )
+        assert not torch.equal(stacked[0][1], before[0]["model"]["log_std"])
+    finally:
+        population.close()
