@@ -26,10 +26,12 @@ def gae(
     terminated: torch.Tensor,
     ended: torch.Tensor,
     valid: torch.Tensor,
-    gamma: float,
-    lam: float,
+    gamma: float | torch.Tensor,
+    lam: float | torch.Tensor,
 ) -> tuple[torch.Tensor, torch.Tensor]:
-    """Generalised advantage estimation (Schulman et al. 2016): ``(advantages, returns)``."""
+    """Generalised advantage estimation (Schulman et al. 2016): ``(advantages, returns)``.
+    ``gamma`` and ``lam`` are numbers, or one per env ``(N,)`` (a population's members each
+    with their own)."""
     following = _next_values(values, next_values)
     deltas = rewards + gamma * following * (~terminated) - values
     carry = (~ended).float() * gamma * lam
@@ -41,7 +43,9 @@ def gae(
     return advantages, advantages + values
 
 
-def rollout_gae(rollout: Rollout, gamma: float, lam: float) -> tuple[torch.Tensor, torch.Tensor]:
+def rollout_gae(
+    rollout: Rollout, gamma: float | torch.Tensor, lam: float | torch.Tensor
+) -> tuple[torch.Tensor, torch.Tensor]:
     """:func:`gae` on a sampler's rollout, with its own (behaviour) values."""
     return gae(
         rollout.rewards,

@@ -133,20 +133,15 @@ class SegmentLearner(Learner):
         self._segment_episodes.extend(self.sampler.take_episodes())
         if self.progress is not None:
             steps = self.sampler.env_steps - self._segment_start
-            seconds = time.perf_counter() - self._segment_clock
-            frames = steps * self.context.env.frame_skip
-            returns = self._segment_episodes.returns[-10:]
             self.progress(
-                {
-                    "phase": "segment",
-                    "generation": self.generation + 1,
-                    "env_steps": steps,
-                    "segment_steps": self.segment_length(),
-                    "frames": frames,
-                    "frames_per_second": frames / max(seconds, 1e-9),
-                    "episodes_done": len(self._segment_episodes.returns),
-                    "recent_return": float(np.mean(returns)) if returns else float("nan"),
-                }
+                segment_progress(
+                    self.generation + 1,
+                    steps,
+                    self.segment_length(),
+                    steps * self.context.env.frame_skip,
+                    time.perf_counter() - self._segment_clock,
+                    self._segment_episodes,
+                )
             )
         return rollout
 
@@ -254,3 +249,26 @@ class SegmentLearner(Learner):
     @abstractmethod
     def _load_state(self, state: dict[str, Any]) -> None:
         """Restore :meth:`_state`."""
+
+
+def segment_progress(
+    generation: int,
+    env_steps: int,
+    segment_steps: int,
+    frames: int,
+    seconds: float,
+    games: Episodes,
+) -> dict[str, Any]:
+    """Where a running segment stands, for the trainer's progress lines: its steps and
+    frames so far, their rate, and its games (the last ten's mean true score)."""
+    recent = games.returns[-10:]
+    return {
+        "phase": "segment",
+        "generation": generation,
+        "env_steps": env_steps,
+        "segment_steps": segment_steps,
+        "frames": frames,
+        "frames_per_second": frames / max(seconds, 1e-9),
+        "episodes_done": len(games.returns),
+        "recent_return": float(np.mean(recent)) if recent else float("nan"),
+    }

@@ -44,7 +44,7 @@ import torch
 
 from neuroplug.api import Learner, LearnerConfig, LearnerContext, Segment
 from neuroplug.devices import resolve_device
-from neuroplug.learners.base import NEW_EPISODES, SegmentLearner
+from neuroplug.learners.base import NEW_EPISODES, SegmentLearner, segment_progress
 from neuroplug.learners.sampler import Episodes, Rollout, Sampler
 from neuroplug.seeds import (
     init_generator,
@@ -206,23 +206,17 @@ class LearnerPopulation(Learner):
             )
 
     def _report(self, steps: int, per_member: int, games: Episodes, clock: float) -> None:
-        if self.progress is None:
-            return
-        seconds = time.perf_counter() - clock
-        frames = steps * self.context.env.frame_skip
-        returns = games.returns[-10:]
-        self.progress(
-            {
-                "phase": "segment",
-                "generation": self.generation + 1,
-                "env_steps": steps,
-                "segment_steps": per_member * len(self.members),
-                "frames": frames,
-                "frames_per_second": frames / max(seconds, 1e-9),
-                "episodes_done": len(games.returns),
-                "recent_return": float(np.mean(returns)) if returns else float("nan"),
-            }
-        )
+        if self.progress is not None:
+            self.progress(
+                segment_progress(
+                    self.generation + 1,
+                    steps,
+                    per_member * len(self.members),
+                    steps * self.context.env.frame_skip,
+                    time.perf_counter() - clock,
+                    games,
+                )
+            )
 
     # ------------------------------------------------------------------ hooks
 

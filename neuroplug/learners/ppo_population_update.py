@@ -35,7 +35,7 @@ from typing import Any
 
 import torch
 
-from neuroplug.learners.advantages import gae
+from neuroplug.learners.advantages import rollout_gae
 from neuroplug.learners.ppo_loss import LOSS_STATS
 from neuroplug.nets import gradients
 from neuroplug.nets.layers import as_float
@@ -106,16 +106,7 @@ class PopulationPPOUpdate:
             values = torch.tensor([getattr(config, name) for config in configs], device=device)
             return values.repeat_interleave(n)
 
-        advantages, returns = gae(
-            rollout.rewards,
-            rollout.values,
-            rollout.next_values,
-            rollout.terminated,
-            rollout.ended,
-            rollout.valid,
-            per_env("gamma"),
-            per_env("gae_lambda"),
-        )
+        advantages, returns = rollout_gae(rollout, per_env("gamma"), per_env("gae_lambda"))
 
         def by_member(tensor: torch.Tensor) -> torch.Tensor:
             # (T, K*n, ...) -> (K, T*n, ...): each member's transitions in one row.
