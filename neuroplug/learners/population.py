@@ -8,11 +8,14 @@ rollout::
     refresh the acting stacks from the members' weights        (once per rollout)
     sample T steps of all K*n envs; each group step is ONE forward of all its members
         (PopulationActing: the members' weights stacked, heterogeneous batching)
-    for each member k: learn_rollout(columns k*n..k*n+n-1 of the rollout)
+    every member learns from its columns k*n..k*n+n-1 of the rollout: all at once where
+        the learner stacks their updates (population_update: PPO on an MLP), else each
+        by its own learn_rollout
     after_rollout()                                             (a subclass's hook: PBT)
 
-Each member learns from its own rollout exactly as it would alone (its learning-rate
-schedule and exploration follow its own env steps; its budget is the run's divided by K).
+Each member learns from its own rollout as it would alone (its learning-rate schedule and
+exploration follow its own env steps; its budget is the run's divided by K; a stacked
+update is the members' own arithmetic, see :mod:`neuroplug.learners.ppo_population_update`).
 What it does not own: its envs' seeds and its action draws, which come from the
 population's streams (reproducible from the run seed, see
 :mod:`neuroplug.learners.population_acting`).
@@ -137,7 +140,6 @@ class LearnerPopulation(Learner):
         self.generator.manual_seed(segment_generator_seed(self.context.seed, segment))
         for member in self.members:
             member.start_segment(segment)
-        self.segment_started(segment)
         first = self.members[0]
         steps = first.rollout_steps()
         per_member = first.segment_length()
@@ -219,9 +221,6 @@ class LearnerPopulation(Learner):
             )
 
     # ------------------------------------------------------------------ hooks
-
-    def segment_started(self, segment: int) -> None:  # noqa: B027 - optional hook
-        """Called at each segment's start, after the members' streams are seeded."""
 
     def after_rollout(self) -> None:  # noqa: B027 - optional hook
         """Called after every member learned from a rollout (PBT exploits and explores)."""
