@@ -15,9 +15,9 @@ resume on, because the games in progress there were lost.
 
 A subclass writes :meth:`_train` (sample with :meth:`sample` and learn until the segment's
 steps are done) and lists its own state. A learner that also says how it learns from one
-rollout (:meth:`SegmentLearner.learn_rollout`) and how many members act in one forward
-(:meth:`SegmentLearner.population_acting`) can be a member of a population (``algo=pbt``):
-the population samples for all its members at once and hands each its own rollout.
+rollout (:meth:`SegmentLearner.learn_rollout`) can be a member of a population
+(``algo=pbt``): the population samples for all its members at once (their acting in one
+forward, :meth:`SegmentLearner.population_acting`) and hands each its own rollout.
 """
 
 from __future__ import annotations

@@ -29,6 +29,7 @@ trunk) learn one by one.
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Sequence
 from typing import Any
@@ -41,16 +42,20 @@ from neuroplug.nets import gradients
 from neuroplug.nets.layers import as_float
 
 
-def supports(members: Sequence[Any]) -> bool:
-    """Whether these PPO-updating members can learn as one computation."""
+def population_ppo_update(
+    members: Sequence[Any], envs_per_member: int
+) -> PopulationPPOUpdate | None:
+    """The members' PPO updates as one computation, or None where their networks or
+    settings do not allow it (they then learn one by one)."""
     models = [member.model for member in members]
     first = members[0].config
-    return all(model.written_out and not model.shared_trunk for model in models) and all(
+    stackable = all(model.written_out and not model.shared_trunk for model in models) and all(
         (member.config.epochs, member.config.minibatches) == (first.epochs, first.minibatches)
         and member.config.clip_value_loss == first.clip_value_loss
         and member.config.normalize_advantages == first.normalize_advantages
         for member in members
     )
+    return PopulationPPOUpdate(members, envs_per_member) if stackable else None
 
 
 class PopulationPPOUpdate:
@@ -65,9 +70,10 @@ class PopulationPPOUpdate:
         self.critic_layers = model.critic.layers
         trained = self.members[0].update.trained
         # Where each named tensor lives in a member's flat buffer (the same for every member).
+        starts = itertools.accumulate(trained.sizes, initial=0)
         offsets = {
             parameter.data_ptr(): start
-            for parameter, start in zip(trained.parameters, _starts(trained.sizes), strict=True)
+            for parameter, start in zip(trained.parameters, starts, strict=False)
         }
         # The actor's and the critic's slots share names (the critic is the network resized).
         self.actor_slots, self.critic_slots = (
@@ -88,7 +94,7 @@ class PopulationPPOUpdate:
         """Slot name -> ``(K, *shape)`` view of a ``(K, D)`` stack."""
         count = len(stack)
         return {
-            name: stack[:, start : start + _size(shape)].view(count, *shape)
+            name: stack[:, start : start + math.prod(shape)].view(count, *shape)
             for name, (start, shape) in slots.items()
         }
 
@@ -377,18 +383,3 @@ def _padded_stack(rows: Sequence[torch.Tensor]) -> torch.Tensor:
     for k, row in enumerate(rows):
         stack[k, :size] = row.reshape(-1)
     return stack
-
-
-def _starts(sizes: Sequence[int]) -> list[int]:
-    starts, position = [], 0
-    for size in sizes:
-        starts.append(position)
-        position += size
-    return starts
-
-
-def _size(shape: tuple[int, ...]) -> int:
-    total = 1
-    for extent in shape:
-        total *= extent
-    return total

@@ -22,6 +22,8 @@ class LearnerLoop(FamilyLoop):
         self.learner: Learner = parts.algorithm
         self.run_dir = run_dir
         self.tables: dict[str, CSVLogger] = {}
+        self.started_at: int | None = None
+        """The segment this process started from (a resumed run's checkpoint)."""
 
     def describe(self) -> str:
         context = self.learner.context
@@ -30,9 +32,10 @@ class LearnerLoop(FamilyLoop):
     def step(self, progress: Progress) -> Step:
         """One segment; its games are those that ended in it, however long they were."""
         self.learner.progress = progress
-        before = self.learner.generation
+        if self.started_at is None:
+            self.started_at = self.learner.generation
         segment = self.learner.train_segment()
-        self._write_tables(segment.tables, before)
+        self._write_tables(segment.tables)
         return Step(
             env_steps=segment.env_steps,
             frames=segment.frames,
@@ -43,14 +46,15 @@ class LearnerLoop(FamilyLoop):
             timings=dict(segment.timings),
         )
 
-    def _write_tables(self, tables: dict[str, list[dict]], before: int) -> None:
+    def _write_tables(self, tables: dict[str, list[dict]]) -> None:
         """Append the segment's table rows to ``<run dir>/<table>.csv``; the first time a
-        table is written in this process, rows past ``before`` (the segment this process
-        started from: a resumed run's checkpoint) are dropped first."""
+        table is written in this process, rows past the segment this process started from
+        (a resumed run's checkpoint) are dropped first: a run that died wrote them after
+        its last checkpoint."""
         for name, rows in tables.items():
             table = self.tables.get(name)
             if table is None:
                 table = self.tables[name] = CSVLogger(self.run_dir / f"{name}.csv")
-                table.resumed(before)
+                table.resumed(self.started_at)
             for row in rows:
                 table.log(row)

@@ -44,8 +44,7 @@ from neuroplug.errors import require
 from neuroplug.learners.actor_critic import ActorCritic
 from neuroplug.learners.advantages import rollout_gae, vtrace
 from neuroplug.learners.base import SegmentLearner
-from neuroplug.learners.ppo_population_update import PopulationPPOUpdate
-from neuroplug.learners.ppo_population_update import supports as population_update_supports
+from neuroplug.learners.ppo_population_update import PopulationPPOUpdate, population_ppo_update
 from neuroplug.learners.ppo_update import PPOUpdate, PPOUpdateConfig, flatten
 from neuroplug.learners.sampler import Rollout
 from neuroplug.seeds import acting_seed
@@ -138,9 +137,7 @@ class APPO(SegmentLearner):
         (:mod:`neuroplug.learners.ppo_population_update`); with V-trace, one by one."""
         if any(member.config.with_vtrace for member in members):
             return None
-        if not population_update_supports(members):
-            return None
-        return PopulationPPOUpdate(members, envs_per_member)
+        return population_ppo_update(members, envs_per_member)
 
     # ------------------------------------------------------------------ the sampler
 

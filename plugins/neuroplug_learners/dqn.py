@@ -245,7 +245,7 @@ class DQN(SegmentLearner):
     def start_segment(self, segment: int) -> None:
         super().start_segment(segment)
         self.sampling_rng = replay_sampling_rng(self.context.seed, segment)
-        self._segment_losses: list[float] = []
+        self._segment_losses = []
 
     def _train(self) -> tuple[dict[str, float], dict[str, float]]:
         config = self.config

@@ -26,8 +26,7 @@ from neuroplug.api import LearnerContext
 from neuroplug.learners.actor_critic import ActorCritic
 from neuroplug.learners.advantages import rollout_gae
 from neuroplug.learners.base import SegmentLearner
-from neuroplug.learners.ppo_population_update import PopulationPPOUpdate
-from neuroplug.learners.ppo_population_update import supports as population_update_supports
+from neuroplug.learners.ppo_population_update import PopulationPPOUpdate, population_ppo_update
 from neuroplug.learners.ppo_update import PPOUpdate, PPOUpdateConfig, flatten
 from neuroplug.learners.sampler import Rollout
 
@@ -50,9 +49,7 @@ class PPO(SegmentLearner):
     def population_update(cls, members, envs_per_member: int) -> PopulationPPOUpdate | None:
         """The members' PPO updates stacked into one computation where their networks
         allow it (:mod:`neuroplug.learners.ppo_population_update`)."""
-        if not population_update_supports(members):
-            return None
-        return PopulationPPOUpdate(members, envs_per_member)
+        return population_ppo_update(members, envs_per_member)
 
     def build_model(self) -> ActorCritic:
         return ActorCritic.for_learner(self.context)
