@@ -45,8 +45,7 @@ class ReplayBuffer:
         self.stack = env.obs_shape[0] if env.is_image else 1
         frame_shape = env.obs_shape[1:] if env.is_image else env.obs_shape
         dtype = np.uint8 if env.obs_dtype == np.uint8 else np.float32
-        # Room for every transition's frame plus an episode's stack now and then.
-        self.frames_per_env = capacity // num_envs + 4 * (self.stack + 1)
+        self.frames_per_env = _frames_per_env(capacity, num_envs, self.stack)
         self.frames = np.zeros((num_envs, self.frames_per_env, *frame_shape), dtype=dtype)
         self.written = np.zeros(num_envs, dtype=np.int64)
         """Frames ever pushed per env (the ring position is this modulo its size)."""
@@ -73,7 +72,7 @@ class ReplayBuffer:
         stack = env.obs_shape[0] if env.is_image else 1
         frame_shape = env.obs_shape[1:] if env.is_image else env.obs_shape
         frame_bytes = int(np.prod(frame_shape)) * (1 if env.obs_dtype == np.uint8 else 4)
-        frames = num_envs * (capacity // num_envs + 4 * (stack + 1)) * frame_bytes
+        frames = num_envs * _frames_per_env(capacity, num_envs, stack) * frame_bytes
         action_bytes = 8 if env.discrete else 4 * env.num_actions
         return frames + capacity * (8 + 8 + action_bytes + 4 + 1 + 8)
 
@@ -229,3 +228,9 @@ class ReplayBuffer:
             setattr(self, name, value.copy() if isinstance(value, np.ndarray) else value)
         self._continues[:] = False
         self.pending[:] = -1
+
+
+def _frames_per_env(capacity: int, num_envs: int, stack: int) -> int:
+    """Frames each env's ring holds: room for every transition's frame plus an episode's
+    stack now and then."""
+    return capacity // num_envs + 4 * (stack + 1)
