@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import os
 import time
+from typing import Any
 
 import torch
 
@@ -36,6 +37,18 @@ def resolve_device(name: str, field: str = "backend.device") -> torch.device:
     if device.type == "cuda" and not torch.cuda.is_available():
         raise ConfigError(field, "CUDA was requested but no GPU is visible", "auto or cpu")
     return device
+
+
+def on_cpu(state: Any) -> Any:
+    """``state`` (nested dicts, lists and tuples) with every tensor copied to the CPU: a
+    checkpoint loads on any device, and two states compare wherever they were made."""
+    if isinstance(state, torch.Tensor):
+        return state.detach().cpu().clone()
+    if isinstance(state, dict):
+        return {key: on_cpu(value) for key, value in state.items()}
+    if isinstance(state, list | tuple):
+        return type(state)(on_cpu(value) for value in state)
+    return state
 
 
 def available_cores() -> int:

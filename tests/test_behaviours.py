@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from envpool_build import skip_unless_envpool_has
 
 from neuroplug.api import EvaluationRequest
 from neuroplug.behaviours import Behaviour, resolve
@@ -14,6 +15,7 @@ from neuroplug.errors import ConfigError
 
 
 def _spec(task_id: str, **kwargs):
+    skip_unless_envpool_has(task_id)
     return make_spec(EnvConfig(task_id=task_id, **kwargs))
 
 

@@ -31,7 +31,7 @@ import numpy as np
 import torch
 
 from neuroplug.api import Learner, LearnerConfig, LearnerContext, Segment
-from neuroplug.devices import resolve_device
+from neuroplug.devices import on_cpu, resolve_device
 from neuroplug.learners.sampler import Episodes, Rollout, Sampler
 from neuroplug.seeds import segment_episode_seeds, segment_generator_seed
 
@@ -217,8 +217,8 @@ class SegmentLearner(Learner):
         return {
             "generation": self.generation,
             "env_steps": self.env_steps,
-            "model": {k: v.detach().cpu().clone() for k, v in self.model.state_dict().items()},
-            "learner": self._state(),
+            "model": on_cpu(self.model.state_dict()),
+            "learner": on_cpu(self._state()),
         }
 
     def load_state_dict(self, state: dict[str, Any]) -> None:

@@ -46,7 +46,7 @@ import numpy as np
 import torch
 
 from neuroplug.api import Learner, LearnerConfig, LearnerContext, Segment
-from neuroplug.devices import resolve_device
+from neuroplug.devices import on_cpu, resolve_device
 from neuroplug.learners.base import NEW_EPISODES, SegmentLearner, segment_progress
 from neuroplug.learners.sampler import Episodes, Rollout, Sampler
 from neuroplug.seeds import (
@@ -255,7 +255,7 @@ class LearnerPopulation(Learner):
             "env_steps": self.env_steps,
             "members": [member.state_dict() for member in self.members],
             "recent": [list(games) for games in self.recent],
-            "population": self._state(),
+            "population": on_cpu(self._state()),
         }
 
     def load_state_dict(self, state: dict[str, Any]) -> None:

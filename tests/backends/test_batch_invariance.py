@@ -55,15 +55,28 @@ def _compositions(generator):
     yield torch.tensor([5, 9, 5, 31, 9])
 
 
-def _assert_invariant(backend, observations):
-    """Every member's outputs in every composition equal its outputs in the full batch."""
+def _assert_invariant(backend, observations, exact=True):
+    """Every member's outputs in every composition equal its outputs in the full batch
+    (bit for bit; to rounding where ``exact`` is false)."""
     device = backend.device
     full = backend.forward(torch.arange(SIZE), observations.to(device)).cpu()
     generator = torch.Generator().manual_seed(1)
     for members in _compositions(generator):
         out = backend.forward(members, observations[members].to(device)).cpu()
         for row, member in enumerate(members.tolist()):
-            assert torch.equal(out[row], full[member]), (members.tolist(), member)
+            if exact:
+                assert torch.equal(out[row], full[member]), (members.tolist(), member)
+            else:
+                torch.testing.assert_close(out[row], full[member], atol=1e-3, rtol=1e-3)
+
+
+def _exact(device, rank):
+    """Whether the torch backend's members are bit-for-bit batch invariant on ``device``.
+    On the CPU always. On CUDA only the factored low-rank forward, whose shared products
+    run in fixed tiles: the dense path's per-member ``bmm`` and grouped convolutions are
+    cuBLAS and cuDNN kernels picked by the batch's shape (cuDNN convolutions in TF32), so
+    a member's outputs there agree across batches to rounding (seen on an H100)."""
+    return device == "cpu" or rank is not None
 
 
 def _torch(device, network, population, **config):
@@ -86,7 +99,8 @@ def test_torch_backend_mlp_members_do_not_depend_on_their_batch(device, num_base
     network = MLP(6, [32, 32], 3, "tanh")
     population = _population(network, num_bases, rank)
     observations = torch.randn(SIZE, 6, generator=torch.Generator().manual_seed(3))
-    _assert_invariant(_torch(device, network, population, **config), observations)
+    backend = _torch(device, network, population, **config)
+    _assert_invariant(backend, observations, _exact(device, rank))
 
 
 @pytest.mark.parametrize("device", DEVICES)
@@ -95,7 +109,7 @@ def test_torch_backend_cnn_members_do_not_depend_on_their_batch(device, rank, co
     network = NatureCNN((2, 36, 36), 3)
     population = _population(network, rank=rank)
     frames = torch.randint(0, 256, (SIZE, 2, 36, 36), dtype=torch.uint8)
-    _assert_invariant(_torch(device, network, population, **config), frames)
+    _assert_invariant(_torch(device, network, population, **config), frames, _exact(device, rank))
 
 
 @pytest.mark.parametrize(

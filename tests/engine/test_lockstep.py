@@ -169,8 +169,13 @@ def test_training_ends_in_the_same_state_with_every_scheduler(compose, tmp_path,
         states[name] = load_checkpoint(run_dir)
     assert same(states["serial"]["algorithm"], states["threaded"]["algorithm"])
     assert same(states["serial"]["algorithm"], states["pipelined"]["algorithm"])
-    for key in ("counters", "normalizer", "last_eval"):
+    for key in ("counters", "normalizer"):
         assert same(states["serial"][key], states["pipelined"][key]), key
+    if device == "cpu":
+        assert same(states["serial"]["last_eval"], states["pipelined"]["last_eval"])
+    else:  # torch's CUDA kernels round by batch shape: the evaluation agrees to rounding
+        for name in ("threaded", "pipelined"):
+            assert states[name]["last_eval"] == pytest.approx(states["serial"]["last_eval"])
 
 
 def test_progress_is_reported_while_playing_and_ends_at_the_totals():

@@ -4,10 +4,17 @@ configs: its traits reach the spec, its episodes play, and a run trains on it.""
 from __future__ import annotations
 
 import numpy as np
+import pytest
+from envpool_build import skip_unless_envpool_has
 
 from neuroplug.config.schema import EnvConfig
 from neuroplug.envs.families import all_families, family_named
 from neuroplug.envs.make import make_pool, make_spec
+
+
+@pytest.fixture(autouse=True)
+def _needs_vizdoom():
+    skip_unless_envpool_has("D1Basic-v1")
 
 
 def test_doom_tasks_are_frame_skipped_image_stacks_with_discrete_actions():

@@ -62,8 +62,8 @@ def test_each_member_acts_with_its_own_weights():
     try:
         acting = population.acting
         acting.refresh()
-        observations = torch.randn(6, 4)
-        generator = torch.Generator().manual_seed(0)
+        observations = torch.randn(6, 4).to(population.device)
+        generator = torch.Generator(population.device).manual_seed(0)
         _, _, values, _ = acting.act(observations, slice(0, 6), generator)
         for k, member in enumerate(population.members):
             _, expected = member.model(observations[2 * k : 2 * k + 2])
@@ -83,6 +83,7 @@ def test_the_good_member_spreads_and_the_population_solves():
         quantile=0.25,
         interval_frames=3000,
         mutate=["learning_rate"],
+        device="cpu",  # the learning it asserts was seen with the CPU's arithmetic
     )
     budget = 4 * 36_000
     population = _population(config, budget)
@@ -173,7 +174,9 @@ def test_a_learner_without_mutable_settings_cannot_be_a_member(monkeypatch):
         resolve(PBTConfig(name="pbt", learner="dqn"), env)
 
 
-def test_a_population_that_cannot_fit_in_memory_says_what_it_needs():
+def test_a_population_that_cannot_fit_in_memory_says_what_it_needs(monkeypatch):
+    # On a machine of 16 GiB: 8 replay buffers of a million Pong frames need far more.
+    monkeypatch.setattr("neuroplug_learners.pbt.available_memory_bytes", lambda: 16 * 2**30)
     env, _ = build_env_and_network(EnvConfig(task_id="Pong-v5"), NetConfig())
     config = PBTConfig(name="pbt", learner="dqn", members=8, member={"buffer_size": 1_000_000})
     with pytest.raises(ConfigError) as caught:

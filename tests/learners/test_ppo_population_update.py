@@ -84,8 +84,12 @@ def test_a_members_update_does_not_depend_on_its_company():
             rollout.columns(population.member_envs(0))
         )
         alone = _snapshot(population)[0]
-        assert torch.equal(together[0], alone[0])
-        assert torch.equal(together[1], alone[1])
+        if population.device.type == "cpu":
+            assert torch.equal(together[0], alone[0])
+            assert torch.equal(together[1], alone[1])
+        else:  # cuBLAS picks its kernels by the batch's shape: equal up to rounding there
+            torch.testing.assert_close(together[0], alone[0], atol=1e-6, rtol=1e-5)
+            torch.testing.assert_close(together[1], alone[1], atol=1e-6, rtol=1e-5)
     finally:
         population.close()
 
@@ -113,16 +117,14 @@ def test_gaussian_members_stack_their_updates_too():
         rollout = population.sampler.rollout(population._act, 64)
         before = [member.state_dict() for member in population.members]
         population.update.learn(rollout)
-        stacked = [
-            (m.policy_params(), m.model.log_std.detach().clone()) for m in population.members
-        ]
+        stacked = [(m.policy_params(), m.model.log_std.detach().cpu()) for m in population.members]
         for member, state in zip(population.members, before, strict=True):
             member.load_state_dict(state)
         for k, member in enumerate(population.members):
             member.learn_rollout(rollout.columns(population.member_envs(k)))
             torch.testing.assert_close(stacked[k][0], member.policy_params(), atol=2e-5, rtol=1e-4)
             torch.testing.assert_close(
-                stacked[k][1], member.model.log_std.detach(), atol=2e-5, rtol=1e-4
+                stacked[k][1], member.model.log_std.detach().cpu(), atol=2e-5, rtol=1e-4
             )
         assert not torch.equal(stacked[0][1], before[0]["model"]["log_std"])
     finally:
