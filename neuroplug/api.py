@@ -173,6 +173,11 @@ class SchedulerConfig(PluginConfig):
 
     num_threads: int = 0
     """EnvPool worker threads; 0 means one per CPU core."""
+    envs_per_shard: int = 0
+    """Learners: the envs in shards of this many, each with its own pool, seeds and action
+    stream, so a run's results do not depend on where the shards are stepped (the same
+    for any number of Ray workers, and locally with the same shards); 0: no shards (one
+    sampler over every env, the local default)."""
 
     def __post_init__(self) -> None:
         require(
@@ -180,6 +185,12 @@ class SchedulerConfig(PluginConfig):
             "scheduler.num_threads",
             f"must be >= 0, got {self.num_threads}",
             "0 (one per core) or a positive integer",
+        )
+        require(
+            self.envs_per_shard >= 0,
+            "scheduler.envs_per_shard",
+            f"must be >= 0, got {self.envs_per_shard}",
+            "0 (no shards) or a positive integer",
         )
 
 
@@ -572,6 +583,10 @@ class LearnerContext:
     settings_source: str = ""
     """Where the config's unset fields came from (the preset for this kind of task); the
     start-up line shows it."""
+    samplers: Callable[[SamplerRequest], Any] | None = None
+    """The run's scheduler's :meth:`Scheduler.learner_sampler`: where the envs are stepped."""
+    envs_per_shard: int = 0
+    """``scheduler.envs_per_shard``: shards of the learner's envs (0: none)."""
 
 
 class Learner(ABC):
@@ -651,14 +666,42 @@ class Backend(ABC):
         """
 
 
+@dataclass(frozen=True)
+class SamplerRequest:
+    """What a learner's sampler is built for (:meth:`Scheduler.learner_sampler`)."""
+
+    env: EnvSpec
+    num_envs: int
+    """The learner's envs (a population's: every member's)."""
+    groups: int
+    """Groups of envs stepped in turn (``algo.env_groups``)."""
+    num_threads: int
+    """EnvPool threads (0: one per core)."""
+    device: Any
+    """The ``torch.device`` the learner's rollouts go to."""
+    reward_clip: bool
+    episodic_life: bool
+    unit: int
+    """Envs that act as one (a population member's); groups and shards hold whole units
+    or divide one."""
+    run_seed: int
+
+
 class Scheduler(ABC):
-    """Plays the episodes of a population: env stepping plus batched inference."""
+    """Plays the episodes of a population: env stepping plus batched inference; for a
+    learner, where its envs are stepped (:meth:`learner_sampler`)."""
 
     config_class: ClassVar[type[SchedulerConfig]] = SchedulerConfig
 
     def __init__(self, config: SchedulerConfig, env: EnvSpec) -> None:
         self.config = config
         self.env = env
+
+    def learner_sampler(self, request: SamplerRequest) -> Any:
+        """A sampler that steps a learner's envs somewhere else (Ray actors: a
+        :class:`neuroplug.learners.shards.ShardedSampler`), or None (the default): the
+        learner steps them in this process, in shards of ``envs_per_shard`` if set."""
+        return None
 
     @abstractmethod
     def evaluate(

@@ -71,7 +71,23 @@ POPULATION = Stream(
     "a population of learners (algo=pbt): each member's own seed (its initial weights and "
     "every stream of its own), and the population's exploit-and-explore RNG",
 )
-STREAMS = (EPISODE, NOOP, ACTION_NOISE, SEGMENT, REPLAY_SAMPLING, ACTING, VALUE_HEAD, POPULATION)
+SHARD = Stream(
+    "shard",
+    0x5A4D,
+    "a learner's envs in shards (scheduler.envs_per_shard): each shard's action-sampling "
+    "generator per segment, and the new episodes of a shard whose sampler was replaced",
+)
+STREAMS = (
+    EPISODE,
+    NOOP,
+    ACTION_NOISE,
+    SEGMENT,
+    REPLAY_SAMPLING,
+    ACTING,
+    VALUE_HEAD,
+    POPULATION,
+    SHARD,
+)
 
 EVALUATION_GENERATION_OFFSET = 1 << 30
 """The run's evaluations of its deployed policy play the episodes of generation
@@ -122,6 +138,23 @@ def segment_episode_seeds(run_seed: int, segment: int, envs: int) -> np.ndarray:
     """The seeds of a learner's ``envs`` envs started at ``segment``: episode seeds of a
     round of their own (:data:`SEGMENT`)."""
     return episode_seeds(run_seed, segment, np.arange(envs), SEGMENT.tag)
+
+
+def shard_generator_seed(run_seed: int, segment: int, shard: int) -> int:
+    """Shard ``shard``'s action-sampling generator seed for ``segment`` (:data:`SHARD`):
+    the same wherever the shard is stepped."""
+    sequence = np.random.SeedSequence([run_seed, segment, shard, SHARD.tag])
+    return int(sequence.generate_state(1, dtype=np.uint64)[0] >> 1)
+
+
+def shard_restart_seeds(
+    run_seed: int, segment: int, shard: int, restart: int, envs: int
+) -> np.ndarray:
+    """New episode seeds in [0, 2**31) for shard ``shard``'s ``envs`` envs when its sampler
+    is replaced for the ``restart``-th time (counted over the run) in ``segment``
+    (:data:`SHARD`)."""
+    table = _table([run_seed, segment, SHARD.tag, shard, restart], envs)
+    return (table & 0x7FFFFFFF).astype(np.int64)
 
 
 def replay_sampling_rng(run_seed: int, segment: int) -> np.random.Generator:

@@ -215,11 +215,17 @@ class ActorCritic(nn.Module):
 
     def env_actions(self, actions: torch.Tensor) -> np.ndarray:
         """What the env receives for sampled ``actions``."""
-        if self.env.discrete:
-            return actions.cpu().numpy().astype(np.int32)
-        unit = torch.tanh(actions).cpu().numpy()
-        low, high = self.env.action_low, self.env.action_high
-        return (low + (unit + 1.0) * 0.5 * (high - low)).astype(np.float32)
+        return env_actions(self.env, actions)
+
+
+def env_actions(env: EnvSpec, actions: torch.Tensor) -> np.ndarray:
+    """What ``env`` receives for an actor-critic's sampled ``actions``: the indices of
+    discrete actions; continuous ones squashed by tanh into the action box."""
+    if env.discrete:
+        return actions.cpu().numpy().astype(np.int32)
+    unit = torch.tanh(actions).cpu().numpy()
+    low, high = env.action_low, env.action_high
+    return (low + (unit + 1.0) * 0.5 * (high - low)).astype(np.float32)
 
 
 def _grad_of(tensor: torch.Tensor) -> torch.Tensor:

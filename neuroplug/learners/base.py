@@ -30,9 +30,10 @@ from typing import Any
 import numpy as np
 import torch
 
-from neuroplug.api import Learner, LearnerConfig, LearnerContext, Segment
+from neuroplug.api import Learner, LearnerConfig, LearnerContext, SamplerRequest, Segment
 from neuroplug.devices import on_cpu, resolve_device
-from neuroplug.learners.sampler import Episodes, Rollout, Sampler
+from neuroplug.learners.sampler import Episodes, Rollout
+from neuroplug.learners.shards import ShardedSampler, learner_sampler
 from neuroplug.seeds import segment_episode_seeds, segment_generator_seed
 
 NEW_EPISODES = "start new episodes"
@@ -59,15 +60,23 @@ class SegmentLearner(Learner):
             )
         self.model = model.to(self.device)
         """The trainable model; ``model.policy_vector()`` is the flat policy vector it deploys."""
-        self.sampler = Sampler(
-            env,
-            config.num_envs,
-            config.env_groups,
-            context.num_threads,
-            self.device,
-            reward_clip=config.reward_clip,
-            episodic_life=config.episodic_life,
+        self.sampler = learner_sampler(
+            context,
+            SamplerRequest(
+                env,
+                config.num_envs,
+                config.env_groups,
+                context.num_threads,
+                self.device,
+                config.reward_clip,
+                config.episodic_life,
+                unit=1,
+                run_seed=context.seed,
+            ),
         )
+        """Where the envs are stepped: a :class:`Sampler` here, or shards of them
+        (:class:`~neuroplug.learners.shards.ShardedSampler`: here or on Ray actors)."""
+        self._shard_acting = None
         self.env_steps = 0
         """Env steps sampled over the whole run (learning-rate schedules follow it)."""
         self.generator = torch.Generator(self.device)
@@ -89,6 +98,10 @@ class SegmentLearner(Learner):
         self._segment_episodes = Episodes()
         self._segment_clock = time.perf_counter()
         stats, timings = self._train()
+        stats = {**stats, **{f"sampler_{k}": v for k, v in getattr(sampler, "stats", {}).items()}}
+        sampler_notices = getattr(sampler, "notices", [])
+        self.notices.extend(sampler_notices)  # a replaced Ray sampler actor, say
+        sampler_notices.clear()
         episodes = self._segment_episodes
         episodes.extend(sampler.take_episodes())
         env_steps = sampler.env_steps - before[0]
@@ -125,11 +138,29 @@ class SegmentLearner(Learner):
         """Seed the streams of ``segment`` (the base: the torch generator that samples
         actions and orders minibatches); a learner with more streams extends it."""
         self.generator.manual_seed(segment_generator_seed(self.context.seed, segment))
+        if isinstance(self.sampler, ShardedSampler):
+            self.sampler.start_segment(segment)
 
     def sample(self, act: Callable[[torch.Tensor], tuple], length: int) -> Rollout:
         """One rollout of ``length`` steps of every env with ``act`` (observations ->
         actions, log-probs, values, env actions); then tell the trainer's progress."""
-        rollout = self.sampler.rollout(lambda observations, rows: act(observations), length)
+        if isinstance(self.sampler, ShardedSampler):
+            rollout = self.sampler.rollout(self.shard_acting(), length)
+        else:
+            rollout = self.sampler.rollout(lambda observations, rows: act(observations), length)
+        self._sampled()
+        return rollout
+
+    def sample_as_ready(self, version: int, length: int) -> Rollout:
+        """Asynchronous sampling, where the sampler offers it (``scheduler=ray``): the next
+        rollout of some of the envs to come back (``length`` steps), acted with the newest
+        weights its sampler had; ``version`` is the current acting weights' version."""
+        rollout = self.sampler.rollout_as_ready(self.shard_acting(), version, length)
+        self._sampled()
+        return rollout
+
+    def _sampled(self) -> None:
+        """After a rollout: its finished games, and where the segment stands."""
         self._segment_episodes.extend(self.sampler.take_episodes())
         if self.progress is not None:
             steps = self.sampler.env_steps - self._segment_start
@@ -143,7 +174,15 @@ class SegmentLearner(Learner):
                     self._segment_episodes,
                 )
             )
-        return rollout
+
+    def shard_acting(self):
+        """How this learner acts on envs in shards: its
+        :meth:`population_acting` as a population of one, refreshed with the current
+        weights (each shard then draws its actions from its own generator)."""
+        if self._shard_acting is None:
+            self._shard_acting = type(self).population_acting([self], self.config.num_envs)
+        self._shard_acting.refresh()
+        return self._shard_acting
 
     def segment_length(self) -> int:
         """Env steps of the running segment: ``segment_steps``, or what is left of the run's

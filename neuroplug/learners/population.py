@@ -45,10 +45,11 @@ from typing import Any
 import numpy as np
 import torch
 
-from neuroplug.api import Learner, LearnerConfig, LearnerContext, Segment
+from neuroplug.api import Learner, LearnerConfig, LearnerContext, SamplerRequest, Segment
 from neuroplug.devices import on_cpu, resolve_device
 from neuroplug.learners.base import NEW_EPISODES, SegmentLearner, segment_progress
-from neuroplug.learners.sampler import Episodes, Rollout, Sampler
+from neuroplug.learners.sampler import Episodes, Rollout
+from neuroplug.learners.shards import ShardedSampler, learner_sampler
 from neuroplug.seeds import (
     init_generator,
     population_member_seed,
@@ -67,6 +68,10 @@ def member_context(context: LearnerContext, member: int, members: int) -> Learne
         seed=seed,
         initial_params=context.network.initial_params(init_generator(seed)).float(),
         max_env_steps=None if budget is None else max(1, budget // members),
+        # A member never steps envs itself: the population samples for all (its sampler
+        # is the scheduler's), so the member's own stays an unstarted local one.
+        samplers=None,
+        envs_per_shard=0,
     )
 
 
@@ -93,16 +98,22 @@ class LearnerPopulation(Learner):
         first = member_configs[0]
         self.envs_per_member = first.num_envs
         self.device = resolve_device(config.device, "algo.device")
-        self.sampler = Sampler(
-            context.env,
-            first.num_envs * count,
-            config.env_groups,
-            context.num_threads,
-            self.device,
-            reward_clip=first.reward_clip,
-            episodic_life=first.episodic_life,
-            unit=first.num_envs,
+        self.sampler = learner_sampler(
+            context,
+            SamplerRequest(
+                context.env,
+                first.num_envs * count,
+                config.env_groups,
+                context.num_threads,
+                self.device,
+                first.reward_clip,
+                first.episodic_life,
+                unit=first.num_envs,
+                run_seed=context.seed,
+            ),
         )
+        """Every member's envs, member by member: one sampler here, or shards of them
+        (here or on Ray actors, each shard acting with its own generator)."""
         self.acting = learner_class.population_acting(self.members, first.num_envs)
         self.update = learner_class.population_update(self.members, first.num_envs)
         """The members' updates as one computation, when their learner offers it."""
@@ -138,6 +149,8 @@ class LearnerPopulation(Learner):
         if not sampler.started:
             self._start_envs(segment)
         self.generator.manual_seed(segment_generator_seed(self.context.seed, segment))
+        if isinstance(sampler, ShardedSampler):
+            sampler.start_segment(segment)
         for member in self.members:
             member.start_segment(segment)
         first = self.members[0]
@@ -150,7 +163,10 @@ class LearnerPopulation(Learner):
         learning = 0.0
         for _ in range(rollouts):
             self.acting.refresh()
-            rollout = sampler.rollout(self._act, steps)
+            if isinstance(sampler, ShardedSampler):
+                rollout = sampler.rollout(self.acting, steps)
+            else:
+                rollout = sampler.rollout(self._act, steps)
             finished = sampler.take_episodes()
             self._book(finished)
             games.extend(finished)
@@ -164,13 +180,18 @@ class LearnerPopulation(Learner):
         self.generation += 1
         for member in self.members:
             member.generation = self.generation
+        sampler_notices = getattr(sampler, "notices", [])
+        self.notices.extend(sampler_notices)  # a replaced Ray sampler actor, say
+        sampler_notices.clear()
+        stats = self.segment_stats()
+        stats.update({f"sampler_{k}": v for k, v in getattr(sampler, "stats", {}).items()})
         return Segment(
             env_steps=env_steps,
             frames=env_steps * self.context.env.frame_skip,
             forward_passes=sampler.forward_passes - before[1],
             returns=np.asarray(games.returns, dtype=np.float64),
             lengths=np.asarray(games.lengths, dtype=np.int64),
-            stats=self.segment_stats(),
+            stats=stats,
             timings={**sampler.timings, "learn": learning},
             tables=self.segment_tables(),
         )

@@ -24,6 +24,8 @@ from typing import Any
 import numpy as np
 import torch
 
+from neuroplug.devices import on_cpu
+from neuroplug.learners.actor_critic import env_actions
 from neuroplug.learners.distributions import Categorical, DiagonalGaussian
 from neuroplug.nets import layers as layer_table
 
@@ -39,14 +41,28 @@ class PopulationActing(ABC):
         self.device = self.members[0].device
 
     def member_slice(self, rows: slice) -> slice:
-        """The members whose envs are the sampler's ``rows`` (a group holds whole members)."""
+        """The members whose envs are the sampler's ``rows``: whole members (a group), or
+        part of one member's envs (a shard smaller than a member)."""
         n = self.envs_per_member
-        return slice(rows.start // n, rows.stop // n)
+        first = rows.start // n
+        return slice(first, max(first + 1, rows.stop // n))
 
     def by_member(self, observations: torch.Tensor, members: slice) -> torch.Tensor:
-        """``(rows, *obs)`` -> ``(members, n, *obs)``: each member's envs side by side."""
+        """``(rows, *obs)`` -> ``(members, rows per member, *obs)``: each member's envs
+        side by side."""
         count = members.stop - members.start
-        return observations.reshape(count, self.envs_per_member, *observations.shape[1:])
+        return observations.reshape(count, len(observations) // count, *observations.shape[1:])
+
+    def snapshot(self) -> PopulationActing:
+        """The current weights and settings (:meth:`refresh`'s) without the members, on
+        the CPU: what a sampler in another process acts with (it pickles small)."""
+        copy = object.__new__(type(self))
+        copy.__dict__.update(
+            {name: on_cpu(value) for name, value in vars(self).items() if name != "members"}
+        )
+        copy.members = []
+        copy.device = torch.device("cpu")
+        return copy
 
     @abstractmethod
     def refresh(self) -> None:
@@ -82,14 +98,20 @@ class ActorCriticActing(PopulationActing):
                 if first.log_std is None
                 else torch.stack([model.log_std.detach() for model in models])
             )
-        self.model = first
+        self.env = first.env
 
     @torch.no_grad()
     def act(self, observations, rows, generator):
         members = self.member_slice(rows)
         inputs = self.by_member(observations, members)
         network = self.network
-        if self.shared_trunk:
+        if members.stop - members.start == 1 and not self.shared_trunk:
+            # One member (a single learner's shard): its plain batched forward; the
+            # stacked one runs a lone member as two (tests/backends/test_batch_invariance.py).
+            k = members.start
+            outputs = network.forward_single(self.actor[k], observations)
+            values = self.critic_network.forward_single(self.critic[k], observations)
+        elif self.shared_trunk:
             features = layer_table.forward_members(
                 network.layers[:-1], network.layout, self.actor[members], inputs
             )
@@ -105,12 +127,13 @@ class ActorCriticActing(PopulationActing):
         if self.log_std is None:
             distribution = Categorical(outputs)
         else:
-            log_std = self.log_std[members].repeat_interleave(self.envs_per_member, dim=0)
+            per_member = len(observations) // (members.stop - members.start)
+            log_std = self.log_std[members].repeat_interleave(per_member, dim=0)
             distribution = DiagonalGaussian(outputs, log_std)
         actions = distribution.sample(generator)
         return (
             actions,
             distribution.log_prob(actions),
             values,
-            self.model.env_actions(actions),
+            env_actions(self.env, actions),
         )

@@ -7,6 +7,7 @@ in its constructor — so a bad input fails before any environment starts.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
@@ -100,6 +101,10 @@ def build_components(config: Experiment) -> Components:
     """Build the run's objects from ``config`` (no environment is started)."""
     env, network = build_env_and_network(config.env, config.net)
     kind, algorithm_class = registry.load_selected("algo", config.algo.name)
+    scheduler_class = registry.load("schedulers", config.scheduler.name)
+    scheduler = registry.construct(
+        "schedulers", config.scheduler.name, scheduler_class, config.scheduler, env
+    )
     if kind.name == "learners":
         policy = Policy(network, env, normalize_observations=False)
         settings, source = resolve_learner_settings(config.algo, env)
@@ -107,6 +112,12 @@ def build_components(config: Experiment) -> Components:
         # algo.torch_threads; for evolution, the backend's inference threads.
         threads = TorchThreads(settings.torch_threads)
         context = _learner_context(config, settings, source, env, network)
+        # The scheduler says where the learner's envs are stepped (Ray actors, shards).
+        context = dataclasses.replace(
+            context,
+            samplers=scheduler.learner_sampler,
+            envs_per_shard=config.scheduler.envs_per_shard,
+        )
         algorithm = registry.construct(
             kind.name, config.algo.name, algorithm_class, settings, context
         )
@@ -119,7 +130,6 @@ def build_components(config: Experiment) -> Components:
         )
         if algorithm.behaviour() is not None:
             resolve_behaviour(algorithm.behaviour(), env)  # a name the env cannot give fails now
-    scheduler_class = registry.load("schedulers", config.scheduler.name)
     return Components(
         config=config,
         env=env,
@@ -127,9 +137,7 @@ def build_components(config: Experiment) -> Components:
         policy=policy,
         algorithm=algorithm,
         backend=build_backend(config.backend, network),
-        scheduler=registry.construct(
-            "schedulers", config.scheduler.name, scheduler_class, config.scheduler, env
-        ),
+        scheduler=scheduler,
         family=kind.name,
         threads=threads,
     )

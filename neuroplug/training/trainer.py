@@ -317,6 +317,7 @@ class Trainer:
             f"{_observation_order(env)}), "
             f"{parts.network.describe()}, {size}, "
             f"backend {parts.backend.config.name} on {parts.backend.device}, scheduler {parts.scheduler.config.name}"
+            f"{_sampling(parts.algorithm)}"
             f"{', ' + parts.threads.describe() if parts.threads is not None else ''}; "
             f"writing to {self.run_dir}"
         )
@@ -464,3 +465,9 @@ def _gpu_memory(device) -> dict[str, float]:
         "gpu_memory_peak_mb": torch.cuda.max_memory_allocated(device) / 2**20,
         "gpu_memory_mb": torch.cuda.memory_allocated(device) / 2**20,
     }
+
+
+def _sampling(algorithm: Any) -> str:
+    """Where a learner's envs are stepped, when they are in shards (for the start-up line)."""
+    describe = getattr(getattr(algorithm, "sampler", None), "describe", None)
+    return f" ({describe()})" if callable(describe) else ""

@@ -34,6 +34,7 @@ import queue
 import threading
 import time
 from dataclasses import dataclass
+from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
@@ -44,6 +45,7 @@ from neuroplug.errors import require
 from neuroplug.learners.actor_critic import ActorCritic
 from neuroplug.learners.advantages import rollout_gae, vtrace
 from neuroplug.learners.base import SegmentLearner
+from neuroplug.learners.population_acting import ActorCriticActing
 from neuroplug.learners.ppo_population_update import PopulationPPOUpdate, population_ppo_update
 from neuroplug.learners.ppo_update import PPOUpdate, PPOUpdateConfig, flatten
 from neuroplug.learners.sampler import Rollout
@@ -159,14 +161,20 @@ class APPO(SegmentLearner):
         # As ppo: whole rollouts for the segment's steps (auto-reset steps are not counted,
         # so counting to the target would add a rollout to every segment).
         per_rollout = config.num_envs * config.rollout_length
-        rollouts_left = math.ceil(self.segment_length() / per_rollout)
+        # Env-step slots: whole rollouts of every env, or (sampling asynchronously on Ray
+        # actors) as many rollouts of the actors' shards as fill the same slots.
+        slots_left = math.ceil(self.segment_length() / per_rollout) * per_rollout
+        asynchronous = getattr(self.sampler, "asynchronous", False)
         try:
-            while rollouts_left > 0 and report.error is None:
-                rollouts_left -= 1
+            while slots_left > 0 and report.error is None:
                 acting_version = self._take_published(acting_version)
                 self.acting_model.eval()
-                rollout = self.sample(self.act, config.rollout_length)
-                rollout.policy_version = acting_version
+                if asynchronous:  # the first actor's rollout back, with the version it used
+                    rollout = self.sample_as_ready(acting_version, config.rollout_length)
+                else:
+                    rollout = self.sample(self.act, config.rollout_length)
+                    rollout.policy_version = acting_version
+                slots_left -= rollout.valid.numel()
                 if not config.drop_when_full:
                     started = time.perf_counter()
                     while report.error is None:  # room, or the learner failed
@@ -206,6 +214,15 @@ class APPO(SegmentLearner):
             },
             {"learn": report.seconds, "wait_learner": waited},
         )
+
+    def shard_acting(self):
+        """On envs in shards the sampler acts with the acting copy of the weights (the
+        learner thread trains the model meanwhile), as a population of one."""
+        if self._shard_acting is None:
+            acting_view = SimpleNamespace(model=self.acting_model, device=self.device)
+            self._shard_acting = ActorCriticActing([acting_view], self.config.num_envs)
+        self._shard_acting.refresh()
+        return self._shard_acting
 
     def act(self, observations: torch.Tensor):
         acting = self.acting_model.act(observations, self.acting_generator)

@@ -30,20 +30,23 @@ import math
 import os
 import pickle
 import signal
+import socket
 import time
 from collections import OrderedDict, deque
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
-from neuroplug.api import Backend, EvaluationRequest, EvaluationResult
+from neuroplug.api import Backend, EvaluationRequest, EvaluationResult, SamplerRequest
 from neuroplug.behaviours import resolve
 from neuroplug.engine.lockstep import LockstepScheduler, LockstepSchedulerConfig
 from neuroplug.envs.spec import EnvSpec
 from neuroplug.episodes import EpisodeLedger
 from neuroplug.errors import ConfigError, require
+from neuroplug.learners.shards import shard_layout
 from neuroplug.nets.policy import Policy
 from neuroplug.population import Population
 from neuroplug.stop_signals import STOP_SIGNALS
+from neuroplug_ray.learner_sampler import RayShards
 from neuroplug_ray.shipping import KEPT_POPULATIONS, MissingPopulation, ship
 from neuroplug_ray.worker import Evaluator, EvaluatorSettings
 
@@ -66,6 +69,10 @@ class RaySchedulerConfig(LockstepSchedulerConfig):
     depend on it (and on ``max_envs``), never on the number of workers."""
     shard_retries: int = 3
     """Times a failed shard (a dead worker, a crashed simulator) is re-run elsewhere."""
+    envs_per_shard: int = 4
+    """Learners: a learner's envs go to the workers in shards of this many, each with its
+    own pool, seeds and action stream, so results do not depend on the number of workers
+    (``algo.num_envs`` must be a multiple; at least ``num_workers`` shards)."""
     groups: int = 1
     """Lane groups per worker: 1 plays a shard as ``threaded`` does, 2+ as ``pipelined``."""
 
@@ -131,6 +138,8 @@ class RayScheduler(LockstepScheduler):
         self._sent: OrderedDict[tuple[int, int, int], tuple[int, Population]] = OrderedDict()
         """Populations sent to the workers, by identity, with their keys (strong
         references keep the identities valid)."""
+        self._learner_sampling = False
+        """Whether this run is a learner's (its envs on sampler actors)."""
         self.dispatch_hook: Callable[[int, object, int], None] | None = None
         """Called as ``hook(worker_index, actor, first_member)`` right after a shard is sent
         to a worker (tests use it to kill a worker while it has work)."""
@@ -140,28 +149,8 @@ class RayScheduler(LockstepScheduler):
     def _start(self, policy: Policy, backend: Backend) -> None:
         if self._actors:
             return
-        ray = _import_ray()
+        ray = self._connect()
         config = self.config
-        if not ray.is_initialized():
-            address = config.address or os.environ.get("RAY_ADDRESS")
-            handlers = {sig: signal.getsignal(sig) for sig in STOP_SIGNALS}
-            try:
-                if address:
-                    ray.init(address=address, logging_level=logging.ERROR, log_to_driver=False)
-                else:
-                    ray.init(
-                        num_cpus=max(1, math.ceil(config.num_workers * config.cpus_per_worker)),
-                        include_dashboard=False,
-                        logging_level=logging.ERROR,
-                        log_to_driver=False,
-                    )
-            finally:
-                # Ray replaces them; Ctrl-C and SIGTERM must still checkpoint and stop.
-                for sig, handler in handlers.items():
-                    signal.signal(sig, handler)
-            self._owns_ray = True
-        self._ray = ray
-        self._check_resources(ray.cluster_resources())
         threads = max(1, int(config.cpus_per_worker))
         settings = EvaluatorSettings(
             env=self.env,
@@ -180,6 +169,66 @@ class RayScheduler(LockstepScheduler):
             max_task_retries=0,
         )
         self._actors = [remote.remote(settings) for _ in range(config.num_workers)]
+
+    def learner_sampler(self, request: SamplerRequest) -> RayShards:
+        """A learner's envs in shards of ``scheduler.envs_per_shard`` on
+        ``scheduler.num_workers`` sampler actors (:mod:`neuroplug_ray.learner_sampler`)."""
+        config = self.config
+        layout = shard_layout(request, config.envs_per_shard)
+        require(
+            config.num_workers <= layout.count,
+            "scheduler.num_workers",
+            f"{config.num_workers} sampler workers for {layout.count} shards "
+            f"({request.num_envs} envs in shards of scheduler.envs_per_shard="
+            f"{config.envs_per_shard}) would leave workers without envs",
+            f"at most {layout.count} workers, more algo.num_envs or smaller shards",
+        )
+        require(
+            config.gpus_per_worker == 0,
+            "scheduler.gpus_per_worker",
+            f"is {config.gpus_per_worker}, but a learner's sampler actors act on the CPU "
+            "(the learner itself runs on the driver's algo.device)",
+            "0",
+        )
+        ray = self._connect()
+        self._learner_sampling = True
+        return RayShards(
+            request,
+            layout,
+            ray,
+            config.num_workers,
+            config.cpus_per_worker,
+            config.shard_retries,
+        )
+
+    def _connect(self):
+        """Ray, initialised (embedded, or joining ``scheduler.address``) and checked to
+        hold the workers; returns the module."""
+        if self._ray is not None:
+            return self._ray
+        ray = _import_ray()
+        config = self.config
+        if not ray.is_initialized():
+            address = config.address or os.environ.get("RAY_ADDRESS")
+            handlers = {sig: signal.getsignal(sig) for sig in STOP_SIGNALS}
+            try:
+                if address:
+                    _join(ray, address)
+                else:
+                    ray.init(
+                        num_cpus=max(1, math.ceil(config.num_workers * config.cpus_per_worker)),
+                        include_dashboard=False,
+                        logging_level=logging.ERROR,
+                        log_to_driver=False,
+                    )
+            finally:
+                # Ray replaces them; Ctrl-C and SIGTERM must still checkpoint and stop.
+                for sig, handler in handlers.items():
+                    signal.signal(sig, handler)
+            self._owns_ray = True
+        self._ray = ray
+        self._check_resources(ray.cluster_resources())
+        return ray
 
     def _check_resources(self, cluster: dict[str, float]) -> None:
         """Fail clearly, before any work is sent, when the workers cannot all be placed
@@ -200,6 +249,7 @@ class RayScheduler(LockstepScheduler):
             )
 
     def close(self) -> None:
+        super().close()  # the pools a learner's local evaluations kept
         if self._ray is None:
             return
         for actor in self._actors:
@@ -235,6 +285,11 @@ class RayScheduler(LockstepScheduler):
         backend: Backend,
         request: EvaluationRequest,
     ) -> EvaluationResult:
+        if self._learner_sampling:
+            # A learner's run: its sampler actors hold the workers' CPUs, and evaluating
+            # one deployed policy is the driver's job, as the learner is (locally, on the
+            # lockstep engine: the same games as scheduler=threaded plays).
+            return super().evaluate(population, policy, backend, request)
         started = time.perf_counter()
         behaviour = resolve(request.behaviour, self.env) if request.behaviour is not None else None
         ledger = EpisodeLedger(len(population), request, self.env.frame_skip, behaviour)
@@ -304,6 +359,41 @@ class RayScheduler(LockstepScheduler):
             "workers": float(len(self._actors)),
         }
         return result
+
+
+ADDRESS_HELP = (
+    "the head's address as `ray start --head` printed it (host:6379), auto for a cluster "
+    "started on this machine, or null for an embedded Ray"
+)
+CONNECT_SECONDS = 5.0
+"""How long the head's port may take to answer before a run refuses to start (Ray itself
+would wait for minutes)."""
+
+
+def _join(ray, address: str) -> None:
+    """``ray.init`` on a running cluster; an address where nothing answers fails at once,
+    naming the field (Ray itself retries for minutes)."""
+    if address != "auto" and not address.startswith("ray://"):
+        host, _, port = address.rpartition(":") if ":" in address else (address, "", "6379")
+        try:
+            with socket.create_connection((host, int(port)), timeout=CONNECT_SECONDS):
+                pass
+        except (OSError, ValueError) as error:
+            raise ConfigError(
+                "scheduler.address", f"nothing answers at {address} ({error})", ADDRESS_HELP
+            ) from error
+    try:
+        ray.init(address=address, logging_level=logging.ERROR, log_to_driver=False)
+    except ConnectionError as error:
+        if "InvalidAuthToken" in repr(error.__cause__) + str(error.__cause__):
+            raise ConfigError(
+                "scheduler.address",
+                f"the cluster at {address} uses token authentication (Ray >= 2.60 turns it on "
+                "at `ray start --head`) and this process has no token",
+                "RAY_AUTH_MODE=token in this process's environment, with the cluster's token "
+                "in ~/.ray/auth_token (or RAY_AUTH_TOKEN)",
+            ) from error
+        raise ConfigError("scheduler.address", f"{address}: {error}", ADDRESS_HELP) from error
 
 
 def _identity(population: Population) -> tuple[int, int, int]:

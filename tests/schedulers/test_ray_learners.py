@@ -1,0 +1,140 @@
+"""``scheduler=ray`` for learners on a local Ray (2 CPUs, started once for the module): the
+envs' shards on sampler actors give the local sharded run's bits for any number of
+workers, a killed actor is replaced, and settings that cannot hold fail before training."""
+
+from __future__ import annotations
+
+import logging
+
+import pytest
+
+ray = pytest.importorskip("ray")
+
+from neuroplug.app import run_job  # noqa: E402
+from neuroplug.errors import ConfigError  # noqa: E402
+from neuroplug.experiment import typed_experiment  # noqa: E402
+from neuroplug.testing.resume_check import same  # noqa: E402
+from neuroplug.training.checkpoint import load_checkpoint  # noqa: E402
+from neuroplug.training.components import build_components  # noqa: E402
+
+PPO = [
+    "algo=ppo",
+    "env=cartpole",
+    "net.hidden_sizes=[16]",
+    "algo.num_envs=8",
+    "algo.rollout_length=16",
+    "algo.segment_steps=256",
+    "scheduler.envs_per_shard=2",
+    "run.max_generations=2",
+    "run.eval_interval=0",
+    "logger=none",
+]
+
+
+@pytest.fixture(scope="module", autouse=True)
+def local_ray():
+    """One local Ray for the module; the schedulers join it instead of starting their own."""
+    ray.init(num_cpus=2, include_dashboard=False, logging_level=logging.ERROR)
+    yield
+    ray.shutdown()
+
+
+def _on_ray(workers: int) -> list[str]:
+    return ["scheduler=ray", f"scheduler.num_workers={workers}", "scheduler.cpus_per_worker=0.5"]
+
+
+def _final_state(compose, tmp_path, name: str, overrides: list[str]):
+    run_dir = tmp_path / name
+    run_job(compose([*overrides, f"run.output_dir={run_dir}"]))
+    return load_checkpoint(run_dir)
+
+
+def test_ppo_ends_in_the_local_sharded_state_for_one_two_and_three_workers(compose, tmp_path):
+    local = _final_state(compose, tmp_path, "local", [*PPO, "scheduler=threaded"])
+    for workers in (1, 2, 3):
+        state = _final_state(compose, tmp_path, f"ray{workers}", [*PPO, *_on_ray(workers)])
+        assert same(state["algorithm"], local["algorithm"]), workers
+        assert same(state["counters"], local["counters"]), workers
+
+
+def test_a_population_on_ray_is_the_local_sharded_population(compose, tmp_path):
+    pbt = [
+        "algo=pbt",
+        "env=cartpole",
+        "net.hidden_sizes=[8]",
+        "algo.members=2",
+        "algo.member.num_envs=4",
+        "algo.member.rollout_length=16",
+        "algo.member.segment_steps=128",
+        "algo.interval_frames=128",
+        "scheduler.envs_per_shard=2",
+        "run.max_generations=2",
+        "run.eval_interval=0",
+        "logger=none",
+    ]
+    local = _final_state(compose, tmp_path, "local", [*pbt, "scheduler=threaded"])
+    state = _final_state(compose, tmp_path, "ray", [*pbt, *_on_ray(2)])
+    assert same(state["algorithm"], local["algorithm"])
+
+
+def test_appo_learns_from_actors_that_sample_on_meanwhile(compose):
+    appo = [*PPO, *_on_ray(2)]
+    appo[0] = "algo=appo"
+    parts = build_components(typed_experiment(compose(appo)))
+    learner = parts.algorithm
+    try:
+        assert learner.sampler.asynchronous
+        segment = learner.train_segment()
+        assert segment.env_steps > 0 and segment.stats["rollouts_learned"] >= 1
+        # Each actor has a rollout in flight when the segment ends: it samples on.
+        assert len(learner.sampler._in_flight) == 2
+        assert learner.train_segment().stats["rollouts_learned"] >= 1
+    finally:
+        learner.close()
+        parts.scheduler.close()
+
+
+def test_a_killed_sampler_actor_is_replaced_and_the_run_goes_on(compose):
+    parts = build_components(typed_experiment(compose([*PPO, *_on_ray(2)])))
+    learner = parts.algorithm
+    try:
+        learner.train_segment()
+        steps = learner.env_steps
+        ray.kill(learner.sampler.actors[0], no_restart=False)  # Ray restarts it
+        segment = learner.train_segment()
+        assert segment.stats["sampler_restarts"] == 1
+        assert learner.env_steps > steps and segment.env_steps > 0
+        assert any("died and was replaced" in notice for notice in learner.notices)
+        assert learner.train_segment().stats["sampler_restarts"] == 0
+    finally:
+        learner.close()
+        parts.scheduler.close()
+
+
+@pytest.mark.parametrize(
+    ("overrides", "field", "message"),
+    [
+        (["scheduler.num_workers=5"], "scheduler.num_workers", "5 sampler workers for 4 shards"),
+        (["scheduler.envs_per_shard=3"], "scheduler.envs_per_shard", "3 does not divide"),
+        (["scheduler.address=127.0.0.1:9"], "scheduler.address", "nothing answers at"),
+        (
+            ["scheduler.num_workers=2", "scheduler.cpus_per_worker=4"],
+            "scheduler.num_workers",
+            r"2 workers x scheduler.cpus_per_worker=4.0 need 8 CPUs but the Ray cluster has 2",
+        ),
+        (["scheduler.gpus_per_worker=1"], "scheduler.gpus_per_worker", "is 1.0, but a learner"),
+    ],
+)
+def test_settings_that_cannot_hold_on_ray_fail_before_training(compose, overrides, field, message):
+    if field == "scheduler.address":
+        ray.shutdown()  # joining an address needs a process not yet in a Ray
+    try:
+        with pytest.raises(ConfigError, match=rf"^{field}: {message}"):
+            build_components(
+                typed_experiment(
+                    compose([*PPO, *_on_ray(2), "scheduler.cpus_per_worker=0.1", *overrides])
+                )
+            )
+    finally:
+        if not ray.is_initialized():
+            ray.init(num_cpus=2, include_dashboard=False, logging_level=logging.ERROR)
