@@ -47,6 +47,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 
+from neuroplug.api import SamplerRequest
 from neuroplug.devices import env_threads
 from neuroplug.envs.make import make_pool
 from neuroplug.envs.raw_steps import RawSteps, StepBatch
@@ -180,6 +181,20 @@ class Sampler:
         self.env_steps = 0
         self.forward_passes = 0
         self.timings = {"env": 0.0, "inference": 0.0, "env_setup": 0.0}
+
+    @classmethod
+    def for_request(cls, request: SamplerRequest) -> Sampler:
+        """The sampler ``request`` describes (:meth:`neuroplug.api.Scheduler.learner_sampler`)."""
+        return cls(
+            request.env,
+            request.num_envs,
+            request.groups,
+            request.num_threads,
+            request.device,
+            reward_clip=request.reward_clip,
+            episodic_life=request.episodic_life,
+            unit=request.unit,
+        )
 
     @property
     def started(self) -> bool:

@@ -28,6 +28,7 @@ stepping while another's observations go through the policy).
 
 from __future__ import annotations
 
+import dataclasses
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -88,15 +89,11 @@ class ShardSampling:
         self.shards = list(shards)
         self.run_seed = request.run_seed
         size = layout.envs_per_shard
-        self.sampler = Sampler(
-            request.env,
-            size * len(self.shards),
-            len(self.shards),
-            request.num_threads,
-            request.device,
-            reward_clip=request.reward_clip,
-            episodic_life=request.episodic_life,
-            unit=size,
+        # Groups are exactly these shards: one pool and one forward per shard.
+        self.sampler = Sampler.for_request(
+            dataclasses.replace(
+                request, num_envs=size * len(self.shards), groups=len(self.shards), unit=size
+            )
         )
         self.generators = {shard: torch.Generator(request.device) for shard in self.shards}
         # Row r of this process's envs is env global_env[r] of the learner's.
@@ -233,13 +230,4 @@ def learner_sampler(context: LearnerContext, request: SamplerRequest) -> Sampler
             return sampler
     if context.envs_per_shard:
         return LocalShards(request, shard_layout(request, context.envs_per_shard))
-    return Sampler(
-        request.env,
-        request.num_envs,
-        request.groups,
-        request.num_threads,
-        request.device,
-        reward_clip=request.reward_clip,
-        episodic_life=request.episodic_life,
-        unit=request.unit,
-    )
+    return Sampler.for_request(request)
