@@ -33,7 +33,7 @@ import torch
 from neuroplug.api import Learner, LearnerConfig, LearnerContext, SamplerRequest, Segment
 from neuroplug.devices import on_cpu, resolve_device
 from neuroplug.learners.sampler import Episodes, Rollout
-from neuroplug.learners.shards import ShardedSampler, learner_sampler
+from neuroplug.learners.shards import ShardedSampler, learner_sampler, sampler_report
 from neuroplug.seeds import segment_episode_seeds, segment_generator_seed
 
 NEW_EPISODES = "start new episodes"
@@ -98,10 +98,7 @@ class SegmentLearner(Learner):
         self._segment_episodes = Episodes()
         self._segment_clock = time.perf_counter()
         stats, timings = self._train()
-        stats = {**stats, **{f"sampler_{k}": v for k, v in getattr(sampler, "stats", {}).items()}}
-        sampler_notices = getattr(sampler, "notices", [])
-        self.notices.extend(sampler_notices)  # a replaced Ray sampler actor, say
-        sampler_notices.clear()
+        stats = {**stats, **sampler_report(sampler, self.notices)}
         episodes = self._segment_episodes
         episodes.extend(sampler.take_episodes())
         env_steps = sampler.env_steps - before[0]

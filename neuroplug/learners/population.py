@@ -49,7 +49,7 @@ from neuroplug.api import Learner, LearnerConfig, LearnerContext, SamplerRequest
 from neuroplug.devices import on_cpu, resolve_device
 from neuroplug.learners.base import NEW_EPISODES, SegmentLearner, segment_progress
 from neuroplug.learners.sampler import Episodes, Rollout
-from neuroplug.learners.shards import ShardedSampler, learner_sampler
+from neuroplug.learners.shards import ShardedSampler, learner_sampler, sampler_report
 from neuroplug.seeds import (
     init_generator,
     population_member_seed,
@@ -180,11 +180,7 @@ class LearnerPopulation(Learner):
         self.generation += 1
         for member in self.members:
             member.generation = self.generation
-        sampler_notices = getattr(sampler, "notices", [])
-        self.notices.extend(sampler_notices)  # a replaced Ray sampler actor, say
-        sampler_notices.clear()
-        stats = self.segment_stats()
-        stats.update({f"sampler_{k}": v for k, v in getattr(sampler, "stats", {}).items()})
+        stats = {**self.segment_stats(), **sampler_report(sampler, self.notices)}
         return Segment(
             env_steps=env_steps,
             frames=env_steps * self.context.env.frame_skip,

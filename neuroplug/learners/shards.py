@@ -146,6 +146,8 @@ class ShardedSampler(ABC):
         """Per-segment numbers of the sampling itself (bytes shipped, restarts), logged as
         ``algo/sampler_*``."""
         self.episodes = Episodes()
+        self.notices: list[str] = []
+        """What the run's log should say once (a replaced Ray sampler actor, say)."""
 
     @property
     @abstractmethod
@@ -231,3 +233,13 @@ def learner_sampler(context: LearnerContext, request: SamplerRequest) -> Sampler
     if context.envs_per_shard:
         return LocalShards(request, shard_layout(request, context.envs_per_shard))
     return Sampler.for_request(request)
+
+
+def sampler_report(sampler: Sampler | ShardedSampler, notices: list[str]) -> dict[str, float]:
+    """After a segment: a sharded sampler's numbers, as ``sampler_<name>`` stats, and its
+    notices moved to the learner's ``notices`` (an unsharded sampler has neither)."""
+    if not isinstance(sampler, ShardedSampler):
+        return {}
+    notices.extend(sampler.notices)
+    sampler.notices.clear()
+    return {f"sampler_{name}": value for name, value in sampler.stats.items()}

@@ -91,7 +91,8 @@ class ShardActor:
         if key != self._acting_key:
             import ray  # only ever imported inside a Ray worker
 
-            self._acting, self._acting_key = ray.get(acting_ref[0]), key
+            # The driver put the snapshot pickled once (and counted those bytes).
+            self._acting, self._acting_key = pickle.loads(ray.get(acting_ref[0])), key
         sampler = self.sampling.sampler
         before = (sampler.env_steps, sampler.forward_passes)
         sampler.timings = dict.fromkeys(sampler.timings, 0.0)
@@ -143,8 +144,6 @@ class RayShards(ShardedSampler):
         """Asynchronous sampling: each actor's rollout in flight -> (actor, version)."""
         self._failures: dict[int, int] = {}
         self._published: tuple | None = None
-        self.notices: list[str] = []
-        """Said once each in the run's log (a replaced sampler actor)."""
 
     @property
     def started(self) -> bool:
@@ -188,13 +187,9 @@ class RayShards(ShardedSampler):
     def rollout(self, acting: PopulationActing, length: int) -> Rollout:
         ray = self.ray
         started = time.perf_counter()
-        snapshot = acting.snapshot()
         self.version -= 1  # keys of their own: the asynchronous path keys by policy version
-        reference = ray.put(snapshot)
+        reference = self._put(acting)
         self.stats["policy_lag"] = 0.0  # every actor samples with the newest weights
-        self.stats["bytes_sent"] = self.stats.get("bytes_sent", 0.0) + len(
-            pickle.dumps(snapshot, protocol=pickle.HIGHEST_PROTOCOL)
-        )
         parts: list[dict | None] = [None] * len(self.actors)
         failures = [0] * len(self.actors)
         waiting = {
@@ -263,12 +258,15 @@ class RayShards(ShardedSampler):
     def _published_reference(self, acting: PopulationActing, version: int):
         """The object-store reference of the weights at ``version`` (one put per version)."""
         if self._published is None or self._published[0] != version:
-            snapshot = acting.snapshot()
-            self._published = (version, self.ray.put(snapshot))
-            self.stats["bytes_sent"] = self.stats.get("bytes_sent", 0.0) + len(
-                pickle.dumps(snapshot, protocol=pickle.HIGHEST_PROTOCOL)
-            )
+            self._published = (version, self._put(acting))
         return self._published
+
+    def _put(self, acting: PopulationActing):
+        """``acting``'s snapshot into the object store, once; its pickled size is what the
+        segment's ``bytes_sent`` counts (the weights and their layout)."""
+        data = pickle.dumps(acting.snapshot(), protocol=pickle.HIGHEST_PROTOCOL)
+        self.stats["bytes_sent"] = self.stats.get("bytes_sent", 0.0) + len(data)
+        return self.ray.put(data)
 
     def _send(self, worker: int, reference: tuple, length: int) -> None:
         version, ref = reference
