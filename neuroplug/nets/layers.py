@@ -47,8 +47,42 @@ def _elu(x: torch.Tensor) -> torch.Tensor:
     return torch.where(x > 0, x, torch.expm1(torch.clamp(x, max=0.0)))
 
 
+_TANH_SATURATES = 9.0
+"""|x| beyond which float32 tanh is +-1 exactly (1 - tanh(9) = 3e-8, under half an ulp)."""
+
+
+def _tanh_value(x: torch.Tensor) -> torch.Tensor:
+    # tanh(x) = expm1(2x) / (expm1(2x) + 2): no cancellation near 0 (expm1 is accurate
+    # there), no overflow once clamped; within 2 ulp of torch.tanh.
+    e = torch.clamp(x, -_TANH_SATURATES, _TANH_SATURATES).mul_(2.0).expm1_()
+    return e.div_(e + 2.0)
+
+
+class _Tanh(torch.autograd.Function):
+    """The expm1 form under autograd, differentiated as tanh is: ``g * (1 - y^2)``."""
+
+    @staticmethod
+    def forward(ctx, x: torch.Tensor) -> torch.Tensor:
+        y = _tanh_value(x)
+        ctx.save_for_backward(y)
+        return y
+
+    @staticmethod
+    def backward(ctx, grad: torch.Tensor) -> torch.Tensor:
+        (y,) = ctx.saved_tensors
+        return torch.ops.aten.tanh_backward(grad, y)
+
+
+def _tanh(x: torch.Tensor) -> torch.Tensor:
+    if x.device.type != "cpu":
+        return torch.tanh(x)  # one fused kernel there, the same for every element
+    if x.requires_grad and torch.is_grad_enabled():
+        return _Tanh.apply(x)
+    return _tanh_value(x)
+
+
 def _sigmoid(x: torch.Tensor) -> torch.Tensor:
-    return torch.tanh(x * 0.5) * 0.5 + 0.5
+    return _tanh(x * 0.5) * 0.5 + 0.5
 
 
 def _identity(x: torch.Tensor) -> torch.Tensor:
@@ -56,7 +90,7 @@ def _identity(x: torch.Tensor) -> torch.Tensor:
 
 
 ACTIVATIONS: dict[str, Callable[[torch.Tensor], torch.Tensor]] = {
-    "tanh": torch.tanh,
+    "tanh": _tanh,
     "relu": torch.relu,
     "elu": _elu,
     "sigmoid": _sigmoid,
@@ -67,9 +101,11 @@ ACTIVATIONS: dict[str, Callable[[torch.Tensor], torch.Tensor]] = {
 Each computes an element the same way wherever it sits in a tensor. PyTorch's CPU kernels
 run the whole vectors of a tensor through SIMD code and the last few elements through
 scalar code; ``F.elu`` and ``torch.sigmoid`` round differently in the two (4% of elements
-on AVX2), so a member's outputs changed with the size of its batch. ``tanh``, ``expm1``
-and the arithmetic here agree in both, so ELU and the sigmoid are written with them
-(``sigmoid(x) = (tanh(x/2) + 1) / 2``; both within 5e-8 of float64).
+on AVX2), so a member's outputs changed with the size of its batch. ``expm1`` and the
+arithmetic here agree in both, so every activation is written with them: ELU, the tanh
+(``expm1(2x) / (expm1(2x) + 2)``, which is also about twice as fast on CPU as
+``torch.tanh``, an unvectorised loop in PyTorch's CPU build) and the sigmoid
+(``(tanh(x/2) + 1) / 2``); each within 2e-7 of float64.
 """
 
 

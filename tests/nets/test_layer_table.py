@@ -147,3 +147,21 @@ def test_an_activation_computes_each_element_the_same_in_any_tensor(name):
     whole = ACTIVATIONS[name](values)
     pieces = torch.cat([ACTIVATIONS[name](values[i : i + 7].clone()) for i in range(0, 4095, 7)])
     assert torch.equal(pieces, whole[: len(pieces)])
+
+
+@pytest.mark.parametrize("name", ["tanh", "sigmoid"])
+def test_the_tanh_and_sigmoid_are_exact_to_float32_and_differentiate_as_theirs(name):
+    # Written with expm1 for speed and position independence, they must still be the
+    # functions: within a few ulp of float64 over the whole range, saturating, and with
+    # autograd's derivative that of tanh / the sigmoid.
+    values = torch.linspace(-40, 40, 200_001)
+    reference = {"tanh": torch.tanh, "sigmoid": torch.sigmoid}[name](values.double())
+    computed = ACTIVATIONS[name](values)
+    assert (computed.double() - reference).abs().max() < 3e-7
+    assert computed[-1] == 1.0 and computed[0] == (-1.0 if name == "tanh" else 0.0)
+    inputs = torch.linspace(-6, 6, 101, dtype=torch.float32, requires_grad=True)
+    ACTIVATIONS[name](inputs).sum().backward()
+    expected = torch.func.grad(
+        lambda x: {"tanh": torch.tanh, "sigmoid": torch.sigmoid}[name](x).sum()
+    )(inputs.detach().double())
+    torch.testing.assert_close(inputs.grad.double(), expected, atol=1e-6, rtol=1e-5)
