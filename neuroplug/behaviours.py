@@ -92,7 +92,7 @@ def _candidate(name: str, env: EnvSpec) -> Behaviour | str:
         return Behaviour(name, (), int(np.prod(env.obs_shape)))
     if name == "final_position" and env.family.position_entries:
         return _observed_position(env)
-    keys = _info_keys(env.task_id)
+    keys = frozenset(env.gymnasium.info_keys) if env.on_gymnasium else _info_keys(env.task_id)
     if name == "final_position":
         present = tuple(key for key in _POSITION_KEYS if key in keys)
         if "x_position" not in present:

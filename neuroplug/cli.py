@@ -18,7 +18,9 @@ def list_plugins() -> int:
     rows = [("kind", "name", "distribution", "version", "target")]
     names: dict[tuple[str, str], int] = {}
     for info in registry.describe_all():
-        rows.append((info.kind[:-1], info.name, info.distribution, info.version, info.target))
+        rows.append(
+            (registry.singular(info.kind), info.name, info.distribution, info.version, info.target)
+        )
         names[(info.kind, info.name)] = names.get((info.kind, info.name), 0) + 1
     widths = [max(len(row[column]) for row in rows) for column in range(len(rows[0]))]
     for row in rows:
@@ -28,7 +30,7 @@ def list_plugins() -> int:
     for (kind, name), count in names.items():
         if count > 1:
             print(
-                f"warning: {kind[:-1]} {name!r} is claimed by {count} distributions; selecting it will fail"
+                f"warning: {registry.singular(kind)} {name!r} is claimed by {count} distributions; selecting it will fail"
             )
     return 0
 

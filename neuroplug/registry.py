@@ -16,6 +16,7 @@ from importlib import metadata
 from typing import Any
 
 from neuroplug import api
+from neuroplug.envs.family import EnvFamily
 from neuroplug.errors import PluginError
 
 
@@ -36,8 +37,8 @@ class PluginKind:
 
     @property
     def singular(self) -> str:
-        """``algorithm``, for messages about one plugin."""
-        return self.name[:-1]
+        """``algorithm`` (``env_family``), for messages about one plugin."""
+        return singular(self.name)
 
 
 KINDS: dict[str, PluginKind] = {
@@ -56,6 +57,13 @@ KINDS: dict[str, PluginKind] = {
 }
 """Every plugin kind; a new kind is one row here (and its base class in :mod:`neuroplug.api`)."""
 
+ENV_FAMILIES = PluginKind("env_families", "neuroplug.env_families", "env", EnvFamily, type(None))
+"""Env families (:mod:`neuroplug.envs.family`): selected by ``env.family`` (or claimed by
+the env they know), with no config class of their own, so not among :data:`KINDS`; listed
+here, loaded by :func:`neuroplug.envs.families.all_families`."""
+
+_ALL_KINDS: dict[str, PluginKind] = {**KINDS, ENV_FAMILIES.name: ENV_FAMILIES}
+
 
 @dataclass(frozen=True)
 class PluginInfo:
@@ -69,11 +77,16 @@ class PluginInfo:
     version: str
 
 
+def singular(kind: str) -> str:
+    """``algorithms`` -> ``algorithm``, ``env_families`` -> ``env_family``."""
+    return kind[:-3] + "y" if kind.endswith("ies") else kind[:-1]
+
+
 def kind_of(kind: str) -> PluginKind:
     """The row of :data:`KINDS` called ``kind``, or an error listing the kinds."""
-    if kind not in KINDS:
-        raise PluginError(f"unknown plugin kind {kind!r}; kinds are: {', '.join(KINDS)}")
-    return KINDS[kind]
+    if kind not in _ALL_KINDS:
+        raise PluginError(f"unknown plugin kind {kind!r}; kinds are: {', '.join(_ALL_KINDS)}")
+    return _ALL_KINDS[kind]
 
 
 def discover(kind: str) -> dict[str, list[PluginInfo]]:
@@ -121,7 +134,7 @@ def _entry_points() -> list[tuple[str, str, metadata.EntryPoint]]:
     state = _installation_state()
     if _scanned is not None and _scanned[0] == state:
         return _scanned[1]
-    groups = {row.entry_point_group for row in KINDS.values()}
+    groups = {row.entry_point_group for row in _ALL_KINDS.values()}
     found = []
     for distribution in metadata.distributions():
         ours = [point for point in distribution.entry_points if point.group in groups]
@@ -139,14 +152,16 @@ def resolve(kind: str, name: str) -> PluginInfo:
     plugins = discover(kind)
     if name not in plugins:
         available = ", ".join(plugins) or "none installed"
-        raise PluginError(f"no {kind[:-1]} plugin named {name!r}; available {kind}: {available}")
+        raise PluginError(
+            f"no {singular(kind)} plugin named {name!r}; available {kind}: {available}"
+        )
     claimants = plugins[name]
     if len(claimants) > 1:
         owners = " and ".join(
             f"{info.distribution} {info.version} ({info.target})" for info in claimants
         )
         raise PluginError(
-            f"{kind[:-1]} name {name!r} is claimed by more than one distribution: {owners}; "
+            f"{singular(kind)} name {name!r} is claimed by more than one distribution: {owners}; "
             "uninstall one of them or rename its entry point"
         )
     return claimants[0]
@@ -162,14 +177,14 @@ def load(kind: str, name: str) -> type:
             plugin = getattr(plugin, part)
     except Exception as error:
         raise PluginError(
-            f"{kind[:-1]} plugin {name!r} from distribution {info.distribution} {info.version} "
+            f"{singular(kind)} plugin {name!r} from distribution {info.distribution} {info.version} "
             f"failed to load ({info.target}): {type(error).__name__}: {error}"
         ) from error
-    base = KINDS[kind].base
+    base = kind_of(kind).base
     if not (isinstance(plugin, type) and issubclass(plugin, base)):
         raise PluginError(
-            f"{kind[:-1]} plugin {name!r} from distribution {info.distribution} points at "
-            f"{info.target}, which is not a subclass of neuroplug.api.{base.__name__}"
+            f"{singular(kind)} plugin {name!r} from distribution {info.distribution} points at "
+            f"{info.target}, which is not a subclass of {base.__module__}.{base.__name__}"
         )
     _check_contract(plugin, kind, name, info)
     return plugin
@@ -177,7 +192,7 @@ def load(kind: str, name: str) -> type:
 
 def _check_contract(plugin: type, kind: str, name: str, info: PluginInfo) -> None:
     """Refuse, in one line, a plugin written for another contract than this neuroplug's."""
-    who = f"{kind[:-1]} plugin {name!r} from distribution {info.distribution} {info.version}"
+    who = f"{singular(kind)} plugin {name!r} from distribution {info.distribution} {info.version}"
     written_for = getattr(plugin, "contract", None)
     if isinstance(written_for, int) and written_for > api.CONTRACT_VERSION:
         raise PluginError(
@@ -192,7 +207,7 @@ def _check_contract(plugin: type, kind: str, name: str, info: PluginInfo) -> Non
     missing = sorted(getattr(plugin, "__abstractmethods__", ()))
     if missing:
         raise PluginError(
-            f"{who} does not implement neuroplug.api.{KINDS[kind].base.__name__}'s "
+            f"{who} does not implement neuroplug.api.{kind_of(kind).base.__name__}'s "
             f"{', '.join(f'{method}()' for method in missing)} (contract {api.CONTRACT_VERSION}; "
             f"changes by version: {api.contract_changes_since(0)})"
         )
@@ -208,7 +223,7 @@ def construct(kind: str, name: str, plugin: type, *arguments: Any) -> Any:
             raise  # raised inside the constructor: the plugin's own error
         info = resolve(kind, name)
         raise PluginError(
-            f"{kind[:-1]} plugin {name!r} from distribution {info.distribution} {info.version} "
+            f"{singular(kind)} plugin {name!r} from distribution {info.distribution} {info.version} "
             f"cannot be built with neuroplug's arguments ({error}); contract "
             f"{api.CONTRACT_VERSION} builds it as {plugin.__name__}"
             f"({', '.join(type(argument).__name__ for argument in arguments)})"
@@ -217,7 +232,7 @@ def construct(kind: str, name: str, plugin: type, *arguments: Any) -> Any:
 
 def describe_all() -> list[PluginInfo]:
     """Every discovered plugin of every kind, for listings (imports nothing)."""
-    return [info for kind in KINDS for infos in discover(kind).values() for info in infos]
+    return [info for kind in _ALL_KINDS for infos in discover(kind).values() for info in infos]
 
 
 def load_selected(config_group: str, name: str) -> tuple[PluginKind, type]:

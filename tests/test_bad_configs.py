@@ -72,7 +72,13 @@ CASES = {
     # --- unknown fields (Hydra)
     "unknown-algo-field": case("algo.not_a_field=1", field="algo.not_a_field"),
     # --- missing values
-    "envpool-without-task-id": case("env=envpool", field="env.task_id", also=("required",)),
+    "envpool-without-task-id": case(
+        "env=envpool", field="env.task_id", also=("no environment given",)
+    ),
+    "gymnasium-without-id": case("env=gymnasium", field="env.task_id", also=("env.entry_point",)),
+    "gymnasium-unknown-id": case(
+        "env=gymnasium", "env.id=CartPol-v1", field="env.id", also=("Did you mean",)
+    ),
     # --- impossible combinations
     "unknown-net-type": case(
         "env=cartpole", "net.type=resnet", field="net.type", also=("mlp", "nature_cnn")

@@ -51,7 +51,7 @@ BAD_INPUTS = [
     (["algo.population_size=9"], "even population"),
     (["algo.sigma=0"], "algo.sigma"),
     (["algo.sigma=-0.5"], "algo.sigma"),
-    (["env=envpool"], "env.task_id: is required"),
+    (["env=envpool"], "env.task_id: no environment given"),
     (["env=envpool", "env.task_id=NoSuchGame-v5"], "env.task_id"),
     (["env=envpool", "env.task_id=Breakout-v4"], "did you mean"),
     (["net=nature_cnn"], "net.type"),

@@ -10,11 +10,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from omegaconf import MISSING
-
 from neuroplug.errors import require
 
 ACTIVATIONS = ("tanh", "relu", "elu", "sigmoid", "identity")
+VECTORIZATIONS = ("auto", "in_process", "processes")
 LOGGER_KINDS = ("console", "csv", "wandb", "none")
 WANDB_MODES = ("online", "offline", "disabled")
 
@@ -101,29 +100,64 @@ class RunConfig:
 
 @dataclass
 class EnvConfig:
-    """An EnvPool task and the settings that change what an episode is."""
+    """The environment: an EnvPool task (``task_id``), or a gymnasium env (``id`` or
+    ``entry_point``), and the settings that change what an episode is."""
 
-    task_id: str = MISSING
+    task_id: str = ""
     """Any EnvPool task id (``python -c 'import envpool; print(envpool.list_all_envs())'``)."""
+    id: str | None = None
+    """A registered gymnasium id (``LunarLander-v3``): the env runs through gymnasium
+    (``env=gymnasium``), not EnvPool."""
+    entry_point: str | None = None
+    """``package.module:Class`` of a gymnasium ``Env`` that is not registered (or a function
+    returning one), built with ``kwargs``."""
     family: str = "auto"
     """``auto``, or the task's family (``atari``, ``vizdoom``, ``mujoco``, ``dm_control``,
-    ``classic``: :mod:`neuroplug.envs.families`); naming it only spares a start-up the
-    registration of EnvPool's other families. The family is always the task's own."""
+    ``classic``, ``gymnasium``, or one a package registers: :mod:`neuroplug.envs.families`).
+    For EnvPool tasks naming it only spares a start-up the registration of EnvPool's other
+    families (the family is always the task's own); a gymnasium env takes the family named."""
     max_episode_steps: int | None = None
-    """Cap on agent steps per episode (Atari: frames / frame_skip); null: EnvPool's default."""
+    """Cap on agent steps per episode (Atari: frames / frame_skip); null: the env's default."""
     solved_return: float | None = None
-    """Mean evaluation return that counts as solved; null: EnvPool's reward threshold."""
+    """Mean evaluation return that counts as solved; null: the env's reward threshold."""
     kwargs: dict[str, Any] = field(default_factory=dict)
-    """Extra keyword arguments for ``envpool.make`` (e.g. ``repeat_action_probability``)."""
+    """Extra keyword arguments for ``envpool.make`` (e.g. ``repeat_action_probability``), or
+    for a gymnasium env's constructor."""
+    vectorization: str = "auto"
+    """Gymnasium envs only: ``in_process`` (stepped one after the other here),
+    ``processes`` (in ``workers`` worker processes) or ``auto`` (processes when one step
+    of the env costs more than :data:`neuroplug.envs.gymnasium_spec.PROCESS_STEP_SECONDS`
+    and there is more than one core)."""
+    workers: int = 0
+    """Worker processes for ``vectorization: processes``; 0: one per core."""
 
     def __post_init__(self) -> None:
-        require(bool(self.task_id), "env.task_id", "is empty", "an EnvPool task id")
+        given = [name for name in ("task_id", "id", "entry_point") if getattr(self, name)]
+        require(
+            len(given) == 1,
+            "env.task_id" if not given else f"env.{given[-1]}",
+            "no environment given" if not given else f"{' and '.join(given)} are set together",
+            "one of env.task_id (an EnvPool task), env.id (a gymnasium id) or "
+            "env.entry_point (package.module:Class)",
+        )
         require(
             self.max_episode_steps is None or self.max_episode_steps >= 1,
             "env.max_episode_steps",
             f"got {self.max_episode_steps}",
             "null or an integer >= 1",
         )
+        require(
+            self.vectorization in VECTORIZATIONS,
+            "env.vectorization",
+            f"got {self.vectorization!r}",
+            ", ".join(VECTORIZATIONS),
+        )
+        require(self.workers >= 0, "env.workers", f"got {self.workers}", "0 (one per core) or more")
+
+    @property
+    def on_gymnasium(self) -> bool:
+        """Whether the env runs through gymnasium rather than EnvPool."""
+        return bool(self.id or self.entry_point)
 
 
 @dataclass

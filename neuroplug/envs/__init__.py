@@ -1,5 +1,3 @@
-"""EnvPool environments: validated specs and pools seeded per episode."""
-
-from neuroplug.envs.make import make_pool, make_spec
-
-__all__ = ["make_pool", "make_spec"]
+"""Environments: validated specs (EnvPool tasks and gymnasium envs) and pools seeded per
+episode (:mod:`neuroplug.envs.make`). Importing the package imports nothing else: the
+plugin listing reads :mod:`neuroplug.envs.family` without paying for torch or EnvPool."""

@@ -1,11 +1,14 @@
-"""What neuroplug knows about a family of EnvPool tasks, in one object per family.
+"""What neuroplug knows about a family of envs, in one object per family.
 
 Every rule that depends on the kind of environment — where the true score comes from,
 no-op starts, frame skipping, whether pools can be reused, rendering for video, the
 default behaviour characterisation, the default network — is a trait here, and the rest
 of neuroplug reads the trait from ``EnvSpec.family`` instead of comparing family names.
 A family is one module in :mod:`neuroplug.envs.families` defining ``FAMILY`` (found by
-:func:`neuroplug.envs.families.all_families`), plus its configs in ``conf/env/``.
+:func:`neuroplug.envs.families.all_families`), plus its configs in ``conf/env/``; a package
+adds its own through the ``neuroplug.env_families`` entry-point group (a subclass of
+:class:`EnvFamily`, built without arguments), checked by
+:func:`neuroplug.testing.check_env_family`.
 """
 
 from __future__ import annotations
@@ -14,7 +17,8 @@ from typing import Any, ClassVar
 
 
 class EnvFamily:
-    """A family of EnvPool tasks; subclasses override the traits that differ.
+    """A family of envs (EnvPool tasks or gymnasium envs); subclasses override the traits
+    that differ.
 
     Instances carry no state: two are equal when their names are (so a spec that travelled
     to another process compares equal to the original).
@@ -22,9 +26,10 @@ class EnvFamily:
 
     name: ClassVar[str]
     """What ``env.family`` names it."""
-    registration: ClassVar[str]
+    registration: ClassVar[str] = ""
     """The EnvPool module that registers the family's tasks (imported alone when the config
-    names the family, which spares a start-up the import of every other family)."""
+    names the family, which spares a start-up the import of every other family); empty
+    for families of gymnasium envs."""
     detection_order: ClassVar[int] = 50
     """Families are asked in this order whether a task is theirs (the fallback last)."""
     default_behaviour: ClassVar[str | None] = "final_obs"
@@ -49,6 +54,11 @@ class EnvFamily:
 
     def detects(self, settings: dict[str, Any], envpool_spec: Any) -> bool:
         """Whether a task with EnvPool config ``settings`` and spec ``envpool_spec`` is ours."""
+        return False
+
+    def detects_gymnasium(self, env_name: str) -> bool:
+        """Whether a gymnasium env (its id, or its entry point's class name) is ours; a
+        family that a package registers for its own envs says so here."""
         return False
 
     def make_defaults(self) -> dict[str, Any]:

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import difflib
 import importlib
+import importlib.util
+import platform
 import sys
 import types
 import warnings
@@ -37,7 +39,10 @@ def _envpool(family: str = "auto"):
     """
     # EnvPool's gymnasium wrapper warns about float64 box bounds on every spec.
     warnings.filterwarnings("ignore", message=".*precision lowered.*")
+    _require_envpool()
     known = family_named(family)
+    if known is not None and not known.registration:
+        known = None  # a family of gymnasium envs: EnvPool registers nothing for it
     if "envpool" not in sys.modules and known is not None:
         sys.modules["envpool.entry"] = types.ModuleType("envpool.entry")
         try:
@@ -54,6 +59,24 @@ def _envpool(family: str = "auto"):
     return envpool
 
 
+def _require_envpool() -> None:
+    """A ConfigError in one line where EnvPool is not installed (it has no wheel for Linux
+    on ARM): what to use instead."""
+    if sys.modules.get("envpool") is not None:
+        return
+    try:  # a None in sys.modules (blocked) raises ValueError here
+        found = importlib.util.find_spec("envpool") is not None
+    except (ImportError, ValueError):
+        found = False
+    if not found:
+        raise ConfigError(
+            "env.task_id",
+            f"EnvPool is not installed here ({platform.system()} {platform.machine()}; "
+            "it publishes wheels for Linux x86_64, macOS arm64 and Windows amd64)",
+            "env=gymnasium env.id=<a gymnasium id> (e.g. CartPole-v1), or build EnvPool from source",
+        )
+
+
 def _register_all() -> None:
     """Register every EnvPool family (a no-op for those already registered)."""
     importlib.import_module("envpool.entry")
@@ -68,7 +91,12 @@ def _envpool_for(task_id: str, family: str):
 
 
 def make_spec(config: EnvConfig) -> EnvSpec:
-    """Validate ``config`` against EnvPool and describe the environment (starts nothing)."""
+    """Validate ``config`` and describe the environment: an EnvPool task (starts nothing)
+    or a gymnasium env (:mod:`neuroplug.envs.gymnasium_spec`: builds and probes one)."""
+    if config.on_gymnasium:
+        from neuroplug.envs.gymnasium_spec import make_gymnasium_spec
+
+        return make_gymnasium_spec(config)
     envpool = _envpool_for(config.task_id, config.family)
     task_ids = envpool.list_all_envs()
     if config.task_id not in task_ids:
@@ -162,7 +190,10 @@ def make_pool(spec: EnvSpec, seeds: np.ndarray, num_threads: int = 0, **override
     come back flat, see :mod:`neuroplug.envs.flatten`).
 
     ``overrides`` replace ``envpool.make`` settings of the spec (a learner's
-    ``episodic_life``, say) for this pool only."""
+    ``episodic_life``, say) for this pool only. A gymnasium env's pool is a
+    :class:`~neuroplug.envs.gymnasium_pool.GymnasiumPool` with the same calls."""
+    if spec.on_gymnasium:
+        return _gymnasium_pool(spec, seeds, overrides)
     envpool = _envpool_for(spec.task_id, spec.family)
     num_envs = len(seeds)
     # EnvPool reads 0 as "one thread per env", far too many on a small machine.
@@ -178,3 +209,16 @@ def make_pool(spec: EnvSpec, seeds: np.ndarray, num_threads: int = 0, **override
         **{**spec.make_kwargs, **overrides},
     )
     return FlatObservationPool(pool, spec.obs_parts) if spec.obs_parts else pool
+
+
+def _gymnasium_pool(spec: EnvSpec, seeds: np.ndarray, overrides: dict[str, Any]):
+    from dataclasses import replace
+
+    from neuroplug.envs.gymnasium_pool import GymnasiumPool
+    from neuroplug.envs.gymnasium_spec import pool_workers
+
+    kwargs = {**spec.make_kwargs, **overrides}
+    # A replay's step cap arrives as a make kwarg, as EnvPool takes it.
+    max_steps = kwargs.pop("max_episode_steps", spec.gymnasium.max_episode_steps)
+    maker = replace(spec.gymnasium, kwargs=kwargs, max_episode_steps=max_steps)
+    return GymnasiumPool(maker, [int(seed) for seed in seeds], pool_workers(spec, len(seeds)))

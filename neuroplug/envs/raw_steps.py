@@ -101,3 +101,11 @@ class RawSteps:
     def close(self) -> None:
         """Close the pool."""
         self.pool.close()
+
+
+def step_driver(pool: Any, family: EnvFamily):
+    """The raw step driver of ``pool``: :class:`RawSteps` for an EnvPool pool, the pool's
+    own for a gymnasium pool (:meth:`~neuroplug.envs.gymnasium_pool.GymnasiumPool.step_batches`)."""
+    if hasattr(pool, "step_batches"):
+        return pool.step_batches(family.score_info_key, family.game_over_info_key)
+    return RawSteps(pool, family)

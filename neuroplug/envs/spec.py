@@ -47,6 +47,20 @@ class EnvSpec:
     learner_settings: tuple[str, ...] = ()
     """The EnvPool training settings a learner may switch on for its own pools (Atari:
     ``reward_clip`` and ``episodic_life``); evaluations never use them."""
+    gymnasium: Any = None
+    """For a gymnasium env, its :class:`~neuroplug.envs.gymnasium_env.EnvMaker` (how to
+    build it; :attr:`make_kwargs` are its constructor's kwargs); None for EnvPool tasks."""
+    workers: int = 0
+    """Gymnasium envs: worker processes a pool's envs may step in (0: in this process)."""
+    vectorization: str = "in_process"
+    """Gymnasium envs: ``env.vectorization`` (``auto`` decides per pool by its size)."""
+    step_seconds: float = 0.0
+    """Gymnasium envs: one step's cost, timed when the spec was made."""
+
+    @property
+    def on_gymnasium(self) -> bool:
+        """Whether pools are gymnasium envs (:mod:`neuroplug.envs.gymnasium_pool`)."""
+        return self.gymnasium is not None
 
     @property
     def is_image(self) -> bool:

@@ -50,7 +50,7 @@ import torch
 from neuroplug.api import SamplerRequest
 from neuroplug.devices import env_threads
 from neuroplug.envs.make import make_pool
-from neuroplug.envs.raw_steps import RawSteps, StepBatch
+from neuroplug.envs.raw_steps import RawSteps, StepBatch, step_driver
 from neuroplug.envs.spec import EnvSpec
 
 
@@ -210,7 +210,7 @@ class Sampler:
         for first_units in units:
             indices = np.arange(first_units[0] * self.unit, (first_units[-1] + 1) * self.unit)
             pool = make_pool(self.env, seeds[indices], threads, **self.overrides)
-            steps = RawSteps(pool, self.env.family)
+            steps = step_driver(pool, self.env.family)
             steps.reset()
             group = _Group(steps, slice(int(indices[0]), int(indices[-1]) + 1))
             group.pending = True

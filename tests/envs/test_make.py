@@ -14,7 +14,9 @@ from neuroplug.envs.make import make_pool, make_spec
 from neuroplug.errors import ConfigError
 
 SHIPPED_ENVS = sorted(
-    path.stem for path in (conf_dir() / "env").glob("*.yaml") if path.stem != "envpool"
+    path.stem
+    for path in (conf_dir() / "env").glob("*.yaml")
+    if path.stem not in ("envpool", "gymnasium")  # the two that need the env named
 )
 EXPECTED_FAMILY = {
     "cartpole": "classic",
@@ -60,8 +62,12 @@ def test_family_is_detected_for_generic_tasks():
 
 
 def test_generic_env_needs_a_task_id(compose):
-    with pytest.raises(ConfigError, match="env.task_id: is required"):
+    with pytest.raises(ConfigError, match="env.task_id: no environment given"):
         to_dataclass(EnvConfig, compose(["env=envpool"]).env, "env")
+    with pytest.raises(ConfigError, match=r"env.id \(a gymnasium id\) or env.entry_point"):
+        to_dataclass(EnvConfig, compose(["env=gymnasium"]).env, "env")
+    named = to_dataclass(EnvConfig, compose(["env=gymnasium", "env.id=Acrobot-v1"]).env, "env")
+    assert make_spec(named).family.name == "gymnasium"
 
 
 def test_unknown_task_suggests_close_names():

@@ -1,7 +1,12 @@
-"""The env families neuroplug knows: one module each, defining ``FAMILY``.
+"""The env families neuroplug knows: one module each, defining ``FAMILY``, and those
+packages register.
 
 Adding a family is a module here (an :class:`neuroplug.envs.family.EnvFamily` subclass and
-its ``FAMILY`` instance) and its configs in ``conf/env/``; nothing else names it.
+its ``FAMILY`` instance) and its configs in ``conf/env/``; nothing else names it. A package
+registers its own under the ``neuroplug.env_families`` entry-point group::
+
+    [project.entry-points."neuroplug.env_families"]
+    gridworlds = "my_pkg.family:GridWorlds"   # an EnvFamily subclass, built without arguments
 """
 
 from __future__ import annotations
@@ -9,20 +14,54 @@ from __future__ import annotations
 import importlib
 import pkgutil
 from functools import cache
+from importlib import metadata
 from typing import Any
 
 from neuroplug.envs.family import EnvFamily
+from neuroplug.errors import ConfigError, PluginError
 
 
 @cache
 def all_families() -> tuple[EnvFamily, ...]:
-    """Every family, in detection order."""
+    """Every family, built in and registered, in detection order."""
     found = []
     for module in pkgutil.iter_modules(__path__):
         family = getattr(importlib.import_module(f"{__name__}.{module.name}"), "FAMILY", None)
         if isinstance(family, EnvFamily):
             found.append(family)
+    found += _registered_families({family.name for family in found})
     return tuple(sorted(found, key=lambda family: (family.detection_order, family.name)))
+
+
+ENTRY_POINT_GROUP = "neuroplug.env_families"
+"""Where a package registers its families (``--list-plugins`` lists them as ``env_family``)."""
+
+
+def _registered_families(built_in: set[str]) -> list[EnvFamily]:
+    """The families packages register, each built once (read from installed metadata
+    here rather than through :mod:`neuroplug.registry`, which sits above the env layer)."""
+    families = []
+    for entry_point in sorted(metadata.entry_points(group=ENTRY_POINT_GROUP), key=_name):
+        where = f"env family plugin {entry_point.name!r} ({entry_point.value})"
+        try:
+            family_class = entry_point.load()
+            family = family_class()
+        except Exception as error:
+            raise PluginError(f"{where} failed to load: {type(error).__name__}: {error}") from error
+        if not isinstance(family, EnvFamily):
+            raise PluginError(f"{where} is not a subclass of neuroplug.envs.family.EnvFamily")
+        if family.name != entry_point.name:
+            raise PluginError(
+                f"{where} is named {family.name!r} inside: the entry point's name must be the family's"
+            )
+        if family.name in built_in or family in families:
+            raise PluginError(f"{where} takes a name another family has: rename its entry point")
+        families.append(family)
+    return families
+
+
+def _name(entry_point: metadata.EntryPoint) -> str:
+    return entry_point.name
 
 
 def family_names() -> tuple[str, ...]:
@@ -38,3 +77,15 @@ def family_named(name: str) -> EnvFamily | None:
 def detect_family(settings: dict[str, Any], envpool_spec: Any) -> EnvFamily:
     """The family of a task, from its EnvPool config and spec."""
     return next(family for family in all_families() if family.detects(settings, envpool_spec))
+
+
+def gymnasium_family(name: str, env_name: str) -> EnvFamily:
+    """The family of a gymnasium env: the one ``env.family`` names, else the first that
+    claims ``env_name`` (:meth:`EnvFamily.detects_gymnasium`), else ``gymnasium``."""
+    if name != "auto":
+        family = family_named(name)
+        if family is None:
+            raise ConfigError("env.family", f"got {name!r}", ", ".join(("auto", *family_names())))
+        return family
+    claims = (family for family in all_families() if family.detects_gymnasium(env_name))
+    return next(claims, None) or family_named("gymnasium")

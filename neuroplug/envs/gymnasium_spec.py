@@ -1,0 +1,335 @@
+"""Describe a gymnasium env as an :class:`EnvSpec`, checking everything before training.
+
+``env=gymnasium env.id=LunarLander-v3`` (a registered id, with ``env.kwargs``) or
+``env.entry_point=my_pkg.envs:MyEnv`` (a class of the user's own) builds one env here,
+reads its spaces, steps it a little (how long a step takes decides where the pools' envs
+run, see :data:`PROCESS_STEP_SECONDS`) and closes it. Whatever cannot work fails here, in
+one line naming the field: an unknown id, an entry point that does not import, a kwarg the
+constructor does not take, spaces no network or learner here can use.
+"""
+
+from __future__ import annotations
+
+import inspect
+import os
+import time
+from typing import Any
+
+import numpy as np
+
+from neuroplug.config.schema import EnvConfig
+from neuroplug.envs.families import gymnasium_family
+from neuroplug.envs.gymnasium_env import (
+    ARRAY,
+    DICT,
+    FLATTEN,
+    IMAGE_HWC,
+    ONE_HOT,
+    EnvMaker,
+    load_entry_point,
+)
+from neuroplug.envs.spec import EnvSpec
+from neuroplug.errors import ConfigError
+
+PROCESS_BATCH_SECONDS = 1.5e-3
+"""``vectorization: auto`` steps a pool's envs in worker processes when one batch of them
+(the pool's envs times one step's cost, timed when the spec is made) takes longer than
+this, and there is more than one core; smaller batches step here. It is the break-even
+``benchmarks/gymnasium_envs.py`` measured on the 2-core CI-class CPU (a worker's round trip
+costs ~100 us there): 2 workers against this process, BipedalWalker at batches of 1.0 /
+1.9 / 7.8 ms 0.95x / 1.27x / 1.48x, LunarLander at 0.2 / 0.4 / 1.7 ms 0.58x / 0.83x /
+0.93-1.09x (``benchmarks/results/gymnasium_envs.md``)."""
+
+PROBE_SECONDS = 0.1
+PROBE_STEPS = 200
+"""The timing probe steps one env at most this long and this many steps."""
+
+_RESERVED = {"max_episode_steps": "env.max_episode_steps", "render_mode": "(set for videos)"}
+
+
+def make_gymnasium_spec(config: EnvConfig) -> EnvSpec:
+    """The spec of ``config``'s gymnasium env (builds and steps one env, then closes it)."""
+    field = "env.id" if config.id else "env.entry_point"
+    try:
+        import gymnasium
+    except ImportError as error:
+        raise ConfigError(
+            field, f"gymnasium is not installed ({error})", "pip install gymnasium"
+        ) from None
+    creator = _creator(gymnasium, config, field)
+    _check_kwargs(config, creator)
+    maker = EnvMaker(
+        id=config.id,
+        entry_point=config.entry_point,
+        kwargs=dict(config.kwargs),
+        max_episode_steps=config.max_episode_steps,
+    )
+    name = maker.name
+    try:
+        env = maker.make()
+    except Exception as error:
+        raise ConfigError(
+            "env.kwargs" if config.kwargs else field,
+            f"{name} could not be built: {type(error).__name__}: {_first_line(error)}",
+            "an env gymnasium.make can build with these kwargs",
+        ) from error
+    try:
+        observation = _observation_shaping(name, env.observation_space)
+        actions = _action_space(name, env.action_space)
+        maker = EnvMaker(
+            id=config.id,
+            entry_point=config.entry_point,
+            kwargs=dict(config.kwargs),
+            max_episode_steps=config.max_episode_steps,
+            **observation["maker"],
+            **actions["maker"],
+        )
+        step_seconds, info_keys = _probe(env, maker)
+        registered = getattr(env, "spec", None)
+        max_steps = config.max_episode_steps or getattr(registered, "max_episode_steps", None)
+        threshold = getattr(registered, "reward_threshold", None)
+    finally:
+        env.close()
+    if max_steps is None:
+        raise ConfigError(
+            "env.max_episode_steps",
+            f"{name} registers no episode cap, and every episode here must end",
+            "an integer: the most steps an episode may take",
+        )
+    maker = EnvMaker(**{**maker.__dict__, "info_keys": info_keys})
+    family = gymnasium_family(config.family, name)
+    return EnvSpec(
+        task_id=name,
+        family=family,
+        obs_shape=observation["shape"],
+        obs_dtype=np.dtype(maker.observation_dtype),
+        obs_parts=observation["parts"],
+        discrete=actions["discrete"],
+        num_actions=actions["num_actions"],
+        action_low=actions["low"],
+        action_high=actions["high"],
+        frame_skip=family.frame_skip({}),
+        max_episode_steps=int(max_steps),
+        solved_return=(
+            config.solved_return
+            if config.solved_return is not None
+            else (float(threshold) if threshold is not None and np.isfinite(threshold) else None)
+        ),
+        make_kwargs=dict(config.kwargs),
+        gymnasium=maker,
+        workers=_workers(config),
+        vectorization=config.vectorization,
+        step_seconds=step_seconds,
+    )
+
+
+def _creator(gymnasium: Any, config: EnvConfig, field: str) -> Any:
+    """The env's class or factory, or a ConfigError naming ``field``."""
+    if config.entry_point:
+        module, colon, attribute = config.entry_point.partition(":")
+        if not colon or not module or not attribute:
+            raise ConfigError(
+                field,
+                f"got {config.entry_point!r}",
+                "package.module:Class (a colon before the name)",
+            )
+        try:
+            return load_entry_point(config.entry_point)
+        except ImportError as error:
+            raise ConfigError(
+                field,
+                f"module {module!r} does not import: {type(error).__name__}: {_first_line(error)}",
+                "an importable package.module:Class (is the package installed, or on PYTHONPATH?)",
+            ) from None
+        except AttributeError:
+            raise ConfigError(
+                field, f"module {module!r} has no {attribute!r}", "package.module:Class"
+            ) from None
+    try:
+        registered = gymnasium.spec(config.id)
+    except gymnasium.error.Error as error:
+        raise ConfigError(
+            field,
+            _first_line(error),
+            "a registered gymnasium id (python -c 'import gymnasium; gymnasium.pprint_registry()')",
+        ) from None
+    entry = registered.entry_point
+    if isinstance(entry, str):
+        try:
+            return load_entry_point(entry)
+        except Exception:
+            return None  # building it will say what is missing
+    return entry
+
+
+def _check_kwargs(config: EnvConfig, creator: Any) -> None:
+    for key, where in _RESERVED.items():
+        if key in config.kwargs:
+            raise ConfigError(f"env.kwargs.{key}", "is set by neuroplug", f"use {where}")
+    if creator is None or not config.kwargs:
+        return
+    try:
+        parameters = inspect.signature(creator).parameters
+    except (TypeError, ValueError):
+        return
+    if any(parameter.kind is inspect.Parameter.VAR_KEYWORD for parameter in parameters.values()):
+        return
+    accepted = [
+        name
+        for name, parameter in parameters.items()
+        if parameter.kind
+        in (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
+        and name not in ("self", "render_mode")
+    ]
+    for key in config.kwargs:
+        if key not in accepted:
+            name = getattr(creator, "__qualname__", str(creator))
+            raise ConfigError(
+                f"env.kwargs.{key}",
+                f"is not a parameter of {name}",
+                ", ".join(accepted) or "no kwargs at all",
+            )
+
+
+def _observation_shaping(name: str, space: Any) -> dict:
+    """How ``space``'s observations become a network's input (see :mod:`gymnasium_env`)."""
+    from gymnasium import spaces
+
+    def refuse(problem: str) -> ConfigError:
+        return ConfigError(
+            "env.id",
+            f"{name}'s observation space is {problem}",
+            "Box, Discrete (one-hot), or a Dict of numeric Boxes (flattened)",
+        )
+
+    if isinstance(space, spaces.Discrete):
+        size = int(space.n)
+        return {
+            "maker": {"observation": ONE_HOT, "observation_size": size},
+            "shape": (size,),
+            "parts": (),
+        }
+    if isinstance(space, spaces.Dict):
+        parts = []
+        for key, entry in space.spaces.items():
+            if not isinstance(entry, spaces.Box) or len(entry.shape) >= 3:
+                raise refuse(f"a Dict whose entry {key!r} is {entry}")
+            parts.append((str(key), tuple(int(size) for size in entry.shape)))
+        size = sum(int(np.prod(shape)) for _, shape in parts)
+        return {
+            "maker": {"observation": DICT, "parts": tuple(parts)},
+            "shape": (size,),
+            "parts": tuple(parts),
+        }
+    if not isinstance(space, spaces.Box) or not np.issubdtype(space.dtype, np.number):
+        raise refuse(f"{space}")
+    shape = tuple(int(size) for size in space.shape)
+    image = len(shape) == 3 and space.dtype == np.uint8
+    if image and shape[-1] <= 4 < shape[0]:
+        return {
+            "maker": {"observation": IMAGE_HWC, "observation_dtype": "uint8"},
+            "shape": (shape[2], shape[0], shape[1]),
+            "parts": (),
+        }
+    if image:
+        return {
+            "maker": {"observation": ARRAY, "observation_dtype": "uint8"},
+            "shape": shape,
+            "parts": (),
+        }
+    if len(shape) != 1:
+        size = int(np.prod(shape))
+        return {"maker": {"observation": FLATTEN}, "shape": (size,), "parts": ()}
+    return {"maker": {"observation": ARRAY}, "shape": shape, "parts": ()}
+
+
+def _action_space(name: str, space: Any) -> dict:
+    """Discrete or bounded Box actions; anything else refused naming the space."""
+    from gymnasium import spaces
+
+    allowed = "Discrete(n) (start 0) or a bounded Box: the action spaces neuroplug's policies and learners act in"
+    if isinstance(space, spaces.Discrete):
+        if int(space.start) != 0:
+            raise ConfigError(
+                "env.id", f"{name}'s actions are {space}, starting at {space.start}", allowed
+            )
+        return {
+            "maker": {"discrete_actions": True, "action_dtype": "int64"},
+            "discrete": True,
+            "num_actions": int(space.n),
+            "low": None,
+            "high": None,
+        }
+    if isinstance(space, spaces.Box):
+        low, high = np.asarray(space.low, np.float32), np.asarray(space.high, np.float32)
+        if not (np.isfinite(low).all() and np.isfinite(high).all()):
+            raise ConfigError(
+                "env.id",
+                f"{name}'s actions are {space}, unbounded: a policy cannot scale into it",
+                "bounded Box actions (wrap the env in gymnasium.wrappers.ClipAction)",
+            )
+        return {
+            "maker": {"discrete_actions": False, "action_dtype": str(np.dtype(space.dtype))},
+            "discrete": False,
+            "num_actions": int(np.prod(space.shape)),
+            "low": low.reshape(-1),
+            "high": high.reshape(-1),
+        }
+    raise ConfigError("env.id", f"{name}'s actions are {space}", allowed)
+
+
+def _probe(env: Any, maker: EnvMaker) -> tuple[float, tuple[str, ...]]:
+    """Seconds one step takes (random actions, at most :data:`PROBE_SECONDS`), and the
+    numeric scalar entries of its ``info``."""
+    env.action_space.seed(0)
+    env.reset(seed=0)
+    info: dict = {}
+    steps = 0
+    started = time.perf_counter()
+    while steps < PROBE_STEPS and time.perf_counter() - started < PROBE_SECONDS:
+        observation, _, terminated, truncated, info = env.step(env.action_space.sample())
+        maker.shape(observation)  # fails here, not in a pool, if the env breaks its space
+        steps += 1
+        if terminated or truncated:
+            env.reset()
+    seconds = (time.perf_counter() - started) / max(steps, 1)
+    keys = tuple(
+        sorted(
+            key
+            for key, value in info.items()
+            if isinstance(key, str) and np.ndim(value) == 0 and _is_number(value)
+        )
+    )
+    return seconds, keys
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float, np.number, bool, np.bool_))
+
+
+def _workers(config: EnvConfig) -> int:
+    """Worker processes a pool may use (0: none); ``auto`` decides per pool (:func:`pool_workers`)."""
+    if config.vectorization == "in_process" or _cores() < 2 and config.vectorization == "auto":
+        return 0
+    return config.workers or _cores()
+
+
+def _cores() -> int:
+    if hasattr(os, "sched_getaffinity"):
+        return len(os.sched_getaffinity(0))
+    return os.cpu_count() or 1
+
+
+def pool_workers(spec: EnvSpec, envs: int) -> int:
+    """Worker processes for a pool of ``envs`` of ``spec``'s env: the spec's, unless
+    ``auto`` finds a batch too cheap to be worth a round trip (:data:`PROCESS_BATCH_SECONDS`)."""
+    if spec.vectorization == "in_process":
+        return 0
+    if spec.vectorization == "auto" and envs * spec.step_seconds < PROCESS_BATCH_SECONDS:
+        return 0
+    return spec.workers
+
+
+def _first_line(error: BaseException) -> str:
+    text = str(error).strip()
+    return text.splitlines()[0] if text else type(error).__name__

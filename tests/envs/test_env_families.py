@@ -1,0 +1,121 @@
+"""Env families from packages: registered by entry point, listed, chosen, checked."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from neuroplug.config.schema import EnvConfig
+from neuroplug.envs import families
+from neuroplug.envs.family import EnvFamily
+from neuroplug.envs.make import make_spec
+from neuroplug.errors import PluginError
+from neuroplug.testing import check_env_family
+from neuroplug.testing.env_family_contract import FamilyContractViolation
+
+SUPPORT = Path(__file__).resolve().parents[1] / "support"
+FAMILY_MODULE = '''
+from neuroplug.envs.family import EnvFamily
+
+
+class Corridors(EnvFamily):
+    """The corridor envs of a made-up package: scored by their info's "position"."""
+
+    name = "{name}"
+    score_info_key = "position"
+
+    def detects_gymnasium(self, env_name):
+        return env_name == "Corridor"
+'''
+
+
+def _distribution(root: Path, name: str = "corridors") -> Path:
+    """A site directory holding an installed package that registers one env family."""
+    site = root / "site"
+    (site / "corridor_family").mkdir(parents=True)
+    (site / "corridor_family" / "__init__.py").write_text(FAMILY_MODULE.format(name=name))
+    info = site / "neuroplug_corridors-0.1.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text(
+        "Metadata-Version: 2.1\nName: neuroplug-corridors\nVersion: 0.1\n"
+    )
+    (info / "entry_points.txt").write_text(
+        "[neuroplug.env_families]\ncorridors = corridor_family:Corridors\n"
+    )
+    return site
+
+
+@pytest.fixture
+def installed(tmp_path):
+    """Install the family's distribution on sys.path for one test."""
+
+    def install(name: str = "corridors") -> Path:
+        site = _distribution(tmp_path, name)
+        sys.path.insert(0, str(site))
+        families.all_families.cache_clear()
+        return site
+
+    yield install
+    sys.path[:] = [entry for entry in sys.path if not entry.startswith(str(tmp_path))]
+    sys.modules.pop("corridor_family", None)
+    families.all_families.cache_clear()
+
+
+def test_a_registered_family_claims_its_envs_and_its_traits_apply(installed):
+    installed()
+    spec = make_spec(EnvConfig(entry_point="corridor_env:Corridor", max_episode_steps=20))
+    assert spec.family.name == "corridors"
+    assert spec.family.score_info_key == "position"
+    assert "position" in spec.gymnasium.info_keys  # the true score reaches the pools
+    # Other gymnasium envs keep the plain family; naming one overrides detection.
+    assert make_spec(EnvConfig(id="CartPole-v1")).family.name == "gymnasium"
+    named = EnvConfig(id="CartPole-v1", family="corridors")
+    assert make_spec(named).family.name == "corridors"
+
+
+def test_a_family_named_unlike_its_entry_point_is_refused(installed):
+    installed(name="other")
+    with pytest.raises(PluginError, match="entry point's name must be the family's"):
+        families.all_families()
+
+
+def test_list_plugins_shows_the_family_from_its_distribution(tmp_path):
+    site = _distribution(tmp_path)
+    environment = {**os.environ, "PYTHONPATH": os.pathsep.join([str(site), str(SUPPORT)])}
+    listing = subprocess.run(
+        [sys.executable, "-m", "neuroplug", "--list-plugins"],
+        capture_output=True,
+        text=True,
+        env=environment,
+        check=True,
+    ).stdout
+    row = next(line for line in listing.splitlines() if line.startswith("env_family"))
+    assert row.split()[1:4] == ["corridors", "neuroplug-corridors", "0.1"]
+
+
+def test_every_shipped_family_honours_the_contract():
+    for family in families.all_families():
+        assert check_env_family(type(family)) == family
+
+
+def test_the_contract_names_a_broken_trait():
+    class NoSkip(EnvFamily):
+        name = "no_skip"
+
+        def frame_skip(self, settings):
+            return 0
+
+    class BadNetwork(EnvFamily):
+        name = "bad_network"
+
+        def default_network(self, is_image):
+            return "transformer"
+
+    with pytest.raises(FamilyContractViolation, match="frame_skip"):
+        check_env_family(NoSkip)
+    with pytest.raises(FamilyContractViolation, match="transformer"):
+        check_env_family(BadNetwork)
