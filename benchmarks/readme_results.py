@@ -1,4 +1,4 @@
-"""The README's CartPole results, from exactly the commands the README shows.
+"""The CartPole results of docs/algorithms.md ("What to expect"), from exactly the commands it shows.
 
 Each command runs as a user would type it (``python -m neuroplug <overrides>``, with only
 ``run.seed``, ``logger=csv`` and the output dir added), for seeds 0-4. A run stops when its

@@ -32,11 +32,18 @@ COMMANDS = {
     "es cartpole (W&B, the default)": (PYTHON, ["algo=es", "env=cartpole"]),
     "es cartpole, scripts/run.sh (the README's command)": (SCRIPT, ["algo=es", "env=cartpole"]),
     "es cartpole, logger=console": (PYTHON, ["algo=es", "env=cartpole", "logger=console"]),
+    "a typo (fails)": (PYTHON, ["algo=ess"]),
+    "a bad value (fails)": (PYTHON, ["algo=es", "algo.sigma=abc"]),
 }
+FAILING = {"a typo (fails)", "a bad value (fails)"}
+"""Commands that must fail (exit 2, one line) before training: timed to their exit."""
 
 
-def time_command(args: list[str], cwd: Path, launcher: list[str] = PYTHON) -> dict[str, float]:
-    """Seconds from launch to the first line, the first generation line and the exit."""
+def time_command(
+    args: list[str], cwd: Path, launcher: list[str] = PYTHON, expected: int = 0
+) -> dict[str, float]:
+    """Seconds from launch to the first line, the first generation line and the exit
+    (which must have status ``expected``)."""
     env = {**os.environ, "WANDB_MODE": "offline", "WANDB_SILENT": "true"}
     started = time.perf_counter()
     process = subprocess.Popen(
@@ -56,8 +63,8 @@ def time_command(args: list[str], cwd: Path, launcher: list[str] = PYTHON) -> di
             marks["first_generation"] = now
     process.wait()
     marks["exit"] = time.perf_counter() - started
-    if process.returncode != 0:
-        raise RuntimeError(f"{args} exited with {process.returncode}")
+    if process.returncode != expected:
+        raise RuntimeError(f"{args} exited with {process.returncode}, not {expected}")
     return marks
 
 
@@ -77,7 +84,11 @@ def main() -> None:
     ]
     with tempfile.TemporaryDirectory() as scratch:
         for name, (launcher, command) in COMMANDS.items():
-            runs = [time_command(command, Path(scratch), launcher) for _ in range(args.repeats)]
+            expected = 2 if name in FAILING else 0
+            runs = [
+                time_command(command, Path(scratch), launcher, expected)
+                for _ in range(args.repeats)
+            ]
             row = {
                 key: statistics.median(run[key] for run in runs)
                 for key in runs[0]

@@ -35,6 +35,33 @@ def list_plugins() -> int:
     return 0
 
 
+def _unknown_group_option(argv: list[str]):
+    """The error for a ``group=option`` naming no option (``algo=ess``), found from the
+    shipped yamls and the plugins' entry-point metadata alone: before Hydra, torch or any
+    plugin is imported, so a typo costs a fraction of a second. None when all are known (a
+    value Hydra resolves itself, ``glob(...)`` say, is left to Hydra)."""
+    from neuroplug import registry
+    from neuroplug.config.paths import conf_dir
+    from neuroplug.config.unknown_option import unknown_group_option
+
+    options = {
+        path.name: {yaml.stem for yaml in path.glob("*.yaml")}
+        for path in conf_dir().iterdir()
+        if path.is_dir() and path.name != "schema"
+    }
+    for kind in registry.KINDS.values():
+        options.setdefault(kind.config_group, set()).update(registry.discover(kind.name))
+    for argument in argv:
+        key, equals, value = argument.partition("=")
+        group = key.lstrip("+~")
+        if not equals or group not in options or key.startswith("~") or "(" in value:
+            continue
+        for name in value.split(","):  # a sweep: algo=ga,es
+            if name and name not in options[group] and "$" not in name:
+                return unknown_group_option(group, name, sorted(options[group]))
+    return None
+
+
 _NO_RUN_FLAGS = ("--help", "-h", "--cfg", "-c", "--info", "-i", "--resolve", "--shell-completion")
 
 
@@ -53,6 +80,10 @@ def main(argv: list[str] | None = None) -> None:
     argv = sys.argv[1:] if argv is None else argv
     if "--list-plugins" in argv:
         raise SystemExit(list_plugins())
+    unknown = _unknown_group_option(argv)
+    if unknown is not None:
+        print(f"neuroplug: error: {unknown}", file=sys.stderr)
+        raise SystemExit(2)
     if _will_log_to_wandb(argv):
         from neuroplug.loggers.wandb_logger import prewarm
 

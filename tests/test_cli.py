@@ -202,3 +202,20 @@ def test_the_wandb_sidecar_starts_early_only_for_runs_that_log_to_wandb(argv, ex
     from neuroplug.cli import _will_log_to_wandb
 
     assert _will_log_to_wandb(argv) is expected
+
+
+@pytest.mark.parametrize("argument", ["algo=ess", "env=cartpol", "algo=ga,ess"])
+def test_a_typo_in_a_group_option_fails_before_torch_or_hydra_is_imported(argument):
+    probe = (
+        "import sys\n"
+        "from neuroplug import cli\n"
+        "try:\n"
+        f"    cli.main([{argument!r}])\n"
+        "except SystemExit as stop:\n"
+        "    print(stop.code, 'torch' in sys.modules, 'hydra' in sys.modules)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)
+    assert done.stdout.split() == ["2", "False", "False"], done.stderr
+    group, _, name = argument.partition("=")
+    assert f"no {group} option named {name.split(',')[-1]!r}" in done.stderr
+    assert "did you mean" in done.stderr

@@ -1,4 +1,4 @@
-"""The learner guide's example (README.md, "Write your own learner") is real, working code:
+"""The learner guide's example (docs/plugins.md, "Write your own learner") is real, working code:
 it honours the learner contract and learns CartPole."""
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from neuroplug.testing import (
 
 
 def _readme_learner():
-    """The README's example, executed as a module of its own."""
+    """The guide's example (docs/plugins.md), executed as a module of its own."""
     return readme_module("class A2C(", "readme_a2c")
 
 

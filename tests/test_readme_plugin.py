@@ -1,4 +1,4 @@
-"""The plugin guide's example (README.md, "Write your own plugin") is real, working code."""
+"""The plugin guide's example (docs/plugins.md, "Write your own plugin") is real, working code."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from neuroplug.testing import check_algorithm_contract, synthetic_context, synth
 
 
 def _readme_plugin():
-    """The README's example, executed as a module of its own."""
+    """The guide's example (docs/plugins.md), executed as a module of its own."""
     return readme_module("class SNES(", "readme_snes")
 
 

@@ -31,11 +31,7 @@ def unknown_option_error(error: BaseException) -> ConfigError | None:
         options = [option for option in (error.options or []) if option]
         if not group or not options:
             return None
-        return ConfigError(
-            f"{group}={name}",
-            f"no {group} option named {name!r}{_did_you_mean(name, options, f'{group}=')}",
-            ", ".join(sorted(options)),
-        )
+        return unknown_group_option(group, name, options)
     if not isinstance(error, ConfigCompositionException):
         return None
     override = _OVERRIDE.search(str(error))
@@ -60,6 +56,15 @@ def unknown_option_error(error: BaseException) -> ConfigError | None:
             ", ".join(f"{prefix}{name}" for name in sorted(known)),
         )
     return None
+
+
+def unknown_group_option(group: str, name: str, options: list[str]) -> ConfigError:
+    """``<group>=<name>`` names no option of ``group``: the nearest, and all of them."""
+    return ConfigError(
+        f"{group}={name}",
+        f"no {group} option named {name!r}{_did_you_mean(name, options, f'{group}=')}",
+        ", ".join(sorted(options)),
+    )
 
 
 def _did_you_mean(name: str, options: list[str], prefix: str, suffix: str = "") -> str:

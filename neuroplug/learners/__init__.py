@@ -1,7 +1,7 @@
 """What gradient-based learners share: the base class that runs segments on a sampler of
 persistent EnvPool envs, an actor-critic over the policy network's flat parameters,
 advantage estimators, and a population of learners acting in one forward (what ``algo=pbt``
-builds on; see :class:`neuroplug.api.Learner` for the contract, and the README's "Write
+builds on; see :class:`neuroplug.api.Learner` for the contract, and the guide's (docs/plugins.md) "Write
 your own learner")."""
 
 from neuroplug.learners.actor_critic import ActorCritic

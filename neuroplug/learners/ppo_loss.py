@@ -9,7 +9,8 @@ log-std ``s``), values ``V``, and the rollout's log-probs, values ``V_old``, adv
         + c_v * mean(max((V - R)^2, (V_old + clip(V - V_old, +-eps) - R)^2)) / 2
         - c_e * mean(H(pi(.|z)))
 
-The gradient is written out rather than left to autograd: it is a dozen elementwise
+:func:`ppo_loss` is that formula as code, the definition, differentiable by autograd.
+Training uses its gradient written out rather than autograd's: it is a dozen elementwise
 operations on ``(n, actions)`` tensors, where recording and walking the same loss as a
 graph costs more than twice as much on a small network. Its parts:
 
@@ -21,7 +22,7 @@ graph costs more than twice as much on a small network. Its parts:
 - ``dL/dV = (c_v/n) (V - R)``, except where the clipped error is the larger: the clip
   has changed ``V`` there and passes no gradient, so 0.
 
-``tests/learners/test_ppo_loss.py`` checks every case against autograd on the formula above.
+``tests/learners/test_ppo_loss.py`` checks every case against autograd on :func:`ppo_loss`.
 """
 
 from __future__ import annotations
@@ -60,6 +61,43 @@ class LossGradients:
     stats: torch.Tensor | None
     """:data:`LOSS_STATS`, one tensor (read once per update, not per step); None when not
     asked for."""
+
+
+def ppo_loss(
+    settings: PPOLossSettings,
+    outputs: torch.Tensor,
+    log_std: torch.Tensor | None,
+    values: torch.Tensor,
+    actions: torch.Tensor,
+    rows: torch.Tensor,
+) -> torch.Tensor:
+    """Schulman et al.'s clipped PPO loss of a minibatch (the module docstring's formula),
+    with torch's own distributions: the definition :func:`ppo_loss_gradients` computes the
+    gradient of. ``outputs`` are logits (``log_std`` None) or Gaussian means; ``rows`` is
+    ``(n, 4)``: old log-probs, old values, advantages and targets."""
+    old_log_probs, old_values, advantages, returns = rows.unbind(1)
+    if settings.normalize_advantages and len(advantages) > 1:
+        advantages = (advantages - advantages.mean()) / (advantages.std() + 1e-8)
+    if log_std is None:
+        distribution = torch.distributions.Categorical(logits=outputs)
+        log_probs, entropy = distribution.log_prob(actions), distribution.entropy()
+    else:
+        distribution = torch.distributions.Normal(outputs, log_std.exp())
+        log_probs = distribution.log_prob(actions).sum(1)
+        entropy = distribution.entropy().sum(1)
+    ratio = (log_probs - old_log_probs).exp()
+    eps = settings.clip_coef
+    policy_loss = torch.max(-advantages * ratio, -advantages * ratio.clamp(1 - eps, 1 + eps))
+    error = (values - returns) ** 2
+    if settings.clip_value_loss:
+        clipped = old_values + (values - old_values).clamp(-eps, eps)
+        error = torch.max(error, (clipped - returns) ** 2)
+    value_loss = 0.5 * error.mean()
+    return (
+        policy_loss.mean()
+        + settings.value_coef * value_loss
+        - settings.entropy_coef * entropy.mean()
+    )
 
 
 @torch.no_grad()

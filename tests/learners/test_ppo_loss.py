@@ -9,7 +9,7 @@ import pytest
 import torch
 
 from neuroplug.learners.distributions import Categorical, DiagonalGaussian
-from neuroplug.learners.ppo_loss import LOSS_STATS, ppo_loss_gradients
+from neuroplug.learners.ppo_loss import LOSS_STATS, ppo_loss, ppo_loss_gradients
 
 
 @dataclass
@@ -19,30 +19,6 @@ class _Settings:
     value_coef: float = 0.5
     entropy_coef: float = 0.01
     normalize_advantages: bool = True
-
-
-def _reference_loss(settings, outputs, log_std, values, actions, rows):
-    """Schulman et al.'s clipped loss as autograd differentiates it (its own distributions)."""
-    old_log_probs, old_values, advantages, returns = rows.unbind(1)
-    if settings.normalize_advantages:
-        advantages = (advantages - advantages.mean()) / (advantages.std() + 1e-8)
-    if log_std is None:
-        distribution = torch.distributions.Categorical(logits=outputs)
-    else:
-        distribution = torch.distributions.Normal(outputs, log_std.exp())
-    log_probs = distribution.log_prob(actions)
-    entropy = distribution.entropy()
-    if log_std is not None:
-        log_probs, entropy = log_probs.sum(1), entropy.sum(1)
-    ratio = (log_probs - old_log_probs).exp()
-    eps = settings.clip_coef
-    policy = torch.max(-advantages * ratio, -advantages * ratio.clamp(1 - eps, 1 + eps)).mean()
-    error = (values - returns) ** 2
-    if settings.clip_value_loss:
-        clipped = old_values + (values - old_values).clamp(-eps, eps)
-        error = torch.max(error, (clipped - returns) ** 2)
-    value = 0.5 * error.mean()
-    return policy + settings.value_coef * value - settings.entropy_coef * entropy.mean()
 
 
 def _minibatch(discrete: bool, n: int = 64, actions: int = 3):
@@ -86,9 +62,7 @@ def test_the_written_out_gradient_is_autograds(
     leaves = [outputs.clone().requires_grad_(), values.clone().requires_grad_()]
     if not discrete:
         leaves.append(log_std.clone().requires_grad_())
-    loss = _reference_loss(
-        settings, leaves[0], None if discrete else leaves[2], leaves[1], actions, rows
-    )
+    loss = ppo_loss(settings, leaves[0], None if discrete else leaves[2], leaves[1], actions, rows)
     loss.backward()
     torch.testing.assert_close(written.outputs, leaves[0].grad)
     torch.testing.assert_close(written.values, leaves[1].grad)

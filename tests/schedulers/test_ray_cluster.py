@@ -1,4 +1,4 @@
-"""Both families on a real two-raylet Ray cluster on this machine, started as the README's
+"""Both families on a real two-raylet Ray cluster on this machine, started as docs/ray.md's
 recipe starts one: ``ray start --head``, then ``ray start --address=...`` with
 ``RAY_AUTH_MODE=token`` (Ray >= 2.60 turns token authentication on at the head; the token
 file is shared here, as it is copied to every node of a real cluster)."""
