@@ -42,7 +42,19 @@ from neuroplug.seeds import value_head_generator
 
 if TYPE_CHECKING:
     from neuroplug.api import LearnerContext
-    from neuroplug.learners.ppo_loss import LossGradients
+
+
+@dataclass
+class OutputGradients:
+    """A loss's gradient with respect to an actor-critic's outputs: what a learner's loss
+    hands to the backward pass of :meth:`ActorCritic.forward_for_gradients`."""
+
+    outputs: torch.Tensor
+    """``(n, out)``: with respect to the logits or means."""
+    values: torch.Tensor
+    """``(n,)``: with respect to the values."""
+    log_std: torch.Tensor | None
+    """``(actions,)`` for a Gaussian policy, else None."""
 
 
 @dataclass
@@ -164,7 +176,7 @@ class ActorCritic(nn.Module):
 
     def forward_for_gradients(
         self, observations: torch.Tensor
-    ) -> tuple[torch.Tensor, torch.Tensor, Callable[[LossGradients], None]]:
+    ) -> tuple[torch.Tensor, torch.Tensor, Callable[[OutputGradients], None]]:
         """``(outputs, values, backward)``: :meth:`forward`, and a function that takes a
         loss's gradient with respect to the outputs, values and log-std and leaves the
         gradient of every trained tensor in its ``grad``. Zero the gradients before calling
@@ -176,7 +188,7 @@ class ActorCritic(nn.Module):
         if not self._written_out:
             outputs, values = self(observations)
 
-            def autograd_backward(grads: LossGradients) -> None:
+            def autograd_backward(grads: OutputGradients) -> None:
                 torch.autograd.backward((outputs, values), (grads.outputs, grads.values))
                 self._add_log_std_gradient(grads)
 
@@ -190,7 +202,7 @@ class ActorCritic(nn.Module):
             critic_net.layers, critic_net.layout, critic, observations
         )
 
-        def written_out_backward(grads: LossGradients) -> None:
+        def written_out_backward(grads: OutputGradients) -> None:
             for net, tensors, inputs, out, grad in (
                 (actor_net, policy, actor_inputs, outputs, grads.outputs),
                 (critic_net, critic, critic_inputs, values, grads.values.unsqueeze(1)),
@@ -201,7 +213,7 @@ class ActorCritic(nn.Module):
 
         return outputs, values.squeeze(1), written_out_backward
 
-    def _add_log_std_gradient(self, grads: LossGradients) -> None:
+    def _add_log_std_gradient(self, grads: OutputGradients) -> None:
         if grads.log_std is not None:
             _grad_of(self.log_std).add_(grads.log_std)
 

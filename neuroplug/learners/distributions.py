@@ -3,7 +3,8 @@
 Each gives what acting and the PPO loss read (a draw, log-likelihoods, entropy) and the
 gradient of a loss with respect to the distribution's parameters, given the loss's
 gradient with respect to each row's log-likelihood and entropy: the chain rule through the
-distribution, written once here so that :mod:`neuroplug.learners.ppo_loss` needs no graph.
+distribution, written once here so that a learner's written-out loss gradient
+(``neuroplug_learners.ppo``) needs no graph.
 Written out rather than through ``torch.distributions``, whose per-call argument checks
 cost more than the maths at these sizes.
 

@@ -15,7 +15,7 @@ rollout::
 
 Each member learns from its own rollout as it would alone (its learning-rate schedule and
 exploration follow its own env steps; its budget is the run's divided by K; a stacked
-update is the members' own arithmetic, see :mod:`neuroplug.learners.ppo_population_update`).
+update is the members' own arithmetic, see ``neuroplug_learners.ppo_population``).
 What it does not own: its envs' seeds and its action draws, which come from the
 population's streams (reproducible from the run seed, see
 :mod:`neuroplug.learners.population_acting`).

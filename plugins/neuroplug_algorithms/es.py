@@ -9,8 +9,9 @@ Alternative to Reinforcement Learning", arXiv:1703.03864. Per generation::
     g = 1/P * sum_k (u_k+ - u_k-) * eps(s_k)   # mirrored estimate; eps regenerated from s_k
     theta <- theta - Adam(-g + l2 * theta)
 
-The step itself (sampling, the mirrored estimate, Adam) is
-:class:`neuroplug.algorithms.es_step.ESCentre`, which the novelty-search family shares.
+The step itself (sampling, the mirrored estimate, Adam) is :class:`ESCentre` below, which
+the novelty-search family (:mod:`neuroplug_algorithms.novelty_es`) shares: it keeps several
+centres and weights their members by novelty and reward instead of fitness ranks.
 Observation normalisation and action noise are handled by the policy and scheduler
 when ``obs_norm`` / ``action_noise`` are set. ``perturbation=lowrank`` perturbs the large
 weight matrices by rank-``rank`` products instead (EGGROLL, Sarkar et al. 2025; see
@@ -26,9 +27,154 @@ import numpy as np
 import torch
 
 from neuroplug.algorithms import EvolutionAlgorithm, centered_ranks
-from neuroplug.algorithms.es_step import ESCentre, ESStepConfig
-from neuroplug.api import AlgorithmContext, EvaluationResult
-from neuroplug.population import Population
+from neuroplug.algorithms.adam import Adam
+from neuroplug.api import AlgorithmConfig, AlgorithmContext, EvaluationResult
+from neuroplug.errors import require
+from neuroplug.lowrank import LowRank, lowrank_for, perturbation_vectors
+from neuroplug.nets.network import Network
+from neuroplug.population import Population, draw_seeds
+
+_SEEDS_PER_CHUNK = 64  # bounds the regenerated noise held at once during the update
+
+
+@dataclass
+class ESStepConfig(AlgorithmConfig):
+    """Settings of the OpenAI-ES step (the paper's MuJoCo defaults)."""
+
+    population_size: int = 64
+    sigma: float = 0.02
+    """Std of the parameter perturbations."""
+    learning_rate: float = 0.01
+    """Adam step size."""
+    l2_coeff: float = 0.005
+    """L2 weight decay added to the gradient estimate."""
+    mirrored: bool = True
+    """Antithetic pairs theta +/- sigma*eps share one seed (population must be even)."""
+    fitness_shaping: str = "centered_ranks"
+    """``centered_ranks`` or ``none`` (raw returns, standardised)."""
+    obs_norm: bool = True
+    action_noise: float = 0.01
+    perturbation: str = "full"
+    """``full`` (dense noise on every parameter) or ``lowrank`` (EGGROLL factors on the
+    large weight matrices and convolution kernels)."""
+    rank: int = 4
+    """Rank of the low-rank perturbations."""
+    lowrank_min_size: int = 65536
+    """Weight matrices and convolution kernels with at least this many entries get
+    low-rank perturbations (the Nature CNN's convolutions have 8,192-36,864)."""
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        require(self.sigma > 0, "algo.sigma", f"must be positive, got {self.sigma}", "a float > 0")
+        require(
+            self.learning_rate > 0,
+            "algo.learning_rate",
+            f"must be positive, got {self.learning_rate}",
+            "a float > 0",
+        )
+        require(self.l2_coeff >= 0, "algo.l2_coeff", f"got {self.l2_coeff}", "a float >= 0")
+        require(
+            not self.mirrored or self.population_size % 2 == 0,
+            "algo.population_size",
+            f"mirrored sampling needs an even population, got {self.population_size}",
+            "an even integer, or algo.mirrored=false",
+        )
+        require(
+            self.fitness_shaping in ("centered_ranks", "none"),
+            "algo.fitness_shaping",
+            f"got {self.fitness_shaping!r}",
+            "centered_ranks, none",
+        )
+        require(
+            self.perturbation in ("full", "lowrank"),
+            "algo.perturbation",
+            f"got {self.perturbation!r}",
+            "full, lowrank",
+        )
+        require(self.rank >= 1, "algo.rank", f"got {self.rank}", "an integer >= 1")
+        require(
+            self.lowrank_min_size >= 1,
+            "algo.lowrank_min_size",
+            f"got {self.lowrank_min_size}",
+            "an integer >= 1",
+        )
+
+
+class ESCentre:
+    """One ES search distribution: a centre, its Adam state and the RNG of its seeds."""
+
+    def __init__(
+        self,
+        config: ESStepConfig,
+        centre: torch.Tensor,
+        rng: np.random.Generator,
+        network: Network,
+    ) -> None:
+        self.config = config
+        self.params = centre.detach().clone().float()
+        """The centre: ``(D,)`` float32."""
+        self.rng = rng
+        self.optimizer = Adam(len(self.params), config.learning_rate)
+        self.lowrank: LowRank | None = None
+        if config.perturbation == "lowrank":
+            self.lowrank = lowrank_for(network.layout, config.rank, config.lowrank_min_size)
+
+    def ask(self) -> Population:
+        """``population_size`` members around the centre (mirrored pairs share a seed)."""
+        size, sigma = self.config.population_size, self.config.sigma
+        if self.config.mirrored:
+            seeds = draw_seeds(self.rng, size // 2).repeat_interleave(2)
+            scale = torch.tensor([sigma, -sigma], dtype=torch.float32).repeat(size // 2)
+        else:
+            seeds = draw_seeds(self.rng, size)
+            scale = torch.full((size,), sigma, dtype=torch.float32)
+        return Population(
+            bases=self.params.unsqueeze(0),
+            base_index=torch.zeros(size, dtype=torch.int64),
+            scale=scale,
+            seed=seeds,
+            lowrank=self.lowrank,
+        )
+
+    def step(self, population: Population, weights: np.ndarray) -> dict[str, float]:
+        """Move the centre along ``sum_i weights[i] * eps_i`` of a population from :meth:`ask`."""
+        if self.config.mirrored:
+            seeds = population.seed[0::2]
+            weights = weights[0::2] - weights[1::2]
+        else:
+            seeds = population.seed
+        gradient = self._weighted_noise_sum(seeds, torch.from_numpy(weights).float())
+        gradient /= len(population)
+        step = self.optimizer.step(-gradient + self.config.l2_coeff * self.params)
+        self.params -= step
+        return {
+            "gradient_norm": float(gradient.norm()),
+            "update_ratio": float(step.norm() / (self.params.norm() + 1e-12)),
+            "centre_norm": float(self.params.norm()),
+        }
+
+    def _weighted_noise_sum(self, seeds: torch.Tensor, weights: torch.Tensor) -> torch.Tensor:
+        """sum_k weights[k] * eps(seeds[k]), regenerating eps chunk by chunk.
+
+        eps is the members' perturbation direction: low-rank products where the
+        population used them, so the update follows the directions that were evaluated.
+        """
+        total = torch.zeros(len(self.params))
+        for start in range(0, len(seeds), _SEEDS_PER_CHUNK):
+            chunk = slice(start, start + _SEEDS_PER_CHUNK)
+            directions = perturbation_vectors(seeds[chunk], len(self.params), self.lowrank)
+            total += weights[chunk] @ directions
+        return total
+
+    def state_dict(self) -> dict[str, Any]:
+        """Centre and Adam state (the RNG belongs to whoever owns it)."""
+        return {"centre": self.params.clone(), "optimizer": self.optimizer.state_dict()}
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        """Restore :meth:`state_dict`."""
+        # "center": the key of checkpoints written before 2026-11-25.
+        self.params = state["centre" if "centre" in state else "center"].clone()
+        self.optimizer.load_state_dict(state["optimizer"])
 
 
 @dataclass

@@ -21,7 +21,7 @@ after ``stall_generations`` generations without improvement it falls by ``weight
 and the count restarts; ``w`` stays in [0, 1]. All three pick the centre to perturb in
 proportion to its novelty, as the paper does.
 
-Each centre is an :class:`~neuroplug.algorithms.es_step.ESCentre` (the OpenAI-ES step
+Each centre is an :class:`~neuroplug_algorithms.es.ESCentre` (the OpenAI-ES step
 ``algo=es`` uses too) with its own Adam state and noise RNG; only the weights of its
 update come from here. A behaviour characterisation
 (``algo.behaviour``, see :mod:`neuroplug.behaviours`) averages over a member's episodes.
@@ -39,14 +39,14 @@ import numpy as np
 import torch
 
 from neuroplug.algorithms import EvolutionAlgorithm, centered_ranks
-from neuroplug.algorithms.es_step import ESCentre, ESStepConfig
-from neuroplug.algorithms.novelty import BehaviourArchive, novelty_proportional
 from neuroplug.api import AlgorithmContext, EvaluationResult
 from neuroplug.behaviours import BEHAVIOURS
 from neuroplug.errors import require
 from neuroplug.noise import MAX_SEED
 from neuroplug.population import Population
 from neuroplug.seeds import algorithm_rng
+from neuroplug_algorithms.es import ESCentre, ESStepConfig
+from neuroplug_algorithms.novelty import BehaviourArchive, novelty_proportional
 
 _INITIAL, _PERTURBED, _UPDATED = "initial", "perturbed", "updated"
 """The rounds: all centres (generation 0 only), centre m's population, the updated centre m."""

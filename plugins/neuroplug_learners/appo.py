@@ -46,10 +46,10 @@ from neuroplug.learners.actor_critic import ActorCritic
 from neuroplug.learners.advantages import rollout_gae, vtrace
 from neuroplug.learners.base import SegmentLearner
 from neuroplug.learners.population_acting import ActorCriticActing
-from neuroplug.learners.ppo_population_update import PopulationPPOUpdate, population_ppo_update
-from neuroplug.learners.ppo_update import PPOUpdate, PPOUpdateConfig, flatten
 from neuroplug.learners.sampler import Rollout
 from neuroplug.seeds import acting_seed
+from neuroplug_learners.ppo import PPOUpdate, PPOUpdateConfig, flatten
+from neuroplug_learners.ppo_population import PopulationPPOUpdate, population_ppo_update
 
 _END = None
 """What the sampler puts on the queue when the segment's steps are done."""
@@ -136,7 +136,7 @@ class APPO(SegmentLearner):
     @classmethod
     def population_update(cls, members, envs_per_member: int) -> PopulationPPOUpdate | None:
         """In a population, members without V-trace learn as one computation, as PPO's do
-        (:mod:`neuroplug.learners.ppo_population_update`); with V-trace, one by one."""
+        (:mod:`neuroplug_learners.ppo_population`); with V-trace, one by one."""
         if any(member.config.with_vtrace for member in members):
             return None
         return population_ppo_update(members, envs_per_member)

@@ -7,8 +7,7 @@ import io
 import numpy as np
 import pytest
 import torch
-
-from neuroplug.algorithms.novelty import BehaviourArchive, novelty_proportional
+from neuroplug_algorithms.novelty import BehaviourArchive, novelty_proportional
 
 
 def _brute_force_novelty(query: np.ndarray, archive: np.ndarray, k: int) -> float:

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 import torch
+from neuroplug_learners.ppo import LOSS_STATS, LossGradients
 
 from neuroplug.config.schema import EnvConfig, NetConfig
 from neuroplug.learners import ActorCritic
-from neuroplug.learners.ppo_loss import LOSS_STATS, LossGradients
 from neuroplug.testing import learner_context
 from neuroplug.training.components import build_env_and_network
 

@@ -7,9 +7,9 @@ from dataclasses import dataclass
 
 import pytest
 import torch
+from neuroplug_learners.ppo import LOSS_STATS, ppo_loss, ppo_loss_gradients
 
 from neuroplug.learners.distributions import Categorical, DiagonalGaussian
-from neuroplug.learners.ppo_loss import LOSS_STATS, ppo_loss, ppo_loss_gradients
 
 
 @dataclass

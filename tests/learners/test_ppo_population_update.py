@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import torch
 from neuroplug_learners.pbt import PBT, PBTConfig
+from neuroplug_learners.ppo_population import PopulationPPOUpdate
 
 from neuroplug.config.schema import EnvConfig, NetConfig
-from neuroplug.learners.ppo_population_update import PopulationPPOUpdate
 from neuroplug.learners.presets import resolve
 from neuroplug.training.components import build_env_and_network, learner_context
 

@@ -9,11 +9,11 @@ backward for all members (:func:`neuroplug.nets.gradients.forward_stacked`), the
 member's own gradient clip and Adam step on its row of a ``(K, D)`` buffer. Each member
 keeps its own settings (learning rate and schedule, clip range, coefficients, discount:
 broadcast as ``(K, 1)`` columns), its own Adam moments and step count, and its own
-minibatch order (its generator), exactly the state :class:`~neuroplug.learners.ppo_update.
+minibatch order (its generator), exactly the state :class:`~neuroplug_learners.ppo.
 PPOUpdate` keeps; the stacks are filled from the members before an update and written back
 after it, so checkpoints, copies between members and a lone learner see no difference.
 
-The loss is :mod:`neuroplug.learners.ppo_loss`'s, over a member's valid transitions: the
+The loss is :func:`neuroplug_learners.ppo.ppo_loss`'s, over a member's valid transitions: the
 rows EnvPool's auto-resets made (different in number per member) stay in the stacks with
 weight 0, and each mean divides by the member's own count of valid rows. With one
 minibatch per epoch that is the per-member update's arithmetic
@@ -37,7 +37,6 @@ from typing import Any
 import torch
 
 from neuroplug.learners.advantages import rollout_gae
-from neuroplug.learners.ppo_loss import LOSS_STATS
 from neuroplug.nets import gradients
 from neuroplug.nets.layers import as_float
 
@@ -60,7 +59,7 @@ def population_ppo_update(
 
 class PopulationPPOUpdate:
     """PPO updates of ``members`` (learners with a ``model`` ActorCritic and an ``update``
-    :class:`~neuroplug.learners.ppo_update.PPOUpdate`) stepped together."""
+    :class:`~neuroplug_learners.ppo.PPOUpdate`) stepped together."""
 
     def __init__(self, members: Sequence[Any], envs_per_member: int) -> None:
         self.members = list(members)
@@ -253,7 +252,8 @@ class PopulationPPOUpdate:
             update.optimizer.steps = int(steps[k])
             update.version += versions
         means = torch.stack(last_epoch).mean(0).tolist()  # (K, stats): one read per update
-        return [dict(zip(LOSS_STATS, member_means, strict=True)) for member_means in means]
+        names = first.update.stat_names
+        return [dict(zip(names, member_means, strict=True)) for member_means in means]
 
 
 def stacked_loss_gradients(
@@ -267,12 +267,12 @@ def stacked_loss_gradients(
     mask: torch.Tensor,
     statistics: bool,
 ) -> tuple[torch.Tensor, torch.Tensor | None, torch.Tensor, torch.Tensor | None]:
-    """:func:`~neuroplug.learners.ppo_loss.ppo_loss_gradients` for K members' minibatches
+    """:func:`~neuroplug_learners.ppo.ppo_loss_gradients` for K members' minibatches
     ``(K, b, ...)``: each member's means over its valid rows (``mask``), its own clip range
     and coefficients (``settings``: ``(K, 1)`` columns). ``outputs`` are logits, or
     Gaussian means with the members' log-stds ``(K, actions)``. Returns the gradients with
     respect to the outputs, the log-stds (None for logits) and the values, and ``(K, 5)``
-    statistics (:data:`LOSS_STATS`) when asked for."""
+    statistics (``PPOUpdate.stat_names``) when asked for."""
     eps = settings["clip_coef"]
     old_log_probs, old_values, advantages, returns = rows.unbind(-1)
     valid = mask.sum(1, keepdim=True)
