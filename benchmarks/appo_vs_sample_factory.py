@@ -120,7 +120,7 @@ def neuroplug_fps(task: str, seconds: float, workdir: Path) -> dict:
         "run.max_generations=null",
         "run.eval_interval=0",
         "run.stop_when_solved=false",
-        "logger=csv",
+        "logger=console",
         f"run.output_dir={out}",
     ]
     process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)

@@ -97,7 +97,7 @@ def training_rate(env: list[str], frames: int, workdir: Path) -> dict:
         f"run.max_frames={frames}",
         "run.eval_interval=0",
         "run.stop_when_solved=false",
-        "logger=csv",
+        "logger=console",
         f"run.output_dir={out}",
     ]
     started = time.perf_counter()

@@ -225,7 +225,14 @@ def throughput(seconds: float, learners: list[str]) -> list[dict]:
 
 def _run(overrides: list[str], out: Path) -> tuple[float, dict]:
     """Run ``python -m neuroplug`` (whole process); returns its wall seconds and metrics rows."""
-    command = [sys.executable, "-m", "neuroplug", *overrides, "logger=csv", f"run.output_dir={out}"]
+    command = [
+        sys.executable,
+        "-m",
+        "neuroplug",
+        *overrides,
+        "logger=console",
+        f"run.output_dir={out}",
+    ]
     started = time.perf_counter()
     subprocess.run(command, check=True, capture_output=True, text=True)
     wall = time.perf_counter() - started

@@ -63,7 +63,7 @@ def neuroplug_run(overrides: list[str], out: Path) -> dict:
         "algo=ppo",
         *COMMON,
         *overrides,
-        "logger=csv",
+        "logger=console",
         f"run.output_dir={out}",
     ]
     started = time.perf_counter()

@@ -4,7 +4,7 @@
     python benchmarks/learning_curves.py es_halfcheetah    # just one
     python benchmarks/learning_curves.py --scale 10        # 10x the frame budgets (bigger machines)
 
-Each experiment runs ``python -m neuroplug`` once per seed with ``logger=csv`` into
+Each experiment runs ``python -m neuroplug`` once per seed with ``logger=console`` into
 ``benchmarks/results/learning_curves/<experiment>/seed<k>/``, then writes ``curves.png``
 (mean and min-max band over seeds, vs frames and vs wall time) and ``summary.md``: the
 frame budget, seeds, final evaluation returns, the machine and versions, and the published
@@ -209,7 +209,7 @@ def _run(name: str, experiment: Experiment, scale: float) -> list[Path]:
             "-m",
             "neuroplug",
             *experiment.overrides,
-            "logger=csv",
+            "logger=console",
             f"run.seed={seed}",
             f"run.max_frames={frames}",
             "run.max_generations=null",

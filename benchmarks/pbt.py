@@ -41,7 +41,7 @@ COMMON = [
     "run.max_generations=null",
     "run.eval_interval=0",
     "run.stop_when_solved=false",
-    "logger=csv",
+    "logger=console",
 ]
 
 

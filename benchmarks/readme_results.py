@@ -1,7 +1,7 @@
 """The CartPole results of docs/algorithms.md ("What to expect"), from exactly the commands it shows.
 
 Each command runs as a user would type it (``python -m neuroplug <overrides>``, with only
-``run.seed``, ``logger=csv`` and the output dir added), for seeds 0-4. A run stops when its
+``run.seed``, ``logger=console`` and the output dir added), for seeds 0-4. A run stops when its
 evaluation of the deployed policy reaches CartPole's solved return (475; evaluations every
 ``run.eval_interval`` generations, and after a generation whose median member reached it),
 or at its budget. Reported: the frames used when the first evaluation reached 475 (the
@@ -57,7 +57,7 @@ def _frames_to_solve(overrides: list[str], seed: int) -> tuple[float, float]:
                 "neuroplug",
                 *overrides,
                 f"run.seed={seed}",
-                "logger=csv",
+                "logger=console",
                 f"run.output_dir={run_dir}",
             ],
             check=True,

@@ -60,7 +60,7 @@ TASKS = {
         ["algo=ppo", "env=pong", "algo.segment_steps=2048", "run.max_frames=24576"],
     ),
 }
-COMMON = ["logger=csv", "run.eval_interval=0", "run.eval_episodes=1"]
+COMMON = ["logger=console", "run.eval_interval=0", "run.eval_episodes=1"]
 
 
 def _burners(count: int) -> list[subprocess.Popen]:

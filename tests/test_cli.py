@@ -193,7 +193,7 @@ def test_a_broken_plugin_is_reported_and_the_others_still_run(tmp_path):
         (["algo=ga", "env=pong"], True),
         (["logger=all"], True),
         (["logger=console"], False),
-        (["logger=wandb", "logger=csv"], False),  # the last one given wins, as in Hydra
+        (["logger=wandb", "logger=console"], False),  # the last one given wins, as in Hydra
         (["--cfg", "job"], False),
         (["--help"], False),
     ],

@@ -59,7 +59,7 @@ def test_ray_launcher_runs_each_job_as_a_ray_task(tmp_path):
     done = _multirun(
         tmp_path,
         "+sweep=es_sigma_grid_ray",
-        "logger=csv",
+        "logger=console",
         "net.hidden_sizes=[8]",
         "hydra.sweeper.params={algo.sigma:'0.01,0.02',run.seed:0}",
         f"hydra.sweep.dir={sweep_dir}",
@@ -104,7 +104,7 @@ def test_optuna_sweeper_maximises_the_final_evaluation_return(tmp_path):
         tmp_path,
         "+sweep=optuna_es_cartpole",
         "hydra.sweeper.n_trials=3",
-        "logger=csv",
+        "logger=console",
         f"hydra.sweep.dir={sweep_dir}",
     )
     assert done.returncode == 0, done.stderr[-3000:]

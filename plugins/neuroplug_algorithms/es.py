@@ -26,8 +26,8 @@ from typing import Any
 import numpy as np
 import torch
 
+from neuroplug.adam import FlatAdam
 from neuroplug.algorithms import EvolutionAlgorithm, centered_ranks
-from neuroplug.algorithms.adam import Adam
 from neuroplug.api import AlgorithmConfig, AlgorithmContext, EvaluationResult
 from neuroplug.errors import require
 from neuroplug.lowrank import LowRank, lowrank_for, perturbation_vectors
@@ -114,7 +114,7 @@ class ESCentre:
         self.params = centre.detach().clone().float()
         """The centre: ``(D,)`` float32."""
         self.rng = rng
-        self.optimizer = Adam(len(self.params), config.learning_rate)
+        self.optimizer = FlatAdam(self.params, config.learning_rate)
         self.lowrank: LowRank | None = None
         if config.perturbation == "lowrank":
             self.lowrank = lowrank_for(network.layout, config.rank, config.lowrank_min_size)
@@ -145,11 +145,11 @@ class ESCentre:
             seeds = population.seed
         gradient = self._weighted_noise_sum(seeds, torch.from_numpy(weights).float())
         gradient /= len(population)
-        step = self.optimizer.step(-gradient + self.config.l2_coeff * self.params)
-        self.params -= step
+        before = self.params.clone()
+        self.optimizer.step(-gradient + self.config.l2_coeff * self.params)
         return {
             "gradient_norm": float(gradient.norm()),
-            "update_ratio": float(step.norm() / (self.params.norm() + 1e-12)),
+            "update_ratio": float((before - self.params).norm() / (self.params.norm() + 1e-12)),
             "centre_norm": float(self.params.norm()),
         }
 
@@ -172,8 +172,7 @@ class ESCentre:
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
         """Restore :meth:`state_dict`."""
-        # "center": the key of checkpoints written before 2026-11-25.
-        self.params = state["centre" if "centre" in state else "center"].clone()
+        self.params.copy_(state["centre"])  # in place: the optimiser steps this tensor
         self.optimizer.load_state_dict(state["optimizer"])
 
 

@@ -82,13 +82,13 @@ from typing import Any, ClassVar, Protocol
 
 import torch
 
+from neuroplug.adam import FlatAdam
 from neuroplug.api import LearnerConfig, LearnerContext, Mutable, Preset
 from neuroplug.errors import require
 from neuroplug.learners.actor_critic import ActorCritic, OutputGradients
 from neuroplug.learners.advantages import rollout_gae
 from neuroplug.learners.base import SegmentLearner
 from neuroplug.learners.distributions import Categorical, DiagonalGaussian
-from neuroplug.learners.flat_adam import FlatAdam
 from neuroplug.learners.flat_parameters import FlatParameters
 from neuroplug.learners.sampler import Rollout
 

@@ -84,15 +84,3 @@ def test_odd_population_is_fine_without_mirroring():
         synthetic_context(initial_params=torch.zeros(3)),
     )
     assert len(es.ask()) == 7
-
-
-def test_a_checkpoint_written_before_centre_was_spelt_so_still_loads():
-    es = OpenAIES(ESConfig(population_size=4), synthetic_context(initial_params=torch.zeros(5)))
-    state = es.state_dict()
-    inner = state["algorithm"]
-    legacy = {
-        **state,
-        "algorithm": {"center": inner["centre"] + 1.0, "optimizer": inner["optimizer"]},
-    }
-    es.load_state_dict(legacy)
-    assert torch.equal(es.centre, torch.ones(5))

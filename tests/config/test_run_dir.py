@@ -20,7 +20,7 @@ TINY = [
     "run.eval_interval=0",
     "run.eval_episodes=1",
     "run.stop_when_solved=false",
-    "logger=csv",
+    "logger=console",
 ]
 
 

@@ -108,7 +108,7 @@ def test_a_custom_env_trains_by_entry_point_and_the_same_seed_repeats(algo, comp
         "env.entry_point=corridor_env:Corridor",
         "env.max_episode_steps=30",
         "net.hidden_sizes=[8]",
-        "logger=csv",
+        "logger=console",
         "run.eval_episodes=3",
     ]
     summaries, metrics = [], []

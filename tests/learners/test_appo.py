@@ -35,7 +35,7 @@ def test_rollouts_older_than_the_lag_bound_are_dropped_and_the_rest_learned(comp
                 *CARTPOLE,
                 "algo.max_policy_lag=8",
                 "algo.queue_size=4",
-                "logger=csv",
+                "logger=console",
                 "algo.segment_steps=2048",
                 "run.max_generations=2",
                 "run.eval_episodes=1",

@@ -67,7 +67,7 @@ def test_a_short_pong_run_counts_frames_and_scores_whole_games(compose, tmp_path
                 "algo.episodic_life=true",
                 "run.max_generations=1",
                 "run.eval_episodes=1",
-                "logger=csv",
+                "logger=console",
                 f"run.output_dir={tmp_path}",
             ]
         )

@@ -149,7 +149,7 @@ GA = [
     "run.eval_episodes=2",
     "run.max_generations=3",
     "run.stop_when_solved=false",
-    "logger=csv",
+    "logger=console",
 ]
 
 
@@ -181,7 +181,7 @@ def test_es_sends_its_centre_once_per_generation(compose, tmp_path):
         "scheduler.members_per_shard=4",
         "run.max_generations=2",
         "run.eval_episodes=2",
-        "logger=csv",
+        "logger=console",
         f"run.output_dir={tmp_path}",
     ]
     run_job(compose(overrides))

@@ -120,7 +120,7 @@ def test_a_failing_logger_never_stops_training(compose, tmp_path, capsys):
 def test_an_unwritable_metrics_file_never_stops_training(compose, tmp_path, capsys):
     (tmp_path / "metrics.csv").mkdir()  # writing the CSV fails (root ignores read-only modes)
     summary = run_job(
-        compose([*TINY, "logger=csv", "run.max_generations=2", f"run.output_dir={tmp_path}"])
+        compose([*TINY, "logger=console", "run.max_generations=2", f"run.output_dir={tmp_path}"])
     )
     assert summary["generation"] == 2
     assert "logger CSVLogger failed" in capsys.readouterr().err

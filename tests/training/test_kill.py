@@ -15,7 +15,7 @@ from neuroplug.training.checkpoint import existing_checkpoints, load_checkpoint
 
 GENERATIONS = 8
 COMMON = [
-    "logger=csv",
+    "logger=console",
     "algo.population_size=16",
     "net.hidden_sizes=[16]",
     "run.eval_interval=2",

@@ -26,7 +26,7 @@ def test_a_second_run_on_a_busy_dir_fails_and_the_first_finishes(tmp_path):
         sys.executable,
         "-m",
         "neuroplug",
-        "logger=csv",
+        "logger=console",
         "algo.population_size=8",
         "run.eval_episodes=1",
         f"run.output_dir={run_dir}",

@@ -78,7 +78,12 @@ def test_a_generation_where_half_the_episodes_solve_the_task_is_evaluated_at_onc
 
     summary = run_job(
         compose(
-            ["env=cartpole", "logger=csv", "run.eval_interval=1000", f"run.output_dir={tmp_path}"]
+            [
+                "env=cartpole",
+                "logger=console",
+                "run.eval_interval=1000",
+                f"run.output_dir={tmp_path}",
+            ]
         )
     )
     with open(tmp_path / "metrics.csv") as file:

@@ -1,4 +1,4 @@
-"""FlatAdam steps as torch.optim.Adam does, and continues from either's checkpoint."""
+"""FlatAdam steps as torch.optim.Adam does, and continues exactly from its checkpoint."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import pytest
 import torch
 from torch import nn
 
-from neuroplug.learners.flat_adam import FlatAdam
+from neuroplug.adam import FlatAdam
 from neuroplug.learners.flat_parameters import FlatParameters
 
 
@@ -47,23 +47,15 @@ def test_it_steps_as_torch_adam_does():
         torch.testing.assert_close(mine, theirs)
 
 
-@pytest.mark.parametrize("saved_by", ["torch.optim.Adam", "FlatAdam"])
-def test_a_checkpoint_continues_exactly(saved_by):
-    """Checkpoints written before the flat buffer hold torch.optim.Adam's per-tensor state."""
+def test_a_checkpoint_continues_exactly():
     reference, tensors = _tensors(), _tensors()
     reference_adam = torch.optim.Adam(reference, eps=1e-5, foreach=False)
     _torch_adam_steps(reference, reference_adam, 3)
     trained = FlatParameters(tensors)
-    if saved_by == "FlatAdam":
-        earlier = FlatAdam(trained.flat, 0.01, eps=1e-5)
-        _flat_adam_steps(tensors, trained, earlier, 3)
-        state = earlier.state_dict()
-    else:
-        with torch.no_grad():
-            trained.flat.copy_(torch.cat([p.detach().reshape(-1) for p in reference]))
-        state = reference_adam.state_dict()
+    earlier = FlatAdam(trained.flat, 0.01, eps=1e-5)
+    _flat_adam_steps(tensors, trained, earlier, 3)
     resumed = FlatAdam(trained.flat, 0.01, eps=1e-5)
-    resumed.load_state_dict(state)
+    resumed.load_state_dict(earlier.state_dict())
     _torch_adam_steps(reference, reference_adam, 2, start=3)
     _flat_adam_steps(tensors, trained, resumed, 2, start=3)
     for mine, theirs in zip(tensors, reference, strict=True):
@@ -75,3 +67,8 @@ def test_another_networks_state_is_refused():
     small = FlatAdam(torch.zeros(5), 0.01).state_dict()
     with pytest.raises(ValueError, match="state for 5 parameters; this model trains 18"):
         FlatAdam(trained.flat, 0.01).load_state_dict(small)
+
+
+def test_another_optimisers_state_is_refused_in_one_line():
+    with pytest.raises(ValueError, match="older neuroplug"):
+        FlatAdam(torch.zeros(5), 0.01).load_state_dict({"m": 0, "v": 0, "t": 3})
