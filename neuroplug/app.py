@@ -64,10 +64,12 @@ def resolve_resume(config: DictConfig) -> tuple[DictConfig, Path | None]:
         return config, None
     run_dir = Path(resume).expanduser().resolve()
     saved = OmegaConf.create(load_checkpoint(run_dir)["config"])
+    given = _groups_given_on_the_command_line()
     differing = [
         group
         for group in ("algo", "env", "net", "backend", "scheduler")
         if group in config
+        and (given is None or group in given)
         and OmegaConf.to_container(config[group], resolve=True)
         != OmegaConf.to_container(saved[group])
     ]
@@ -83,6 +85,19 @@ def resolve_resume(config: DictConfig) -> tuple[DictConfig, Path | None]:
         saved.run.resume = str(run_dir)
         saved.logger = config.logger
     return saved, run_dir
+
+
+def _groups_given_on_the_command_line() -> set[str] | None:
+    """The config groups this command's overrides touch (``algo`` for ``algo.sigma=0.1``),
+    or None outside a Hydra run (a test composing by hand): a resumed run then warns only
+    about settings the user wrote, not defaults that differ from the checkpoint's."""
+    try:
+        from hydra.core.hydra_config import HydraConfig
+
+        overrides = HydraConfig.get().overrides.task
+    except (ImportError, ValueError):
+        return None
+    return {override.lstrip("+~").split("=")[0].split(".")[0] for override in overrides}
 
 
 def run_job(config: DictConfig) -> dict[str, Any]:

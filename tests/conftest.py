@@ -17,22 +17,11 @@ warnings.filterwarnings("ignore", message=".*precision lowered.*")
 
 @pytest.fixture(scope="session")
 def compose():
-    """``compose(["algo=es", ...])`` -> the composed DictConfig, as ``python -m neuroplug`` sees it."""
-    from hydra import compose as hydra_compose
-    from hydra import initialize_config_dir
-    from hydra.core.global_hydra import GlobalHydra
+    """``compose(["algo=es", ...])`` -> the composed DictConfig, as ``python -m neuroplug``
+    sees it (:func:`neuroplug.testing.compose`, what plugin authors use)."""
+    from neuroplug.testing import compose as compose_config
 
-    from neuroplug.config.paths import conf_dir
-    from neuroplug.config_store import register_schemas
-
-    register_schemas()
-
-    def _compose(overrides: list[str] | None = None):
-        GlobalHydra.instance().clear()
-        with initialize_config_dir(config_dir=str(conf_dir()), version_base="1.3"):
-            return hydra_compose(config_name="config", overrides=list(overrides or []))
-
-    return _compose
+    return compose_config
 
 
 @pytest.fixture

@@ -219,3 +219,18 @@ def test_a_typo_in_a_group_option_fails_before_torch_or_hydra_is_imported(argume
     group, _, name = argument.partition("=")
     assert f"no {group} option named {name.split(',')[-1]!r}" in done.stderr
     assert "did you mean" in done.stderr
+
+
+def test_a_resume_warns_only_about_settings_the_command_gives(tmp_path):
+    run = tmp_path / "run"
+    tiny = ["algo=es", "env=cartpole", "algo.population_size=4", "logger=none"]
+    first = _neuroplug(*tiny, "run.max_generations=1", f"run.output_dir={run}", cwd=tmp_path)
+    assert first.returncode == 0, first.stderr
+    quiet = _neuroplug("run.max_generations=2", f"run.resume={run}", "logger=none", cwd=tmp_path)
+    assert quiet.returncode == 0, quiet.stderr
+    assert "ignored" not in quiet.stderr
+    told = _neuroplug(
+        "algo.sigma=0.5", "run.max_generations=3", f"run.resume={run}", "logger=none", cwd=tmp_path
+    )
+    assert told.returncode == 0, told.stderr
+    assert "checkpoint's algo settings" in told.stderr and "ignored" in told.stderr

@@ -61,10 +61,13 @@ class Rollout:
     observations: torch.Tensor
     """``(T, N, *obs)`` (uint8 frames stay uint8 until the network)."""
     actions: torch.Tensor
+    """``(T, N)`` int64, or ``(T, N, A)`` pre-squash float actions: what the policy chose."""
     log_probs: torch.Tensor
+    """``(T, N)``: their log-probabilities under the acting policy."""
     values: torch.Tensor
+    """``(T, N)``: the critic's values of the observations, when acting."""
     rewards: torch.Tensor
-    """The learner's rewards (clipped when asked)."""
+    """``(T, N)``: the learner's rewards (clipped when asked)."""
     terminated: torch.Tensor
     """``(T, N)`` bool: the learner's episode ended without a future (no bootstrap)."""
     ended: torch.Tensor

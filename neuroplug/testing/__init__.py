@@ -2,6 +2,7 @@
 
 from neuroplug.testing.algorithm_contract import check_algorithm_contract
 from neuroplug.testing.backend_contract import check_backend_contract
+from neuroplug.testing.compose import compose
 from neuroplug.testing.env_family_contract import check_env_family
 from neuroplug.testing.learner_contract import check_learner_contract, learner_context
 from neuroplug.testing.network_contract import check_network_contract
@@ -21,6 +22,7 @@ __all__ = [
     "check_population_member",
     "check_resume_is_exact",
     "check_scheduler_contract",
+    "compose",
     "learner_context",
     "resolved_settings",
     "synthetic_context",

@@ -132,7 +132,9 @@ def check_learner_contract(
             # never a segment past it.
             _require(
                 budget // 2 <= steps <= budget,
-                f"{name} took {steps} env steps for a budget of {budget}",
+                f"{name} took {steps} env steps for a budget of {budget} ({segments} segments "
+                f"of segment_steps={segment_steps}): a segment must end within its budget, so "
+                "a rollout must fit in one (pass a larger segment_steps for longer rollouts)",
             )
             state = roundtrip(learner.state_dict(), "the learner's state_dict()")
         finally:

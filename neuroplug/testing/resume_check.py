@@ -2,9 +2,9 @@
 (:func:`check_resume_is_exact`, for evolution), or for a learner, whose envs cannot be saved
 mid-episode, that it continues everything else exactly (:func:`check_learner_resume`).
 
-    from neuroplug.testing import check_resume_is_exact
+    from neuroplug.testing import check_resume_is_exact, compose
 
-    def test_resume(compose, tmp_path):            # compose: overrides -> composed config
+    def test_resume(tmp_path):                      # compose: overrides -> the composed config
         check_resume_is_exact(compose, ["algo=myalgo", "env=cartpole"], tmp_path)
 
 Runs ``generations`` generations straight, and ``stop_at`` generations followed by
