@@ -1,7 +1,7 @@
 """neuroplug ``appo`` against Sample Factory 2.1.1's APPO, side by side on this machine.
 
 The same work on both: on CartPole-v1, 8 envs, rollouts of 32 steps, 8 epochs of 2
-minibatches, separate 64-64 tanh actor and critic MLPs without an RNN core or normalisation
+minibatches, separate 64-64 tanh actor and critic MLPs without an RNN core or normalization
 (neuroplug's discrete preset, with GAE instead of V-trace on both sides: Sample
 Factory 2.1.1's learner fails with V-trace on a non-recurrent policy, ``'AttrDict' object has
 no attribute 'advantages'``); on Pong, 8 EnvPool envs, rollouts of
@@ -52,8 +52,8 @@ SF_ARGS = {
         "--gae_lambda=0.8",
         "--exploration_loss_coeff=0.0",
         # The same network as neuroplug's: separate 64-64 tanh actor and critic MLPs, no
-        # RNN core, no input or return normalisation (Sample Factory's defaults are a
-        # 512-512 ELU encoder, a 512-unit GRU and both normalisations).
+        # RNN core, no input or return normalization (Sample Factory's defaults are a
+        # 512-512 ELU encoder, a 512-unit GRU and both normalizations).
         "--use_rnn=False",
         "--recurrence=1",
         "--encoder_mlp_layers",

@@ -61,12 +61,12 @@ CASES = [
 
 def _population(case: Case, rank: int, lowrank: bool) -> Population:
     network = case.network
-    centre = network.initial_params(torch.Generator().manual_seed(0)).unsqueeze(0)
+    center = network.initial_params(torch.Generator().manual_seed(0)).unsqueeze(0)
     size = case.population
     scale = torch.full((size,), 0.02)
     scale[1::2] = -0.02  # mirrored pairs, as ES draws them
     return Population(
-        centre,
+        center,
         torch.zeros(size, dtype=torch.int64),
         scale,
         torch.arange(size, dtype=torch.int64) // 2,
@@ -107,11 +107,11 @@ def measure(case: Case, rank: int, tiles: list[int], budget_s: float, device: st
     where = torch.device(device)
     inputs = _inputs(case).to(where)
     members = torch.arange(case.population)  # on the host, as the engine passes them
-    centre = network.initial_params(torch.Generator().manual_seed(0)).to(where)
+    center = network.initial_params(torch.Generator().manual_seed(0)).to(where)
     with torch.no_grad():
         row = {
             "shared_ms": 1e3
-            * _seconds(lambda: network.forward_single(centre, inputs), budget_s, where)
+            * _seconds(lambda: network.forward_single(center, inputs), budget_s, where)
         }
         for tile in tiles:
             config = TorchBackendConfig(name="torch", device=device, tile_rows=tile)

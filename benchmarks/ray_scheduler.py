@@ -43,10 +43,10 @@ RESULTS = Path(__file__).resolve().parent / "results"
 
 
 def _es_population(network, members: int) -> Population:
-    centre = network.initial_params(torch.Generator().manual_seed(0))
+    center = network.initial_params(torch.Generator().manual_seed(0))
     seeds = torch.arange(members // 2, dtype=torch.int64).repeat_interleave(2)
     scale = torch.tensor([0.02, -0.02]).repeat(members // 2)
-    return Population(centre.unsqueeze(0), torch.zeros(members, dtype=torch.int64), scale, seeds)
+    return Population(center.unsqueeze(0), torch.zeros(members, dtype=torch.int64), scale, seeds)
 
 
 def _time(scheduler, population, policy, backend, rounds: int) -> dict:

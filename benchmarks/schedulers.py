@@ -5,7 +5,7 @@ For each task it measures, on this machine and with the same EnvPool threads:
 - the **floor**: EnvPool stepping the same number of env slots with random actions
   (a free policy), auto-resetting, no network at all;
 - every installed lockstep scheduler (serial, threaded, pipelined) evaluating one
-  ES-style population (centre + sigma * eps) with the torch backend;
+  ES-style population (center + sigma * eps) with the torch backend;
 
 and prints frames/s, the ratio to the floor and pipelined/serial. Each scheduler first
 plays one warm-up evaluation, as a run's first generation does: Atari pools (without
@@ -98,13 +98,13 @@ def measure_floor(spec, lanes: int, threads: int, seconds: float) -> dict[str, f
 
 
 def es_population(network, size: int, sigma: float = 0.02, rank: int = 0) -> Population:
-    """An ES population: mirrored perturbations of one centre (low-rank if ``rank``)."""
-    centre = network.initial_params(torch.Generator().manual_seed(0))
+    """An ES population: mirrored perturbations of one center (low-rank if ``rank``)."""
+    center = network.initial_params(torch.Generator().manual_seed(0))
     pairs = (size + 1) // 2
     seeds = torch.arange(1, pairs + 1, dtype=torch.int64).repeat_interleave(2)[:size]
     signs = torch.tensor([1.0, -1.0]).repeat(pairs)[:size]
     return Population(
-        bases=centre.unsqueeze(0),
+        bases=center.unsqueeze(0),
         base_index=torch.zeros(size, dtype=torch.int64),
         scale=sigma * signs,
         seed=seeds,

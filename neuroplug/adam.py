@@ -7,7 +7,7 @@ moment's bias correction, as CleanRL's ``eps=1e-5`` assumes)::
     theta <- theta - lr / (1 - b1^t) * m / (sqrt(v / (1 - b2^t)) + eps)
 
 Four tensor operations on one buffer: a learner's trained tensors are views of it
-(:class:`neuroplug.learners.flat_parameters.FlatParameters`), an ES centre is one already.
+(:class:`neuroplug.learners.flat_parameters.FlatParameters`), an ES center is one already.
 ``torch.optim.Adam`` does the same arithmetic but wraps every step in hooks, profiler
 records and per-group bookkeeping, which cost more than the arithmetic on small networks.
 OpenAI's ES code adds ``eps`` before the bias correction instead; with ``eps = 1e-8`` the
@@ -62,19 +62,19 @@ class FlatAdam:
         }
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
-        """Restore :meth:`state_dict` (a state of another size, or of another optimiser, is
+        """Restore :meth:`state_dict` (a state of another size, or of another optimizer, is
         refused)."""
         missing = {"steps", "exp_avg", "exp_avg_sq"} - set(state)
         if missing:
             raise ValueError(
-                f"optimiser state with keys {sorted(state)}, not this Adam's steps, exp_avg, "
+                f"optimizer state with keys {sorted(state)}, not this Adam's steps, exp_avg, "
                 "exp_avg_sq (a checkpoint of an older neuroplug?): start a new run"
             )
         for name in ("exp_avg", "exp_avg_sq"):
             moment = state[name]
             if moment.numel() != self.flat.numel():
                 raise ValueError(
-                    f"optimiser state for {moment.numel()} parameters; this model trains "
+                    f"optimizer state for {moment.numel()} parameters; this model trains "
                     f"{self.flat.numel()} (a checkpoint of another network?)"
                 )
             getattr(self, name).copy_(moment.reshape(-1))

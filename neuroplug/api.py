@@ -134,7 +134,7 @@ class AlgorithmConfig(PluginConfig):
     episodes_per_member: int = 1
     """Episodes each member plays per generation; its fitness is their mean return."""
     obs_norm: bool = False
-    """Normalise vector observations by running mean/std (updated between generations)."""
+    """Normalize vector observations by running mean/std (updated between generations)."""
     action_noise: float = 0.0
     """Std of Gaussian noise added to continuous actions while training."""
 
@@ -365,13 +365,13 @@ class EvaluationRequest:
     action_noise: float = 0.0
     """Std of Gaussian noise added to continuous actions."""
     collect_obs_stats: bool = False
-    """Whether to return sums of observations for the normaliser."""
+    """Whether to return sums of observations for the normalizer."""
     round: int = 0
     """Which evaluation round of the generation this is (the GA re-evaluates its best
     candidates in round 1); part of the env seeds so rounds see different episodes."""
-    behaviour: str | None = None
-    """Which behaviour characterisation to return per episode (None: none); see
-    :mod:`neuroplug.behaviours` for the names."""
+    behavior: str | None = None
+    """Which behavior characterisation to return per episode (None: none); see
+    :mod:`neuroplug.behaviors` for the names."""
     progress: Callable[[int, int, int], None] | None = field(default=None, compare=False)
     """Optional: call ``progress(episodes_done, episodes_total, env_steps)`` now and then
     while the evaluation runs (the trainer shows it); never sent to other processes."""
@@ -393,8 +393,8 @@ class EvaluationResult:
     """Single-member network evaluations (one per alive member per step)."""
     obs_stats: ObservationStats | None = None
     """Observation sums when the request asked for them."""
-    behaviours: np.ndarray | None = None
-    """``(P, E, d)`` float64 behaviour characterisations, when the request named one."""
+    behaviors: np.ndarray | None = None
+    """``(P, E, d)`` float64 behavior characterisations, when the request named one."""
     timings: dict[str, float] = field(default_factory=dict)
     """Seconds spent per phase (``env``, ``inference``, ...)."""
     stats: dict[str, float] = field(default_factory=dict)
@@ -511,8 +511,8 @@ class Algorithm(ABC):
         """Episodes each member of the next population plays (default: the config's)."""
         return self.config.episodes_per_member
 
-    def behaviour(self) -> str | None:
-        """The behaviour characterisation this algorithm needs per episode (default: none)."""
+    def behavior(self) -> str | None:
+        """The behavior characterisation this algorithm needs per episode (default: none)."""
         return None
 
     @abstractmethod
@@ -526,7 +526,7 @@ class Algorithm(ABC):
 
     @abstractmethod
     def policy_params(self) -> torch.Tensor:
-        """The ``(D,)`` float32 CPU parameters to deploy now (ES: the centre; GA: the elite)."""
+        """The ``(D,)`` float32 CPU parameters to deploy now (ES: the center; GA: the elite)."""
 
     @abstractmethod
     def state_dict(self) -> dict[str, Any]:

@@ -3,7 +3,7 @@
 A scheduler plays *work items* — episode e of member m is item ``m * E + e`` — in whatever
 order and grouping it likes; the ledger adds up their rewards and steps, the forward
 passes, observation sums, phase timings and (when the request names one) each episode's
-behaviour characterisation, and turns them into an EvaluationResult.
+behavior characterisation, and turns them into an EvaluationResult.
 Keeping this in one place is what lets different schedulers return identical results.
 """
 
@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from neuroplug.api import EvaluationRequest, EvaluationResult
-from neuroplug.behaviours import Behaviour
+from neuroplug.behaviors import Behavior
 from neuroplug.nets.normalizer import ObservationStats
 
 
@@ -31,7 +31,7 @@ class LedgerShard:
     invalid: np.ndarray
     lengths: np.ndarray
     ended: np.ndarray
-    behaviours: np.ndarray | None
+    behaviors: np.ndarray | None
     obs_total: np.ndarray | None
     obs_total_squares: np.ndarray | None
     obs_count: int
@@ -40,11 +40,11 @@ class LedgerShard:
 
 
 class EpisodeLedger:
-    """Returns, lengths, counters and behaviours of the episodes of one evaluation.
+    """Returns, lengths, counters and behaviors of the episodes of one evaluation.
 
-    ``behaviour`` is ``request.behaviour`` resolved for the env
-    (:func:`neuroplug.behaviours.resolve`); the ledger refuses a request that names a
-    behaviour without it, so a scheduler cannot silently drop one.
+    ``behavior`` is ``request.behavior`` resolved for the env
+    (:func:`neuroplug.behaviors.resolve`); the ledger refuses a request that names a
+    behavior without it, so a scheduler cannot silently drop one.
     """
 
     def __init__(
@@ -52,12 +52,12 @@ class EpisodeLedger:
         population_size: int,
         request: EvaluationRequest,
         frame_skip: int,
-        behaviour: Behaviour | None = None,
+        behavior: Behavior | None = None,
     ) -> None:
-        if (request.behaviour is None) != (behaviour is None):
+        if (request.behavior is None) != (behavior is None):
             raise ValueError(
-                f"request.behaviour is {request.behaviour!r} but the ledger got "
-                f"{behaviour!r}; pass neuroplug.behaviours.resolve(request.behaviour, env)"
+                f"request.behavior is {request.behavior!r} but the ledger got "
+                f"{behavior!r}; pass neuroplug.behaviors.resolve(request.behavior, env)"
             )
         self.population_size = population_size
         self.episodes_per_member = request.episodes_per_member
@@ -76,8 +76,8 @@ class EpisodeLedger:
         self._obs_total: np.ndarray | None = None
         self._obs_total_squares: np.ndarray | None = None
         self._obs_count = 0
-        self.behaviour = behaviour
-        self._behaviours = np.zeros((items, behaviour.size)) if behaviour is not None else None
+        self.behavior = behavior
+        self._behaviors = np.zeros((items, behavior.size)) if behavior is not None else None
         self._ended = np.zeros(items, dtype=bool)
 
     def __len__(self) -> int:
@@ -117,14 +117,14 @@ class EpisodeLedger:
     ) -> None:
         """Episodes ``items`` ended at this step; their final observation and info are at
         batch rows ``rows`` of ``observations``/``info`` (EnvPool's step that reports done
-        still carries them). Records their behaviours, if the request asked for one."""
+        still carries them). Records their behaviors, if the request asked for one."""
         self._ended[items] = True
-        if self._behaviours is not None and len(items):
-            self._behaviours[items] = self.behaviour.extract(observations, info, rows)
+        if self._behaviors is not None and len(items):
+            self._behaviors[items] = self.behavior.extract(observations, info, rows)
 
     def record_inference(self, items: np.ndarray, observations: np.ndarray) -> None:
         """One forward pass for each of ``items`` on its row of ``observations`` (kept for
-        the normaliser if asked).
+        the normalizer if asked).
 
         Sums are kept per episode and added up in episode order at the end, so they come
         out bit-identical however a scheduler batched the steps.
@@ -152,7 +152,7 @@ class EpisodeLedger:
             invalid=self._invalid[items].copy(),
             lengths=self.lengths[items].copy(),
             ended=self._ended[items].copy(),
-            behaviours=part(self._behaviours),
+            behaviors=part(self._behaviors),
             obs_total=part(self._obs_total),
             obs_total_squares=part(self._obs_total_squares),
             obs_count=self._obs_count,
@@ -166,8 +166,8 @@ class EpisodeLedger:
         self._invalid[items] = shard.invalid
         self.lengths[items] = shard.lengths
         self._ended[items] = shard.ended
-        if self._behaviours is not None and shard.behaviours is not None:
-            self._behaviours[items] = shard.behaviours
+        if self._behaviors is not None and shard.behaviors is not None:
+            self._behaviors[items] = shard.behaviors
         if shard.obs_total is not None:
             if self._obs_total is None:
                 width = shard.obs_total.shape[1]
@@ -189,12 +189,12 @@ class EpisodeLedger:
                 self._obs_total.sum(axis=0), self._obs_total_squares.sum(axis=0), self._obs_count
             )
         shape = (self.population_size, self.episodes_per_member)
-        behaviours = None
-        if self._behaviours is not None:
+        behaviors = None
+        if self._behaviors is not None:
             if not self._ended.all():
                 missing = int((~self._ended).sum())
                 raise RuntimeError(f"{missing} episodes never reported their end (record_ends)")
-            behaviours = self._behaviours.reshape(*shape, -1)
+            behaviors = self._behaviors.reshape(*shape, -1)
         return EvaluationResult(
             returns=np.where(self._invalid, np.nan, self.returns).reshape(shape),
             lengths=self.lengths.reshape(shape),
@@ -202,6 +202,6 @@ class EpisodeLedger:
             frames=env_steps * self.frame_skip,
             forward_passes=self.forward_passes,
             obs_stats=stats,
-            behaviours=behaviours,
+            behaviors=behaviors,
             timings=dict(self.timings),
         )

@@ -11,7 +11,7 @@ optional: without it the direction is ``eps`` itself. Passing P full weight vect
 bases, and any backend rebuilds member i when (and where) it needs it — in chunks, or
 inside a kernel.
 
-- ES: one base (the centre), ``scale = ±sigma``; mirrored pairs share a seed.
+- ES: one base (the center), ``scale = ±sigma``; mirrored pairs share a seed.
 - GA: the parents (and the elite, scale 0) as bases; a child adds ``sigma * eps(seed)``.
 - SNES, PGPE, separable CMA-ES: one base (the mean) with its ``sigma`` vector, scale 1.
 - Fresh draws from the network's initialisation (GA generation 0, random search): the

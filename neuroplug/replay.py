@@ -45,7 +45,7 @@ if TYPE_CHECKING:
 
 WHICH = {"policy": "policy_params", "best": "best_member_params"}
 """``--which`` choices -> checkpoint keys: the algorithm's deployed policy (ES: the
-centre; GA: the elite), or the best member ever evaluated."""
+center; GA: the elite), or the best member ever evaluated."""
 OTHER_FPS = 30.0
 
 
@@ -126,7 +126,7 @@ def build_player(loaded: LoadedPolicy) -> tuple[EnvSpec, Policy, Backend]:
             f"the checkpoint holds {loaded.params.numel()} parameters but its config builds "
             f"{network.describe()}"
         )
-    # The checkpoint says whether the run normalised observations; no algorithm plugin needed.
+    # The checkpoint says whether the run normalized observations; no algorithm plugin needed.
     policy = Policy(network, env, normalize_observations=loaded.normalizer is not None)
     if policy.normalizer is not None:
         policy.normalizer.load_state_dict(loaded.normalizer)

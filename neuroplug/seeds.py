@@ -179,7 +179,7 @@ def algorithm_rng(run_seed: int) -> np.random.Generator:
 
 
 def init_generator(seed: int) -> torch.Generator:
-    """The generator of a network's initial parameters for ``seed`` (the run's centre, or a
+    """The generator of a network's initial parameters for ``seed`` (the run's center, or a
     fresh member described by its seed alone)."""
     return torch.Generator().manual_seed(int(seed))
 

@@ -69,6 +69,6 @@ def test_another_networks_state_is_refused():
         FlatAdam(trained.flat, 0.01).load_state_dict(small)
 
 
-def test_another_optimisers_state_is_refused_in_one_line():
+def test_another_optimizers_state_is_refused_in_one_line():
     with pytest.raises(ValueError, match="older neuroplug"):
         FlatAdam(torch.zeros(5), 0.01).load_state_dict({"m": 0, "v": 0, "t": 3})

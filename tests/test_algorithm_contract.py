@@ -32,25 +32,25 @@ class _Forgetful(EvolutionAlgorithm):
 
     def __init__(self, config, context):
         super().__init__(config, context)
-        self.centre = context.initial_params.clone()
+        self.center = context.initial_params.clone()
         self.noise = torch.Generator().manual_seed(context.seed)
 
     def _ask(self):
-        members = self.centre + torch.randn(4, self.num_params, generator=self.noise)
+        members = self.center + torch.randn(4, self.num_params, generator=self.noise)
         return Population.dense(members)
 
     def _tell(self, population, fitness, result):
-        self.centre = population.materialize()[int(fitness.argmax())]
+        self.center = population.materialize()[int(fitness.argmax())]
         return {}
 
     def policy_params(self):
-        return self.centre.clone()
+        return self.center.clone()
 
     def _state(self):
-        return {"centre": self.centre.clone()}
+        return {"center": self.center.clone()}
 
     def _load_state(self, state):
-        self.centre = state["centre"].clone()
+        self.center = state["center"].clone()
 
 
 def test_the_contract_catches_a_checkpoint_that_forgets_state():

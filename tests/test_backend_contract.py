@@ -21,8 +21,8 @@ def test_the_reference_backend_honours_the_contract():
     check_backend_contract(ReferenceBackend, networks=[MLP(5, [16], 3, "tanh")])
 
 
-class _Centred(ReferenceBackend):
-    """Breaks the contract on purpose: rows depend on the batch (centred per call)."""
+class _Centered(ReferenceBackend):
+    """Breaks the contract on purpose: rows depend on the batch (centered per call)."""
 
     def forward(self, members, observations):
         outputs = super().forward(members, observations)
@@ -38,7 +38,7 @@ class _Lazy(ReferenceBackend):
 
 @pytest.mark.parametrize(
     ("backend", "message"),
-    [(_Centred, "differ from the reference"), (_Lazy, "differ from the reference")],
+    [(_Centered, "differ from the reference"), (_Lazy, "differ from the reference")],
 )
 def test_the_contract_catches_wrong_members_and_batch_dependent_rows(backend, message):
     with pytest.raises(ContractViolation, match=message):

@@ -71,6 +71,12 @@ CASES = {
     "ppo-gamma-not-a-float": case("algo=ppo", "algo.gamma=high", field="algo.gamma"),
     # --- unknown fields (Hydra)
     "unknown-algo-field": case("algo.not_a_field=1", field="algo.not_a_field"),
+    "british-spelling": case(
+        "algo=ns_es",
+        "algo.behaviour=auto",
+        field="algo.behaviour",
+        also=("did you mean algo.behavior=auto?",),
+    ),
     # --- missing values
     "envpool-without-task-id": case(
         "env=envpool", field="env.task_id", also=("no environment given",)
@@ -92,10 +98,10 @@ CASES = {
         "algo=ga", "algo.population_size=10", "algo.truncation=10", field="algo.truncation"
     ),
     "ns-es-ram-on-cartpole": case(
-        "algo=ns_es", "env=cartpole", "algo.behaviour=final_ram", field="algo.behaviour"
+        "algo=ns_es", "env=cartpole", "algo.behavior=final_ram", field="algo.behavior"
     ),
     "ns-es-position-on-cartpole": case(
-        "algo=ns_es", "env=cartpole", "algo.behaviour=final_position", field="algo.behaviour"
+        "algo=ns_es", "env=cartpole", "algo.behavior=final_position", field="algo.behavior"
     ),
     "odd-mirrored-population": case(
         "algo.population_size=9", field="algo.population_size", also=("even",)

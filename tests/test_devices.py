@@ -100,9 +100,9 @@ def test_low_rank_population_forwards_are_the_same_bits_at_any_thread_count(netw
     from neuroplug.population import Population
 
     size = len(inputs)
-    centre = network.initial_params(torch.Generator().manual_seed(0))
+    center = network.initial_params(torch.Generator().manual_seed(0))
     population = Population(
-        bases=centre.unsqueeze(0),
+        bases=center.unsqueeze(0),
         base_index=torch.zeros(size, dtype=torch.int64),
         scale=torch.full((size,), 0.05),
         seed=torch.arange(size, dtype=torch.int64),

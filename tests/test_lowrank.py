@@ -67,10 +67,10 @@ def test_lowrank_es_update_follows_the_evaluated_members():
     fitness = np.random.default_rng(1).normal(size=8)
     ranks = centered_ranks(fitness)
     expected = torch.from_numpy(ranks[0::2] - ranks[1::2]).float() @ directions / 8
-    start = es.centre.clone()
+    start = es.center.clone()
     es.tell(population, synthetic_result(fitness))
     # Adam's first step moves every coordinate by lr * sign(gradient).
-    moved = es.centre - start
+    moved = es.center - start
     significant = expected.abs() > 1e-4
     assert torch.allclose(moved[significant], 0.01 * torch.sign(expected[significant]), atol=1e-6)
 
@@ -104,10 +104,10 @@ def test_bad_lowrank_settings_name_the_field(field, value):
         ESConfig(**{field: value})
 
 
-def test_novelty_es_centres_draw_lowrank_populations_too():
+def test_novelty_es_centers_draw_lowrank_populations_too():
     from neuroplug_algorithms.novelty_es import NSES, NSESConfig
 
     network = MLP(8, [8], 2, "tanh")
     config = NSESConfig(population_size=4, perturbation="lowrank", lowrank_min_size=16)
     nses = NSES(config, AlgorithmContext.for_network(network, seed=0))
-    assert all(centre.ask().lowrank is not None for centre in nses.centres)
+    assert all(center.ask().lowrank is not None for center in nses.centers)

@@ -40,7 +40,7 @@ def _train(compose, run_dir, overrides):
 
 @pytest.fixture(scope="module")
 def cartpole_run(compose, tmp_path_factory):
-    """ES with observation normalisation, two generations, evaluated on 3 episodes."""
+    """ES with observation normalization, two generations, evaluated on 3 episodes."""
     overrides = ["algo.population_size=4", "run.max_generations=2", "run.eval_episodes=3"]
     return _train(
         compose, tmp_path_factory.mktemp("cartpole"), [*overrides, "net.hidden_sizes=[8]"]

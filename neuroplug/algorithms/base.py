@@ -97,7 +97,7 @@ class EvolutionAlgorithm(Algorithm):
     ) -> dict[str, float]:
         """Learn from the finite ``(P,)`` fitness of ``population``; return stats.
 
-        ``result`` carries the rest of the evaluation (per-episode returns, behaviours).
+        ``result`` carries the rest of the evaluation (per-episode returns, behaviors).
         """
 
     @abstractmethod

@@ -18,14 +18,14 @@ finished in cycle ``t`` take items at the start of cycle ``t + 1`` in lane order
 order depends only on episode lengths, never on timing or on ``K``, and a lane's env is
 seeded once (by its first item's episode seed, see :func:`lane_seeds`), so every
 schedule built on this engine plays exactly the same episodes with exactly the same
-members: returns, lengths, behaviours and observation sums agree bit for bit for the
+members: returns, lengths, behaviors and observation sums agree bit for bit for the
 same ``max_envs``. Continuous-action noise is drawn from a counter-based generator keyed
 by (episode, step), so it does not depend on the order of steps either.
 
 The learners' sampler (:mod:`neuroplug.learners.sampler`) drives EnvPool groups too, but
 not with this engine: it steps every env at every step for a whole run and stores raw
 arrays in fixed rollouts, where this engine steps only live lanes, assigns episodes, and
-reads the info dict behaviours need; its docstring says why one driver would not serve
+reads the info dict behaviors need; its docstring says why one driver would not serve
 both. Their shared rules (pools, thread split, seeds, a family's true score) live once
 below both.
 
@@ -51,7 +51,7 @@ from neuroplug.api import (
     Scheduler,
     SchedulerConfig,
 )
-from neuroplug.behaviours import resolve
+from neuroplug.behaviors import resolve
 from neuroplug.devices import env_threads
 from neuroplug.envs.make import engine_pool_settings, make_pool
 from neuroplug.envs.spec import EnvSpec
@@ -217,12 +217,12 @@ class LockstepEvaluation:
         ``pool_cache``: where pools of envs with ``reusable_pools`` are kept between
         evaluations (none: every evaluation builds its own)."""
         # Resolved before any pool starts, so a BC that does not fit the env fails first.
-        behaviour = resolve(request.behaviour, env) if request.behaviour is not None else None
+        behavior = resolve(request.behavior, env) if request.behavior is not None else None
         self.env = env
         self.policy = policy
         self.backend = backend
         self.request = request
-        self.ledger = EpisodeLedger(len(population), request, env.frame_skip, behaviour)
+        self.ledger = EpisodeLedger(len(population), request, env.frame_skip, behavior)
         self.population = population
         self.observer = observer
         self.num_lanes = min(max_envs, len(self.ledger))

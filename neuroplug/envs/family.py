@@ -2,7 +2,7 @@
 
 Every rule that depends on the kind of environment — where the true score comes from,
 no-op starts, frame skipping, whether pools can be reused, rendering for video, the
-default behaviour characterisation, the default network — is a trait here, and the rest
+default behavior characterisation, the default network — is a trait here, and the rest
 of neuroplug reads the trait from ``EnvSpec.family`` instead of comparing family names.
 A family is one module in :mod:`neuroplug.envs.families` defining ``FAMILY`` (found by
 :func:`neuroplug.envs.families.all_families`), plus its configs in ``conf/env/``; a package
@@ -32,8 +32,8 @@ class EnvFamily:
     for families of gymnasium envs."""
     detection_order: ClassVar[int] = 50
     """Families are asked in this order whether a task is theirs (the fallback last)."""
-    default_behaviour: ClassVar[str | None] = "final_obs"
-    """What ``algo.behaviour=auto`` means here (None: no characterisation fits)."""
+    default_behavior: ClassVar[str | None] = "final_obs"
+    """What ``algo.behavior=auto`` means here (None: no characterisation fits)."""
     score_info_key: ClassVar[str | None] = None
     """The ``info`` entry holding the step's true, unshaped score, when the reward the
     pool returns may not be it (Atari's ``info['reward']``: unclipped game points). The

@@ -46,7 +46,7 @@ def gae(
 def rollout_gae(
     rollout: Rollout, gamma: float | torch.Tensor, lam: float | torch.Tensor
 ) -> tuple[torch.Tensor, torch.Tensor]:
-    """:func:`gae` on a sampler's rollout, with its own (behaviour) values."""
+    """:func:`gae` on a sampler's rollout, with its own (behavior) values."""
     return gae(
         rollout.rewards,
         rollout.values,
@@ -60,7 +60,7 @@ def rollout_gae(
 
 
 def vtrace(
-    behaviour_log_probs: torch.Tensor,
+    behavior_log_probs: torch.Tensor,
     target_log_probs: torch.Tensor,
     rewards: torch.Tensor,
     values: torch.Tensor,
@@ -79,7 +79,7 @@ def vtrace(
     policy-gradient advantage is ``rho_s (r_s + gamma v_{s+1} - V(s))``. With on-policy data
     and ``rho = c = 1`` the targets are n-step returns up to the rollout's end.
     """
-    ratios = torch.exp(target_log_probs - behaviour_log_probs)
+    ratios = torch.exp(target_log_probs - behavior_log_probs)
     rhos = torch.clamp(ratios, max=rho_clip) * valid
     cs = torch.clamp(ratios, max=c_clip) * valid
     following = _next_values(values, next_values)

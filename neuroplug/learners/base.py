@@ -8,7 +8,7 @@ segment) at each segment's start.
 
 Resuming: EnvPool cannot save an env in the middle of an episode, so a resumed run builds
 its envs anew, seeded from (run seed, the segment it resumes at), and they start new
-episodes; the learner says so once. Everything else continues exactly: weights, optimiser,
+episodes; the learner says so once. Everything else continues exactly: weights, optimizer,
 RNG streams and counters. A resumed run is itself reproducible (the same checkpoint resumed
 twice ends in the same state on CPU); it differs from the uninterrupted run from the
 resume on, because the games in progress there were lost.
@@ -124,7 +124,7 @@ class SegmentLearner(Learner):
             self.notices.append(
                 f"resumed at segment {segment}: the {self.config.num_envs} envs {NEW_EPISODES} "
                 "(EnvPool cannot save an env mid-episode; the games in progress at the "
-                "checkpoint are not counted); weights, optimiser, RNG streams and counters "
+                "checkpoint are not counted); weights, optimizer, RNG streams and counters "
                 "continue exactly"
             )
 
@@ -280,7 +280,7 @@ class SegmentLearner(Learner):
 
     @abstractmethod
     def _state(self) -> dict[str, Any]:
-        """The subclass's own state (optimiser, counters)."""
+        """The subclass's own state (optimizer, counters)."""
 
     @abstractmethod
     def _load_state(self, state: dict[str, Any]) -> None:

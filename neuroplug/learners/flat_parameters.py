@@ -2,7 +2,7 @@
 
 Each parameter stays a tensor of its own shape (autograd and the written-out backward see
 the same per-layer tensors, the checkpoint the same names), but its values are a view into
-one flat buffer and its gradient a view into another. The optimiser then steps one tensor,
+one flat buffer and its gradient a view into another. The optimizer then steps one tensor,
 the gradient clip reads one norm, and zeroing is one fill. Over the 12 tensors of a
 4.6k-parameter actor-critic, fused Adam, the multi-tensor clip and the zeroing took 142,
 142 and 46 us a step on the 2-core CPU (measured alone), a sixth of a ~2 ms CartPole PPO
@@ -53,7 +53,7 @@ class FlatParameters:
 
     def check_seated(self) -> None:
         """Raise if a parameter or its gradient no longer lives in the buffers (the model was
-        moved, or its gradients set to None, after the buffers were built): the optimiser
+        moved, or its gradients set to None, after the buffers were built): the optimizer
         would then step tensors the model no longer reads."""
         start = self.flat.data_ptr()
         grad_start = self.flat.grad.data_ptr()

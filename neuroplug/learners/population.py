@@ -1,7 +1,7 @@
 """A population of learners sharing one sampler and one batched forward.
 
 K members of one learner class (PPO, APPO, DQN or a third party's), each with its own
-weights, optimiser, settings and random streams, train side by side on K x n envs that live
+weights, optimizer, settings and random streams, train side by side on K x n envs that live
 for the whole run in one set of EnvPools. Member k owns envs ``k*n .. k*n+n-1``. Per
 rollout::
 
@@ -24,7 +24,7 @@ Games are booked to the member that played them; a member's *objective* is the m
 score (unclipped, whole games) of its last ``objective_games`` games. The deployed policy is
 the member with the best objective.
 
-Resuming restores every member's state (weights, optimiser, counters), settings and recent
+Resuming restores every member's state (weights, optimizer, counters), settings and recent
 scores exactly; the envs start new episodes, as a single learner's do
 (:mod:`neuroplug.learners.base`).
 
@@ -221,7 +221,7 @@ class LearnerPopulation(Learner):
             self.notices.append(
                 f"resumed at segment {segment}: the {self.sampler.num_envs} envs "
                 f"{NEW_EPISODES} (EnvPool cannot save an env mid-episode); every member's "
-                "weights, optimiser, settings, RNG streams and recent scores continue exactly"
+                "weights, optimizer, settings, RNG streams and recent scores continue exactly"
             )
 
     def _report(self, steps: int, per_member: int, games: Episodes, clock: float) -> None:

@@ -21,7 +21,7 @@ Why this is its own EnvPool driver, not the episode engine's
 (:mod:`neuroplug.engine.lockstep`): both step groups of envs with ``send``/``recv``, but
 little else of the per-step loop is common. The engine plays a fixed list of episodes:
 it sends only the lanes whose episode is alive, hands a finished lane the next episode
-(with its own seed and no-op start), reads EnvPool's info dict for behaviour
+(with its own seed and no-op start), reads EnvPool's info dict for behavior
 characterisations and its observer's frames, and lives for one evaluation. The sampler
 steps every env at every step for the whole run, never retires one, and fills fixed
 ``(T, N)`` rollouts from EnvPool's raw arrays. One driver would put the engine's partial

@@ -1,4 +1,4 @@
-"""Running mean/std of vector observations (OpenAI ES's observation normalisation)."""
+"""Running mean/std of vector observations (OpenAI ES's observation normalization)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ _MIN_STD = 1e-2
 
 @dataclass
 class ObservationStats:
-    """Sums over a batch of observations, to update a running normaliser."""
+    """Sums over a batch of observations, to update a running normalizer."""
 
     total: np.ndarray
     total_squares: np.ndarray
@@ -21,7 +21,7 @@ class ObservationStats:
 
 
 class ObservationNormalizer:
-    """Keeps sums of observations; normalises with the statistics of past generations."""
+    """Keeps sums of observations; normalizes with the statistics of past generations."""
 
     def __init__(self, size: int) -> None:
         self.total = np.zeros(size, dtype=np.float64)

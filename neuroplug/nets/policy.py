@@ -1,4 +1,4 @@
-"""From observations to actions around a network: normalisation in, action head out."""
+"""From observations to actions around a network: normalization in, action head out."""
 
 from __future__ import annotations
 

@@ -7,7 +7,7 @@ Use it from a plugin's own tests::
     def test_my_algorithm_honours_the_contract():
         check_algorithm_contract(MyAlgorithm)
 
-The algorithm optimises a synthetic task — fitness ``-||theta - target||^2``, behaviours
+The algorithm optimizes a synthetic task — fitness ``-||theta - target||^2``, behaviors
 the first two parameters — so the check runs in seconds and needs no simulator. It checks:
 populations are well formed; ``tell`` accepts results of the shape the algorithm asked
 for and returns scalar stats; every ``tell`` either ends the generation or calls
@@ -37,7 +37,7 @@ from neuroplug.population import Population
 from neuroplug.testing.synthetic import synthetic_context, synthetic_result
 from neuroplug.training.checkpoint import load_data
 
-BEHAVIOUR_SIZE = 2
+BEHAVIOR_SIZE = 2
 
 
 class ContractViolation(AssertionError):
@@ -55,10 +55,10 @@ def _evaluate(
     """What a scheduler would return on the synthetic task (deterministic per member)."""
     members = population.materialize(device="cpu")
     fitness = -((members - target) ** 2).sum(dim=1).double().numpy()
-    behaviours = None
-    if algorithm.behaviour() is not None:
-        behaviours = members[:, :BEHAVIOUR_SIZE].double().numpy()
-    return synthetic_result(fitness, algorithm.episodes_per_member(), behaviours=behaviours)
+    behaviors = None
+    if algorithm.behavior() is not None:
+        behaviors = members[:, :BEHAVIOR_SIZE].double().numpy()
+    return synthetic_result(fitness, algorithm.episodes_per_member(), behaviors=behaviors)
 
 
 def _run_generation(

@@ -8,7 +8,7 @@ Use it from a plugin's own tests::
         check_backend_contract(MyBackend)
 
 For an MLP (and, unless ``networks`` says otherwise, a small Nature CNN) and each kind of
-population the algorithms build — plain parameter vectors, one centre plus mirrored noise
+population the algorithms build — plain parameter vectors, one center plus mirrored noise
 (ES), several bases plus noise (the GA), a per-parameter sigma, low-rank perturbations
 (EGGROLL), fresh initialisation draws (random search) — it checks that after ``load``:
 
@@ -62,7 +62,7 @@ def populations(network: Network) -> dict[str, Population]:
         "parameter vectors": Population.dense(
             bases[0] + 0.1 * torch.randn(SIZE, network.num_params, generator=generator)
         ),
-        "centre and mirrored noise": Population(bases[:1], one_base, mirrored, seeds),
+        "center and mirrored noise": Population(bases[:1], one_base, mirrored, seeds),
         "several bases and noise": Population(
             bases, torch.arange(SIZE) % 3, torch.full((SIZE,), 0.02), seeds
         ),

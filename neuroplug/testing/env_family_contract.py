@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pickle
 
-from neuroplug.behaviours import BEHAVIOURS
+from neuroplug.behaviors import BEHAVIORS
 from neuroplug.envs.family import EnvFamily
 from neuroplug.nets.build import network_types
 
@@ -43,8 +43,8 @@ def check_env_family(family_class: type[EnvFamily]) -> EnvFamily:
     )
     require(isinstance(family.detection_order, int), "detection_order must be an int")
     require(
-        family.default_behaviour is None or family.default_behaviour in BEHAVIOURS[1:],
-        f"default_behaviour must be None or one of {', '.join(BEHAVIOURS[1:])}",
+        family.default_behavior is None or family.default_behavior in BEHAVIORS[1:],
+        f"default_behavior must be None or one of {', '.join(BEHAVIORS[1:])}",
     )
     for trait in ("score_info_key", "game_over_info_key"):
         value = getattr(family, trait)

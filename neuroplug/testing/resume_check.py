@@ -11,7 +11,7 @@ Runs ``generations`` generations straight, and ``stop_at`` generations followed 
 ``run.resume`` up to ``generations``, through the same code path as the command line
 (:func:`neuroplug.app.run_job`), then compares the two final checkpoints and deployable
 policies bit for bit: the algorithm state (including its RNG), counters, observation
-normaliser, last evaluation and the parameters in ``best_policy.pt``.
+normalizer, last evaluation and the parameters in ``best_policy.pt``.
 """
 
 from __future__ import annotations
@@ -91,7 +91,7 @@ def check_learner_resume(
 
     Runs ``stop_at`` segments, then resumes two copies of that run dir up to ``generations``
     and asserts that: the checkpointed state loads back into a new learner unchanged
-    (weights, optimiser, RNG-stream positions, counters); the resumed run says once that its
+    (weights, optimizer, RNG-stream positions, counters); the resumed run says once that its
     envs start new episodes; its counters continue from the checkpoint's; and the two
     copies end in the same state (a resumed run is reproducible from its checkpoint).
     """

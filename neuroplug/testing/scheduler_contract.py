@@ -7,11 +7,11 @@ Use it from a plugin's own tests::
     def test_my_scheduler_honours_the_contract():
         check_scheduler_contract(MyScheduler, MySchedulerConfig(name="mine", max_envs=5))
 
-It evaluates one population (a centre and mirrored noise, several episodes per member,
+It evaluates one population (a center and mirrored noise, several episodes per member,
 Gaussian action noise on Pendulum, discrete actions on CartPole) with the scheduler under
 test and with the lockstep engine in one group (what ``scheduler=threaded`` plays), on the
 same backend, and requires identical results: every episode's return and length, the
-frame and step counters, the observation statistics and the behaviours. A second
+frame and step counters, the observation statistics and the behaviors. A second
 evaluation of the same request must repeat the first exactly (pools kept between
 evaluations must not leak state), and progress reports must only go forward and end at
 the totals.
@@ -99,11 +99,10 @@ def _same_result(result: EvaluationResult, reference: EvaluationResult) -> str |
         )
     ):
         return "obs_stats"
-    if (result.behaviours is None) != (reference.behaviours is None) or (
-        result.behaviours is not None
-        and not np.array_equal(result.behaviours, reference.behaviours)
+    if (result.behaviors is None) != (reference.behaviors is None) or (
+        result.behaviors is not None and not np.array_equal(result.behaviors, reference.behaviors)
     ):
-        return "behaviours"
+        return "behaviors"
     return None
 
 
@@ -122,9 +121,9 @@ def check_scheduler_contract(
         network = MLP(env.obs_shape[0], [8], env.num_actions, "tanh")
         policy = Policy(network, env, normalize_observations=True)
         player = backend or ReferenceBackend(BackendConfig(name="reference"), network)
-        centre = network.initial_params(torch.Generator().manual_seed(0))
+        center = network.initial_params(torch.Generator().manual_seed(0))
         population = Population(
-            centre.unsqueeze(0),
+            center.unsqueeze(0),
             torch.zeros(members, dtype=torch.int64),
             torch.tensor([0.5, -0.5]).repeat(members // 2 + 1)[:members],
             torch.arange(members, dtype=torch.int64) // 2 + 1,
@@ -135,7 +134,7 @@ def check_scheduler_contract(
             seed=7,
             action_noise=0.1 if not env.discrete else 0.0,
             collect_obs_stats=True,
-            behaviour="final_obs",
+            behavior="final_obs",
         )
         reference_engine = LockstepScheduler(
             LockstepSchedulerConfig(name="threaded", max_envs=max_envs or 256), env

@@ -11,7 +11,7 @@
 - **Data, not code:** every checkpoint and policy file is read with
   ``torch.load(..., weights_only=True)``, which unpickles tensors, numbers, strings and
   containers only, plus the numpy arrays of plain numbers neuroplug stores (RNG and
-  normaliser states). A file that holds anything else (a pickle that would call a
+  normalizer states). A file that holds anything else (a pickle that would call a
   function, say) is refused unread: a shared policy or checkpoint cannot run code.
 """
 

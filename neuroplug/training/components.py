@@ -1,7 +1,7 @@
 """Build and validate everything a run needs from its typed config, starting nothing.
 
 What the config alone cannot check is checked here — the EnvPool task, the network
-against the observation space, the behaviour against the env, each plugin's own checks
+against the observation space, the behavior against the env, each plugin's own checks
 in its constructor — so a bad input fails before any environment starts.
 """
 
@@ -22,7 +22,7 @@ from neuroplug.api import (
     LearnerContext,
     Scheduler,
 )
-from neuroplug.behaviours import resolve as resolve_behaviour
+from neuroplug.behaviors import resolve as resolve_behavior
 from neuroplug.config.schema import EnvConfig, NetConfig
 from neuroplug.config.typed import to_dataclass
 from neuroplug.devices import TorchThreads
@@ -128,8 +128,8 @@ def build_components(config: Experiment) -> Components:
         algorithm = registry.construct(
             kind.name, config.algo.name, algorithm_class, config.algo, context
         )
-        if algorithm.behaviour() is not None:
-            resolve_behaviour(algorithm.behaviour(), env)  # a name the env cannot give fails now
+        if algorithm.behavior() is not None:
+            resolve_behavior(algorithm.behavior(), env)  # a name the env cannot give fails now
     return Components(
         config=config,
         env=env,

@@ -98,10 +98,10 @@ class EvolutionLoop(FamilyLoop):
             episodes_per_member=parts.algorithm.episodes_per_member(),
             seed=parts.run.seed,
             action_noise=parts.algorithm.config.action_noise,
-            # Only the main round's observations update the normaliser.
+            # Only the main round's observations update the normalizer.
             collect_obs_stats=parts.policy.normalizer is not None and round_index == 0,
             round=round_index,
-            behaviour=parts.algorithm.behaviour(),
+            behavior=parts.algorithm.behavior(),
             progress=report,
         )
         evaluating = time.perf_counter()

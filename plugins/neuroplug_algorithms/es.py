@@ -5,14 +5,14 @@ Alternative to Reinforcement Learning", arXiv:1703.03864. Per generation::
 
     draw seeds s_1..s_{P/2};  members theta + sigma*eps(s_k) and theta - sigma*eps(s_k)
     evaluate every member -> returns F
-    u = centred_ranks(F)                       # fitness shaping over the whole population
+    u = centered_ranks(F)                       # fitness shaping over the whole population
     g = 1/P * sum_k (u_k+ - u_k-) * eps(s_k)   # mirrored estimate; eps regenerated from s_k
     theta <- theta - Adam(-g + l2 * theta)
 
-The step itself (sampling, the mirrored estimate, Adam) is :class:`ESCentre` below, which
+The step itself (sampling, the mirrored estimate, Adam) is :class:`ESCenter` below, which
 the novelty-search family (:mod:`neuroplug_algorithms.novelty_es`) shares: it keeps several
-centres and weights their members by novelty and reward instead of fitness ranks.
-Observation normalisation and action noise are handled by the policy and scheduler
+centers and weights their members by novelty and reward instead of fitness ranks.
+Observation normalization and action noise are handled by the policy and scheduler
 when ``obs_norm`` / ``action_noise`` are set. ``perturbation=lowrank`` perturbs the large
 weight matrices by rank-``rank`` products instead (EGGROLL, Sarkar et al. 2025; see
 :mod:`neuroplug.lowrank`); the update then sums those same perturbations.
@@ -100,19 +100,19 @@ class ESStepConfig(AlgorithmConfig):
         )
 
 
-class ESCentre:
-    """One ES search distribution: a centre, its Adam state and the RNG of its seeds."""
+class ESCenter:
+    """One ES search distribution: a center, its Adam state and the RNG of its seeds."""
 
     def __init__(
         self,
         config: ESStepConfig,
-        centre: torch.Tensor,
+        center: torch.Tensor,
         rng: np.random.Generator,
         network: Network,
     ) -> None:
         self.config = config
-        self.params = centre.detach().clone().float()
-        """The centre: ``(D,)`` float32."""
+        self.params = center.detach().clone().float()
+        """The center: ``(D,)`` float32."""
         self.rng = rng
         self.optimizer = FlatAdam(self.params, config.learning_rate)
         self.lowrank: LowRank | None = None
@@ -120,7 +120,7 @@ class ESCentre:
             self.lowrank = lowrank_for(network.layout, config.rank, config.lowrank_min_size)
 
     def ask(self) -> Population:
-        """``population_size`` members around the centre (mirrored pairs share a seed)."""
+        """``population_size`` members around the center (mirrored pairs share a seed)."""
         size, sigma = self.config.population_size, self.config.sigma
         if self.config.mirrored:
             seeds = draw_seeds(self.rng, size // 2).repeat_interleave(2)
@@ -137,7 +137,7 @@ class ESCentre:
         )
 
     def step(self, population: Population, weights: np.ndarray) -> dict[str, float]:
-        """Move the centre along ``sum_i weights[i] * eps_i`` of a population from :meth:`ask`."""
+        """Move the center along ``sum_i weights[i] * eps_i`` of a population from :meth:`ask`."""
         if self.config.mirrored:
             seeds = population.seed[0::2]
             weights = weights[0::2] - weights[1::2]
@@ -150,7 +150,7 @@ class ESCentre:
         return {
             "gradient_norm": float(gradient.norm()),
             "update_ratio": float((before - self.params).norm() / (self.params.norm() + 1e-12)),
-            "centre_norm": float(self.params.norm()),
+            "center_norm": float(self.params.norm()),
         }
 
     def _weighted_noise_sum(self, seeds: torch.Tensor, weights: torch.Tensor) -> torch.Tensor:
@@ -167,12 +167,12 @@ class ESCentre:
         return total
 
     def state_dict(self) -> dict[str, Any]:
-        """Centre and Adam state (the RNG belongs to whoever owns it)."""
-        return {"centre": self.params.clone(), "optimizer": self.optimizer.state_dict()}
+        """Center and Adam state (the RNG belongs to whoever owns it)."""
+        return {"center": self.params.clone(), "optimizer": self.optimizer.state_dict()}
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
         """Restore :meth:`state_dict`."""
-        self.params.copy_(state["centre"])  # in place: the optimiser steps this tensor
+        self.params.copy_(state["center"])  # in place: the optimizer steps this tensor
         self.optimizer.load_state_dict(state["optimizer"])
 
 
@@ -182,17 +182,17 @@ class ESConfig(ESStepConfig):
 
 
 class OpenAIES(EvolutionAlgorithm):
-    """OpenAI ES with mirrored sampling, centred ranks, Adam and L2 decay."""
+    """OpenAI ES with mirrored sampling, centered ranks, Adam and L2 decay."""
 
     config_class = ESConfig
 
     def __init__(self, config: ESConfig, context: AlgorithmContext) -> None:
         super().__init__(config, context)
-        self.search = ESCentre(config, context.initial_params, self.rng, context.network)
+        self.search = ESCenter(config, context.initial_params, self.rng, context.network)
 
     @property
-    def centre(self) -> torch.Tensor:
-        """The centre of the search distribution (the deployed policy)."""
+    def center(self) -> torch.Tensor:
+        """The center of the search distribution (the deployed policy)."""
         return self.search.params
 
     def _ask(self) -> Population:
@@ -209,7 +209,7 @@ class OpenAIES(EvolutionAlgorithm):
         return (fitness - fitness.mean()) / (fitness.std() + 1e-8)
 
     def policy_params(self) -> torch.Tensor:
-        return self.centre.clone()
+        return self.center.clone()
 
     def _state(self) -> dict[str, Any]:
         return self.search.state_dict()

@@ -8,26 +8,26 @@ Agents", NeurIPS 2018, arXiv:1712.06560 (Algorithms 1-3). As run here::
     A <- {b(theta^m)}                          # generation 0 opens with a round evaluating them
     every generation:
         pick m with probability N(b(theta^m), A) / sum_j N(b(theta^j), A)
-        members theta^m +/- sigma*eps(s_k)  ->  returns R_i, behaviours b_i
+        members theta^m +/- sigma*eps(s_k)  ->  returns R_i, behaviors b_i
         N_i = N(b_i, A)                        # mean distance to the k nearest in A
-        u_i = w * centred_rank(R)_i + (1 - w) * centred_rank(N)_i
+        u_i = w * centered_rank(R)_i + (1 - w) * centered_rank(N)_i
         theta^m <- theta^m - Adam_m(-1/P sum_i u_i eps_i + l2 * theta^m)   # OpenAI ES step
         evaluate theta^m (a round of its own) -> its return; A <- A + {b(theta^m)}
 
 NS-ES (Algorithm 1) uses novelty alone, ``w = 0``; NSR-ES (Algorithm 2) averages the two
 rank vectors, ``w = 1/2``; NSRA-ES (Algorithm 3) adapts ``w``: it starts at 1 (pure
-reward); when the best centre return so far improves, ``w`` rises by ``weight_delta``;
+reward); when the best center return so far improves, ``w`` rises by ``weight_delta``;
 after ``stall_generations`` generations without improvement it falls by ``weight_delta``
-and the count restarts; ``w`` stays in [0, 1]. All three pick the centre to perturb in
+and the count restarts; ``w`` stays in [0, 1]. All three pick the center to perturb in
 proportion to its novelty, as the paper does.
 
-Each centre is an :class:`~neuroplug_algorithms.es.ESCentre` (the OpenAI-ES step
+Each center is an :class:`~neuroplug_algorithms.es.ESCenter` (the OpenAI-ES step
 ``algo=es`` uses too) with its own Adam state and noise RNG; only the weights of its
-update come from here. A behaviour characterisation
-(``algo.behaviour``, see :mod:`neuroplug.behaviours`) averages over a member's episodes.
-Two choices differ from the paper's code: a centre's novelty for selection uses the
-behaviour measured when it was last evaluated, not fresh rollouts every generation; and
-one observation normaliser is shared by all centres instead of one each.
+update come from here. A behavior characterisation
+(``algo.behavior``, see :mod:`neuroplug.behaviors`) averages over a member's episodes.
+Two choices differ from the paper's code: a center's novelty for selection uses the
+behavior measured when it was last evaluated, not fresh rollouts every generation; and
+one observation normalizer is shared by all centers instead of one each.
 """
 
 from __future__ import annotations
@@ -40,16 +40,16 @@ import torch
 
 from neuroplug.algorithms import EvolutionAlgorithm, centered_ranks
 from neuroplug.api import AlgorithmContext, EvaluationResult
-from neuroplug.behaviours import BEHAVIOURS
+from neuroplug.behaviors import BEHAVIORS
 from neuroplug.errors import require
 from neuroplug.noise import MAX_SEED
 from neuroplug.population import Population
 from neuroplug.seeds import algorithm_rng
-from neuroplug_algorithms.es import ESCentre, ESStepConfig
-from neuroplug_algorithms.novelty import BehaviourArchive, novelty_proportional
+from neuroplug_algorithms.es import ESCenter, ESStepConfig
+from neuroplug_algorithms.novelty import BehaviorArchive, novelty_proportional
 
 _INITIAL, _PERTURBED, _UPDATED = "initial", "perturbed", "updated"
-"""The rounds: all centres (generation 0 only), centre m's population, the updated centre m."""
+"""The rounds: all centers (generation 0 only), center m's population, the updated center m."""
 
 
 @dataclass
@@ -57,13 +57,13 @@ class NSESConfig(ESStepConfig):
     """NS-ES settings; the ES fields are OpenAI ES's (the paper's MuJoCo defaults)."""
 
     meta_population_size: int = 3
-    """M: ES centres searching at once (paper: 3 on Atari, 5 on Humanoid)."""
+    """M: ES centers searching at once (paper: 3 on Atari, 5 on Humanoid)."""
     k: int = 10
-    """Nearest archive neighbours a behaviour's novelty averages over."""
-    behaviour: str = "auto"
-    """Behaviour characterisation: auto, final_obs, final_position or final_ram."""
-    centre_episodes: int = 1
-    """Episodes an updated centre plays to measure its return and behaviour (paper: 1-5)."""
+    """Nearest archive neighbours a behavior's novelty averages over."""
+    behavior: str = "auto"
+    """Behavior characterisation: auto, final_obs, final_position or final_ram."""
+    center_episodes: int = 1
+    """Episodes an updated center plays to measure its return and behavior (paper: 1-5)."""
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -75,22 +75,22 @@ class NSESConfig(ESStepConfig):
         )
         require(self.k >= 1, "algo.k", f"must be at least 1, got {self.k}", "an integer >= 1")
         require(
-            self.behaviour in BEHAVIOURS,
-            "algo.behaviour",
-            f"unknown behaviour {self.behaviour!r}",
-            ", ".join(BEHAVIOURS),
+            self.behavior in BEHAVIORS,
+            "algo.behavior",
+            f"unknown behavior {self.behavior!r}",
+            ", ".join(BEHAVIORS),
         )
         require(
-            self.centre_episodes >= 1,
-            "algo.centre_episodes",
-            f"must be at least 1, got {self.centre_episodes}",
+            self.center_episodes >= 1,
+            "algo.center_episodes",
+            f"must be at least 1, got {self.center_episodes}",
             "an integer >= 1",
         )
         # The update mixes rank vectors of two signals; the paper shapes both by rank.
         require(
             self.fitness_shaping == "centered_ranks",
             "algo.fitness_shaping",
-            f"the NS-ES family mixes centred ranks of returns and novelty, got {self.fitness_shaping!r}",
+            f"the NS-ES family mixes centered ranks of returns and novelty, got {self.fitness_shaping!r}",
             "centered_ranks",
         )
 
@@ -104,7 +104,7 @@ class NSRAESConfig(NSESConfig):
     weight_delta: float = 0.05
     """How much ``w`` moves on an improvement or a stall."""
     stall_generations: int = 10
-    """Generations without a better centre return before ``w`` decreases."""
+    """Generations without a better center return before ``w`` decreases."""
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -128,28 +128,26 @@ class NSRAESConfig(NSESConfig):
         )
 
 
-def _snapshot(centre: ESCentre) -> dict[str, Any]:
-    """A centre's state with its noise RNG, for checkpoints."""
-    return {"rng": centre.rng.bit_generator.state, **centre.state_dict()}
+def _snapshot(center: ESCenter) -> dict[str, Any]:
+    """A center's state with its noise RNG, for checkpoints."""
+    return {"rng": center.rng.bit_generator.state, **center.state_dict()}
 
 
-def _restore(centre: ESCentre, state: dict[str, Any]) -> None:
-    """Continue a centre from :func:`_snapshot`."""
-    centre.rng.bit_generator.state = state["rng"]
-    centre.load_state_dict(state)
+def _restore(center: ESCenter, state: dict[str, Any]) -> None:
+    """Continue a center from :func:`_snapshot`."""
+    center.rng.bit_generator.state = state["rng"]
+    center.load_state_dict(state)
 
 
-def _mean_behaviour(result: EvaluationResult, behaviour: str) -> np.ndarray:
-    """``(P, d)``: each member's behaviour averaged over its episodes."""
-    if result.behaviours is None:
-        raise RuntimeError(
-            f"the scheduler returned no behaviours for request.behaviour={behaviour!r}"
-        )
-    return result.behaviours.reshape(*result.behaviours.shape[:2], -1).mean(axis=1)
+def _mean_behavior(result: EvaluationResult, behavior: str) -> np.ndarray:
+    """``(P, d)``: each member's behavior averaged over its episodes."""
+    if result.behaviors is None:
+        raise RuntimeError(f"the scheduler returned no behaviors for request.behavior={behavior!r}")
+    return result.behaviors.reshape(*result.behaviors.shape[:2], -1).mean(axis=1)
 
 
 class NSES(EvolutionAlgorithm):
-    """NS-ES: a meta-population of ES centres that follow novelty alone."""
+    """NS-ES: a meta-population of ES centers that follow novelty alone."""
 
     config_class = NSESConfig
     reward_weight: float = 0.0
@@ -158,9 +156,9 @@ class NSES(EvolutionAlgorithm):
     def __init__(self, config: NSESConfig, context: AlgorithmContext) -> None:
         super().__init__(config, context)
         seeds = self.rng.choice(MAX_SEED + 1, size=config.meta_population_size, replace=False)
-        # Each centre: a fresh network and a noise RNG of its own, both from its seed.
-        self.centres = [
-            ESCentre(
+        # Each center: a fresh network and a noise RNG of its own, both from its seed.
+        self.centers = [
+            ESCenter(
                 config,
                 self.fresh_params(int(s)),
                 algorithm_rng(int(s)),
@@ -168,109 +166,109 @@ class NSES(EvolutionAlgorithm):
             )
             for s in seeds
         ]
-        self.archive = BehaviourArchive()
-        self.centre_behaviours: np.ndarray | None = None
-        """``(M, d)``: each centre's behaviour when it was last evaluated."""
-        self.centre_returns = np.full(config.meta_population_size, -np.inf)
-        """Each centre's return when it was last evaluated."""
-        self.best_centre_return = -np.inf
-        """The best return of any centre evaluation so far."""
+        self.archive = BehaviorArchive()
+        self.center_behaviors: np.ndarray | None = None
+        """``(M, d)``: each center's behavior when it was last evaluated."""
+        self.center_returns = np.full(config.meta_population_size, -np.inf)
+        """Each center's return when it was last evaluated."""
+        self.best_center_return = -np.inf
+        """The best return of any center evaluation so far."""
         self.round = _INITIAL
         self.active = 0
-        """The centre this generation perturbs."""
+        """The center this generation perturbs."""
 
-    def behaviour(self) -> str:
-        return self.config.behaviour
+    def behavior(self) -> str:
+        return self.config.behavior
 
     def episodes_per_member(self) -> int:
         if self.round == _PERTURBED:
             return self.config.episodes_per_member
-        return self.config.centre_episodes
+        return self.config.center_episodes
 
     def policy_params(self) -> torch.Tensor:
-        return self.centres[int(np.argmax(self.centre_returns))].params.clone()
+        return self.centers[int(np.argmax(self.center_returns))].params.clone()
 
     # ------------------------------------------------------------------ the rounds
 
     def _ask(self) -> Population:
         if self.round == _INITIAL:
-            return Population.dense(torch.stack([centre.params for centre in self.centres]))
+            return Population.dense(torch.stack([center.params for center in self.centers]))
         if self.round == _PERTURBED:
-            novelty = self.archive.novelty(self.centre_behaviours, self.config.k)
-            self.active = int(self.rng.choice(len(self.centres), p=novelty_proportional(novelty)))
-            return self.centres[self.active].ask()
-        return Population.dense(self.centres[self.active].params.unsqueeze(0))
+            novelty = self.archive.novelty(self.center_behaviors, self.config.k)
+            self.active = int(self.rng.choice(len(self.centers), p=novelty_proportional(novelty)))
+            return self.centers[self.active].ask()
+        return Population.dense(self.centers[self.active].params.unsqueeze(0))
 
     def _tell(
         self, population: Population, fitness: np.ndarray, result: EvaluationResult
     ) -> dict[str, float]:
-        behaviours = _mean_behaviour(result, self.config.behaviour)
+        behaviors = _mean_behavior(result, self.config.behavior)
         if self.round == _INITIAL:
-            self.centre_behaviours, self.centre_returns = behaviours, fitness.copy()
-            self.best_centre_return = float(fitness.max())
-            self.archive.add(behaviours)
+            self.center_behaviors, self.center_returns = behaviors, fitness.copy()
+            self.best_center_return = float(fitness.max())
+            self.archive.add(behaviors)
             self.round = _PERTURBED
             self.continue_generation()
             return {"archive_size": float(len(self.archive))}
         if self.round == _PERTURBED:
-            novelty = self.archive.novelty(behaviours, self.config.k)
+            novelty = self.archive.novelty(behaviors, self.config.k)
             w = self.reward_weight
             weights = w * centered_ranks(fitness) + (1.0 - w) * centered_ranks(novelty)
-            stats = self.centres[self.active].step(population, weights)
+            stats = self.centers[self.active].step(population, weights)
             self.round = _UPDATED
             self.continue_generation()
             return {
                 **stats,
-                "centre": float(self.active),
+                "center": float(self.active),
                 "reward_weight": float(self.reward_weight),
                 "novelty_mean": float(novelty.mean()),
                 "novelty_max": float(novelty.max()),
             }
-        centre_return = float(fitness[0])
-        self.centre_behaviours[self.active] = behaviours[0]
-        self.centre_returns[self.active] = centre_return
-        self.archive.add(behaviours[0])
-        improved = centre_return > self.best_centre_return
-        self.best_centre_return = max(self.best_centre_return, centre_return)
+        center_return = float(fitness[0])
+        self.center_behaviors[self.active] = behaviors[0]
+        self.center_returns[self.active] = center_return
+        self.archive.add(behaviors[0])
+        improved = center_return > self.best_center_return
+        self.best_center_return = max(self.best_center_return, center_return)
         self._adapt_reward_weight(improved)
         self.round = _PERTURBED
         return {
-            "centre_return": centre_return,
-            "best_centre_return": self.best_centre_return,
+            "center_return": center_return,
+            "best_center_return": self.best_center_return,
             "archive_size": float(len(self.archive)),
         }
 
     def _adapt_reward_weight(self, improved: bool) -> None:
-        """After each updated centre's evaluation: NSRA-ES adapts ``w`` here."""
+        """After each updated center's evaluation: NSRA-ES adapts ``w`` here."""
 
     # ------------------------------------------------------------------ checkpoints
 
     def _state(self) -> dict[str, Any]:
         return {
-            "centres": [_snapshot(centre) for centre in self.centres],
+            "centers": [_snapshot(center) for center in self.centers],
             "archive": self.archive.state_dict(),
-            "centre_behaviours": (
-                None if self.centre_behaviours is None else self.centre_behaviours.copy()
+            "center_behaviors": (
+                None if self.center_behaviors is None else self.center_behaviors.copy()
             ),
-            "centre_returns": self.centre_returns.copy(),
-            "best_centre_return": self.best_centre_return,
+            "center_returns": self.center_returns.copy(),
+            "best_center_return": self.best_center_return,
             "round": self.round,
             "active": self.active,
         }
 
     def _load_state(self, state: dict[str, Any]) -> None:
-        if len(state["centres"]) != len(self.centres):
+        if len(state["centers"]) != len(self.centers):
             raise ValueError(
-                f"the checkpoint has {len(state['centres'])} centres, "
-                f"algo.meta_population_size is {len(self.centres)}"
+                f"the checkpoint has {len(state['centers'])} centers, "
+                f"algo.meta_population_size is {len(self.centers)}"
             )
-        for centre, saved in zip(self.centres, state["centres"], strict=True):
-            _restore(centre, saved)
+        for center, saved in zip(self.centers, state["centers"], strict=True):
+            _restore(center, saved)
         self.archive.load_state_dict(state["archive"])
-        stored = state["centre_behaviours"]
-        self.centre_behaviours = None if stored is None else np.array(stored)
-        self.centre_returns = np.array(state["centre_returns"], dtype=np.float64)
-        self.best_centre_return = float(state["best_centre_return"])
+        stored = state["center_behaviors"]
+        self.center_behaviors = None if stored is None else np.array(stored)
+        self.center_returns = np.array(state["center_returns"], dtype=np.float64)
+        self.best_center_return = float(state["best_center_return"])
         self.round = state["round"]
         self.active = int(state["active"])
 
@@ -290,7 +288,7 @@ class NSRAES(NSES):
         super().__init__(config, context)
         self.reward_weight = config.initial_reward_weight
         self.stalled_generations = 0
-        """Updated centres evaluated since the best centre return last improved."""
+        """Updated centers evaluated since the best center return last improved."""
 
     def _adapt_reward_weight(self, improved: bool) -> None:
         # Exploit (more reward) while it pays; explore (more novelty) once it stops paying.

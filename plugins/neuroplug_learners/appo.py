@@ -19,7 +19,7 @@ behind (or, with ``drop_when_full``, never)::
 With V-trace (Espeholt et al. 2018) the targets correct for the lag with truncated
 importance weights; without it the rollout's own values feed GAE.
 
-What is reproducible: the envs' seeds, and the starting weights and optimiser state of every
+What is reproducible: the envs' seeds, and the starting weights and optimizer state of every
 segment (a resumed run continues from the checkpoint's). What is not: which weights the
 sampler held at each step and which rollouts were dropped depend on thread timing, so two
 runs with the same seed differ after the first update; use ``algo=ppo`` where

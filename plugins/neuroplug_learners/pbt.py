@@ -14,7 +14,7 @@ each member, once it has played ``start_frames``::
         if k in bottom:                                                       (exploit)
             j = a random member of top
             if objective_j - objective_k > max(margin * |objective_k|, margin_absolute):
-                k copies j's weights, optimiser state and settings; k's recent games clear
+                k copies j's weights, optimizer state and settings; k's recent games clear
         for each mutable setting s, with probability mutation_probability:    (explore)
             f ~ U[factor_low, factor_high];  s <- s * f or s / f, equally likely
             (a discount changes 1 - s instead), held within the learner's bounds

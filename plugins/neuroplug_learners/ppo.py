@@ -1,4 +1,4 @@
-"""``algo=ppo``: proximal policy optimisation, synchronous.
+"""``algo=ppo``: proximal policy optimization, synchronous.
 
 Schulman, Wolski, Dhariwal, Radford & Klimov (2017), "Proximal Policy Optimization
 Algorithms", arXiv:1707.06347, with the details of CleanRL's ``ppo.py`` /

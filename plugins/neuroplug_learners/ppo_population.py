@@ -280,8 +280,8 @@ def stacked_loss_gradients(
     if config.normalize_advantages:
         mean = (advantages * mask).sum(1, keepdim=True) / n
         variance = ((advantages - mean).pow(2) * mask).sum(1, keepdim=True) / (n - 1).clamp_min(1)
-        normalised = (advantages - mean) / (variance.sqrt() + 1e-8)
-        advantages = torch.where(valid > 1, normalised, advantages)
+        normalized = (advantages - mean) / (variance.sqrt() + 1e-8)
+        advantages = torch.where(valid > 1, normalized, advantages)
     policy = (
         _StackedCategorical(outputs, actions)
         if log_std is None

@@ -37,7 +37,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 from neuroplug.api import Backend, EvaluationRequest, EvaluationResult, SamplerRequest
-from neuroplug.behaviours import resolve
+from neuroplug.behaviors import resolve
 from neuroplug.engine.lockstep import LockstepScheduler, LockstepSchedulerConfig
 from neuroplug.envs.spec import EnvSpec
 from neuroplug.episodes import EpisodeLedger
@@ -291,8 +291,8 @@ class RayScheduler(LockstepScheduler):
             # lockstep engine: the same games as scheduler=threaded plays).
             return super().evaluate(population, policy, backend, request)
         started = time.perf_counter()
-        behaviour = resolve(request.behaviour, self.env) if request.behaviour is not None else None
-        ledger = EpisodeLedger(len(population), request, self.env.frame_skip, behaviour)
+        behavior = resolve(request.behavior, self.env) if request.behavior is not None else None
+        ledger = EpisodeLedger(len(population), request, self.env.frame_skip, behavior)
         if len(ledger) == 0:
             return ledger.result()
         self._start(policy, backend)

@@ -1,7 +1,7 @@
 """What the driver sends workers per generation: a population described, never its members.
 
 A :class:`ShippedPopulation` is a population's bases, indices, scales and seeds (plus the
-observation normaliser's state), put into Ray's object store once per evaluation round.
+observation normalizer's state), put into Ray's object store once per evaluation round.
 Where the population says its bases are members of an earlier one
 (:class:`neuroplug.population.BaseOrigin`, the deep GA's parents), and the workers were
 sent that earlier population, the bases travel as that population's key and the member
@@ -50,7 +50,7 @@ class ShippedPopulation:
     lowrank: LowRank | None
     sigma: torch.Tensor | None
     normalizer: dict[str, Any] | None
-    """The observation normaliser's state for this round (None without one)."""
+    """The observation normalizer's state for this round (None without one)."""
 
     @property
     def size_bytes(self) -> int:

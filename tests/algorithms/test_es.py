@@ -36,7 +36,7 @@ def test_update_equals_the_estimate_from_stored_noise():
     expected_gradient = torch.from_numpy(ranks[0::2] - ranks[1::2]).float() @ eps / 8
     es.tell(population, synthetic_result(fitness))
     # Adam's first step moves every coordinate by lr * sign(gradient).
-    assert torch.allclose(es.centre, 0.01 * torch.sign(expected_gradient), atol=1e-6)
+    assert torch.allclose(es.center, 0.01 * torch.sign(expected_gradient), atol=1e-6)
 
 
 def test_es_climbs_a_smooth_objective():
@@ -45,19 +45,19 @@ def test_es_climbs_a_smooth_objective():
         ESConfig(population_size=20, sigma=0.1, learning_rate=0.05, l2_coeff=0.0),
         synthetic_context(initial_params=torch.zeros(30)),
     )
-    start = float((es.centre - target).norm())
+    start = float((es.center - target).norm())
     for _ in range(150):
         population = es.ask()
         fitness = -((population.materialize() - target) ** 2).sum(dim=1).numpy()
         es.tell(population, synthetic_result(fitness))
-    assert float((es.centre - target).norm()) < 0.2 * start
+    assert float((es.center - target).norm()) < 0.2 * start
 
 
-def test_nan_fitness_is_scored_worst_and_the_centre_stays_finite():
+def test_nan_fitness_is_scored_worst_and_the_center_stays_finite():
     es = OpenAIES(ESConfig(population_size=4), synthetic_context(initial_params=torch.zeros(5)))
     population = es.ask()
     stats = es.tell(population, synthetic_result(np.array([1.0, np.nan, np.inf, 0.0])))
-    assert torch.isfinite(es.centre).all()
+    assert torch.isfinite(es.center).all()
     assert stats["nonfinite_fitness"] == 2
 
 

@@ -1,4 +1,4 @@
-"""The behaviour archive: k-nearest-neighbour novelty, growth and exact checkpoints."""
+"""The behavior archive: k-nearest-neighbour novelty, growth and exact checkpoints."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import io
 import numpy as np
 import pytest
 import torch
-from neuroplug_algorithms.novelty import BehaviourArchive, novelty_proportional
+from neuroplug_algorithms.novelty import BehaviorArchive, novelty_proportional
 
 
 def _brute_force_novelty(query: np.ndarray, archive: np.ndarray, k: int) -> float:
@@ -17,7 +17,7 @@ def _brute_force_novelty(query: np.ndarray, archive: np.ndarray, k: int) -> floa
 
 def test_novelty_is_the_mean_distance_to_the_k_nearest_entries():
     rng = np.random.default_rng(0)
-    archive = BehaviourArchive()
+    archive = BehaviorArchive()
     entries = rng.normal(size=(40, 3))
     archive.add(entries[:25])
     archive.add(entries[25:])
@@ -27,14 +27,14 @@ def test_novelty_is_the_mean_distance_to_the_k_nearest_entries():
 
 
 def test_a_smaller_archive_than_k_uses_every_entry():
-    archive = BehaviourArchive()
+    archive = BehaviorArchive()
     archive.add(np.array([[0.0, 0.0], [3.0, 4.0]]))
     assert archive.novelty(np.array([[0.0, 0.0]]), k=10) == pytest.approx([2.5])
     assert archive.novelty(np.array([[0.0, 0.0]]), k=1) == pytest.approx([0.0])
 
 
 def test_single_vectors_are_archived_one_row_each():
-    archive = BehaviourArchive()
+    archive = BehaviorArchive()
     archive.add(np.array([1.0, 2.0]))
     archive.add(np.array([1.0, 2.0]))
     assert len(archive) == 2
@@ -42,7 +42,7 @@ def test_single_vectors_are_archived_one_row_each():
 
 
 def test_an_empty_archive_and_mismatched_sizes_are_errors():
-    archive = BehaviourArchive()
+    archive = BehaviorArchive()
     with pytest.raises(ValueError, match="empty"):
         archive.novelty(np.zeros((1, 2)), k=1)
     archive.add(np.zeros((1, 2)))
@@ -52,12 +52,12 @@ def test_an_empty_archive_and_mismatched_sizes_are_errors():
 
 def test_a_checkpointed_archive_answers_identically():
     rng = np.random.default_rng(1)
-    archive = BehaviourArchive()
+    archive = BehaviorArchive()
     archive.add(rng.normal(size=(30, 128)))
     buffer = io.BytesIO()
     torch.save(archive.state_dict(), buffer)
     buffer.seek(0)
-    restored = BehaviourArchive()
+    restored = BehaviorArchive()
     restored.load_state_dict(torch.load(buffer, weights_only=False))
     queries = rng.normal(size=(5, 128))
     assert np.array_equal(restored.novelty(queries, k=10), archive.novelty(queries, k=10))
@@ -66,8 +66,8 @@ def test_a_checkpointed_archive_answers_identically():
 
 
 def test_an_empty_archive_survives_a_checkpoint():
-    restored = BehaviourArchive()
-    restored.load_state_dict(BehaviourArchive().state_dict())
+    restored = BehaviorArchive()
+    restored.load_state_dict(BehaviorArchive().state_dict())
     assert len(restored) == 0
 
 

@@ -1,5 +1,5 @@
 """NS-ES, NSR-ES and NSRA-ES: rounds, updates, selection, weight adaptation, checkpoints,
-and more distinct behaviours than ES on a deceptive task."""
+and more distinct behaviors than ES on a deceptive task."""
 
 from __future__ import annotations
 
@@ -40,11 +40,11 @@ def _build(algorithm_class=NSES, seed: int = 0, **overrides):
 
 
 def _synthetic(algorithm, population) -> EvaluationResult:
-    """Fitness -||theta - target||^2; behaviour the first two parameters."""
+    """Fitness -||theta - target||^2; behavior the first two parameters."""
     members = population.materialize()
     fitness = -((members - TARGET) ** 2).sum(dim=1).numpy()
     return synthetic_result(
-        fitness, algorithm.episodes_per_member(), behaviours=members[:, :2].numpy()
+        fitness, algorithm.episodes_per_member(), behaviors=members[:, :2].numpy()
     )
 
 
@@ -66,15 +66,15 @@ def _generation(algorithm) -> list[torch.Tensor]:
 # --------------------------------------------------------------------------- rounds
 
 
-def test_generation_zero_evaluates_the_centres_then_a_population_then_the_updated_centre():
-    algorithm = _build(meta_population_size=3, centre_episodes=2)
-    assert algorithm.behaviour() == "auto"
-    centres = algorithm.ask()
-    members = centres.materialize()
+def test_generation_zero_evaluates_the_centers_then_a_population_then_the_updated_center():
+    algorithm = _build(meta_population_size=3, center_episodes=2)
+    assert algorithm.behavior() == "auto"
+    centers = algorithm.ask()
+    members = centers.materialize()
     # Three fresh draws from the init distribution (not the run's initial network, zeros).
-    assert len(centres) == 3 and algorithm.episodes_per_member() == 2
+    assert len(centers) == 3 and algorithm.episodes_per_member() == 2
     assert len({tuple(row.tolist()) for row in members}) == 3 and members.abs().sum() > 0
-    algorithm.tell(centres, _synthetic(algorithm, centres))
+    algorithm.tell(centers, _synthetic(algorithm, centers))
     assert algorithm.generation == 0 and len(algorithm.archive) == 3
 
     perturbed = algorithm.ask()
@@ -86,12 +86,12 @@ def test_generation_zero_evaluates_the_centres_then_a_population_then_the_update
 
     updated = algorithm.ask()
     assert len(updated) == 1 and algorithm.episodes_per_member() == 2
-    assert torch.equal(updated.materialize()[0], algorithm.centres[algorithm.active].params)
+    assert torch.equal(updated.materialize()[0], algorithm.centers[algorithm.active].params)
     assert not torch.equal(updated.materialize()[0], members[algorithm.active])
     algorithm.tell(updated, _synthetic(algorithm, updated))
     assert algorithm.generation == 1 and len(algorithm.archive) == 4
 
-    # Later generations have two rounds: the population and the updated centre.
+    # Later generations have two rounds: the population and the updated center.
     assert [len(members) for members in _generation(algorithm)] == [8, 1]
     assert algorithm.generation == 2 and len(algorithm.archive) == 5
 
@@ -106,57 +106,57 @@ def test_the_update_is_es_with_weights_mixing_reward_and_novelty_ranks(
     _round(algorithm)
     population = algorithm.ask()
     active = algorithm.active
-    before = [centre.params.clone() for centre in algorithm.centres]
+    before = [center.params.clone() for center in algorithm.centers]
     rng = np.random.default_rng(3)
-    returns, behaviours = rng.normal(size=8), rng.normal(size=(8, 2))
-    novelty = algorithm.archive.novelty(behaviours, k=10)
+    returns, behaviors = rng.normal(size=8), rng.normal(size=(8, 2))
+    novelty = algorithm.archive.novelty(behaviors, k=10)
     weights = reward_weight * centered_ranks(returns) + (1 - reward_weight) * centered_ranks(
         novelty
     )
     eps = noise_vectors(population.seed[0::2], NUM_PARAMS)
     gradient = torch.from_numpy(weights[0::2] - weights[1::2]).float() @ eps / 8
-    stats = algorithm.tell(population, synthetic_result(returns, behaviours=behaviours))
+    stats = algorithm.tell(population, synthetic_result(returns, behaviors=behaviors))
     assert stats["reward_weight"] == reward_weight
     # Adam's first step moves every coordinate by lr * sign(gradient).
-    step = algorithm.centres[active].params - before[active]
+    step = algorithm.centers[active].params - before[active]
     assert torch.allclose(step, 0.01 * torch.sign(gradient), atol=1e-6)
-    for index, centre in enumerate(algorithm.centres):
+    for index, center in enumerate(algorithm.centers):
         if index != active:
-            assert torch.equal(centre.params, before[index])
+            assert torch.equal(center.params, before[index])
 
 
-def test_a_centre_whose_behaviour_is_no_longer_novel_is_never_picked():
+def test_a_center_whose_behavior_is_no_longer_novel_is_never_picked():
     algorithm = _build(meta_population_size=2, k=3)
     _round(algorithm)
-    # Centre 0's behaviour fills its own neighbourhood: its novelty is 0.
-    algorithm.archive.add(np.repeat(algorithm.centre_behaviours[:1], 3, axis=0))
+    # Center 0's behavior fills its own neighbourhood: its novelty is 0.
+    algorithm.archive.add(np.repeat(algorithm.center_behaviors[:1], 3, axis=0))
     for _ in range(5):
         population = algorithm.ask()
         assert algorithm.active == 1
-        assert torch.equal(population.bases[0], algorithm.centres[1].params)
+        assert torch.equal(population.bases[0], algorithm.centers[1].params)
         algorithm.tell(population, _synthetic(algorithm, population))
         _round(algorithm)
 
 
-def test_the_deployed_policy_is_the_centre_with_the_best_last_return():
+def test_the_deployed_policy_is_the_center_with_the_best_last_return():
     algorithm = _build(meta_population_size=3)
-    centres = algorithm.ask()
-    algorithm.tell(centres, synthetic_result([1.0, 5.0, 3.0], behaviours=np.eye(3)[:, :2]))
-    assert torch.equal(algorithm.policy_params(), algorithm.centres[1].params)
+    centers = algorithm.ask()
+    algorithm.tell(centers, synthetic_result([1.0, 5.0, 3.0], behaviors=np.eye(3)[:, :2]))
+    assert torch.equal(algorithm.policy_params(), algorithm.centers[1].params)
     _round(algorithm)
     updated = algorithm.ask()
-    algorithm.tell(updated, synthetic_result([10.0], behaviours=np.zeros((1, 2))))
-    assert torch.equal(algorithm.policy_params(), algorithm.centres[algorithm.active].params)
+    algorithm.tell(updated, synthetic_result([10.0], behaviors=np.zeros((1, 2))))
+    assert torch.equal(algorithm.policy_params(), algorithm.centers[algorithm.active].params)
 
 
 def test_nsra_raises_w_on_improvement_and_lowers_it_after_a_stall():
     algorithm = _build(NSRAES, initial_reward_weight=0.5, weight_delta=0.1, stall_generations=2)
-    algorithm.tell(algorithm.ask(), synthetic_result([0.0, 0.0, 0.0], behaviours=np.eye(3)[:, :2]))
+    algorithm.tell(algorithm.ask(), synthetic_result([0.0, 0.0, 0.0], behaviors=np.eye(3)[:, :2]))
     weights = []
-    for centre_return in (1.0, 1.0, 0.5, 0.5, 0.5, 2.0):
+    for center_return in (1.0, 1.0, 0.5, 0.5, 0.5, 2.0):
         _round(algorithm)
         algorithm.tell(
-            algorithm.ask(), synthetic_result([centre_return], behaviours=np.zeros((1, 2)))
+            algorithm.ask(), synthetic_result([center_return], behaviors=np.zeros((1, 2)))
         )
         weights.append(round(algorithm.reward_weight, 10))
     # better, stall 1, stall 2 (-> down, count restarts), stall 1, stall 2 (-> down), better
@@ -165,23 +165,23 @@ def test_nsra_raises_w_on_improvement_and_lowers_it_after_a_stall():
 
 def test_nsra_keeps_w_within_zero_and_one():
     algorithm = _build(NSRAES, weight_delta=0.6, stall_generations=1)
-    algorithm.tell(algorithm.ask(), synthetic_result([0.0, 0.0, 0.0], behaviours=np.eye(3)[:, :2]))
+    algorithm.tell(algorithm.ask(), synthetic_result([0.0, 0.0, 0.0], behaviors=np.eye(3)[:, :2]))
     seen = []
-    for centre_return in (1.0, 0.0, 0.0, 0.0):
+    for center_return in (1.0, 0.0, 0.0, 0.0):
         _round(algorithm)
         algorithm.tell(
-            algorithm.ask(), synthetic_result([centre_return], behaviours=np.zeros((1, 2)))
+            algorithm.ask(), synthetic_result([center_return], behaviors=np.zeros((1, 2)))
         )
         seen.append(round(algorithm.reward_weight, 10))
     assert seen == [1.0, 0.4, 0.0, 0.0]
 
 
-def test_a_result_without_behaviours_is_a_clear_error():
+def test_a_result_without_behaviors_is_a_clear_error():
     algorithm = _build()
-    centres = algorithm.ask()
-    result = dataclasses.replace(_synthetic(algorithm, centres), behaviours=None)
-    with pytest.raises(RuntimeError, match=r"no behaviours for request.behaviour='auto'"):
-        algorithm.tell(centres, result)
+    centers = algorithm.ask()
+    result = dataclasses.replace(_synthetic(algorithm, centers), behaviors=None)
+    with pytest.raises(RuntimeError, match=r"no behaviors for request.behavior='auto'"):
+        algorithm.tell(centers, result)
 
 
 @pytest.mark.parametrize(
@@ -190,8 +190,8 @@ def test_a_result_without_behaviours_is_a_clear_error():
         (NSESConfig, {"k": 0}, "algo.k"),
         (NSESConfig, {"meta_population_size": 0}, "algo.meta_population_size"),
         (NSESConfig, {"population_size": 7}, "algo.population_size"),
-        (NSESConfig, {"behaviour": "final_velocity"}, "algo.behaviour"),
-        (NSESConfig, {"centre_episodes": 0}, "algo.centre_episodes"),
+        (NSESConfig, {"behavior": "final_velocity"}, "algo.behavior"),
+        (NSESConfig, {"center_episodes": 0}, "algo.center_episodes"),
         (NSESConfig, {"fitness_shaping": "none"}, "algo.fitness_shaping"),
         (NSESConfig, {"sigma": 0.0}, "algo.sigma"),
         (NSRAESConfig, {"initial_reward_weight": 1.5}, "algo.initial_reward_weight"),
@@ -228,7 +228,7 @@ def test_a_restored_state_continues_exactly(algorithm_class):
 
 def test_a_checkpoint_of_another_meta_population_size_is_refused():
     state = _build(meta_population_size=2).state_dict()
-    with pytest.raises(ValueError, match="2 centres, algo.meta_population_size is 3"):
+    with pytest.raises(ValueError, match="2 centers, algo.meta_population_size is 3"):
         _build(meta_population_size=3).load_state_dict(state)
 
 
@@ -240,7 +240,7 @@ def test_the_shipped_configs_hold_the_papers_values(compose, name):
     config = compose([f"algo={name}"])
     algorithm_class = {"ns_es": NSES, "nsr_es": NSRES, "nsra_es": NSRAES}[name]
     settings = to_dataclass(algorithm_class.config_class, config.algo, "algo")
-    assert (settings.k, settings.meta_population_size, settings.behaviour) == (10, 3, "auto")
+    assert (settings.k, settings.meta_population_size, settings.behavior) == (10, 3, "auto")
     assert (settings.sigma, settings.learning_rate, settings.l2_coeff) == (0.02, 0.01, 0.005)
     assert settings.mirrored and settings.obs_norm
     if name == "nsra_es":
@@ -257,16 +257,16 @@ def test_a_resumed_run_ends_in_the_uninterrupted_state(compose, quiet_overrides,
         "net.hidden_sizes=[16]",
     ]
     left, _ = check_resume_is_exact(compose, overrides, tmp_path)
-    assert len(left["algorithm"]["algorithm"]["archive"]["behaviours"]) == 3 + 4
+    assert len(left["algorithm"]["algorithm"]["archive"]["behaviors"]) == 3 + 4
 
 
 def test_a_bc_that_does_not_fit_the_env_stops_the_run_naming_the_field(
     compose, quiet_overrides, tmp_path
 ):
     config = compose(
-        [*quiet_overrides, "algo=ns_es", "algo.behaviour=final_ram", f"run.output_dir={tmp_path}"]
+        [*quiet_overrides, "algo=ns_es", "algo.behavior=final_ram", f"run.output_dir={tmp_path}"]
     )
-    with pytest.raises(ConfigError, match=r"^algo\.behaviour: final_ram needs info\['ram'\]"):
+    with pytest.raises(ConfigError, match=r"^algo\.behavior: final_ram needs info\['ram'\]"):
         run_job(config)
 
 
@@ -297,13 +297,11 @@ def _distinct_final_positions(compose, tmp_path, algo: str, seed: int, frames: i
     def measuring(population, policy, backend, request):
         if request.generation >= EVALUATION_GENERATION_OFFSET:  # the final policy evaluation
             return evaluate(population, policy, backend, request)
-        # ES asks for no behaviour; measuring one changes nothing an algorithm sees.
-        measured = dataclasses.replace(request, behaviour="final_obs")
+        # ES asks for no behavior; measuring one changes nothing an algorithm sees.
+        measured = dataclasses.replace(request, behavior="final_obs")
         result = evaluate(population, policy, backend, measured)
-        positions.append(result.behaviours[..., 0].ravel())
-        return dataclasses.replace(
-            result, behaviours=result.behaviours if request.behaviour else None
-        )
+        positions.append(result.behaviors[..., 0].ravel())
+        return dataclasses.replace(result, behaviors=result.behaviors if request.behavior else None)
 
     trainer.parts.scheduler.evaluate = measuring
     trainer.train()

@@ -1,4 +1,4 @@
-"""Fitness shaping: ranks, centred ranks and NaN handling."""
+"""Fitness shaping: ranks, centered ranks and NaN handling."""
 
 from __future__ import annotations
 

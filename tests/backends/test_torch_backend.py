@@ -11,9 +11,9 @@ from neuroplug.population import Population
 
 
 def _population(network, size=6):
-    centre = network.initial_params(torch.Generator().manual_seed(0))
+    center = network.initial_params(torch.Generator().manual_seed(0))
     return Population(
-        bases=centre.unsqueeze(0),
+        bases=center.unsqueeze(0),
         base_index=torch.zeros(size, dtype=torch.int64),
         scale=torch.full((size,), 0.5),
         seed=torch.arange(size, dtype=torch.int64) + 10,
@@ -107,7 +107,7 @@ def test_lowrank_populations_run_factored_and_match_their_materialised_members(b
 
 
 def _es_population(network, size, rank, min_size, bases=1):
-    """Mirrored low-rank pairs around ``bases`` centres (an unperturbed member first)."""
+    """Mirrored low-rank pairs around ``bases`` centers (an unperturbed member first)."""
     from neuroplug.lowrank import lowrank_for
 
     generator = torch.Generator().manual_seed(3)

@@ -258,7 +258,7 @@ def test_tiny_lowrank_es_run_trains_with_the_triton_backend(tmp_path):
     assert done.returncode == 0, done.stderr[-3000:]
     state = load_checkpoint(Path(tmp_path))
     assert state["generation"] == 2
-    assert torch.isfinite(state["algorithm"]["algorithm"]["centre"]).all()
+    assert torch.isfinite(state["algorithm"]["algorithm"]["center"]).all()
 
 
 def test_triton_run_without_gpu_or_interpreter_stops_with_the_fallback(tmp_path):

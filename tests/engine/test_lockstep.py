@@ -41,8 +41,8 @@ def _assert_identical(results: dict) -> None:
             reference.frames,
             reference.forward_passes,
         ), name
-        if reference.behaviours is not None:
-            assert np.array_equal(result.behaviours, reference.behaviours), name
+        if reference.behaviors is not None:
+            assert np.array_equal(result.behaviors, reference.behaviors), name
         if reference.obs_stats is not None:
             assert np.array_equal(result.obs_stats.total, reference.obs_stats.total), name
             assert np.array_equal(
@@ -54,11 +54,11 @@ def _assert_identical(results: dict) -> None:
     ("task_id", "members", "episodes", "max_envs", "max_episode_steps", "extra"),
     [
         # More episodes than lanes: lanes are refilled; BCs and observation sums too.
-        ("CartPole-v1", 9, 3, 5, None, {"behaviour": "auto", "collect_obs_stats": True}),
+        ("CartPole-v1", 9, 3, 5, None, {"behavior": "auto", "collect_obs_stats": True}),
         # Continuous actions with exploration noise, which must not depend on step order.
         ("Pendulum-v1", 6, 2, 4, 60, {"action_noise": 0.3}),
         # Atari: frames, game scores and final RAM.
-        ("Pong-v5", 4, 1, 3, 20, {"behaviour": "auto"}),
+        ("Pong-v5", 4, 1, 3, 20, {"behavior": "auto"}),
     ],
 )
 def test_all_schedulers_return_identical_results(
@@ -141,7 +141,7 @@ def test_pipelined_needs_two_groups():
 
 @pytest.mark.parametrize("device", ["cpu", *(["cuda"] if torch.cuda.is_available() else [])])
 def test_training_ends_in_the_same_state_with_every_scheduler(compose, tmp_path, device):
-    """End to end: ES on Pendulum (action noise, observation normaliser, refilled lanes),
+    """End to end: ES on Pendulum (action noise, observation normalizer, refilled lanes),
     on the CPU and, where the suite finds one, on the GPU."""
     from neuroplug.app import run_job
     from neuroplug.testing.resume_check import same

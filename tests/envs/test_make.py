@@ -76,7 +76,7 @@ def test_unknown_task_suggests_close_names():
 
 
 @pytest.mark.parametrize("env", ["pendulum", "hopper"])
-def test_continuous_control_runs_with_observation_normalisation_and_action_noise(
+def test_continuous_control_runs_with_observation_normalization_and_action_noise(
     compose, env, tmp_path
 ):
     overrides = [

@@ -78,9 +78,9 @@ def test_vtrace_truncates_the_importance_weights():
     rewards = torch.tensor([[1.0]])
     values = torch.tensor([[0.0]])
     terminated, ended, valid = _flags(1)
-    behaviour, target = torch.tensor([[0.0]]), torch.tensor([[2.0]])  # pi/mu = e^2 > 1
+    behavior, target = torch.tensor([[0.0]]), torch.tensor([[2.0]])  # pi/mu = e^2 > 1
     targets, advantages = vtrace(
-        behaviour, target, rewards, values, torch.tensor([0.0]), terminated, ended, valid, 0.9
+        behavior, target, rewards, values, torch.tensor([0.0]), terminated, ended, valid, 0.9
     )
     torch.testing.assert_close(targets, torch.tensor([[1.0]]))  # rho clipped to 1
     torch.testing.assert_close(advantages, torch.tensor([[1.0]]))

@@ -49,8 +49,8 @@ def _assert_identical(result, reference) -> None:
         reference.frames,
         reference.forward_passes,
     )
-    if reference.behaviours is not None:
-        assert np.array_equal(result.behaviours, reference.behaviours)
+    if reference.behaviors is not None:
+        assert np.array_equal(result.behaviors, reference.behaviors)
     if reference.obs_stats is not None:
         assert np.array_equal(result.obs_stats.total, reference.obs_stats.total)
         assert np.array_equal(result.obs_stats.total_squares, reference.obs_stats.total_squares)
@@ -60,8 +60,8 @@ def _assert_identical(result, reference) -> None:
 @pytest.mark.parametrize(
     ("task_id", "steps", "extra"),
     [
-        # Behaviours and observation sums reduce in item order, whoever played which shard.
-        ("CartPole-v1", 200, {"behaviour": "auto", "collect_obs_stats": True}),
+        # Behaviors and observation sums reduce in item order, whoever played which shard.
+        ("CartPole-v1", 200, {"behavior": "auto", "collect_obs_stats": True}),
         # Action noise is keyed by the whole population's episode index, not the shard's.
         ("Pendulum-v1", 40, {"action_noise": 0.3}),
     ],
@@ -170,7 +170,7 @@ def test_the_final_checkpoint_is_the_same_for_one_two_and_three_workers(compose,
         assert all(value < NETWORK_BYTES / 20 for value in sent), (workers, sent)
 
 
-def test_es_sends_its_centre_once_per_generation(compose, tmp_path):
+def test_es_sends_its_center_once_per_generation(compose, tmp_path):
     overrides = [
         "algo=es",
         "env=cartpole",
@@ -187,7 +187,7 @@ def test_es_sends_its_centre_once_per_generation(compose, tmp_path):
     run_job(compose(overrides))
     rows = list(csv.DictReader((tmp_path / "metrics.csv").open()))
     for row in rows:
-        # The centre once, plus O(P) indices, scales and seeds and the shard calls: never
+        # The center once, plus O(P) indices, scales and seeds and the shard calls: never
         # P (here 16) weight vectors.
         assert NETWORK_BYTES < float(row["scheduler/bytes_sent"]) < 1.1 * NETWORK_BYTES
 

@@ -1,4 +1,4 @@
-"""The serial scheduler: correct scores, counters and behaviours against a naive loop."""
+"""The serial scheduler: correct scores, counters and behaviors against a naive loop."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from neuroplug_backends.torch_backend import TorchBackend, TorchBackendConfig
 from neuroplug_schedulers.threaded import ThreadedScheduler, ThreadedSchedulerConfig, serial_config
 
 from neuroplug.api import EvaluationRequest
-from neuroplug.behaviours import Behaviour, resolve
+from neuroplug.behaviors import Behavior, resolve
 from neuroplug.config.schema import EnvConfig, NetConfig
 from neuroplug.envs.make import make_pool, make_spec
 from neuroplug.errors import ConfigError
@@ -24,9 +24,9 @@ def _setup(task_id: str, max_episode_steps: int | None = None, hidden=(8,)):
     network = build_network(NetConfig(hidden_sizes=list(hidden)), env)
     policy = Policy(network, env, normalize_observations=False)
     backend = TorchBackend(TorchBackendConfig(name="torch", device="cpu"), network)
-    centre = network.initial_params(torch.Generator().manual_seed(0))
+    center = network.initial_params(torch.Generator().manual_seed(0))
     population = Population(
-        bases=centre.unsqueeze(0),
+        bases=center.unsqueeze(0),
         base_index=torch.zeros(6, dtype=torch.int64),
         scale=torch.tensor([0.0, 1.0, -1.0, 1.0, -1.0, 3.0]),
         seed=torch.tensor([0, 1, 1, 2, 2, 3]),
@@ -34,10 +34,10 @@ def _setup(task_id: str, max_episode_steps: int | None = None, hidden=(8,)):
     return env, policy, backend, population
 
 
-def _naive_episode(env, policy, params, seed, behaviour: Behaviour | None = None):
+def _naive_episode(env, policy, params, seed, behavior: Behavior | None = None):
     """Play one episode with one member in its own single-env pool.
 
-    Returns the return, the length and (if ``behaviour`` is given) the episode's BC.
+    Returns the return, the length and (if ``behavior`` is given) the episode's BC.
     """
     pool = make_pool(env, np.array([seed]))
     observation, _ = pool.reset()
@@ -51,7 +51,7 @@ def _naive_episode(env, policy, params, seed, behaviour: Behaviour | None = None
         total += float(info[key][0] if key else reward[0])
         steps += 1
         done = bool(terminated[0] or truncated[0])
-    final = behaviour.extract(observation, info, np.array([0]))[0] if behaviour else None
+    final = behavior.extract(observation, info, np.array([0]))[0] if behavior else None
     return total, steps, final
 
 
@@ -70,12 +70,12 @@ def test_returns_match_a_naive_one_member_loop():
     assert result.env_steps == result.lengths.sum() == result.frames
     assert result.forward_passes == result.env_steps
     assert result.episodes == 12
-    assert result.behaviours is None  # not asked for
+    assert result.behaviors is None  # not asked for
 
 
 def test_atari_counts_frames_as_four_per_step_and_scores_are_game_scores_and_bcs_are_ram():
     env, policy, backend, population = _setup("Pong-v5", max_episode_steps=60)
-    request = EvaluationRequest(generation=0, episodes_per_member=1, seed=0, behaviour="auto")
+    request = EvaluationRequest(generation=0, episodes_per_member=1, seed=0, behavior="auto")
     result = ThreadedScheduler(serial_config(), env).evaluate(population, policy, backend, request)
     assert env.frame_skip == 4
     assert (result.lengths == 60).all()  # capped episodes
@@ -85,9 +85,9 @@ def test_atari_counts_frames_as_four_per_step_and_scores_are_game_scores_and_bcs
     assert np.all(result.returns == np.round(result.returns))
     assert np.all(np.abs(result.returns) <= 21)
     # auto on Atari: the console RAM at the end of each episode, bytes as floats.
-    assert result.behaviours.shape == (6, 1, 128)
-    assert np.all((result.behaviours >= 0) & (result.behaviours <= 255))
-    assert np.array_equal(result.behaviours, np.round(result.behaviours))
+    assert result.behaviors.shape == (6, 1, 128)
+    assert np.all((result.behaviors >= 0) & (result.behaviors <= 255))
+    assert np.array_equal(result.behaviors, np.round(result.behaviors))
 
 
 @pytest.mark.parametrize("collect", [True, False])
@@ -102,7 +102,7 @@ def test_observation_sums_are_returned_only_when_asked(collect):
         assert result.obs_stats is None
 
 
-# --------------------------------------------------------------------------- behaviours
+# --------------------------------------------------------------------------- behaviors
 
 
 @pytest.mark.parametrize(
@@ -113,25 +113,23 @@ def test_observation_sums_are_returned_only_when_asked(collect):
         ("Humanoid-v4", "final_position", 40),
     ],
 )
-def test_behaviours_match_a_naive_one_member_loop(task_id, name, max_episode_steps):
+def test_behaviors_match_a_naive_one_member_loop(task_id, name, max_episode_steps):
     env, policy, backend, population = _setup(task_id, max_episode_steps)
-    behaviour = resolve(name, env)
+    behavior = resolve(name, env)
     scheduler = ThreadedScheduler(serial_config(num_threads=1), env)
-    request = EvaluationRequest(generation=1, episodes_per_member=2, seed=7, behaviour=name)
+    request = EvaluationRequest(generation=1, episodes_per_member=2, seed=7, behavior=name)
     result = scheduler.evaluate(population, policy, backend, request)
-    assert result.behaviours.shape == (6, 2, behaviour.size)
+    assert result.behaviors.shape == (6, 2, behavior.size)
     members = population.materialize()
     seeds = episode_seeds(7, 1, np.arange(2))
     for member, episode in ((0, 0), (2, 1), (5, 0)):
-        total, steps, final = _naive_episode(
-            env, policy, members[member], seeds[episode], behaviour
-        )
+        total, steps, final = _naive_episode(env, policy, members[member], seeds[episode], behavior)
         assert result.lengths[member, episode] == steps
         # Continuous actions may differ in the last float bit between the batched and the
         # single-member forward pass; the physics carries that into the last digits (a
         # position near zero then differs by more than rtol: hence atol too).
         assert result.returns[member, episode] == pytest.approx(total, rel=1e-6)
-        np.testing.assert_allclose(result.behaviours[member, episode], final, rtol=1e-6, atol=1e-6)
+        np.testing.assert_allclose(result.behaviors[member, episode], final, rtol=1e-6, atol=1e-6)
 
 
 def test_a_bc_that_does_not_fit_the_env_fails_before_any_pool_starts(monkeypatch):
@@ -142,8 +140,8 @@ def test_a_bc_that_does_not_fit_the_env_fails_before_any_pool_starts(monkeypatch
 
     monkeypatch.setattr(lockstep, "make_pool", no_pools)
     env, policy, backend, population = _setup("CartPole-v1")
-    request = EvaluationRequest(generation=0, behaviour="final_ram")
-    with pytest.raises(ConfigError, match=r"algo\.behaviour: final_ram needs info\['ram'\]"):
+    request = EvaluationRequest(generation=0, behavior="final_ram")
+    with pytest.raises(ConfigError, match=r"algo\.behavior: final_ram needs info\['ram'\]"):
         ThreadedScheduler(serial_config(), env).evaluate(population, policy, backend, request)
 
 

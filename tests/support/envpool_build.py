@@ -14,9 +14,13 @@ import pytest
 
 @functools.cache
 def registered_tasks() -> frozenset[str]:
-    """Every task id this EnvPool build registers."""
+    """Every task id this EnvPool build registers (all families registered first: neuroplug
+    registers only the family a run names, and a list taken then would miss the rest)."""
+    import importlib
+
     import envpool
 
+    importlib.import_module("envpool.entry")
     return frozenset(envpool.list_all_envs())
 
 

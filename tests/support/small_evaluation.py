@@ -16,14 +16,14 @@ def small_evaluation(
     task_id: str, members: int, max_episode_steps: int | None = None, normalize: bool = False
 ):
     """``(env, policy, backend, population)``: an 8-unit MLP on ``task_id``, the torch
-    backend on CPU, and ``members`` noisy copies of one seeded centre."""
+    backend on CPU, and ``members`` noisy copies of one seeded center."""
     env = make_spec(EnvConfig(task_id=task_id, max_episode_steps=max_episode_steps))
     network = build_network(NetConfig(hidden_sizes=[8]), env)
     policy = Policy(network, env, normalize_observations=normalize)
     backend = TorchBackend(TorchBackendConfig(name="torch", device="cpu"), network)
-    centre = network.initial_params(torch.Generator().manual_seed(0))
+    center = network.initial_params(torch.Generator().manual_seed(0))
     population = Population(
-        bases=centre.unsqueeze(0),
+        bases=center.unsqueeze(0),
         base_index=torch.zeros(members, dtype=torch.int64),
         scale=torch.full((members,), 0.5),
         seed=torch.arange(members, dtype=torch.int64),

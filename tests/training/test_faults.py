@@ -137,7 +137,7 @@ class _Recorder(Logger):
         self.metrics.append(metrics)
 
 
-def test_nan_returns_are_warned_about_counted_and_the_centre_stays_finite(
+def test_nan_returns_are_warned_about_counted_and_the_center_stays_finite(
     compose, tmp_path, monkeypatch
 ):
     real = LockstepScheduler.evaluate

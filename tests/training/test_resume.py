@@ -19,7 +19,7 @@ def test_resumed_run_ends_in_the_uninterrupted_state(compose, quiet_overrides, t
         compose, [*quiet_overrides, "run.eval_interval=2", "net.hidden_sizes=[16]"], tmp_path
     )
     assert left["algorithm"]["generation"] == 4
-    assert left["normalizer"]["count"] > 1  # observation normalisation was part of the state
+    assert left["normalizer"]["count"] > 1  # observation normalization was part of the state
 
 
 @pytest.mark.parametrize(

@@ -15,7 +15,7 @@ class Atari(EnvFamily):
     name = "atari"
     registration = "envpool.atari.registration"
     detection_order = 20
-    default_behaviour = "final_ram"
+    default_behavior = "final_ram"
     score_info_key = "reward"
     game_over_info_key = "terminated"
     video_from_observation = True

@@ -14,7 +14,7 @@ class MuJoCo(EnvFamily):
     name = "mujoco"
     registration = "envpool.mujoco.gym.registration"
     detection_order = 30
-    default_behaviour = "final_position"
+    default_behavior = "final_position"
     renders_with_opengl = True
 
     def detects(self, settings: dict[str, Any], envpool_spec: Any) -> bool:

@@ -16,12 +16,12 @@ from neuroplug.envs.family import EnvFamily
 
 class ViZDoom(EnvFamily):
     """Doom scenarios: frame-skipped image stacks, combined discrete actions, no
-    characterisation by default (the game variables are no behaviour yet)."""
+    characterisation by default (the game variables are no behavior yet)."""
 
     name = "vizdoom"
     registration = "envpool.vizdoom.registration"
     detection_order = 10
-    default_behaviour = None
+    default_behavior = None
     video_from_observation = True
     native_fps = 35.0  # Doom's tics per second
 

@@ -1,4 +1,4 @@
-"""Behaviour characterisations: resolution per env, clear errors, and the EnvPool facts they rely on."""
+"""Behavior characterisations: resolution per env, clear errors, and the EnvPool facts they rely on."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import pytest
 from envpool_build import skip_unless_envpool_has
 
 from neuroplug.api import EvaluationRequest
-from neuroplug.behaviours import Behaviour, resolve
+from neuroplug.behaviors import Behavior, resolve
 from neuroplug.config.schema import EnvConfig
 from neuroplug.envs.make import make_pool, make_spec
 from neuroplug.episodes import EpisodeLedger
@@ -31,7 +31,7 @@ def _spec(task_id: str, **kwargs):
     ],
 )
 def test_auto_picks_the_bc_of_the_env_family(task_id, name, info_keys, size):
-    assert resolve("auto", _spec(task_id)) == Behaviour(name, info_keys, size)
+    assert resolve("auto", _spec(task_id)) == Behavior(name, info_keys, size)
 
 
 @pytest.mark.parametrize(
@@ -39,17 +39,17 @@ def test_auto_picks_the_bc_of_the_env_family(task_id, name, info_keys, size):
     [("PointMassEasy-v1", 0, 2), ("CartpoleSwingup-v1", 0, 1), ("HumanoidRunPureState-v1", 40, 2)],
 )
 def test_dm_control_final_position_comes_from_the_observation(task_id, start, size):
-    assert resolve("final_position", _spec(task_id)) == Behaviour(
+    assert resolve("final_position", _spec(task_id)) == Behavior(
         "final_position", (), size, obs_start=start
     )
 
 
 def test_dm_control_final_position_is_the_point_mass_position_at_the_end():
     spec = _spec("PointMassEasy-v1", max_episode_steps=20)
-    behaviour = resolve("final_position", spec)
+    behavior = resolve("final_position", spec)
     pool = make_pool(spec, np.array([3]))
     _, (final, _) = _play_until_done(pool, np.ones((1, 2)))
-    bc = behaviour.extract(final, {}, np.array([0]))
+    bc = behavior.extract(final, {}, np.array([0]))
     assert bc.shape == (1, 2) and np.array_equal(bc, final[:, :2])
 
 
@@ -64,12 +64,12 @@ def test_final_obs_applies_to_any_vector_env():
         ("CartPole-v1", "final_position", r"final_position needs info\['x_position'\]"),
         ("Pong-v5", "final_obs", "final_obs needs vector observations; Pong-v5 observes images"),
         ("Reacher-v4", "auto", "auto means final_position for mujoco envs"),
-        ("CartPole-v1", "final_velocity", "unknown behaviour 'final_velocity'"),
+        ("CartPole-v1", "final_velocity", "unknown behavior 'final_velocity'"),
         ("CheetahRun-v1", "final_position", "CheetahRun-v1 observes none"),
     ],
 )
 def test_a_bc_that_does_not_apply_names_the_field_and_what_fits(task_id, name, message):
-    with pytest.raises(ConfigError, match=r"^algo\.behaviour: ") as error:
+    with pytest.raises(ConfigError, match=r"^algo\.behavior: ") as error:
         resolve(name, _spec(task_id))
     assert error.match(message)
 
@@ -88,9 +88,9 @@ def test_extract_reads_the_requested_rows():
     info = {"x_position": np.array([0.5, 1.5, 2.5]), "y_position": np.array([-1.0, -2.0, -3.0])}
     rows = np.array([2, 0])
     assert np.array_equal(
-        Behaviour("final_obs", (), 4).extract(observations, info, rows), observations[[2, 0]]
+        Behavior("final_obs", (), 4).extract(observations, info, rows), observations[[2, 0]]
     )
-    position = Behaviour("final_position", ("x_position", "y_position"), 2)
+    position = Behavior("final_position", ("x_position", "y_position"), 2)
     assert np.array_equal(position.extract(observations, info, rows), [[2.5, -3.0], [0.5, -1.0]])
 
 
@@ -139,33 +139,33 @@ def test_the_done_step_carries_the_atari_ram():
 # --------------------------------------------------------------------------- the ledger
 
 
-def test_the_ledger_returns_behaviours_shaped_members_episodes_size():
-    request = EvaluationRequest(generation=0, episodes_per_member=2, behaviour="final_obs")
-    ledger = EpisodeLedger(3, request, frame_skip=1, behaviour=Behaviour("final_obs", (), 2))
+def test_the_ledger_returns_behaviors_shaped_members_episodes_size():
+    request = EvaluationRequest(generation=0, episodes_per_member=2, behavior="final_obs")
+    ledger = EpisodeLedger(3, request, frame_skip=1, behavior=Behavior("final_obs", (), 2))
     observations = np.arange(12.0).reshape(6, 2)
     # Items end in two batches, their rows in any order.
     ledger.record_ends(np.array([5, 0, 3]), observations, {}, np.array([0, 1, 2]))
     ledger.record_ends(np.array([1, 2, 4]), observations, {}, np.array([3, 4, 5]))
-    behaviours = ledger.result().behaviours
-    assert behaviours.shape == (3, 2, 2)
-    assert np.array_equal(behaviours[2, 1], observations[0])  # item 5 = member 2, episode 1
-    assert np.array_equal(behaviours[0, 0], observations[1])
+    behaviors = ledger.result().behaviors
+    assert behaviors.shape == (3, 2, 2)
+    assert np.array_equal(behaviors[2, 1], observations[0])  # item 5 = member 2, episode 1
+    assert np.array_equal(behaviors[0, 0], observations[1])
 
 
-def test_the_ledger_returns_no_behaviours_unless_asked():
+def test_the_ledger_returns_no_behaviors_unless_asked():
     ledger = EpisodeLedger(2, EvaluationRequest(generation=0), frame_skip=1)
     ledger.record_ends(np.array([0, 1]), np.zeros((2, 4)), {}, np.array([0, 1]))
-    assert ledger.result().behaviours is None
+    assert ledger.result().behaviors is None
 
 
-def test_the_ledger_refuses_a_behaviour_request_without_the_resolved_bc():
-    with pytest.raises(ValueError, match="neuroplug.behaviours.resolve"):
-        EpisodeLedger(2, EvaluationRequest(generation=0, behaviour="auto"), frame_skip=1)
+def test_the_ledger_refuses_a_behavior_request_without_the_resolved_bc():
+    with pytest.raises(ValueError, match="neuroplug.behaviors.resolve"):
+        EpisodeLedger(2, EvaluationRequest(generation=0, behavior="auto"), frame_skip=1)
 
 
-def test_the_ledger_refuses_to_report_behaviours_of_episodes_that_never_ended():
-    request = EvaluationRequest(generation=0, behaviour="final_obs")
-    ledger = EpisodeLedger(2, request, frame_skip=1, behaviour=Behaviour("final_obs", (), 4))
+def test_the_ledger_refuses_to_report_behaviors_of_episodes_that_never_ended():
+    request = EvaluationRequest(generation=0, behavior="final_obs")
+    ledger = EpisodeLedger(2, request, frame_skip=1, behavior=Behavior("final_obs", (), 4))
     ledger.record_ends(np.array([0]), np.zeros((1, 4)), {}, np.array([0]))
     with pytest.raises(RuntimeError, match="1 episodes never reported their end"):
         ledger.result()

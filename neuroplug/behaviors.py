@@ -1,9 +1,9 @@
-"""Behaviour characterisations (BCs): a fixed-size vector describing how an episode ended.
+"""Behavior characterisations (BCs): a fixed-size vector describing how an episode ended.
 
 Novelty search compares *what agents do*, not what they score. Each BC here is read from
 an episode's final step: EnvPool's step that reports ``terminated``/``truncated`` still
 carries the episode's last observation and info (the auto-reset happens on the next call),
-so no extra simulation is needed. ``tests/test_behaviours.py`` checks this against EnvPool.
+so no extra simulation is needed. ``tests/test_behaviors.py`` checks this against EnvPool.
 
 ========================  =========================================================  ======
 name                      vector                                                     envs
@@ -12,7 +12,7 @@ name                      vector                                                
 ``final_position``        the agent's final ``x`` (and ``y`` where the task has it)  MuJoCo,
                                                                                      some DMC
 ``final_ram``             the Atari console's 128-byte RAM at the end, as floats     Atari
-``auto``                  the env family's ``default_behaviour``: ``final_obs`` (classic,
+``auto``                  the env family's ``default_behavior``: ``final_obs`` (classic,
                           DeepMind Control), ``final_position`` (MuJoCo), ``final_ram``
                           (Atari), none (ViZDoom)
 ========================  =========================================================  ======
@@ -39,16 +39,16 @@ import numpy as np
 from neuroplug.envs.spec import EnvSpec
 from neuroplug.errors import ConfigError
 
-BEHAVIOURS = ("auto", "final_obs", "final_position", "final_ram")
-"""The names ``algo.behaviour`` accepts."""
+BEHAVIORS = ("auto", "final_obs", "final_position", "final_ram")
+"""The names ``algo.behavior`` accepts."""
 _POSITION_KEYS = ("x_position", "y_position")
 _RAM_KEY = "ram"
 _RAM_BYTES = 128  # the Atari 2600's whole RAM
-_FIELD = "algo.behaviour"
+_FIELD = "algo.behavior"
 
 
 @dataclass(frozen=True)
-class Behaviour:
+class Behavior:
     """A BC resolved for one env: read ``info_keys`` (or, if none, the observation)."""
 
     name: str
@@ -84,12 +84,12 @@ def _info_keys(task_id: str) -> frozenset[str]:
     return frozenset(key[len(prefix) :] for key in keys if key.startswith(prefix))
 
 
-def _candidate(name: str, env: EnvSpec) -> Behaviour | str:
+def _candidate(name: str, env: EnvSpec) -> Behavior | str:
     """The BC ``name`` for ``env``, or why it does not apply."""
     if name == "final_obs":
         if env.is_image:
             return f"final_obs needs vector observations; {env.task_id} observes images"
-        return Behaviour(name, (), int(np.prod(env.obs_shape)))
+        return Behavior(name, (), int(np.prod(env.obs_shape)))
     if name == "final_position" and env.family.position_entries:
         return _observed_position(env)
     keys = frozenset(env.gymnasium.info_keys) if env.on_gymnasium else _info_keys(env.task_id)
@@ -97,13 +97,13 @@ def _candidate(name: str, env: EnvSpec) -> Behaviour | str:
         present = tuple(key for key in _POSITION_KEYS if key in keys)
         if "x_position" not in present:
             return f"final_position needs info['x_position'] (MuJoCo locomotion); {env.task_id} has none"
-        return Behaviour(name, present, len(present))
+        return Behavior(name, present, len(present))
     if _RAM_KEY not in keys:
         return f"final_ram needs info['ram'] (Atari); {env.task_id} has none"
-    return Behaviour(name, (_RAM_KEY,), _RAM_BYTES)
+    return Behavior(name, (_RAM_KEY,), _RAM_BYTES)
 
 
-def _observed_position(env: EnvSpec) -> Behaviour | str:
+def _observed_position(env: EnvSpec) -> Behavior | str:
     """The leading values of the observation entry that holds the agent's position (the
     family's ``position_entries``: DeepMind Control)."""
     entries = env.family.position_entries
@@ -119,28 +119,28 @@ def _observed_position(env: EnvSpec) -> Behaviour | str:
     start = 0
     for entry, shape in env.obs_parts:
         if entry == key:
-            return Behaviour("final_position", (), count, obs_start=start)
+            return Behavior("final_position", (), count, obs_start=start)
         start += int(np.prod(shape))
     return f"final_position: {env.task_id} has no observation entry {key!r}"
 
 
-def resolve(name: str, env: EnvSpec) -> Behaviour:
+def resolve(name: str, env: EnvSpec) -> Behavior:
     """The BC ``name`` (``auto`` resolved by env family) for ``env``; ConfigError if it does not apply.
 
     Cheap and env-free, so a trainer can call it while validating a config.
     """
-    if name not in BEHAVIOURS:
-        raise ConfigError(_FIELD, f"unknown behaviour {name!r}", ", ".join(BEHAVIOURS))
-    default = env.family.default_behaviour
+    if name not in BEHAVIORS:
+        raise ConfigError(_FIELD, f"unknown behavior {name!r}", ", ".join(BEHAVIORS))
+    default = env.family.default_behavior
     concrete = default if name == "auto" else name
     found = (
         _candidate(concrete, env)
         if concrete is not None
-        else f"no behaviour characterisation is the default for {env.family} envs"
+        else f"no behavior characterisation is the default for {env.family} envs"
     )
-    if isinstance(found, Behaviour):
+    if isinstance(found, Behavior):
         return found
-    fitting = [other for other in BEHAVIOURS[1:] if isinstance(_candidate(other, env), Behaviour)]
+    fitting = [other for other in BEHAVIORS[1:] if isinstance(_candidate(other, env), Behavior)]
     if default in fitting:
         fitting.insert(0, "auto")
     allowed = ", ".join(fitting) if fitting else f"none: {env.task_id} has no BC here"
