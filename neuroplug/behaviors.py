@@ -75,7 +75,7 @@ class Behavior:
 def _info_keys(task_id: str) -> frozenset[str]:
     """The info entries EnvPool returns for ``task_id`` (read from its spec; starts nothing).
 
-    They depend on the task only, and Atari specs take ~0.1 s to build, hence the cache.
+    They depend on the task only, and Atari specs are slow to build, hence the cache.
     """
     import envpool
 

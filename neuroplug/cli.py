@@ -222,7 +222,7 @@ def run() -> None:
 
 
 def _exit_now(code: int | str | None) -> None:
-    """Leave without the interpreter's teardown, which spends ~0.5 s destroying torch's and
+    """Leave without the interpreter's teardown, which spends a noticeable time destroying torch's and
     EnvPool's module state on a 2-core machine after the run is over. Exit handlers still
     run and the standard streams are flushed; with a non-daemon thread still running (a
     launcher's, say) the normal exit waits for it instead."""

@@ -159,7 +159,7 @@ class PoolCache:
 
     Only for envs with ``reusable_pools`` (Atari without sticky actions): every episode
     there starts from a full reset plus its own seeded no-ops, so a pool's history never
-    shows in an episode, and building an Atari env (60-80 ms) happens once per run
+    shows in an episode, and building Atari envs (slow: an emulator each) happens once per run
     instead of once per generation. A scheduler holds one and closes it at the end.
     """
 

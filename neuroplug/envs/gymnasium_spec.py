@@ -35,10 +35,8 @@ PROCESS_BATCH_SECONDS = 1.5e-3
 """``vectorization: auto`` steps a pool's envs in worker processes when one batch of them
 (the pool's envs times one step's cost, timed when the spec is made) takes longer than
 this, and there is more than one core; smaller batches step here. It is the break-even
-``benchmarks/gymnasium_envs.py`` measured on the 2-core CI-class CPU (a worker's round trip
-costs ~100 us there): 2 workers against this process, BipedalWalker at batches of 1.0 /
-1.9 / 7.8 ms 0.95x / 1.27x / 1.48x, LunarLander at 0.2 / 0.4 / 1.7 ms 0.58x / 0.83x /
-0.93-1.09x (``benchmarks/results/gymnasium_envs.md``)."""
+``benchmarks/gymnasium_envs.py`` measured on the 2-core CI-class CPU, where a batch must
+outweigh a worker's round trip (``benchmarks/results/gymnasium_envs.md``)."""
 
 PROBE_SECONDS = 0.1
 PROBE_STEPS = 200

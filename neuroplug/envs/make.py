@@ -33,7 +33,7 @@ def _envpool(family: str = "auto"):
     """The ``envpool`` module, with at least ``family``'s tasks registered.
 
     ``import envpool`` registers every family EnvPool ships, and Jumanji's renderer pulls
-    in matplotlib on the way: about 0.5 s of a CartPole run's start on a 2-core machine.
+    in matplotlib on the way: a good part of a CartPole run's start on a small machine.
     For a known family the first import registers just that one; :func:`_register_all`
     adds the rest when a task is not found there.
     """

@@ -42,7 +42,7 @@ class EnvSpec:
     reusable_pools: bool = False
     """Whether an episode's course depends only on its start and the actions taken (Atari
     without sticky actions): one pool may then play many evaluations (building an Atari
-    env takes 60-80 ms). With sticky actions (EnvPool's RNG) pools are built and seeded
+    env is slow). With sticky actions (EnvPool's RNG) pools are built and seeded
     per evaluation."""
     learner_settings: tuple[str, ...] = ()
     """The EnvPool training settings a learner may switch on for its own pools (Atari:

@@ -150,8 +150,8 @@ def _stacked_product(
 ) -> torch.Tensor:
     """``left @ right (+ bias)`` for each member, ``(K, m, n)``. A product with few
     columns (a policy's or a value head's output, and their weights' gradients) is computed
-    as ``(right^T left^T)^T``: MKL's batched kernels handle a narrow right-hand side about
-    4x slower than the same arithmetic the other way round."""
+    as ``(right^T left^T)^T``: MKL's batched kernels handle a narrow right-hand side much
+    more slowly than the same arithmetic the other way round (``benchmarks/results/pbt.md``)."""
     if right.shape[-1] <= NARROW < left.shape[-2]:
         # The narrow operand (a member's slice of a stack, or a gradient) is copied to a
         # layout of its own, so BLAS sees the same strides whatever the company.

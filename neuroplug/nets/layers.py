@@ -22,8 +22,7 @@ is one batched matrix multiply. On CPU the population's convolutions use ATen's 
 kernels, not oneDNN's: oneDNN's grouped convolution changes its last bits with the number
 of threads, and the run changes PyTorch's thread count with the machine's load
 (:class:`neuroplug.devices.TorchThreads`). The native kernels give the same bits at any
-count, at about oneDNN's speed on one thread and 0.9x on two (measured on the 2-core CPU,
-populations of 1-64).
+count, at about oneDNN's speed on a small CPU.
 """
 
 from __future__ import annotations

@@ -270,8 +270,7 @@ def _population_threads(config: PBTConfig, member: LearnerConfig) -> int:
     """PyTorch's threads for the population: as given (``algo.torch_threads`` or
     ``algo.member.torch_threads``), else auto (one per core while the machine is otherwise
     idle, 1 under load): K members' updates stacked into one computation are K times one
-    member's work, enough to share out even where one member's is not (on CartPole, 8
-    members' stacked PPO update ran 1.4x faster on 2 threads than on 1)."""
+    member's work, enough to share out even where one member's is not."""
     if config.torch_threads is not None or "torch_threads" in config.member:
         return member.torch_threads
     return 0

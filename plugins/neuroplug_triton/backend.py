@@ -4,10 +4,10 @@ Modes (``backend.mode``):
 
 - ``auto`` (default): what measured fastest on an H100 (``benchmarks/results/triton_inference.md``):
   ``dense`` float32 whenever the materialised population fits ``max_materialized_mb``
-  (1.8-2.5x faster than ``noise`` for the MLP and the Nature CNN at every population
-  measured), ``noise`` when it does not (4,096 Nature CNNs: ``backend=torch`` ran out of
-  memory, ``noise`` ran), and low-rank populations through their factored kernel
-  (faster than materialising them for the MLP: 4.07 against 5.12 ms at 16,384 members).
+  (faster than ``noise`` for the MLP and the Nature CNN at every population measured),
+  ``noise`` when it does not (large Nature CNN populations, where ``backend=torch`` runs
+  out of memory), and low-rank populations through their factored kernel (faster than
+  materialising them for the MLP).
 - ``noise``: each layer's weight tiles are rebuilt in registers as
   ``base[b_i] + scale_i * sigma[b_i] * eps(seed_i)`` (the Philox layout of
   :mod:`neuroplug.noise`; the sigma tile, when the population has one, is read like the
