@@ -107,7 +107,7 @@ class ActorCriticActing(PopulationActing):
         network = self.network
         if members.stop - members.start == 1 and not self.shared_trunk:
             # One member (a single learner's shard): its plain batched forward; the
-            # stacked one runs a lone member as two (tests/backends/test_batch_invariance.py).
+            # stacked one runs a lone member as two (tests/plugins/neuroplug_backends/test_batch_invariance.py).
             k = members.start
             outputs = network.forward_single(self.actor[k], observations)
             values = self.critic_network.forward_single(self.critic[k], observations)

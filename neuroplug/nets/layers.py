@@ -214,7 +214,7 @@ def forward_members(
                 # starts; the CPU's convolution rounds differently with the pointer's
                 # alignment, so it gets the fresh copy every grouped call makes (the
                 # reshape of several members' strided rows copies), and a member's outputs
-                # do not depend on its company (tests/backends/test_batch_invariance.py).
+                # do not depend on its company (tests/plugins/neuroplug_backends/test_batch_invariance.py).
                 kernels = kernels.clone()
             if layer.padded:
                 hidden = F.pad(hidden, layer.padding)

@@ -46,7 +46,7 @@ graph costs more than twice as much on a small network. Its parts:
 - ``dL/dV = (c_v/n) (V - R)``, except where the clipped error is the larger: the clip
   has changed ``V`` there and passes no gradient, so 0.
 
-``tests/learners/test_ppo_loss.py`` checks every case against autograd on :func:`ppo_loss`.
+``tests/plugins/neuroplug_learners/test_ppo_loss.py`` checks every case against autograd on :func:`ppo_loss`.
 
 The update
 ----------

@@ -17,7 +17,7 @@ The loss is :func:`neuroplug_learners.ppo.ppo_loss`'s, over a member's valid tra
 rows EnvPool's auto-resets made (different in number per member) stay in the stacks with
 weight 0, and each mean divides by the member's own count of valid rows. With one
 minibatch per epoch that is the per-member update's arithmetic
-(``tests/learners/test_ppo_population_update.py`` checks one against the other); with
+(``tests/plugins/neuroplug_learners/test_ppo_population.py`` checks one against the other); with
 several, a member's minibatches are cut from all its rows, valid or not, so their sizes in
 valid rows vary a little. A member's results never depend on which members share the
 computation (each one's rows pass through its own matrices only).

@@ -12,7 +12,7 @@ For rows sharing one base W, ``x (W + s A Bᵀ/√r) = x W + (s/√r (x A)) Bᵀ
    activation added in the epilogue.
 
 **Batch invariance.** A member's outputs must not depend on the batch it rides in (the
-schedulers' identical results and resume rely on it; ``tests/backends/test_batch_invariance.py``).
+schedulers' identical results and resume rely on it; ``tests/plugins/neuroplug_backends/test_batch_invariance.py``).
 Block sizes depend only on the layer's shape and on whether the population has one base,
 never on the call. And since a matrix unit may round a row by its place in the block, rows
 sit in fixed tiles (:func:`row_tiles`): member ``m`` is always slot ``m % ROW_BLOCK`` of
