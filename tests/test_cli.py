@@ -32,7 +32,7 @@ def test_list_plugins_shows_name_kind_distribution_version_without_importing_tor
         row[:3] == ["algorithm", "es", "neuroplug"] for row in rows
     )
     assert any(row[:3] == ["backend", "torch", "neuroplug"] for row in rows)
-    assert any(row[:3] == ["scheduler", "serial", "neuroplug"] for row in rows)
+    assert any(row[:3] == ["scheduler", "threaded", "neuroplug"] for row in rows)
     probe = subprocess.run(
         [
             sys.executable,

@@ -24,7 +24,7 @@ def _fake_distribution(root: Path, name: str, entry_points: str, module: str | N
 def test_first_party_plugins_are_discovered_through_entry_points():
     assert registry.resolve("algorithms", "es").distribution == "neuroplug"
     assert registry.resolve("backends", "torch").target.endswith(":TorchBackend")
-    assert registry.resolve("schedulers", "serial").version
+    assert registry.resolve("schedulers", "threaded").version
 
 
 def test_unknown_name_lists_the_available_ones():

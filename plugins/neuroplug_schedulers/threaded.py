@@ -59,4 +59,6 @@ class ThreadedScheduler(LockstepScheduler):
 def serial_config(**settings) -> ThreadedSchedulerConfig:
     """The settings of ``scheduler=serial``: one EnvPool thread, one group (``settings``
     override any field but the name)."""
-    return ThreadedSchedulerConfig(**{"num_threads": 1, "groups": 1, **settings, "name": "serial"})
+    return ThreadedSchedulerConfig(
+        **{"num_threads": 1, "groups": 1, **settings, "name": "threaded"}
+    )

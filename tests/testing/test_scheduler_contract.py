@@ -16,8 +16,8 @@ from neuroplug.testing.algorithm_contract import ContractViolation
 def test_the_shipped_schedulers_honour_the_contract(name, compose):
     from neuroplug.config.typed import to_dataclass
 
-    scheduler_class = registry.load("schedulers", name)
     settings = compose([f"scheduler={name}", "scheduler.max_envs=4"]).scheduler
+    scheduler_class = registry.load("schedulers", settings.name)
     check_scheduler_contract(
         scheduler_class, to_dataclass(scheduler_class.config_class, settings, "scheduler")
     )

@@ -148,10 +148,12 @@ def test_a_bc_that_does_not_fit_the_env_fails_before_any_pool_starts(monkeypatch
 def test_serial_is_the_threaded_scheduler_with_one_thread_and_one_group(compose):
     from neuroplug import registry
 
-    assert registry.load("schedulers", "serial") is ThreadedScheduler
+    # One scheduler class, one entry point: scheduler=serial is a preset of it.
+    assert "serial" not in registry.discover("schedulers")
     config = compose(["scheduler=serial"]).scheduler
-    assert (config.name, config.num_threads, config.groups) == ("serial", 1, 1)
+    assert (config.name, config.num_threads, config.groups) == ("threaded", 1, 1)
+    assert registry.load("schedulers", config.name) is ThreadedScheduler
     assert compose(["scheduler=serial", "scheduler.num_threads=2"]).scheduler.num_threads == 2
     assert serial_config(max_envs=3) == ThreadedSchedulerConfig(
-        name="serial", max_envs=3, num_threads=1, groups=1
+        name="threaded", max_envs=3, num_threads=1, groups=1
     )
