@@ -3,7 +3,7 @@ solve tasks.
 
 Measured side by side in one run on this machine:
 
-- **sampler**: the learners' sampling loop (:class:`neuroplug.learners.sampler.Sampler`)
+- **sampler**: the learners' sampling loop (:class:`neuroplug.rl.sampler.Sampler`)
   with a free policy (constant actions, no network) next to the floor for the same envs and
   threads, on CartPole and Pong: what the loop itself costs per step;
 - **throughput**: frames/s of one training segment of each learner next to the floor
@@ -153,7 +153,7 @@ def sampler(seconds: float, repeats: int = 3) -> list[dict]:
     noise hits both)."""
     from neuroplug.config.schema import EnvConfig
     from neuroplug.envs.make import make_spec
-    from neuroplug.learners.sampler import Sampler
+    from neuroplug.rl.sampler import Sampler
 
     rows = []
     threads = os.cpu_count() or 1

@@ -7,7 +7,7 @@ moment's bias correction, as CleanRL's ``eps=1e-5`` assumes)::
     theta <- theta - lr / (1 - b1^t) * m / (sqrt(v / (1 - b2^t)) + eps)
 
 Four tensor operations on one buffer: a learner's trained tensors are views of it
-(:class:`neuroplug.learners.flat_parameters.FlatParameters`), an ES center is one already.
+(:class:`neuroplug.rl.flat_parameters.FlatParameters`), an ES center is one already.
 ``torch.optim.Adam`` does the same arithmetic but wraps every step in hooks, profiler
 records and per-group bookkeeping, which cost more than the arithmetic on small networks.
 OpenAI's ES code adds ``eps`` before the bias correction instead; with ``eps = 1e-8`` the

@@ -34,7 +34,7 @@ Errors
     stops the run (the last checkpoint stays intact).
 
 Writing an algorithm
-    Subclass :class:`neuroplug.algorithms.EvolutionAlgorithm` (it implements the
+    Subclass :class:`neuroplug.evolution.EvolutionAlgorithm` (it implements the
     bookkeeping of :class:`Algorithm` for you) and write its hooks:
 
     - ``_ask() -> Population``: the next population. Draw seeds with
@@ -86,7 +86,7 @@ if TYPE_CHECKING:
 
 # --------------------------------------------------------------------------- contract
 
-CONTRACT_VERSION = 2
+CONTRACT_VERSION = 3
 """The version of the contracts in this file. A plugin class may say which version it was
 written for (``contract = 2``, a class attribute); one written for an older version is
 refused when it loads, in one line naming its distribution and :data:`CONTRACT_CHANGES`."""
@@ -96,6 +96,16 @@ CONTRACT_CHANGES: dict[int, str] = {
         "learners: LearnerConfig fields left None take the reference setting for the task "
         "(LearnerConfig.presets), a config checks itself in check() rather than "
         "__post_init__, and a learner's model gives its deployed policy as policy_vector()"
+    ),
+    3: (
+        "American spelling (EvaluationRequest.behavior, neuroplug.behaviors, the 'center' "
+        "of ES states); the ES step and the PPO loss and update left the core for their "
+        "plugins (neuroplug_algorithms.es, neuroplug_learners.ppo); one Adam, "
+        "neuroplug.adam.FlatAdam (neuroplug.evolution.adam and neuroplug.rl.flat_adam "
+        "are gone); a loss hands the actor-critic neuroplug.rl.actor_critic."
+        "OutputGradients; the neuroplug.schedulers alias of neuroplug.engine is gone; the "
+        "core's neuroplug.algorithms is neuroplug.evolution and neuroplug.learners is "
+        "neuroplug.rl (the entry-point groups keep their names)"
     ),
 }
 """What each contract version changed, for the message an older plugin gets."""
@@ -269,7 +279,7 @@ class LearnerConfig(PluginConfig):
         """This config with its unset fields filled for ``env``, and where the values came
         from (for the start-up line). ``fill`` is the standard rule (the preset of
         :meth:`presets` for the task's kind:
-        :func:`neuroplug.learners.presets.fill_from_presets`); a config holding another
+        :func:`neuroplug.rl.presets.fill_from_presets`); a config holding another
         learner's settings (``algo=pbt``) applies it to those too."""
         return fill(self, env)
 
@@ -699,7 +709,7 @@ class Scheduler(ABC):
 
     def learner_sampler(self, request: SamplerRequest) -> Any:
         """A sampler that steps a learner's envs somewhere else (Ray actors: a
-        :class:`neuroplug.learners.shards.ShardedSampler`), or None (the default): the
+        :class:`neuroplug.rl.shards.ShardedSampler`), or None (the default): the
         learner steps them in this process, in shards of ``envs_per_shard`` if set."""
         return None
 

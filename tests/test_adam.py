@@ -7,7 +7,7 @@ import torch
 from torch import nn
 
 from neuroplug.adam import FlatAdam
-from neuroplug.learners.flat_parameters import FlatParameters
+from neuroplug.rl.flat_parameters import FlatParameters
 
 
 def _tensors() -> list[nn.Parameter]:

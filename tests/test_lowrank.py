@@ -11,9 +11,9 @@ import torch
 from neuroplug_algorithms.es import ESConfig, OpenAIES
 from neuroplug_backends.torch_backend import TorchBackend, TorchBackendConfig
 
-from neuroplug.algorithms.shaping import centered_ranks
 from neuroplug.api import AlgorithmContext
 from neuroplug.errors import ConfigError
+from neuroplug.evolution.shaping import centered_ranks
 from neuroplug.lowrank import LowRank, LowRankMatrix, lowrank_for, perturbation_vectors
 from neuroplug.nets.mlp import MLP
 from neuroplug.noise import noise_vectors

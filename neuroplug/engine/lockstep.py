@@ -22,7 +22,7 @@ members: returns, lengths, behaviors and observation sums agree bit for bit for 
 same ``max_envs``. Continuous-action noise is drawn from a counter-based generator keyed
 by (episode, step), so it does not depend on the order of steps either.
 
-The learners' sampler (:mod:`neuroplug.learners.sampler`) drives EnvPool groups too, but
+The learners' sampler (:mod:`neuroplug.rl.sampler`) drives EnvPool groups too, but
 not with this engine: it steps every env at every step for a whole run and stores raw
 arrays in fixed rollouts, where this engine steps only live lanes, assigns episodes, and
 reads the info dict behaviors need; its docstring says why one driver would not serve

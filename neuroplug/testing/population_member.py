@@ -9,7 +9,7 @@ Use it from a plugin's own tests::
 
 It checks the declarations population-based training reads, then trains a population of
 two members on CartPole-v1 (a 16-unit MLP, CPU) through the very machinery ``algo=pbt``
-uses (:class:`neuroplug.learners.population.LearnerPopulation`: one sampler, the members'
+uses (:class:`neuroplug.rl.population.LearnerPopulation`: one sampler, the members'
 acting in one forward, their updates one by one or stacked). It checks: the config
 declares at least one mutable setting, each a field of the config whose value lies within
 its bounds (and above 0 where it changes by factors from a log-uniform start); the learner
@@ -25,9 +25,9 @@ import dataclasses
 import torch
 
 from neuroplug.api import LearnerConfig
-from neuroplug.learners.base import SegmentLearner
-from neuroplug.learners.population import LearnerPopulation
-from neuroplug.learners.presets import resolve
+from neuroplug.rl.base import SegmentLearner
+from neuroplug.rl.population import LearnerPopulation
+from neuroplug.rl.presets import resolve
 from neuroplug.testing.algorithm_contract import ContractViolation, roundtrip
 from neuroplug.testing.learner_contract import learner_context
 from neuroplug.testing.resume_check import same

@@ -29,10 +29,10 @@ from neuroplug.devices import TorchThreads
 from neuroplug.envs.make import make_spec
 from neuroplug.envs.spec import EnvSpec
 from neuroplug.experiment import Experiment
-from neuroplug.learners.presets import resolve as resolve_learner_settings
 from neuroplug.nets.build import build_network
 from neuroplug.nets.network import Network
 from neuroplug.nets.policy import Policy
+from neuroplug.rl.presets import resolve as resolve_learner_settings
 
 
 @dataclass

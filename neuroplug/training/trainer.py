@@ -7,7 +7,7 @@ of the deployed policy on full unclipped episodes, checkpoints, Ctrl-C/SIGTERM a
 are shared. Everything random is a function of the run seed and the generation (the
 algorithm's RNG lives in its checkpointed state), so an evolution run resumed from a
 checkpoint ends in exactly the state of one that was never interrupted; a learner's envs
-start new episodes on resume (:mod:`neuroplug.learners.base`), and ``appo``, asynchronous,
+start new episodes on resume (:mod:`neuroplug.rl.base`), and ``appo``, asynchronous,
 documents what else it cannot reproduce.
 """
 

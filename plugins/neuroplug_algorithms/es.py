@@ -27,9 +27,9 @@ import numpy as np
 import torch
 
 from neuroplug.adam import FlatAdam
-from neuroplug.algorithms import EvolutionAlgorithm, centered_ranks
 from neuroplug.api import AlgorithmConfig, AlgorithmContext, EvaluationResult
 from neuroplug.errors import require
+from neuroplug.evolution import EvolutionAlgorithm, centered_ranks
 from neuroplug.lowrank import LowRank, lowrank_for, perturbation_vectors
 from neuroplug.nets.network import Network
 from neuroplug.population import Population, draw_seeds

@@ -34,9 +34,9 @@ from typing import Any
 import numpy as np
 import torch
 
-from neuroplug.algorithms import EvolutionAlgorithm
 from neuroplug.api import AlgorithmConfig, AlgorithmContext, EvaluationResult
 from neuroplug.errors import require
+from neuroplug.evolution import EvolutionAlgorithm
 from neuroplug.population import BaseOrigin, Population
 
 Chain = list[int]

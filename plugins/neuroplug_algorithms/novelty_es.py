@@ -38,10 +38,10 @@ from typing import Any
 import numpy as np
 import torch
 
-from neuroplug.algorithms import EvolutionAlgorithm, centered_ranks
 from neuroplug.api import AlgorithmContext, EvaluationResult
 from neuroplug.behaviors import BEHAVIORS
 from neuroplug.errors import require
+from neuroplug.evolution import EvolutionAlgorithm, centered_ranks
 from neuroplug.noise import MAX_SEED
 from neuroplug.population import Population
 from neuroplug.seeds import algorithm_rng

@@ -23,8 +23,8 @@ from typing import Any
 import numpy as np
 import torch
 
-from neuroplug.algorithms import EvolutionAlgorithm
 from neuroplug.api import AlgorithmConfig, AlgorithmContext, EvaluationResult
+from neuroplug.evolution import EvolutionAlgorithm
 from neuroplug.population import Population
 
 

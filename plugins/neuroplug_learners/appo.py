@@ -42,11 +42,11 @@ import torch
 
 from neuroplug.api import LearnerContext, Preset
 from neuroplug.errors import require
-from neuroplug.learners.actor_critic import ActorCritic
-from neuroplug.learners.advantages import rollout_gae, vtrace
-from neuroplug.learners.base import SegmentLearner
-from neuroplug.learners.population_acting import ActorCriticActing
-from neuroplug.learners.sampler import Rollout
+from neuroplug.rl.actor_critic import ActorCritic
+from neuroplug.rl.advantages import rollout_gae, vtrace
+from neuroplug.rl.base import SegmentLearner
+from neuroplug.rl.population_acting import ActorCriticActing
+from neuroplug.rl.sampler import Rollout
 from neuroplug.seeds import acting_seed
 from neuroplug_learners.ppo import PPOUpdate, PPOUpdateConfig, flatten
 from neuroplug_learners.ppo_population import PopulationPPOUpdate, population_ppo_update

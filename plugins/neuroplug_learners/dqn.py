@@ -15,11 +15,11 @@ Mnih et al. (2015), "Human-level control through deep reinforcement learning", N
         gamma is gamma^n; the window ends early where the episode does)
         Adam step on Huber(Q(s, a) - y), gradients clipped to max_grad_norm
 
-The Q-network (:class:`neuroplug.learners.q_network.QNetwork`) is the policy network itself,
+The Q-network (:class:`neuroplug.rl.q_network.QNetwork`) is the policy network itself,
 with no critic, so the deployed policy is its argmax. The buffer stores each frame once
-(:mod:`neuroplug.learners.replay_buffer`). With ``checkpoint_replay`` the checkpoint keeps
+(:mod:`neuroplug.rl.replay_buffer`). With ``checkpoint_replay`` the checkpoint keeps
 the buffer; without it a resumed run starts with an empty buffer (and says so). Either way
-a resumed run's envs start new episodes (:mod:`neuroplug.learners.base`).
+a resumed run's envs start new episodes (:mod:`neuroplug.rl.base`).
 """
 
 from __future__ import annotations
@@ -36,10 +36,10 @@ import torch.nn.functional as F
 from neuroplug.api import LearnerConfig, LearnerContext, Mutable, Preset
 from neuroplug.envs.spec import EnvSpec
 from neuroplug.errors import require
-from neuroplug.learners.base import SegmentLearner
-from neuroplug.learners.population_acting import PopulationActing
-from neuroplug.learners.q_network import QNetwork
-from neuroplug.learners.replay_buffer import ReplayBuffer
+from neuroplug.rl.base import SegmentLearner
+from neuroplug.rl.population_acting import PopulationActing
+from neuroplug.rl.q_network import QNetwork
+from neuroplug.rl.replay_buffer import ReplayBuffer
 from neuroplug.seeds import replay_sampling_rng
 
 

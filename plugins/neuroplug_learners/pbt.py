@@ -3,7 +3,7 @@
 Jaderberg et al. (2017), "Population Based Training of Neural Networks", arXiv:1711.09846,
 with Sample Factory's rules (Petrenko et al. 2020, ``sample_factory/pbt/
 population_based_training.py``). K members of one learner (``algo.learner``) train side by
-side (:mod:`neuroplug.learners.population`: one sampler, one batched forward per step for
+side (:mod:`neuroplug.rl.population`: one sampler, one batched forward per step for
 all members, each member learning from its own envs). Every ``interval_frames`` frames of
 each member, once it has played ``start_frames``::
 
@@ -55,8 +55,8 @@ from neuroplug.config.typed import to_dataclass
 from neuroplug.devices import available_memory_bytes
 from neuroplug.envs.spec import EnvSpec
 from neuroplug.errors import ConfigError, PluginError, require
-from neuroplug.learners.population import LearnerPopulation
-from neuroplug.learners.presets import task_kind
+from neuroplug.rl.population import LearnerPopulation
+from neuroplug.rl.presets import task_kind
 from neuroplug.seeds import population_rng
 
 MEMBER_LEVEL = ("num_envs", "reward_clip", "episodic_life")
@@ -300,7 +300,7 @@ def _resolved_member(
 
 
 class PBT(LearnerPopulation):
-    """Population-based training over :class:`~neuroplug.learners.population.LearnerPopulation`."""
+    """Population-based training over :class:`~neuroplug.rl.population.LearnerPopulation`."""
 
     config_class = PBTConfig
 

@@ -12,7 +12,7 @@ Algorithms", arXiv:1707.06347, with the details of CleanRL's ``ppo.py`` /
 Transitions of EnvPool's auto-reset steps (their actions are ignored) are left out. The
 envs live for the whole run; action sampling and minibatch order come from a generator
 seeded by (run seed, segment), so a run is reproducible from its seed on CPU, and a resumed
-one from its checkpoint (see :mod:`neuroplug.learners.base` for what resuming loses).
+one from its checkpoint (see :mod:`neuroplug.rl.base` for what resuming loses).
 
 This file reads top to bottom: the loss (:func:`ppo_loss`, the definition, and
 :func:`ppo_loss_gradients`, its gradient written out), the update that steps it
@@ -42,7 +42,7 @@ graph costs more than twice as much on a small network. Its parts:
   changed ``r`` (it is outside the range) and passes no gradient, so 0; then
   ``dL/dlog pi(a) = r dL/dr``, and ``dL/dH = -c_e/n``;
 - the distribution carries those to its parameters
-  (:meth:`~neuroplug.learners.distributions.Categorical.gradients`);
+  (:meth:`~neuroplug.rl.distributions.Categorical.gradients`);
 - ``dL/dV = (c_v/n) (V - R)``, except where the clipped error is the larger: the clip
   has changed ``V`` there and passes no gradient, so 0.
 
@@ -69,7 +69,7 @@ A step costs what its arithmetic costs, not autograd's bookkeeping: the loss's g
 respect to the network's outputs is written out (:func:`ppo_loss_gradients`), an
 MLP actor-critic carries it to its tensors with no graph (:meth:`ActorCritic.
 forward_for_gradients`), and the tensors and their gradients live in one buffer each
-(:mod:`neuroplug.learners.flat_parameters`), so Adam, the clip and the zeroing are a call
+(:mod:`neuroplug.rl.flat_parameters`), so Adam, the clip and the zeroing are a call
 each (``benchmarks/results/ppo_vs_sb3.json`` measures the result).
 """
 
@@ -85,12 +85,12 @@ import torch
 from neuroplug.adam import FlatAdam
 from neuroplug.api import LearnerConfig, LearnerContext, Mutable, Preset
 from neuroplug.errors import require
-from neuroplug.learners.actor_critic import ActorCritic, OutputGradients
-from neuroplug.learners.advantages import rollout_gae
-from neuroplug.learners.base import SegmentLearner
-from neuroplug.learners.distributions import Categorical, DiagonalGaussian
-from neuroplug.learners.flat_parameters import FlatParameters
-from neuroplug.learners.sampler import Rollout
+from neuroplug.rl.actor_critic import ActorCritic, OutputGradients
+from neuroplug.rl.advantages import rollout_gae
+from neuroplug.rl.base import SegmentLearner
+from neuroplug.rl.distributions import Categorical, DiagonalGaussian
+from neuroplug.rl.flat_parameters import FlatParameters
+from neuroplug.rl.sampler import Rollout
 
 # -------------------------------------------------------------------------- the loss
 

@@ -36,9 +36,9 @@ from typing import Any
 
 import torch
 
-from neuroplug.learners.advantages import rollout_gae
 from neuroplug.nets import gradients
 from neuroplug.nets.layers import as_float
+from neuroplug.rl.advantages import rollout_gae
 
 
 def population_ppo_update(
@@ -322,7 +322,7 @@ def stacked_loss_gradients(
 
 
 class _StackedCategorical:
-    """:class:`~neuroplug.learners.distributions.Categorical` over ``(K, b, actions)``
+    """:class:`~neuroplug.rl.distributions.Categorical` over ``(K, b, actions)``
     logits, with each row's own ``dL/dH`` (a member's entropy coefficient over its count)."""
 
     def __init__(self, logits: torch.Tensor, actions: torch.Tensor) -> None:
@@ -343,7 +343,7 @@ class _StackedCategorical:
 
 
 class _StackedGaussian:
-    """:class:`~neuroplug.learners.distributions.DiagonalGaussian` over ``(K, b,
+    """:class:`~neuroplug.rl.distributions.DiagonalGaussian` over ``(K, b,
     actions)`` means, each member with its own log-std ``(K, actions)``."""
 
     def __init__(self, means: torch.Tensor, log_std: torch.Tensor, actions: torch.Tensor) -> None:

@@ -1,7 +1,7 @@
 """``scheduler=ray`` for learners: the shards of a learner's envs on long-lived Ray actors.
 
 Each sampler actor (:class:`ShardActor`) is given a fixed run of shards when the run starts
-(:mod:`neuroplug.learners.shards`: ``scheduler.envs_per_shard`` envs each, with their own
+(:mod:`neuroplug.rl.shards`: ``scheduler.envs_per_shard`` envs each, with their own
 pool, seeds and action stream) and steps them for the whole run, as the local sampler
 steps its envs: no episode is cut by a rollout or a segment. Per rollout the driver
 
@@ -34,9 +34,9 @@ import numpy as np
 import torch
 
 from neuroplug.api import SamplerRequest
-from neuroplug.learners.population_acting import PopulationActing
-from neuroplug.learners.sampler import Episodes, Rollout
-from neuroplug.learners.shards import ShardedSampler, ShardLayout, ShardSampling
+from neuroplug.rl.population_acting import PopulationActing
+from neuroplug.rl.sampler import Episodes, Rollout
+from neuroplug.rl.shards import ShardedSampler, ShardLayout, ShardSampling
 from neuroplug.seeds import shard_restart_seeds
 
 ROLLOUT_FIELDS = (

@@ -42,9 +42,9 @@ from neuroplug.engine.lockstep import LockstepScheduler, LockstepSchedulerConfig
 from neuroplug.envs.spec import EnvSpec
 from neuroplug.episodes import EpisodeLedger
 from neuroplug.errors import ConfigError, require
-from neuroplug.learners.shards import shard_layout
 from neuroplug.nets.policy import Policy
 from neuroplug.population import Population
+from neuroplug.rl.shards import shard_layout
 from neuroplug.stop_signals import STOP_SIGNALS
 from neuroplug_ray.learner_sampler import RayShards
 from neuroplug_ray.shipping import KEPT_POPULATIONS, MissingPopulation, ship

@@ -8,8 +8,8 @@ import pytest
 import torch
 
 from neuroplug import registry
-from neuroplug.algorithms import EvolutionAlgorithm
 from neuroplug.api import AlgorithmConfig
+from neuroplug.evolution import EvolutionAlgorithm
 from neuroplug.population import Population
 from neuroplug.testing import check_algorithm_contract
 from neuroplug.testing.algorithm_contract import ContractViolation

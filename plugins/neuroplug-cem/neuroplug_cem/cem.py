@@ -29,9 +29,9 @@ from typing import Any
 
 import numpy as np
 import torch
-from neuroplug.algorithms import EvolutionAlgorithm
 from neuroplug.api import AlgorithmConfig, AlgorithmContext, EvaluationResult
 from neuroplug.errors import require
+from neuroplug.evolution import EvolutionAlgorithm
 from neuroplug.population import Population
 
 
@@ -95,7 +95,7 @@ class CrossEntropyMethod(EvolutionAlgorithm):
     """Noisy CEM: refit a diagonal Gaussian to the elite members every generation."""
 
     config_class = CEMConfig
-    contract = 2  # neuroplug.api.CONTRACT_VERSION it was written for: an older one is refused
+    contract = 3  # neuroplug.api.CONTRACT_VERSION it was written for: an older one is refused
 
     def __init__(self, config: CEMConfig, context: AlgorithmContext) -> None:
         super().__init__(config, context)

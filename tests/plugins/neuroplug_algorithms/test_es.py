@@ -7,8 +7,8 @@ import pytest
 import torch
 from neuroplug_algorithms.es import ESConfig, OpenAIES
 
-from neuroplug.algorithms.shaping import centered_ranks
 from neuroplug.errors import ConfigError
+from neuroplug.evolution.shaping import centered_ranks
 from neuroplug.noise import noise_vectors
 from neuroplug.testing import synthetic_context, synthetic_result
 

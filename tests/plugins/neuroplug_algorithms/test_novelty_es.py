@@ -11,11 +11,11 @@ import pytest
 import torch
 from neuroplug_algorithms.novelty_es import NSES, NSRAES, NSRES, NSESConfig, NSRAESConfig
 
-from neuroplug.algorithms.shaping import centered_ranks
 from neuroplug.api import EvaluationResult
 from neuroplug.app import run_job
 from neuroplug.config.typed import to_dataclass
 from neuroplug.errors import ConfigError
+from neuroplug.evolution.shaping import centered_ranks
 from neuroplug.experiment import typed_experiment
 from neuroplug.noise import noise_vectors
 from neuroplug.seeds import EVALUATION_GENERATION_OFFSET

@@ -9,7 +9,7 @@ import pytest
 import torch
 from neuroplug_learners.ppo import LOSS_STATS, ppo_loss, ppo_loss_gradients
 
-from neuroplug.learners.distributions import Categorical, DiagonalGaussian
+from neuroplug.rl.distributions import Categorical, DiagonalGaussian
 
 
 @dataclass

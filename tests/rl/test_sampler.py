@@ -9,7 +9,7 @@ import torch
 
 from neuroplug.config.schema import EnvConfig
 from neuroplug.envs.make import make_spec
-from neuroplug.learners.sampler import Sampler
+from neuroplug.rl.sampler import Sampler
 
 
 def _uniform_policy(num_actions: int, seed: int = 0):

@@ -7,7 +7,7 @@ import torch
 from neuroplug_learners.ppo import LOSS_STATS, LossGradients
 
 from neuroplug.config.schema import EnvConfig, NetConfig
-from neuroplug.learners import ActorCritic
+from neuroplug.rl import ActorCritic
 from neuroplug.testing import learner_context
 from neuroplug.training.components import build_env_and_network
 

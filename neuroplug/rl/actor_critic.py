@@ -16,7 +16,7 @@ state-independent log-std; the env receives ``low + (tanh(u) + 1) / 2 * (high - 
 exactly as :class:`neuroplug.nets.policy.Policy` maps the deployed mean. The likelihood
 ratio is the same in ``u`` as in the squashed action (the Jacobian cancels), so no
 correction term is needed. The distributions and their gradients are in
-:mod:`neuroplug.learners.distributions`.
+:mod:`neuroplug.rl.distributions`.
 
 A gradient step asks :meth:`ActorCritic.forward_for_gradients` for the outputs and a
 backward function: an MLP actor with its separate MLP critic is differentiated by the
@@ -35,9 +35,9 @@ import torch
 from torch import nn
 
 from neuroplug.envs.spec import EnvSpec
-from neuroplug.learners.distributions import Categorical, DiagonalGaussian
 from neuroplug.nets import gradients
 from neuroplug.nets.network import Network
+from neuroplug.rl.distributions import Categorical, DiagonalGaussian
 from neuroplug.seeds import value_head_generator
 
 if TYPE_CHECKING:

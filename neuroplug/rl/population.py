@@ -18,7 +18,7 @@ exploration follow its own env steps; its budget is the run's divided by K; a st
 update is the members' own arithmetic, see ``neuroplug_learners.ppo_population``).
 What it does not own: its envs' seeds and its action draws, which come from the
 population's streams (reproducible from the run seed, see
-:mod:`neuroplug.learners.population_acting`).
+:mod:`neuroplug.rl.population_acting`).
 
 Games are booked to the member that played them; a member's *objective* is the mean true
 score (unclipped, whole games) of its last ``objective_games`` games. The deployed policy is
@@ -26,10 +26,10 @@ the member with the best objective.
 
 Resuming restores every member's state (weights, optimizer, counters), settings and recent
 scores exactly; the envs start new episodes, as a single learner's do
-(:mod:`neuroplug.learners.base`).
+(:mod:`neuroplug.rl.base`).
 
 The sampler is the population's only contact with envs: scaling out (members or their envs
-on Ray actors) replaces :class:`~neuroplug.learners.sampler.Sampler` with one that fills
+on Ray actors) replaces :class:`~neuroplug.rl.sampler.Sampler` with one that fills
 the same rollouts elsewhere, and nothing here changes.
 """
 
@@ -47,9 +47,9 @@ import torch
 
 from neuroplug.api import Learner, LearnerConfig, LearnerContext, SamplerRequest, Segment
 from neuroplug.devices import on_cpu, resolve_device
-from neuroplug.learners.base import NEW_EPISODES, SegmentLearner, segment_progress
-from neuroplug.learners.sampler import Episodes, Rollout
-from neuroplug.learners.shards import ShardedSampler, learner_sampler, sampler_report
+from neuroplug.rl.base import NEW_EPISODES, SegmentLearner, segment_progress
+from neuroplug.rl.sampler import Episodes, Rollout
+from neuroplug.rl.shards import ShardedSampler, learner_sampler, sampler_report
 from neuroplug.seeds import (
     init_generator,
     population_member_seed,

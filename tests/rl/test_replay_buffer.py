@@ -8,8 +8,8 @@ import torch
 
 from neuroplug.config.schema import EnvConfig
 from neuroplug.envs.make import make_spec
-from neuroplug.learners.replay_buffer import ReplayBuffer
-from neuroplug.learners.sampler import Sampler
+from neuroplug.rl.replay_buffer import ReplayBuffer
+from neuroplug.rl.sampler import Sampler
 
 
 def _random_policy(num_actions: int):

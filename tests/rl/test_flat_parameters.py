@@ -6,7 +6,7 @@ import pytest
 import torch
 from torch import nn
 
-from neuroplug.learners.flat_parameters import FlatParameters
+from neuroplug.rl.flat_parameters import FlatParameters
 
 
 def _tensors(seed: int = 0) -> list[nn.Parameter]:

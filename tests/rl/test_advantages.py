@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import torch
 
-from neuroplug.learners.advantages import gae, vtrace
+from neuroplug.rl.advantages import gae, vtrace
 
 
 def _flags(length: int, envs: int = 1):

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import torch
 
-from neuroplug.learners.sampler import Rollout
+from neuroplug.rl.sampler import Rollout
 
 
 def _next_values(values: torch.Tensor, next_values: torch.Tensor) -> torch.Tensor:

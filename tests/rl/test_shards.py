@@ -10,7 +10,7 @@ import torch
 from neuroplug.api import SamplerRequest
 from neuroplug.config.schema import EnvConfig, NetConfig
 from neuroplug.errors import ConfigError
-from neuroplug.learners.shards import LocalShards, ShardSampling, shard_layout
+from neuroplug.rl.shards import LocalShards, ShardSampling, shard_layout
 from neuroplug.seeds import segment_episode_seeds
 from neuroplug.training.components import build_env_and_network, learner_context
 
@@ -18,7 +18,7 @@ from neuroplug.training.components import build_env_and_network, learner_context
 def _ppo(envs_per_shard: int, num_envs: int = 8):
     from neuroplug_learners.ppo import PPO, PPOConfig
 
-    from neuroplug.learners.presets import resolve
+    from neuroplug.rl.presets import resolve
 
     env, network = build_env_and_network(
         EnvConfig(task_id="CartPole-v1"), NetConfig(hidden_sizes=[16])

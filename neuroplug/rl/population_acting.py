@@ -25,16 +25,16 @@ import numpy as np
 import torch
 
 from neuroplug.devices import on_cpu
-from neuroplug.learners.actor_critic import env_actions
-from neuroplug.learners.distributions import Categorical, DiagonalGaussian
 from neuroplug.nets import layers as layer_table
+from neuroplug.rl.actor_critic import env_actions
+from neuroplug.rl.distributions import Categorical, DiagonalGaussian
 
 
 class PopulationActing(ABC):
     """How a population's members choose actions for their envs, all at once."""
 
     def __init__(self, members: Sequence[Any], envs_per_member: int) -> None:
-        """``members``: the population's learners (:class:`~neuroplug.learners.base.
+        """``members``: the population's learners (:class:`~neuroplug.rl.base.
         SegmentLearner` instances of one class), each acting on ``envs_per_member`` envs."""
         self.members = list(members)
         self.envs_per_member = envs_per_member
@@ -76,7 +76,7 @@ class PopulationActing(ABC):
 
 
 class ActorCriticActing(PopulationActing):
-    """Members whose model is an :class:`~neuroplug.learners.actor_critic.ActorCritic`:
+    """Members whose model is an :class:`~neuroplug.rl.actor_critic.ActorCritic`:
     the policy, and the value the learner stores, of every member in one forward each."""
 
     def refresh(self) -> None:

@@ -32,8 +32,8 @@ import torch
 
 from neuroplug.api import Learner, LearnerConfig, LearnerContext, SamplerRequest, Segment
 from neuroplug.devices import on_cpu, resolve_device
-from neuroplug.learners.sampler import Episodes, Rollout
-from neuroplug.learners.shards import ShardedSampler, learner_sampler, sampler_report
+from neuroplug.rl.sampler import Episodes, Rollout
+from neuroplug.rl.shards import ShardedSampler, learner_sampler, sampler_report
 from neuroplug.seeds import segment_episode_seeds, segment_generator_seed
 
 NEW_EPISODES = "start new episodes"
@@ -75,7 +75,7 @@ class SegmentLearner(Learner):
             ),
         )
         """Where the envs are stepped: a :class:`Sampler` here, or shards of them
-        (:class:`~neuroplug.learners.shards.ShardedSampler`: here or on Ray actors)."""
+        (:class:`~neuroplug.rl.shards.ShardedSampler`: here or on Ray actors)."""
         self._shard_acting = None
         self.env_steps = 0
         """Env steps sampled over the whole run (learning-rate schedules follow it)."""
@@ -206,10 +206,10 @@ class SegmentLearner(Learner):
     @classmethod
     def population_acting(cls, members: list[SegmentLearner], envs_per_member: int):
         """How ``members`` (learners of this class) act on their envs in one forward: a
-        :class:`~neuroplug.learners.population_acting.PopulationActing`. The default
-        serves actor-critic models (:class:`~neuroplug.learners.actor_critic.ActorCritic`);
+        :class:`~neuroplug.rl.population_acting.PopulationActing`. The default
+        serves actor-critic models (:class:`~neuroplug.rl.actor_critic.ActorCritic`);
         a learner with another model or another way to choose actions overrides it."""
-        from neuroplug.learners.population_acting import ActorCriticActing
+        from neuroplug.rl.population_acting import ActorCriticActing
 
         return ActorCriticActing(members, envs_per_member)
 
@@ -224,7 +224,7 @@ class SegmentLearner(Learner):
     @abstractmethod
     def build_model(self) -> torch.nn.Module:
         """The model to train (on the CPU; the base moves it to ``algo.device``): an
-        :class:`~neuroplug.learners.actor_critic.ActorCritic` (``ActorCritic.for_learner``),
+        :class:`~neuroplug.rl.actor_critic.ActorCritic` (``ActorCritic.for_learner``),
         or any module whose ``policy`` parameter is the flat policy vector."""
 
     def act(self, observations: torch.Tensor):

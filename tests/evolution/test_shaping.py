@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from neuroplug.algorithms.shaping import centered_ranks, ranks, sanitize_fitness
+from neuroplug.evolution.shaping import centered_ranks, ranks, sanitize_fitness
 
 
 def test_ranks_order_values_and_average_ties():

@@ -4,10 +4,10 @@ advantage estimators, and a population of learners acting in one forward (what `
 builds on; see :class:`neuroplug.api.Learner` for the contract, and the guide's (docs/plugins.md) "Write
 your own learner")."""
 
-from neuroplug.learners.actor_critic import ActorCritic
-from neuroplug.learners.advantages import rollout_gae
-from neuroplug.learners.base import SegmentLearner
-from neuroplug.learners.population import LearnerPopulation
-from neuroplug.learners.sampler import Rollout
+from neuroplug.rl.actor_critic import ActorCritic
+from neuroplug.rl.advantages import rollout_gae
+from neuroplug.rl.base import SegmentLearner
+from neuroplug.rl.population import LearnerPopulation
+from neuroplug.rl.sampler import Rollout
 
 __all__ = ["ActorCritic", "LearnerPopulation", "Rollout", "SegmentLearner", "rollout_gae"]

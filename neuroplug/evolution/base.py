@@ -13,8 +13,8 @@ from typing import Any, ClassVar
 import numpy as np
 import torch
 
-from neuroplug.algorithms.shaping import sanitize_fitness
 from neuroplug.api import Algorithm, AlgorithmConfig, AlgorithmContext, EvaluationResult
+from neuroplug.evolution.shaping import sanitize_fitness
 from neuroplug.population import Population, draw_seeds
 from neuroplug.seeds import algorithm_rng
 

@@ -16,13 +16,13 @@ any number of workers, and the same as locally with the same shards (on the CPU)
 learner's own streams (minibatch order) stay the learner's.
 
 The policy a shard acts with is a
-:class:`~neuroplug.learners.population_acting.PopulationActing` (a single learner is a
+:class:`~neuroplug.rl.population_acting.PopulationActing` (a single learner is a
 population of one), refreshed after each update: locally the object itself; remotely its
-:meth:`~neuroplug.learners.population_acting.PopulationActing.snapshot`, shipped once per
+:meth:`~neuroplug.rl.population_acting.PopulationActing.snapshot`, shipped once per
 version.
 
 :class:`ShardSampling` is the part both run: the shards one process steps, as one
-:class:`~neuroplug.learners.sampler.Sampler` whose groups are exactly those shards (one
+:class:`~neuroplug.rl.sampler.Sampler` whose groups are exactly those shards (one
 stepping while another's observations go through the policy).
 """
 
@@ -38,8 +38,8 @@ import torch
 
 from neuroplug.api import LearnerContext, SamplerRequest
 from neuroplug.errors import require
-from neuroplug.learners.population_acting import PopulationActing
-from neuroplug.learners.sampler import Episodes, Rollout, Sampler
+from neuroplug.rl.population_acting import PopulationActing
+from neuroplug.rl.sampler import Episodes, Rollout, Sampler
 from neuroplug.seeds import shard_generator_seed
 
 
@@ -133,7 +133,7 @@ class ShardSampling:
 class ShardedSampler(ABC):
     """What a learner samples through when its envs are in shards: the local sampler's
     counters and life cycle, with rollouts acted by a
-    :class:`~neuroplug.learners.population_acting.PopulationActing`."""
+    :class:`~neuroplug.rl.population_acting.PopulationActing`."""
 
     def __init__(self, request: SamplerRequest, layout: ShardLayout) -> None:
         self.request = request

@@ -27,7 +27,7 @@ import numpy as np
 import torch
 
 from neuroplug.envs.spec import EnvSpec
-from neuroplug.learners.sampler import Rollout
+from neuroplug.rl.sampler import Rollout
 
 
 class ReplayBuffer:
