@@ -60,11 +60,19 @@ def fill_from_presets(config: Any, env: EnvSpec) -> tuple[Any, str]:
     kind = task_kind(env)
     preset = type(config).presets().get(kind)
     if preset is None:
+        # The base class's settings (envs, groups, segment length, ...) have values for
+        # every kind; name only the learner's own fields that nothing fills.
+        from neuroplug.api import LearnerConfig
+
+        base = LearnerConfig.presets().get(kind)
+        own = [name for name in unset if base is None or name not in base.values] or unset
         raise ConfigError(
-            f"algo.{unset[0]}",
+            f"algo.{own[0]}",
             f"is unset and {config.name} has no reference settings for {kind} tasks "
-            f"like {env.task_id}",
-            "a value for each of " + ", ".join(f"algo.{name}" for name in unset),
+            f"like {env.task_id} ({type(config).__name__}.presets() has no {kind!r} entry)",
+            "a value for each of "
+            + ", ".join(f"algo.{name}" for name in own)
+            + f", or a {kind!r} entry in presets()",
         )
     values = {name: preset.values[name] for name in unset if name in preset.values}
     for name in LIFE_AND_CLIP:

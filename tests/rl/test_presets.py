@@ -41,3 +41,22 @@ def test_continuous_tasks_get_the_mujoco_settings_without_atari_ones():
 def test_an_atari_setting_on_another_task_names_the_field():
     with pytest.raises(ConfigError, match="algo.episodic_life"):
         resolved_settings(PPOConfig(name="ppo", episodic_life=True))
+
+
+def test_a_learner_without_a_preset_for_the_task_names_only_its_own_fields():
+    from dataclasses import dataclass
+
+    @dataclass
+    class DiscreteOnly(PPOConfig):
+        @classmethod
+        def presets(cls):
+            return {
+                kind: preset for kind, preset in super().presets().items() if kind != "continuous"
+            }
+
+    with pytest.raises(ConfigError, match="has no 'continuous' entry") as raised:
+        resolve(DiscreteOnly(name="discrete_only"), make_spec(EnvConfig(task_id="Pendulum-v1")))
+    message = str(raised.value)
+    assert "algo.learning_rate" in message and "algo.rollout_length" in message
+    # The base class's settings have values for every kind: not the user's to give.
+    assert "algo.num_envs" not in message and "algo.segment_steps" not in message
