@@ -19,6 +19,7 @@ from neuroplug.training.run_lock import LOCK_FILE, RunDirBusy, RunDirLock
 RESUMABLE_RUN_FIELDS = (
     "retries",
     "max_generations",
+    "max_segments",
     "max_frames",
     "stop_when_solved",
     "eval_interval",

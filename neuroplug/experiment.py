@@ -70,8 +70,26 @@ def typed_experiment(config: DictConfig | Mapping[str, Any]) -> Experiment:
         name = node.get("name") if isinstance(node, DictConfig) else None
         if not name:
             raise ConfigError(f"{group}.name", f"is missing; select a plugin with {group}=<name>")
-        _, plugin = registry.load_selected(group, name)
+        kind, plugin = registry.load_selected(group, name)
         groups[group] = to_dataclass(plugin.config_class, node, group)
+        if group == "algo":
+            _check_budget_unit(groups["run"], kind.name, name)
     groups["env"] = to_dataclass(EnvConfig, config.env, "env")
     groups["net"] = to_dataclass(NetConfig, config.net, "net")
     return Experiment(**groups)
+
+
+def _check_budget_unit(run: RunConfig, kind: str, name: str) -> None:
+    """An evolution algorithm counts generations, a learner segments: the budget of the
+    other unit is refused, naming the one to use."""
+    learner = kind == "learners"
+    wrong, right = (
+        ("max_generations", "max_segments") if learner else ("max_segments", "max_generations")
+    )
+    if getattr(run, wrong) is not None:
+        unit = "segments" if learner else "generations"
+        raise ConfigError(
+            f"run.{wrong}",
+            f"algo={name} counts {unit}, not {wrong.removeprefix('max_')}",
+            f"run.{right}={getattr(run, wrong)}",
+        )

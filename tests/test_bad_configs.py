@@ -108,6 +108,15 @@ CASES = {
     ),
     # --- budgets and episode counts
     "zero-generations": case("run.max_generations=0", field="run.max_generations"),
+    "learner-counts-segments": case(
+        "algo=ppo",
+        "run.max_generations=3",
+        field="run.max_generations",
+        also=("run.max_segments=3",),
+    ),
+    "evolution-counts-generations": case(
+        "algo=es", "run.max_segments=3", field="run.max_segments", also=("run.max_generations=3",)
+    ),
     "zero-frames": case("run.max_frames=0", field="run.max_frames"),
     "negative-episodes-per-member": case(
         "algo.episodes_per_member=-1", field="algo.episodes_per_member"

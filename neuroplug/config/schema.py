@@ -19,7 +19,8 @@ WANDB_MODES = ("online", "offline", "disabled")
 
 
 DEFAULT_GENERATIONS = 100
-"""A run's length when the command line gives neither ``run.max_generations`` nor ``run.max_frames``."""
+"""A run's length (generations, or a learner's segments) when the command line gives no
+budget (``run.max_generations``, ``run.max_segments`` or ``run.max_frames``)."""
 
 
 @dataclass
@@ -29,8 +30,11 @@ class RunConfig:
     seed: int = 0
     """Seeds the initial network, the algorithm's RNG and every environment."""
     max_generations: int | None = None
-    """Stop after this many generations (learners: segments). Null: no limit when
-    ``max_frames`` is set, else :data:`DEFAULT_GENERATIONS` (see :attr:`generation_budget`)."""
+    """An evolution algorithm's budget: stop after this many generations. Null: no limit
+    when ``max_frames`` is set, else :data:`DEFAULT_GENERATIONS` (see :attr:`generation_budget`)."""
+    max_segments: int | None = None
+    """A learner's budget: stop after this many segments (a learner's unit of training
+    between evaluations and checkpoints); null as for ``max_generations``."""
     max_frames: int | None = None
     """Stop once this many emulator frames were used (null: no limit)."""
     stop_when_solved: bool = True
@@ -60,18 +64,21 @@ class RunConfig:
         """The generations the run may take: ``max_generations`` when given; with neither
         budget given, :data:`DEFAULT_GENERATIONS`; with only ``max_frames``, no limit (the
         frames end the run, not a default the user never asked for)."""
-        if self.max_generations is not None:
-            return self.max_generations
+        for budget in (self.max_generations, self.max_segments):
+            if budget is not None:
+                return budget
         return DEFAULT_GENERATIONS if self.max_frames is None else None
 
     def __post_init__(self) -> None:
         require(0 <= self.seed < 2**31, "run.seed", f"got {self.seed}", "an integer in [0, 2**31)")
-        require(
-            self.max_generations is None or self.max_generations >= 1,
-            "run.max_generations",
-            f"got {self.max_generations}",
-            "null or an integer >= 1",
-        )
+        for name in ("max_generations", "max_segments"):
+            value = getattr(self, name)
+            require(
+                value is None or value >= 1,
+                f"run.{name}",
+                f"got {value}",
+                "null or an integer >= 1",
+            )
         require(
             self.max_frames is None or self.max_frames >= 1,
             "run.max_frames",

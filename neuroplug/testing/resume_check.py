@@ -97,7 +97,7 @@ def check_learner_resume(
     """
     common = [*QUIET, *overrides]
     first, second = Path(workdir) / "first", Path(workdir) / "second"
-    run_job(compose([*common, f"run.max_generations={stop_at}", f"run.output_dir={first}"]))
+    run_job(compose([*common, f"run.max_segments={stop_at}", f"run.output_dir={first}"]))
     saved = load_checkpoint(first)
     assert saved["generation"] == stop_at
     composed = compose([*common, f"run.output_dir={first}"])
@@ -110,7 +110,7 @@ def check_learner_resume(
     for run in (first, second):
         printed = io.StringIO()
         with contextlib.redirect_stdout(printed):
-            resumed = [*common, "logger=console", f"run.max_generations={generations}"]
+            resumed = [*common, "logger=console", f"run.max_segments={generations}"]
             summary = run_job(compose([*resumed, f"run.resume={run}"]))
         assert summary["generation"] == generations
         assert printed.getvalue().count(NEW_EPISODES) == 1, printed.getvalue()

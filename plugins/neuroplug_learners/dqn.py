@@ -94,7 +94,7 @@ class DQNConfig(LearnerConfig):
         # and Rainbow's 3-step returns. RL Zoo trains a 256-256 ReLU net at lr 2.3e-3 and
         # batch 64; on the 64-64 tanh net env=cartpole picks, lr 1e-3 and batch 128 solved
         # for seeds 0-2 where those did not (benchmarks/results/learners.md). Segments of
-        # 500 steps: run.max_generations' default of 100 is then RL Zoo's budget of 50k
+        # 500 steps: the default budget of 100 segments is then RL Zoo's budget of 50k
         # steps, over whose first 16% epsilon falls.
         vector = base["discrete"].extended(
             "RL Zoo CartPole-v1 DQN in rounds of 8x8 steps, lr 1e-3, batch 128, double DQN, "

@@ -227,7 +227,7 @@ class PPOUpdateConfig(LearnerConfig):
     """Adam step size at the start."""
     anneal_lr: bool = True
     """Decay the learning rate linearly to 0 over the run's budget (``run.max_frames``,
-    else ``run.max_generations`` segments)."""
+    else ``run.max_segments`` segments)."""
     gamma: float | None = None
     """Discount."""
     gae_lambda: float | None = None

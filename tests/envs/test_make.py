@@ -152,10 +152,15 @@ def test_an_observation_that_cannot_be_flattened_honestly_is_refused_naming_the_
 def test_a_dm_control_task_trains(compose, tmp_path, algo):
     skip_unless_envpool_has("CheetahRun-v1")
     sizes = (
-        ["algo.population_size=4"]
+        ["algo.population_size=4", "run.max_generations=2"]
         if algo == "es"
         # Two short segments (the MuJoCo preset's are 16,384 steps of 32-way minibatching).
-        else ["algo.num_envs=2", "algo.rollout_length=16", "algo.segment_steps=64"]
+        else [
+            "algo.num_envs=2",
+            "algo.rollout_length=16",
+            "algo.segment_steps=64",
+            "run.max_segments=2",
+        ]
     )
     summary = run_job(
         compose(
@@ -164,7 +169,6 @@ def test_a_dm_control_task_trains(compose, tmp_path, algo):
                 "env=cheetah_run",
                 "env.max_episode_steps=50",
                 "logger=none",
-                "run.max_generations=2",
                 "run.eval_episodes=1",
                 "net.hidden_sizes=[8]",
                 *sizes,

@@ -37,7 +37,7 @@ def test_rollouts_older_than_the_lag_bound_are_dropped_and_the_rest_learned(comp
                 "algo.queue_size=4",
                 "logger=console",
                 "algo.segment_steps=2048",
-                "run.max_generations=2",
+                "run.max_segments=2",
                 "run.eval_episodes=1",
                 f"run.output_dir={tmp_path}",
             ]

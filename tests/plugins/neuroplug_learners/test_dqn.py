@@ -40,9 +40,9 @@ def test_dqn_resumes_with_its_replay_buffer(compose, tmp_path):
 
 
 def test_dqn_without_the_buffer_in_its_checkpoint_says_it_refills(compose, tmp_path, capsys):
-    run_job(compose([*TINY, "run.max_generations=1", f"run.output_dir={tmp_path}", "logger=none"]))
+    run_job(compose([*TINY, "run.max_segments=1", f"run.output_dir={tmp_path}", "logger=none"]))
     capsys.readouterr()
-    run_job(compose([*TINY, "run.max_generations=2", f"run.resume={tmp_path}", "logger=console"]))
+    run_job(compose([*TINY, "run.max_segments=2", f"run.resume={tmp_path}", "logger=console"]))
     out = capsys.readouterr().out
     assert "dqn: resumed with an empty replay buffer" in out
     assert "refills for 64 steps" in out
@@ -65,7 +65,7 @@ def test_a_short_pong_run_counts_frames_and_scores_whole_games(compose, tmp_path
                 "algo.double_q=true",
                 "algo.reward_clip=true",
                 "algo.episodic_life=true",
-                "run.max_generations=1",
+                "run.max_segments=1",
                 "run.eval_episodes=1",
                 "logger=console",
                 f"run.output_dir={tmp_path}",

@@ -207,13 +207,13 @@ def test_a_population_run_records_its_lineage_and_resumes_with_each_row_once(com
         "run.stop_when_solved=false",
         f"run.output_dir={out}",
     ]
-    run_job(compose([*overrides, "run.max_generations=2"]))
+    run_job(compose([*overrides, "run.max_segments=2"]))
     lineage = list(csv.DictReader((out / "lineage.csv").open()))
     assert lineage and {row["generation"] for row in lineage} == {"1", "2"}
     # A crash after segment 3's rows were written but before its checkpoint: stale rows.
     with (out / "lineage.csv").open("a") as stream:
         stream.write("3,999,1,,0,," + "," * (2 * 5 - 1) + "\n")
-    run_job(compose([*overrides, "run.max_generations=3", f"run.resume={out}"]))
+    run_job(compose([*overrides, "run.max_segments=3", f"run.resume={out}"]))
     rows = list(csv.DictReader((out / "lineage.csv").open()))
     assert [row for row in rows if row["frames"] == "999"] == []
     assert {row["generation"] for row in rows} == {"1", "2", "3"}

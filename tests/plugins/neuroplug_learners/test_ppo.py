@@ -47,7 +47,7 @@ def test_ppo_resumes_everything_but_the_games_in_progress(compose, tmp_path):
 
 
 def test_ppo_runs_are_reproducible_from_their_seed(compose, tmp_path):
-    tiny = [*CARTPOLE, "algo.segment_steps=512", "run.max_generations=3", "logger=none"]
+    tiny = [*CARTPOLE, "algo.segment_steps=512", "run.max_segments=3", "logger=none"]
     for run in ("a", "b"):
         run_job(compose([*tiny, f"run.output_dir={tmp_path / run}"]))
     left, right = (load_checkpoint(tmp_path / run) for run in ("a", "b"))
@@ -66,7 +66,7 @@ def test_a_short_pong_run_counts_frames_and_scores_whole_games(compose, tmp_path
                 "algo.segment_steps=1024",
                 "algo.reward_clip=true",
                 "algo.episodic_life=true",
-                "run.max_generations=1",
+                "run.max_segments=1",
                 "run.eval_episodes=1",
                 "logger=console",
                 f"run.output_dir={tmp_path}",
@@ -102,7 +102,7 @@ def test_continuous_actions_train_a_gaussian_policy_on_games_longer_than_a_segme
                 "algo.num_envs=16",
                 "algo.rollout_length=16",
                 "algo.segment_steps=1024",
-                "run.max_generations=4",
+                "run.max_segments=4",
                 "run.eval_episodes=1",
                 "logger=none",
                 f"run.output_dir={tmp_path}",
@@ -125,7 +125,7 @@ def test_a_long_segment_shows_its_progress_in_a_pipe(compose, tmp_path, capsys, 
     from neuroplug.loggers.console import ConsoleLogger
 
     monkeypatch.setattr(ConsoleLogger, "PLAIN_INTERVAL_S", 0.0)  # as if 30 s passed each time
-    overrides = [*CARTPOLE, "algo.segment_steps=1024", "run.max_generations=1", "logger=console"]
+    overrides = [*CARTPOLE, "algo.segment_steps=1024", "run.max_segments=1", "logger=console"]
     run_job(compose([*overrides, "run.eval_episodes=1", f"run.output_dir={tmp_path}"]))
     out = capsys.readouterr().out
     # Four rollouts of 256 steps (less the reset steps): a progress line after each, then

@@ -25,7 +25,7 @@ PPO = [
     "algo.rollout_length=16",
     "algo.segment_steps=256",
     "scheduler.envs_per_shard=2",
-    "run.max_generations=2",
+    "run.max_segments=2",
     "run.eval_interval=0",
     "logger=none",
 ]
@@ -68,7 +68,7 @@ def test_a_population_on_ray_is_the_local_sharded_population(compose, tmp_path):
         "algo.member.segment_steps=128",
         "algo.interval_frames=128",
         "scheduler.envs_per_shard=2",
-        "run.max_generations=2",
+        "run.max_segments=2",
         "run.eval_interval=0",
         "logger=none",
     ]
