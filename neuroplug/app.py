@@ -103,12 +103,13 @@ def _groups_given_on_the_command_line() -> set[str] | None:
 
 def run_job(config: DictConfig) -> dict[str, Any]:
     """Train one job; returns its summary (Hydra passes it to sweepers)."""
-    from neuroplug.experiment import typed_experiment
+    from neuroplug.experiment import check_budget_unit, typed_experiment
     from neuroplug.training.trainer import Trainer
 
     config, resume_dir = resolve_resume(config)
     # The front door: past this line only the typed, validated form travels.
     experiment = typed_experiment(config)
+    check_budget_unit(experiment)
     run_dir = resume_dir if resume_dir is not None else _own_run_dir(config)
     if resume_dir is not None:
         # The run goes on in its own dir: the one Hydra made for this command stays unused.

@@ -70,19 +70,20 @@ def typed_experiment(config: DictConfig | Mapping[str, Any]) -> Experiment:
         name = node.get("name") if isinstance(node, DictConfig) else None
         if not name:
             raise ConfigError(f"{group}.name", f"is missing; select a plugin with {group}=<name>")
-        kind, plugin = registry.load_selected(group, name)
+        _, plugin = registry.load_selected(group, name)
         groups[group] = to_dataclass(plugin.config_class, node, group)
-        if group == "algo":
-            _check_budget_unit(groups["run"], kind.name, name)
     groups["env"] = to_dataclass(EnvConfig, config.env, "env")
     groups["net"] = to_dataclass(NetConfig, config.net, "net")
     return Experiment(**groups)
 
 
-def _check_budget_unit(run: RunConfig, kind: str, name: str) -> None:
-    """An evolution algorithm counts generations, a learner segments: the budget of the
-    other unit is refused, naming the one to use."""
-    learner = kind == "learners"
+def check_budget_unit(experiment: Experiment) -> None:
+    """An evolution algorithm counts generations, a learner segments: a command's budget in
+    the other unit is refused, naming the one to use. Checked where a command starts a run
+    (:func:`neuroplug.app.run_job`), not when a checkpoint's record is read back: a record
+    written before the two names existed still loads."""
+    run, name = experiment.run, experiment.algo.name
+    learner = isinstance(experiment.algo, LearnerConfig)
     wrong, right = (
         ("max_generations", "max_segments") if learner else ("max_segments", "max_generations")
     )

@@ -27,3 +27,17 @@ def test_the_atari_preset_trains_on_clipped_rewards_and_lives(compose):
     assert experiment.algo.reward_clip and experiment.algo.episodic_life
     assert experiment.net.type == "nature_cnn"
     assert experiment.env.task_id == "Breakout-v5"
+
+
+def test_a_budget_in_the_other_families_unit_is_refused_for_a_command_not_a_record(compose):
+    from neuroplug.errors import ConfigError
+    from neuroplug.experiment import Experiment, check_budget_unit
+
+    # A learner's checkpoint written before run.max_segments existed still reads back...
+    record = typed_experiment(compose(["algo=ppo", "env=cartpole", "run.max_segments=3"]))
+    old = record.to_yaml().replace("max_generations: null", "max_generations: 3")
+    assert Experiment.from_yaml(old).run.max_generations == 3
+    # ...but a command that gives a learner generations is told the unit to use.
+    with pytest.raises(ConfigError, match=r"run.max_segments=3"):
+        check_budget_unit(Experiment.from_yaml(old))
+    check_budget_unit(record)

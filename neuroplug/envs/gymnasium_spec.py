@@ -13,6 +13,7 @@ from __future__ import annotations
 import inspect
 import os
 import time
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -74,14 +75,7 @@ def make_gymnasium_spec(config: EnvConfig) -> EnvSpec:
     try:
         observation = _observation_shaping(name, env.observation_space)
         actions = _action_space(name, env.action_space)
-        maker = EnvMaker(
-            id=config.id,
-            entry_point=config.entry_point,
-            kwargs=dict(config.kwargs),
-            max_episode_steps=config.max_episode_steps,
-            **observation["maker"],
-            **actions["maker"],
-        )
+        maker = replace(maker, **observation["maker"], **actions["maker"])
         step_seconds, info_keys = _probe(env, maker)
         registered = getattr(env, "spec", None)
         max_steps = config.max_episode_steps or getattr(registered, "max_episode_steps", None)
@@ -94,7 +88,7 @@ def make_gymnasium_spec(config: EnvConfig) -> EnvSpec:
             f"{name} registers no episode cap, and every episode here must end",
             "an integer: the most steps an episode may take",
         )
-    maker = EnvMaker(**{**maker.__dict__, "info_keys": info_keys})
+    maker = replace(maker, info_keys=info_keys)
     family = gymnasium_family(config.family, name)
     return EnvSpec(
         task_id=name,
@@ -307,8 +301,10 @@ def _is_number(value: Any) -> bool:
 
 def _workers(config: EnvConfig) -> int:
     """Worker processes a pool may use (0: none); ``auto`` decides per pool (:func:`pool_workers`)."""
-    if config.vectorization == "in_process" or _cores() < 2 and config.vectorization == "auto":
+    if config.vectorization == "in_process":
         return 0
+    if config.vectorization == "auto" and _cores() < 2:
+        return 0  # one core: a worker process could only take turns with this one
     return config.workers or _cores()
 
 
