@@ -72,7 +72,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
-from neuroplug.errors import PluginError, require
+from neuroplug.errors import ConfigError, PluginError, require
 from neuroplug.nets.normalizer import ObservationStats
 
 if TYPE_CHECKING:
@@ -299,8 +299,30 @@ class LearnerConfig(PluginConfig):
     def __post_init__(self) -> None:
         # Checked once every field has its value: on the command line's config only when it
         # set everything, else after the preset filled the rest (still before any env).
-        if not self.unset():
+        unset = self.unset()
+        if not unset:
             self.check()
+        else:
+            self._refuse_values_no_task_accepts(unset)
+
+    def _refuse_values_no_task_accepts(self, unset: list[str]) -> None:
+        """Refuse a given value (``algo.learning_rate=-1``) that fails :meth:`check` under
+        every kind of task's preset, before the run's env is known (so before torch or an
+        env is imported); a value that only some tasks refuse is checked once the preset is
+        chosen."""
+        refusals = []
+        for preset in self.presets().values():
+            if not set(unset) <= set(preset.values):
+                continue  # a preset that leaves fields unset is filled by a subclass's
+            try:
+                dataclasses.replace(self, **{name: preset.values[name] for name in unset})
+            except ConfigError as error:
+                refusals.append(error)
+            else:
+                return
+        given = [error for error in refusals if error.field.removeprefix("algo.") not in unset]
+        if given and len(given) == len(refusals):
+            raise given[0]
 
     def check(self) -> None:
         """Check the settings (all set), naming a bad field with

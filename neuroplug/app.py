@@ -48,10 +48,13 @@ def _own_run_dir(config: DictConfig) -> Path:
 def resolve_resume(config: DictConfig) -> tuple[DictConfig, Path | None]:
     """For ``run.resume=<dir>``: the checkpoint's config with this command's budget and loggers.
     ``run.resume=auto`` resumes the job's own dir when it holds a checkpoint, else starts."""
-    # Imported here: torch comes with it, and `--help` / `--cfg` never get this far.
+    resume = config.run.get("resume")
+    if not resume:
+        return config, None
+    # Imported here: torch comes with it, and a run that does not resume checks its config
+    # before importing torch (a bad value's error costs no torch import).
     from neuroplug.training.checkpoint import LATEST, PREVIOUS, checkpoint_dir, load_checkpoint
 
-    resume = config.run.get("resume")
     if resume == "auto":
         own = _own_run_dir(config)
         if not any((checkpoint_dir(own) / name).exists() for name in (LATEST, PREVIOUS)):
@@ -61,8 +64,6 @@ def resolve_resume(config: DictConfig) -> tuple[DictConfig, Path | None]:
                 config.run.output_dir = str(own)
             return config, None
         resume = str(own)
-    if not resume:
-        return config, None
     run_dir = Path(resume).expanduser().resolve()
     saved = OmegaConf.create(load_checkpoint(run_dir)["config"])
     given = _groups_given_on_the_command_line()
@@ -104,12 +105,14 @@ def _groups_given_on_the_command_line() -> set[str] | None:
 def run_job(config: DictConfig) -> dict[str, Any]:
     """Train one job; returns its summary (Hydra passes it to sweepers)."""
     from neuroplug.experiment import check_budget_unit, typed_experiment
-    from neuroplug.training.trainer import Trainer
 
     config, resume_dir = resolve_resume(config)
-    # The front door: past this line only the typed, validated form travels.
+    # The front door: past this line only the typed, validated form travels. A bad value is
+    # refused here, before the trainer's modules (torch, the plugins) are imported.
     experiment = typed_experiment(config)
     check_budget_unit(experiment)
+    from neuroplug.training.trainer import Trainer
+
     run_dir = resume_dir if resume_dir is not None else _own_run_dir(config)
     if resume_dir is not None:
         # The run goes on in its own dir: the one Hydra made for this command stays unused.

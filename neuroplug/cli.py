@@ -97,6 +97,10 @@ def main(argv: list[str] | None = None) -> None:
     register_resolvers()
     register_schemas()
     argv = [_whole_numbers(argument) for argument in argv]
+    if ("--help" in argv or "-h" in argv) and not {"-m", "--multirun", "--hydra-help"} & set(argv):
+        with _errors_reported_as_neuroplug(multirun=False):
+            print(_help_text(argv))
+        return
     sys.argv = [sys.argv[0], *argv]
     multirun = "-m" in argv or "--multirun" in argv
     _claim_run_dirs(argv, multirun)
@@ -104,6 +108,26 @@ def main(argv: list[str] | None = None) -> None:
         hydra.main(version_base="1.3", config_path=str(conf_dir()), config_name="config")(
             hydra_entry
         )()
+
+
+def _help_text(argv: list[str]) -> str:
+    """``--help``: the help template of ``conf/config.yaml`` with the config these overrides
+    compose. Hydra's own ``--help`` prints the same page but first walks every config group
+    a few hundred times, which took most of a second here."""
+    from hydra import compose, initialize_config_dir
+    from omegaconf import OmegaConf, open_dict
+
+    from neuroplug.config.paths import conf_dir
+
+    flags = {"--help", "-h", "--resolve"}
+    overrides = [argument for argument in argv if argument not in flags]
+    with initialize_config_dir(config_dir=str(conf_dir()), version_base="1.3"):
+        config = compose("config", overrides=overrides, return_hydra_config=True)
+    template = config.hydra.help.template
+    with open_dict(config):  # the composed config is struct
+        del config["hydra"]
+    shown = OmegaConf.to_yaml(config, resolve="--resolve" in argv)
+    return template.replace("$CONFIG", shown)
 
 
 _SCIENTIFIC = re.compile(r"[+-]?\d+(\.\d+)?[eE]\+?\d+")

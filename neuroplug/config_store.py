@@ -34,20 +34,22 @@ def register_schemas(warn=None) -> None:
         group = kind.config_group
         for name in registry.discover(kind.name):
             try:
-                plugin = registry.load(kind.name, name)
+                # The config entry point's light module where the plugin declares one:
+                # neither the plugin nor torch is imported to check a value or print --help.
+                config_class = registry.load_config_class(kind.name, name)
             except PluginError as error:
                 warn(str(error))
                 node = OmegaConf.create({"name": name})
             else:
-                node = OmegaConf.structured(plugin.config_class)
-                if not issubclass(plugin.config_class, kind.config_base):
+                node = OmegaConf.structured(config_class)
+                if not issubclass(config_class, kind.config_base):
                     warn(
                         f"{kind.singular} {name!r}: its config_class does not derive from "
                         f"neuroplug.api.{kind.config_base.__name__}"
                     )
                 if "name" in node:
                     node.name = name
-                for open_field in getattr(plugin.config_class, "open_fields", ()):
+                for open_field in getattr(config_class, "open_fields", ()):
                     # Any key goes on the command line; the plugin checks the keys itself.
                     OmegaConf.set_struct(node[open_field], False)
             store.store(group=f"schema/{group}", name=name, node=node)

@@ -70,8 +70,8 @@ def typed_experiment(config: DictConfig | Mapping[str, Any]) -> Experiment:
         name = node.get("name") if isinstance(node, DictConfig) else None
         if not name:
             raise ConfigError(f"{group}.name", f"is missing; select a plugin with {group}=<name>")
-        _, plugin = registry.load_selected(group, name)
-        groups[group] = to_dataclass(plugin.config_class, node, group)
+        # The config class alone: a bad value is refused before the plugin (and torch) loads.
+        groups[group] = to_dataclass(registry.selected_config_class(group, name), node, group)
     groups["env"] = to_dataclass(EnvConfig, config.env, "env")
     groups["net"] = to_dataclass(NetConfig, config.net, "net")
     return Experiment(**groups)

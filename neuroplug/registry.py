@@ -34,6 +34,11 @@ class PluginKind:
     """The class every plugin of this kind subclasses."""
     config_base: type
     """The dataclass every plugin config of this kind derives from."""
+    config_entry_point_group: str = ""
+    """The entry-point group naming each plugin's config class apart from the plugin
+    (``neuroplug.algorithm_configs``): a module that imports no torch, so the command line
+    checks values and prints ``--help`` without importing the plugin. Optional for a
+    plugin; without one, its ``config_class`` is read by loading it."""
 
     @property
     def singular(self) -> str:
@@ -45,14 +50,38 @@ KINDS: dict[str, PluginKind] = {
     kind.name: kind
     for kind in (
         PluginKind(
-            "algorithms", "neuroplug.algorithms", "algo", api.Algorithm, api.AlgorithmConfig
+            "algorithms",
+            "neuroplug.algorithms",
+            "algo",
+            api.Algorithm,
+            api.AlgorithmConfig,
+            "neuroplug.algorithm_configs",
         ),
-        PluginKind("backends", "neuroplug.backends", "backend", api.Backend, api.BackendConfig),
         PluginKind(
-            "schedulers", "neuroplug.schedulers", "scheduler", api.Scheduler, api.SchedulerConfig
+            "backends",
+            "neuroplug.backends",
+            "backend",
+            api.Backend,
+            api.BackendConfig,
+            "neuroplug.backend_configs",
+        ),
+        PluginKind(
+            "schedulers",
+            "neuroplug.schedulers",
+            "scheduler",
+            api.Scheduler,
+            api.SchedulerConfig,
+            "neuroplug.scheduler_configs",
         ),
         # Learners share the ``algo`` group with evolutionary algorithms: algo=ppo, algo=es.
-        PluginKind("learners", "neuroplug.learners", "algo", api.Learner, api.LearnerConfig),
+        PluginKind(
+            "learners",
+            "neuroplug.learners",
+            "algo",
+            api.Learner,
+            api.LearnerConfig,
+            "neuroplug.learner_configs",
+        ),
     )
 }
 """Every plugin kind; a new kind is one row here (and its base class in :mod:`neuroplug.api`)."""
@@ -91,7 +120,11 @@ def kind_of(kind: str) -> PluginKind:
 
 def discover(kind: str) -> dict[str, list[PluginInfo]]:
     """All plugins of ``kind`` by name; a name with several claimants has several infos."""
-    group = kind_of(kind).entry_point_group
+    return _discover_group(kind, kind_of(kind).entry_point_group)
+
+
+def _discover_group(kind: str, group: str) -> dict[str, list[PluginInfo]]:
+    """Every entry point in ``group`` by name, one info per distribution."""
     found: dict[str, list[PluginInfo]] = {}
     seen: set[tuple[str, str, str]] = set()
     for dist_name, version, entry_point in _entry_points():
@@ -135,6 +168,7 @@ def _entry_points() -> list[tuple[str, str, metadata.EntryPoint]]:
     if _scanned is not None and _scanned[0] == state:
         return _scanned[1]
     groups = {row.entry_point_group for row in _ALL_KINDS.values()}
+    groups |= {row.config_entry_point_group for row in _ALL_KINDS.values()} - {""}
     found = []
     for distribution in metadata.distributions():
         ours = [point for point in distribution.entry_points if point.group in groups]
@@ -167,19 +201,50 @@ def resolve(kind: str, name: str) -> PluginInfo:
     return claimants[0]
 
 
-def load(kind: str, name: str) -> type:
-    """Import and return the plugin class registered as ``name`` for ``kind``."""
-    info = resolve(kind, name)
+def _import_target(kind: str, name: str, info: PluginInfo) -> Any:
+    """The object an entry point names (``module:attribute``), or a one-line error naming
+    its distribution."""
     module_name, _, attribute = info.target.partition(":")
     try:
-        plugin = importlib.import_module(module_name)
+        target = importlib.import_module(module_name)
         for part in attribute.split(".") if attribute else []:
-            plugin = getattr(plugin, part)
+            target = getattr(target, part)
     except Exception as error:
         raise PluginError(
             f"{singular(kind)} plugin {name!r} from distribution {info.distribution} {info.version} "
             f"failed to load ({info.target}): {type(error).__name__}: {error}"
         ) from error
+    return target
+
+
+def _config_entry_point(kind: str, name: str, info: PluginInfo) -> PluginInfo | None:
+    """The config entry point the plugin's own distribution declares for it, if any."""
+    group = kind_of(kind).config_entry_point_group
+    declared = _discover_group(kind, group).get(name, []) if group else []
+    return next((entry for entry in declared if entry.distribution == info.distribution), None)
+
+
+def load_config_class(kind: str, name: str) -> type:
+    """The config class of the plugin registered as ``name``: from the config entry point
+    its distribution declares (a light module, imported without the plugin and torch), else
+    the loaded plugin's ``config_class``."""
+    info = resolve(kind, name)
+    entry = _config_entry_point(kind, name, info)
+    if entry is None:
+        return load(kind, name).config_class
+    config_class = _import_target(kind, name, entry)
+    if not isinstance(config_class, type):
+        raise PluginError(
+            f"{singular(kind)} plugin {name!r} from distribution {info.distribution}: its "
+            f"config entry point {entry.target} is not a class"
+        )
+    return config_class
+
+
+def load(kind: str, name: str) -> type:
+    """Import and return the plugin class registered as ``name`` for ``kind``."""
+    info = resolve(kind, name)
+    plugin = _import_target(kind, name, info)
     base = kind_of(kind).base
     if not (isinstance(plugin, type) and issubclass(plugin, base)):
         raise PluginError(
@@ -187,6 +252,15 @@ def load(kind: str, name: str) -> type:
             f"{info.target}, which is not a subclass of {base.__module__}.{base.__name__}"
         )
     _check_contract(plugin, kind, name, info)
+    entry = _config_entry_point(kind, name, info)
+    if entry is not None and _import_target(kind, name, entry) is not plugin.config_class:
+        # The command line checked values against the entry point's class; the run must
+        # be built from the same one.
+        raise PluginError(
+            f"{singular(kind)} plugin {name!r} from distribution {info.distribution}: its config "
+            f"entry point names {entry.target}, but {info.target}.config_class is "
+            f"{plugin.config_class.__module__}.{plugin.config_class.__qualname__}; make them the same class"
+        )
     return plugin
 
 
@@ -235,8 +309,8 @@ def describe_all() -> list[PluginInfo]:
     return [info for kind in _ALL_KINDS for infos in discover(kind).values() for info in infos]
 
 
-def load_selected(config_group: str, name: str) -> tuple[PluginKind, type]:
-    """The plugin a user selected with ``<config_group>=<name>``, and its kind.
+def selected_kind(config_group: str, name: str) -> PluginKind:
+    """The kind of the plugin a user selected with ``<config_group>=<name>``.
 
     Several kinds may share a config group (algorithms and learners are both ``algo``);
     the name must belong to exactly one of them.
@@ -261,4 +335,16 @@ def load_selected(config_group: str, name: str) -> tuple[PluginKind, type]:
             f"{config_group}={name} is claimed by more than one kind of plugin: {claims}; "
             "rename one entry point"
         )
-    return owners[0], load(owners[0].name, name)
+    return owners[0]
+
+
+def load_selected(config_group: str, name: str) -> tuple[PluginKind, type]:
+    """The plugin a user selected with ``<config_group>=<name>``, and its kind."""
+    kind = selected_kind(config_group, name)
+    return kind, load(kind.name, name)
+
+
+def selected_config_class(config_group: str, name: str) -> type:
+    """The config class of the plugin selected with ``<config_group>=<name>``, read without
+    importing the plugin where it declares a config entry point (:func:`load_config_class`)."""
+    return load_config_class(selected_kind(config_group, name).name, name)

@@ -221,6 +221,39 @@ def test_a_typo_in_a_group_option_fails_before_torch_or_hydra_is_imported(argume
     assert "did you mean" in done.stderr
 
 
+@pytest.mark.parametrize(
+    ("argv", "status", "expected"),
+    [
+        (["algo=es", "algo.sigma=abc"], 2, "algo.sigma: 'abc' is not a number"),
+        (["algo=es", "algo.population_size=3"], 2, "algo.population_size"),
+        (["algo=ppo", "algo.learning_rate=-1"], 2, "algo.learning_rate: got -1.0"),
+        (["scheduler=ray", "scheduler.num_workers=0"], 2, "scheduler.num_workers"),
+        (["--help"], None, "== Configuration groups =="),
+    ],
+)
+def test_a_bad_value_and_help_import_neither_torch_nor_a_plugin(argv, status, expected, tmp_path):
+    probe = (
+        "import sys\n"
+        "from neuroplug import cli\n"
+        "try:\n"
+        f"    cli.main({[*argv, 'logger=none'] if status else argv!r})\n"
+        "except SystemExit as stop:\n"
+        "    print('EXIT', stop.code)\n"
+        "heavy = ('torch', 'envpool', 'neuroplug_algorithms.es', 'neuroplug_learners.ppo', 'ray')\n"
+        "print('HEAVY', [name for name in heavy if name in sys.modules])\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, cwd=tmp_path
+    )
+    assert "HEAVY []" in done.stdout, done.stdout + done.stderr
+    if status is None:
+        assert "EXIT" not in done.stdout and expected in done.stdout
+        assert "algo:" in done.stdout and "name: es" in done.stdout  # the composed config
+    else:
+        assert f"EXIT {status}" in done.stdout
+        assert expected in done.stderr, done.stderr
+
+
 def test_a_resume_warns_only_about_settings_the_command_gives(tmp_path):
     run = tmp_path / "run"
     tiny = ["algo=es", "env=cartpole", "algo.population_size=4", "logger=none"]

@@ -166,3 +166,98 @@ def test_a_constructor_of_another_contract_is_reported_not_a_type_error(tmp_path
         match=r"neuroplug-old-constructor 1\.2\.3 cannot be built with neuroplug's arguments",
     ):
         registry.construct("algorithms", "old", plugin, object(), object())
+
+
+_LIGHT_PLUGIN = """
+    from dataclasses import dataclass
+
+    from neuroplug_algorithms.configs import RandomSearchConfig
+    from neuroplug_algorithms.random_search import RandomSearch
+
+
+    @dataclass
+    class LightConfig(RandomSearchConfig):
+        population_size: int = 4
+
+
+    class Light(RandomSearch):
+        config_class = LightConfig
+"""
+
+
+def test_a_config_entry_point_is_read_without_importing_the_plugin(tmp_path, monkeypatch):
+    _fake_distribution(
+        tmp_path,
+        "neuroplug-light",
+        "[neuroplug.algorithms]\nlight = neuroplug_light_algorithm:Light\n"
+        "[neuroplug.algorithm_configs]\nlight = neuroplug_light:LightConfig\n",
+        module="""
+        from dataclasses import dataclass
+
+        from neuroplug.api import AlgorithmConfig
+
+
+        @dataclass
+        class LightConfig(AlgorithmConfig):
+            population_size: int = 4
+        """,
+    )
+    # The algorithm's module does not import: reading the config must not need it.
+    (tmp_path / "neuroplug_light_algorithm.py").write_text("raise ImportError('heavy')\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    assert registry.load_config_class("algorithms", "light").__name__ == "LightConfig"
+    assert registry.selected_config_class("algo", "light").__module__ == "neuroplug_light"
+    with pytest.raises(PluginError, match="failed to load .*heavy"):
+        registry.load("algorithms", "light")
+
+
+def test_a_plugin_without_a_config_entry_point_is_loaded_for_its_config(tmp_path, monkeypatch):
+    _fake_distribution(
+        tmp_path,
+        "neuroplug-plain",
+        "[neuroplug.algorithms]\nplain = neuroplug_plain:Light\n",
+        module=_LIGHT_PLUGIN,
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    assert registry.load_config_class("algorithms", "plain").__name__ == "LightConfig"
+
+
+def test_a_config_entry_point_naming_another_class_than_the_plugins_is_refused(
+    tmp_path, monkeypatch
+):
+    _fake_distribution(
+        tmp_path,
+        "neuroplug-split",
+        "[neuroplug.algorithms]\nsplit = neuroplug_split:Light\n"
+        "[neuroplug.algorithm_configs]\nsplit = neuroplug_split:OtherConfig\n",
+        module=_LIGHT_PLUGIN + "\n    OtherConfig = RandomSearchConfig\n",
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    with pytest.raises(PluginError, match="config entry point names neuroplug_split:OtherConfig"):
+        registry.load("algorithms", "split")
+
+
+def test_every_first_party_config_entry_point_names_its_plugins_config_class():
+    for kind in registry.KINDS.values():
+        for name in registry.discover(kind.name):
+            if registry.resolve(kind.name, name).distribution != "neuroplug":
+                continue
+            plugin = registry.load(kind.name, name)  # refuses a mismatch
+            assert registry.load_config_class(kind.name, name) is plugin.config_class
+            assert registry._config_entry_point(kind.name, name, registry.resolve(kind.name, name))
+
+
+def test_reading_every_first_party_config_imports_no_torch():
+    import subprocess
+    import sys
+
+    probe = (
+        "import sys\n"
+        "from neuroplug import registry\n"
+        "for kind in registry.KINDS.values():\n"
+        "    for name in registry.discover(kind.name):\n"
+        "        registry.load_config_class(kind.name, name)\n"
+        "print(sorted(m for m in ('torch', 'envpool', 'ray', 'triton') if m in sys.modules))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)
+    assert done.stdout.strip() == "[]", done.stdout + done.stderr

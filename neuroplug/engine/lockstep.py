@@ -39,7 +39,6 @@ from __future__ import annotations
 
 import time
 from contextlib import nullcontext
-from dataclasses import dataclass
 
 import numpy as np
 import torch
@@ -49,14 +48,13 @@ from neuroplug.api import (
     EvaluationRequest,
     EvaluationResult,
     Scheduler,
-    SchedulerConfig,
 )
 from neuroplug.behaviors import resolve
 from neuroplug.devices import env_threads
+from neuroplug.engine.config import LockstepSchedulerConfig
 from neuroplug.envs.make import engine_pool_settings, make_pool
 from neuroplug.envs.spec import EnvSpec
 from neuroplug.episodes import EpisodeLedger
-from neuroplug.errors import require
 from neuroplug.nets.policy import Policy
 from neuroplug.noise import normals_at
 from neuroplug.population import Population
@@ -65,19 +63,6 @@ from neuroplug.seeds import action_noise_keys, episode_seeds, start_noop_counts
 NO_ITEM = -1
 PROGRESS_INTERVAL_S = 0.25
 """Least seconds between two calls of ``request.progress``."""
-
-
-@dataclass
-class LockstepSchedulerConfig(SchedulerConfig):
-    """Settings shared by the schedulers built on lockstep lanes."""
-
-    max_envs: int = 256
-    """EnvPool slots (lanes): the most episodes in flight at once. Results depend on it
-    (a lane plays its episodes one after another from one env seed), not on the schedule."""
-
-    def __post_init__(self) -> None:
-        super().__post_init__()
-        require(self.max_envs >= 1, "scheduler.max_envs", f"got {self.max_envs}", "an integer >= 1")
 
 
 def lane_seeds(request: EvaluationRequest, ledger: EpisodeLedger, lanes: int) -> np.ndarray:

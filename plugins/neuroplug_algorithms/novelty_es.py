@@ -32,100 +32,22 @@ one observation normalizer is shared by all centers instead of one each.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import torch
 
 from neuroplug.api import AlgorithmContext, EvaluationResult
-from neuroplug.behaviors import BEHAVIORS
-from neuroplug.errors import require
 from neuroplug.evolution import EvolutionAlgorithm, centered_ranks
 from neuroplug.noise import MAX_SEED
 from neuroplug.population import Population
 from neuroplug.seeds import algorithm_rng
-from neuroplug_algorithms.es import ESCenter, ESStepConfig
+from neuroplug_algorithms.configs import NSESConfig, NSRAESConfig
+from neuroplug_algorithms.es import ESCenter
 from neuroplug_algorithms.novelty import BehaviorArchive, novelty_proportional
 
 _INITIAL, _PERTURBED, _UPDATED = "initial", "perturbed", "updated"
 """The rounds: all centers (generation 0 only), center m's population, the updated center m."""
-
-
-@dataclass
-class NSESConfig(ESStepConfig):
-    """NS-ES settings; the ES fields are OpenAI ES's (the paper's MuJoCo defaults)."""
-
-    meta_population_size: int = 3
-    """M: ES centers searching at once (paper: 3 on Atari, 5 on Humanoid)."""
-    k: int = 10
-    """Nearest archive neighbours a behavior's novelty averages over."""
-    behavior: str = "auto"
-    """Behavior characterisation: auto, final_obs, final_position or final_ram."""
-    center_episodes: int = 1
-    """Episodes an updated center plays to measure its return and behavior (paper: 1-5)."""
-
-    def __post_init__(self) -> None:
-        super().__post_init__()
-        require(
-            self.meta_population_size >= 1,
-            "algo.meta_population_size",
-            f"must be at least 1, got {self.meta_population_size}",
-            "an integer >= 1",
-        )
-        require(self.k >= 1, "algo.k", f"must be at least 1, got {self.k}", "an integer >= 1")
-        require(
-            self.behavior in BEHAVIORS,
-            "algo.behavior",
-            f"unknown behavior {self.behavior!r}",
-            ", ".join(BEHAVIORS),
-        )
-        require(
-            self.center_episodes >= 1,
-            "algo.center_episodes",
-            f"must be at least 1, got {self.center_episodes}",
-            "an integer >= 1",
-        )
-        # The update mixes rank vectors of two signals; the paper shapes both by rank.
-        require(
-            self.fitness_shaping == "centered_ranks",
-            "algo.fitness_shaping",
-            f"the NS-ES family mixes centered ranks of returns and novelty, got {self.fitness_shaping!r}",
-            "centered_ranks",
-        )
-
-
-@dataclass
-class NSRAESConfig(NSESConfig):
-    """NSRA-ES settings: NS-ES's plus the adaptation of the reward weight ``w``."""
-
-    initial_reward_weight: float = 1.0
-    """``w`` at the start (1: reward only)."""
-    weight_delta: float = 0.05
-    """How much ``w`` moves on an improvement or a stall."""
-    stall_generations: int = 10
-    """Generations without a better center return before ``w`` decreases."""
-
-    def __post_init__(self) -> None:
-        super().__post_init__()
-        require(
-            0.0 <= self.initial_reward_weight <= 1.0,
-            "algo.initial_reward_weight",
-            f"got {self.initial_reward_weight}",
-            "a float in [0, 1]",
-        )
-        require(
-            0.0 < self.weight_delta <= 1.0,
-            "algo.weight_delta",
-            f"got {self.weight_delta}",
-            "a float in (0, 1]",
-        )
-        require(
-            self.stall_generations >= 1,
-            "algo.stall_generations",
-            f"got {self.stall_generations}",
-            "an integer >= 1",
-        )
 
 
 def _snapshot(center: ESCenter) -> dict[str, Any]:

@@ -17,24 +17,15 @@ a single lucky episode can otherwise become the deployed policy.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import torch
 
-from neuroplug.api import AlgorithmConfig, AlgorithmContext, EvaluationResult
+from neuroplug.api import AlgorithmContext, EvaluationResult
 from neuroplug.evolution import EvolutionAlgorithm
 from neuroplug.population import Population
-
-
-@dataclass
-class RandomSearchConfig(AlgorithmConfig):
-    """Random search settings (the deep GA paper's population, so frames match its GA)."""
-
-    population_size: int = 1000
-    """Fresh members drawn per generation (the search is the same at any size; this sets
-    how often the best is reported, and the memory of one generation: P x params)."""
+from neuroplug_algorithms.configs import RandomSearchConfig
 
 
 class RandomSearch(EvolutionAlgorithm):

@@ -83,14 +83,14 @@ from typing import Any, ClassVar, Protocol
 import torch
 
 from neuroplug.adam import FlatAdam
-from neuroplug.api import LearnerConfig, LearnerContext, Mutable, Preset
-from neuroplug.errors import require
+from neuroplug.api import LearnerContext
 from neuroplug.rl.actor_critic import ActorCritic, OutputGradients
 from neuroplug.rl.advantages import rollout_gae
 from neuroplug.rl.base import SegmentLearner
 from neuroplug.rl.distributions import Categorical, DiagonalGaussian
 from neuroplug.rl.flat_parameters import FlatParameters
 from neuroplug.rl.sampler import Rollout
+from neuroplug_learners.configs import PPOConfig, PPOUpdateConfig
 
 # -------------------------------------------------------------------------- the loss
 
@@ -211,118 +211,6 @@ def ppo_loss_gradients(
 
 
 @dataclass
-class PPOUpdateConfig(LearnerConfig):
-    """Settings of the PPO update. Unset (``None``) fields take the reference settings of
-    the run's kind of task (:meth:`presets`): CleanRL's ``ppo_atari_envpool.py`` on frames
-    (Sample Factory's Atari APPO uses the same), RL Zoo's CartPole-v1 PPO on discrete
-    vector tasks, CleanRL's ``ppo_continuous_action.py`` on continuous ones."""
-
-    rollout_length: int | None = None
-    """T: steps per env per rollout."""
-    epochs: int | None = None
-    """E: passes over each rollout."""
-    minibatches: int | None = None
-    """M: minibatches per epoch."""
-    learning_rate: float | None = None
-    """Adam step size at the start."""
-    anneal_lr: bool = True
-    """Decay the learning rate linearly to 0 over the run's budget (``run.max_frames``,
-    else ``run.max_segments`` segments)."""
-    gamma: float | None = None
-    """Discount."""
-    gae_lambda: float | None = None
-    """GAE's lambda."""
-    clip_coef: float | None = None
-    """eps: the surrogate's (and the value loss's) clipping range."""
-    clip_value_loss: bool = True
-    """Clip the value loss around the old values."""
-    value_coef: float = 0.5
-    """c_v: weight of the value loss."""
-    entropy_coef: float | None = None
-    """c_e: weight of the entropy bonus."""
-    max_grad_norm: float = 0.5
-    """Global gradient-norm clip."""
-    normalize_advantages: bool = True
-    """Standardise advantages per minibatch."""
-
-    # What population-based training may change: Sample Factory's mutable PPO settings
-    # (its learning rate, entropy and value coefficients, clip ratio, gradient-norm clip,
-    # and, when asked, the discount).
-    mutable: ClassVar[dict[str, Mutable]] = {
-        "learning_rate": Mutable(1e-8, 1.0),
-        "entropy_coef": Mutable(0.0, 1.0),
-        "value_coef": Mutable(1e-3, 10.0),
-        "clip_coef": Mutable(1e-2, 1.0),
-        "max_grad_norm": Mutable(1e-2, 100.0),
-        "gamma": Mutable(0.5, 0.9999, complement=True),
-    }
-
-    @classmethod
-    def presets(cls) -> dict[str, Preset]:
-        base = super().presets()
-        return {
-            "pixels": base["pixels"].extended(
-                "CleanRL ppo_atari_envpool.py",
-                rollout_length=128,
-                epochs=4,
-                minibatches=4,
-                learning_rate=2.5e-4,
-                gamma=0.99,
-                gae_lambda=0.95,
-                clip_coef=0.1,
-                entropy_coef=0.01,
-            ),
-            "discrete": base["discrete"].extended(
-                "RL Zoo CartPole-v1 PPO",
-                rollout_length=32,
-                epochs=20,
-                minibatches=1,
-                learning_rate=1e-3,
-                gamma=0.98,
-                gae_lambda=0.8,
-                clip_coef=0.2,
-                entropy_coef=0.0,
-            ),
-            "continuous": base["continuous"].extended(
-                "CleanRL ppo_continuous_action.py",
-                num_envs=1,
-                segment_steps=16384,
-                rollout_length=2048,
-                epochs=10,
-                minibatches=32,
-                learning_rate=3e-4,
-                gamma=0.99,
-                gae_lambda=0.95,
-                clip_coef=0.2,
-                entropy_coef=0.0,
-            ),
-        }
-
-    def check(self) -> None:
-        super().check()
-        for name in ("rollout_length", "epochs", "minibatches"):
-            value = getattr(self, name)
-            require(value >= 1, f"algo.{name}", f"got {value}", "an integer >= 1")
-        transitions = self.num_envs * self.rollout_length
-        require(
-            self.minibatches <= transitions,
-            "algo.minibatches",
-            f"{self.minibatches} minibatches of {transitions} transitions",
-            "at most algo.num_envs * algo.rollout_length",
-        )
-        require(
-            self.learning_rate > 0, "algo.learning_rate", f"got {self.learning_rate}", "a float > 0"
-        )
-        for name in ("gamma", "gae_lambda"):
-            value = getattr(self, name)
-            require(0 <= value <= 1, f"algo.{name}", f"got {value}", "a float in [0, 1]")
-        require(self.clip_coef > 0, "algo.clip_coef", f"got {self.clip_coef}", "a float > 0")
-        for name in ("value_coef", "entropy_coef", "max_grad_norm"):
-            value = getattr(self, name)
-            require(value >= 0, f"algo.{name}", f"got {value}", "a float >= 0")
-
-
-@dataclass
 class Batch:
     """A rollout's valid transitions, flattened, with their advantages and targets."""
 
@@ -435,11 +323,6 @@ def flatten(rollout, advantages: torch.Tensor, returns: torch.Tensor) -> Batch:
 
 
 # ----------------------------------------------------------------------- the learner
-
-
-@dataclass
-class PPOConfig(PPOUpdateConfig):
-    """PPO settings (CleanRL's Atari defaults; ``conf/algo/ppo.yaml`` names the sources)."""
 
 
 class PPO(SegmentLearner):

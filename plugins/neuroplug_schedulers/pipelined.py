@@ -9,26 +9,9 @@ stepped. Same episodes, same results as the serial and threaded schedules.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from neuroplug.api import Backend
-from neuroplug.engine.lockstep import LockstepScheduler, LockstepSchedulerConfig
-from neuroplug.errors import require
-
-
-@dataclass
-class PipelinedSchedulerConfig(LockstepSchedulerConfig):
-    """Settings of the pipelined scheduler."""
-
-    num_threads: int = 0
-    """EnvPool worker threads in all, shared out between the groups' pools; 0 means one
-    per CPU core."""
-    groups: int = 2
-    """Groups of envs in flight (K >= 2): one in the backend while the others step."""
-
-    def __post_init__(self) -> None:
-        super().__post_init__()
-        require(self.groups >= 2, "scheduler.groups", f"got {self.groups}", "an integer >= 2")
+from neuroplug.engine.lockstep import LockstepScheduler
+from neuroplug_schedulers.configs import PipelinedSchedulerConfig
 
 
 class PipelinedScheduler(LockstepScheduler):

@@ -18,30 +18,12 @@ the envs; the baseline the other schedules are measured against.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from neuroplug.api import Backend
-from neuroplug.engine.lockstep import LockstepScheduler, LockstepSchedulerConfig
-from neuroplug.errors import require
+from neuroplug.engine.lockstep import LockstepScheduler
+from neuroplug_schedulers.configs import ThreadedSchedulerConfig
 
 PIPELINED_GROUPS = 2
 """Groups of envs in flight when ``groups: 0`` picks pipelining."""
-
-
-@dataclass
-class ThreadedSchedulerConfig(LockstepSchedulerConfig):
-    """Settings of the threaded scheduler."""
-
-    num_threads: int = 0
-    """EnvPool worker threads; 0 means one per CPU core."""
-    groups: int = 0
-    """Groups of envs in flight: 1 alternates stepping and inference; 0 (auto) plays image
-    tasks on a GPU backend in two groups (what measured fastest) and anything else in one.
-    Results never depend on it."""
-
-    def __post_init__(self) -> None:
-        super().__post_init__()
-        require(self.groups >= 0, "scheduler.groups", f"got {self.groups}", "an integer >= 0")
 
 
 class ThreadedScheduler(LockstepScheduler):

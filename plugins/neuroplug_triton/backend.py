@@ -34,50 +34,19 @@ built (``pip install 'neuroplug[triton]'``), so this module loads without it.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
 
 import torch
 
-from neuroplug.api import Backend, BackendConfig
+from neuroplug.api import Backend
 from neuroplug.devices import resolve_device
 from neuroplug.errors import ConfigError, require
 from neuroplug.nets.layers import CONV2D, LINEAR, fan_in, kernel_size, out_channels
 from neuroplug.nets.network import Network
 from neuroplug.population import Population
+from neuroplug_triton.configs import DENSE_DTYPE_NAMES, TritonBackendConfig
 
-MODES = ("auto", "noise", "dense")
-DENSE_DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16}
+DENSE_DTYPES = {name: getattr(torch, name) for name in DENSE_DTYPE_NAMES}
 _MATERIALIZE_CHUNK_BYTES = 1 << 30
-
-
-@dataclass
-class TritonBackendConfig(BackendConfig):
-    """Settings of the Triton backend."""
-
-    mode: str = "auto"
-    """``auto`` (dense while the population fits ``max_materialized_mb``, else noise;
-    low-rank populations factored), ``noise`` (weights rebuilt in-kernel from bases and
-    seeds) or ``dense`` (members materialised once per evaluation)."""
-    max_materialized_mb: int = 0
-    """``auto`` materialises a population up to this many MiB; 0: half the GPU memory free
-    when the population is loaded (4,096 MiB on the interpreter)."""
-    dense_dtype: str = "float32"
-    """Storage type of materialised members in dense mode: ``float32`` or ``bfloat16``."""
-
-    def __post_init__(self) -> None:
-        require(self.mode in MODES, "backend.mode", f"got {self.mode!r}", ", ".join(MODES))
-        require(
-            self.dense_dtype in DENSE_DTYPES,
-            "backend.dense_dtype",
-            f"got {self.dense_dtype!r}",
-            ", ".join(DENSE_DTYPES),
-        )
-        require(
-            self.max_materialized_mb >= 0,
-            "backend.max_materialized_mb",
-            f"got {self.max_materialized_mb}",
-            "an integer >= 0 (0: half the free GPU memory)",
-        )
 
 
 def interpreting() -> bool:

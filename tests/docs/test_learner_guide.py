@@ -39,10 +39,12 @@ def test_the_readme_learner_is_a_population_member(monkeypatch):
     check_population_member(_readme_learner().A2C)
     # algo=pbt algo.learner=a2c, as after `pip install` of the README's package: a learner
     # that declares what may mutate and how it learns from one rollout.
+    import neuroplug_learners.configs as pbt_settings
     import neuroplug_learners.pbt as pbt
 
     a2c = _readme_learner()
-    monkeypatch.setattr(pbt, "learner_class", lambda name: a2c.A2C)
+    for module in (pbt, pbt_settings):  # the population and its settings' check
+        monkeypatch.setattr(module, "learner_class", lambda name: a2c.A2C)
     config = pbt.PBTConfig(
         name="pbt",
         learner="a2c",

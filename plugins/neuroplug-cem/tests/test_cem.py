@@ -15,7 +15,8 @@ from neuroplug.testing import check_algorithm_contract, synthetic_context, synth
 from neuroplug.training.checkpoint import load_data
 from omegaconf import OmegaConf
 
-from neuroplug_cem import CEMConfig, CrossEntropyMethod
+from neuroplug_cem.cem import CrossEntropyMethod
+from neuroplug_cem.config import CEMConfig
 
 NUM_PARAMS = 12
 

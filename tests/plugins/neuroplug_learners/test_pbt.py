@@ -178,7 +178,7 @@ def test_a_learner_without_mutable_settings_cannot_be_a_member(monkeypatch):
 
 def test_a_population_that_cannot_fit_in_memory_says_what_it_needs(monkeypatch):
     # On a machine of 16 GiB: 8 replay buffers of a million Pong frames need far more.
-    monkeypatch.setattr("neuroplug_learners.pbt.available_memory_bytes", lambda: 16 * 2**30)
+    monkeypatch.setattr("neuroplug.devices.available_memory_bytes", lambda: 16 * 2**30)
     env, _ = build_env_and_network(EnvConfig(task_id="Pong-v5"), NetConfig())
     config = PBTConfig(name="pbt", learner="dqn", members=8, member={"buffer_size": 1_000_000})
     with pytest.raises(ConfigError) as caught:

@@ -1,0 +1,23 @@
+"""The settings every scheduler built on lockstep lanes shares, in a module that imports
+no torch: a scheduler's config schema is read before a run is built (``--help``, a bad
+value), and the config entry point names it without importing the engine."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from neuroplug.api import SchedulerConfig
+from neuroplug.errors import require
+
+
+@dataclass
+class LockstepSchedulerConfig(SchedulerConfig):
+    """Settings shared by the schedulers built on lockstep lanes."""
+
+    max_envs: int = 256
+    """EnvPool slots (lanes): the most episodes in flight at once. Results depend on it
+    (a lane plays its episodes one after another from one env seed), not on the schedule."""
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        require(self.max_envs >= 1, "scheduler.max_envs", f"got {self.max_envs}", "an integer >= 1")

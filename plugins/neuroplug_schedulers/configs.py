@@ -1,0 +1,41 @@
+"""The settings of this distribution's schedulers (their config schemas), in a module that
+imports no torch: the command line checks a value and prints ``--help`` from them alone,
+named by the ``neuroplug.scheduler_configs`` entry points."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from neuroplug.engine.config import LockstepSchedulerConfig
+from neuroplug.errors import require
+
+
+@dataclass
+class ThreadedSchedulerConfig(LockstepSchedulerConfig):
+    """Settings of the threaded scheduler."""
+
+    num_threads: int = 0
+    """EnvPool worker threads; 0 means one per CPU core."""
+    groups: int = 0
+    """Groups of envs in flight: 1 alternates stepping and inference; 0 (auto) plays image
+    tasks on a GPU backend in two groups (what measured fastest) and anything else in one.
+    Results never depend on it."""
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        require(self.groups >= 0, "scheduler.groups", f"got {self.groups}", "an integer >= 0")
+
+
+@dataclass
+class PipelinedSchedulerConfig(LockstepSchedulerConfig):
+    """Settings of the pipelined scheduler."""
+
+    num_threads: int = 0
+    """EnvPool worker threads in all, shared out between the groups' pools; 0 means one
+    per CPU core."""
+    groups: int = 2
+    """Groups of envs in flight (K >= 2): one in the backend while the others step."""
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        require(self.groups >= 2, "scheduler.groups", f"got {self.groups}", "an integer >= 2")
