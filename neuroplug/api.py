@@ -697,6 +697,19 @@ class Backend(ABC):
         are still alive.
         """
 
+    runs_recurrent_cores: ClassVar[bool] = False
+    """Whether :meth:`forward_with_state` runs networks with a recurrent core
+    (``net.core``); a run of such a network on a backend without it is refused."""
+
+    def forward_with_state(
+        self, members: torch.Tensor, observations: torch.Tensor, state: torch.Tensor
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """:meth:`forward` for a network with a recurrent core: row j goes on from its
+        episode's state ``state[j]`` (``(n, H)``, zeros at the episode's start, on
+        :attr:`device`); returns the outputs and the new states. A backend that sets
+        :attr:`runs_recurrent_cores` implements it."""
+        raise NotImplementedError(f"{type(self).__name__} runs no recurrent core")
+
 
 @dataclass(frozen=True)
 class SamplerRequest:

@@ -210,6 +210,10 @@ CASES = {
     "zero-hidden-size": case("net.hidden_sizes=[0]", field="net.hidden_sizes"),
     "unknown-activation": case("net.activation=swish", field="net.activation"),
     "unknown-padding": case("net.padding=full", field="net.padding"),
+    "unknown-core": case("net.core=lstmm", field="net.core"),
+    "core-with-a-learner": case("algo=ppo", "net.core=gru", field="net.core", also=("es, ga",)),
+    "core-on-triton": case("backend=triton", "net.core=gru", field="net.core"),
+    "mask-of-a-missing-entry": case("env.observation_mask=[7]", field="env.observation_mask"),
     # --- logger
     "unknown-logger-kind": case("logger.kinds=[console,nope]", field="logger.kinds"),
     "bad-logger-mode": case("logger.mode=sometimes", field="logger.mode"),

@@ -137,6 +137,10 @@ class EnvConfig:
     and there is more than one core)."""
     workers: int = 0
     """Worker processes for ``vectorization: processes``; 0: one per core."""
+    observation_mask: list[int] = field(default_factory=list)
+    """Entries of a vector observation the agent does not see (removed before the
+    network): ``[1, 3]`` hides CartPole's velocities, a task that then needs memory
+    (``net.core=gru``)."""
 
     def __post_init__(self) -> None:
         given = [name for name in ("task_id", "id", "entry_point") if getattr(self, name)]
@@ -160,6 +164,13 @@ class EnvConfig:
             ", ".join(VECTORIZATIONS),
         )
         require(self.workers >= 0, "env.workers", f"got {self.workers}", "0 (one per core) or more")
+        mask = list(self.observation_mask)
+        require(
+            all(int(entry) >= 0 for entry in mask) and len(set(mask)) == len(mask),
+            "env.observation_mask",
+            f"got {mask}",
+            "distinct entry indices >= 0",
+        )
 
     @property
     def on_gymnasium(self) -> bool:
@@ -180,6 +191,12 @@ class NetConfig:
     """MLP hidden activation."""
     padding: str = "valid"
     """Nature CNN padding: ``valid`` (~1.7M params) or ``same`` (~4M, the deep GA's large net)."""
+    core: str = "none"
+    """A recurrent core between the encoder and the output layer: ``none`` or ``gru``
+    (Sample Factory's default policy). Each episode's state starts at zero and is carried
+    from step to step."""
+    core_size: int | None = None
+    """The core's width H; null: the encoder's output width."""
 
     def __post_init__(self) -> None:
         require(

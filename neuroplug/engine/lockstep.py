@@ -223,6 +223,12 @@ class LockstepEvaluation:
             request.seed, request.generation, self.ledger.episode, request.round, env.start_noops
         )
         self.noops_left = np.zeros(self.num_lanes, dtype=np.int64)
+        # A recurrent core's state, per lane: zeroed when the lane takes a new episode and
+        # carried from step to step of it (on the backend's device).
+        size = policy.network.state_size
+        self.lane_state = (
+            torch.zeros((self.num_lanes, size), device=backend.device) if size else None
+        )
         self.pool_cache = pool_cache if observer is None and env.reusable_pools else None
         self.next_item = 0
         self.noise_keys = (
@@ -352,6 +358,8 @@ class LockstepEvaluation:
         self.lane_item[lanes[:count]] = items
         self.lane_item[lanes[count:]] = NO_ITEM
         self.noops_left[lanes[:count]] = self.item_noops[items]
+        if self.lane_state is not None and count:
+            self.lane_state[torch.from_numpy(lanes[:count]).to(self.lane_state.device)] = 0.0
         self.next_item += count
 
     def _cycle(self, group: _Group, groups: list[_Group]) -> list[int]:
@@ -388,10 +396,14 @@ class LockstepEvaluation:
             acting = rows[~starting]
             if len(acting):
                 items = self.lane_item[lanes[acting]]
-                actions[~starting] = self._infer(group, groups, items, observations[acting])
+                actions[~starting] = self._infer(
+                    group, groups, items, lanes[acting], observations[acting]
+                )
             self.noops_left[lanes[rows[starting]]] -= 1
         else:
-            actions = self._infer(group, groups, self.lane_item[lanes[rows]], observations[rows])
+            actions = self._infer(
+                group, groups, self.lane_item[lanes[rows]], lanes[rows], observations[rows]
+            )
         # Ended lanes reset on their next step, if any work may be left for them.
         resets = ended_lanes if self.next_item < len(ledger) else ended_lanes[:0]
         self.resetting[resets] = True
@@ -421,9 +433,15 @@ class LockstepEvaluation:
         )
 
     def _infer(
-        self, group: _Group, groups: list[_Group], items: np.ndarray, observations: np.ndarray
+        self,
+        group: _Group,
+        groups: list[_Group],
+        items: np.ndarray,
+        lanes: np.ndarray,
+        observations: np.ndarray,
     ) -> np.ndarray:
-        """Actions of work items ``items`` for their observations (one forward pass)."""
+        """Actions of work items ``items`` (played on ``lanes``) for their observations (one
+        forward pass; a recurrent core goes on from each lane's state)."""
         if len(items) == 0:
             return self._dummy_actions(0)
         ledger = self.ledger
@@ -435,7 +453,14 @@ class LockstepEvaluation:
             with context:
                 inputs = self.policy.prepare(observations, self.backend.device)
                 members = torch.from_numpy(ledger.member[items])
-                outputs = self.backend.forward(members, inputs)
+                if self.lane_state is None:
+                    outputs = self.backend.forward(members, inputs)
+                else:
+                    rows = torch.from_numpy(lanes).to(self.lane_state.device)
+                    outputs, state = self.backend.forward_with_state(
+                        members, inputs, self.lane_state[rows]
+                    )
+                    self.lane_state[rows] = state
                 actions, invalid = self.policy.act(outputs, self._action_noise(items))
             if invalid.any():
                 ledger.record_invalid(items[invalid])

@@ -8,6 +8,7 @@ it — which is what makes resumed runs and different schedulers agree exactly.
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import importlib
 import importlib.util
@@ -23,8 +24,9 @@ from neuroplug.config.schema import EnvConfig
 from neuroplug.devices import env_threads
 from neuroplug.envs.families import detect_family, family_named, family_names
 from neuroplug.envs.flatten import FlatObservationPool, observation_parts
+from neuroplug.envs.masking import MaskedObservationPool
 from neuroplug.envs.spec import EnvSpec
-from neuroplug.errors import ConfigError
+from neuroplug.errors import ConfigError, require
 
 _RESERVED_KWARGS = {"num_envs", "batch_size", "seed", "env_seed", "num_threads", "env_type"}
 
@@ -96,7 +98,34 @@ def make_spec(config: EnvConfig) -> EnvSpec:
     if config.on_gymnasium:
         from neuroplug.envs.gymnasium_spec import make_gymnasium_spec
 
-        return make_gymnasium_spec(config)
+        return _masked(make_gymnasium_spec(config), config.observation_mask)
+    return _masked(_envpool_spec(config), config.observation_mask)
+
+
+def _masked(spec: EnvSpec, mask: list[int]) -> EnvSpec:
+    """``spec`` with the observation entries ``mask`` removed (``env.observation_mask``)."""
+    if not mask:
+        return spec
+    size = spec.obs_shape[0]
+    require(
+        len(spec.obs_shape) == 1,
+        "env.observation_mask",
+        f"{spec.task_id} observes shape {spec.obs_shape}, not a vector",
+        "an empty list for image tasks",
+    )
+    require(
+        max(mask) < size and len(mask) < size,
+        "env.observation_mask",
+        f"got {list(mask)} for {spec.task_id}'s {size} entries",
+        f"distinct indices in [0, {size - 1}], leaving at least one entry",
+    )
+    return dataclasses.replace(
+        spec, obs_shape=(size - len(mask),), observation_mask=tuple(sorted(int(i) for i in mask))
+    )
+
+
+def _envpool_spec(config: EnvConfig) -> EnvSpec:
+    """The spec of an EnvPool task (starts nothing)."""
     envpool = _envpool_for(config.task_id, config.family)
     task_ids = envpool.list_all_envs()
     if config.task_id not in task_ids:
@@ -192,6 +221,10 @@ def make_pool(spec: EnvSpec, seeds: np.ndarray, num_threads: int = 0, **override
     ``overrides`` replace ``envpool.make`` settings of the spec (a learner's
     ``episodic_life``, say) for this pool only. A gymnasium env's pool is a
     :class:`~neuroplug.envs.gymnasium_pool.GymnasiumPool` with the same calls."""
+    if spec.observation_mask:
+        hidden = spec.observation_mask
+        seen = dataclasses.replace(spec, observation_mask=())
+        return MaskedObservationPool(make_pool(seen, seeds, num_threads, **overrides), hidden)
     if spec.on_gymnasium:
         return _gymnasium_pool(spec, seeds, overrides)
     envpool = _envpool_for(spec.task_id, spec.family)

@@ -56,6 +56,9 @@ class EnvSpec:
     """Gymnasium envs: ``env.vectorization`` (``auto`` decides per pool by its size)."""
     step_seconds: float = 0.0
     """Gymnasium envs: one step's cost, timed when the spec was made."""
+    observation_mask: tuple[int, ...] = ()
+    """Entries of the task's vector observation removed before anyone sees it
+    (``env.observation_mask``); :attr:`obs_shape` is what is left."""
 
     @property
     def on_gymnasium(self) -> bool:

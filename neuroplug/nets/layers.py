@@ -12,7 +12,17 @@ Layer kinds and their weight slots:
 - ``linear``: weight ``(fan_in, fan_out)``, bias ``(fan_out,)``; the input is flattened
   to ``(n, fan_in)`` first (so a linear layer may follow a convolution);
 - ``conv2d``: weight ``(out_channels, in_channels, k, k)``, bias ``(out_channels,)``,
-  with a stride and explicit (left, right, top, bottom) zero padding.
+  with a stride and explicit (left, right, top, bottom) zero padding;
+- ``gru``: a recurrent core (Cho et al. 2014, PyTorch's ``GRUCell`` arithmetic). Input
+  weight ``(fan_in, 3H)`` and bias ``(3H,)``, recurrent weight ``(H, 3H)`` and bias
+  ``(3H,)``, gates in the order reset, update, new::
+
+      r = sigmoid(x W_r + b_r + h U_r + c_r)      z = sigmoid(x W_z + b_z + h U_z + c_z)
+      n = tanh(x W_n + b_n + r * (h U_n + c_n))   h' = (1 - z) * n + z * h
+
+  Its output is ``h'``, which is also the state the next step starts from. A network holds
+  at most one core; its state is a ``(rows, H)`` tensor that the caller keeps per episode
+  (zeros at an episode's start) and passes to the ``*_with_state`` forwards.
 
 uint8 inputs (frames) are scaled to [0, 1] before the first layer.
 
@@ -38,7 +48,10 @@ from neuroplug.nets.layout import ParameterLayout, Params
 
 LINEAR = "linear"
 CONV2D = "conv2d"
-LAYER_KINDS = (LINEAR, CONV2D)
+GRU = "gru"
+LAYER_KINDS = (LINEAR, CONV2D, GRU)
+FEEDFORWARD_KINDS = (LINEAR, CONV2D)
+"""The kinds without state: what a backend that runs no recurrent core supports."""
 
 
 def _elu(x: torch.Tensor) -> torch.Tensor:
@@ -124,10 +137,18 @@ class Layer:
     """Convolutions only."""
     padding: tuple[int, int, int, int] = (0, 0, 0, 0)
     """Convolutions only: zeros added (left, right, top, bottom) before the layer."""
+    recurrent_weight: str = ""
+    """Recurrent cores only: the slot of the state's weight ``(H, 3H)``."""
+    recurrent_bias: str = ""
+    """Recurrent cores only: the slot of the state's bias ``(3H,)``."""
 
     def __post_init__(self) -> None:
         if self.kind not in LAYER_KINDS:
             raise ValueError(f"layer kind {self.kind!r}; known: {', '.join(LAYER_KINDS)}")
+        if (self.kind == GRU) != bool(self.recurrent_weight and self.recurrent_bias):
+            raise ValueError("a gru layer, and only a gru layer, has recurrent slots")
+        if self.kind == GRU and self.activation != "identity":
+            raise ValueError("a gru layer's output is its state: its activation is identity")
         if self.activation not in ACTIVATIONS:
             raise ValueError(f"activation {self.activation!r}; known: {', '.join(ACTIVATIONS)}")
 
@@ -145,6 +166,27 @@ def fan_in(layout: ParameterLayout, layer: Layer) -> int:
 def out_channels(layout: ParameterLayout, layer: Layer) -> int:
     """Output channels of a convolution (the rows of its kernel)."""
     return layout.slots[layer.weight].shape[0]
+
+
+def state_size(layout: ParameterLayout, layers: Sequence[Layer]) -> int:
+    """H: the width of the recurrent core's state, 0 for a network without one."""
+    cores = [layer for layer in layers if layer.kind == GRU]
+    if len(cores) > 1:
+        raise ValueError("a network holds at most one recurrent core")
+    return layout.slots[cores[0].recurrent_weight].shape[0] if cores else 0
+
+
+def gru_update(
+    input_gates: torch.Tensor, state_gates: torch.Tensor, state: torch.Tensor
+) -> torch.Tensor:
+    """The GRU's new state from ``x W + b`` and ``h U + c`` (each ``(..., 3H)``) and ``h``.
+    Element-wise only, with the activations of :data:`ACTIVATIONS`, so a row's result does
+    not depend on the rows beside it."""
+    size = state.shape[-1]
+    reset = _sigmoid(input_gates[..., :size] + state_gates[..., :size])
+    update = _sigmoid(input_gates[..., size : 2 * size] + state_gates[..., size : 2 * size])
+    new = _tanh(input_gates[..., 2 * size :] + reset * state_gates[..., 2 * size :])
+    return new + update * (state - new)  # (1 - z) n + z h
 
 
 def kernel_size(layout: ParameterLayout, layer: Layer) -> int:
@@ -184,8 +226,24 @@ def as_float(inputs: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
 def forward_population(
     layers: Sequence[Layer], layout: ParameterLayout, params: torch.Tensor, inputs: torch.Tensor
 ) -> torch.Tensor:
-    """Outputs ``(n, out)`` of ``layers``: row j of ``params`` ``(n, D)`` on ``inputs[j]``."""
+    """Outputs ``(n, out)`` of ``layers``: row j of ``params`` ``(n, D)`` on ``inputs[j]``
+    (a recurrent core starts from zeros: an episode's first step)."""
     return forward_members(layers, layout, params, inputs.unsqueeze(1)).squeeze(1)
+
+
+def forward_population_with_state(
+    layers: Sequence[Layer],
+    layout: ParameterLayout,
+    params: torch.Tensor,
+    inputs: torch.Tensor,
+    state: torch.Tensor,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """:func:`forward_population` for a network with a recurrent core: row j continues
+    from its state ``state[j]`` (``(n, H)``); returns the outputs and the new states."""
+    outputs, new_state = forward_members_with_state(
+        layers, layout, params, inputs.unsqueeze(1), state.unsqueeze(1)
+    )
+    return outputs.squeeze(1), new_state.squeeze(1)
 
 
 def forward_members(
@@ -195,11 +253,39 @@ def forward_members(
     ``b`` inputs ``inputs[k]`` (``(K, b, *input)``): a population of learners, each acting
     on its own envs, in one computation. With ``b = 1`` it is :func:`forward_population`,
     and a member's outputs do not depend on the other members."""
+    return forward_members_with_state(layers, layout, params, inputs, None)[0]
+
+
+def _batched_affine(bias: torch.Tensor, inputs: torch.Tensor, weight: torch.Tensor) -> torch.Tensor:
+    """``bias + inputs @ weight`` per member (``(K, 1, out)``, ``(K, b, in)``, ``(K, in, out)``)."""
+    if len(inputs) == 1 and inputs.shape[1] > 1:
+        # A lone member's rows would go to matrix-vector code for a one-column layer (a
+        # critic's value), which rounds otherwise than the batched product it gets in
+        # company: as a batch of two, its outputs do not depend on it.
+        pair = (torch.cat((tensor, tensor)) for tensor in (bias, inputs, weight))
+        return torch.baddbmm(*pair)[:1]
+    return torch.baddbmm(bias, inputs, weight)
+
+
+def forward_members_with_state(
+    layers: Sequence[Layer],
+    layout: ParameterLayout,
+    params: torch.Tensor,
+    inputs: torch.Tensor,
+    state: torch.Tensor | None,
+) -> tuple[torch.Tensor, torch.Tensor | None]:
+    """:func:`forward_members` continuing each row from its recurrent state ``state``
+    (``(K, b, H)``; None: zeros, an episode's first step). Returns the outputs and the new
+    state (None for a network without a core). Every member runs its core with its own
+    weights on its own rows' states, in the same batched products as its linear layers."""
     members, rows = len(params), inputs.shape[1]
+    size = state_size(layout, layers)
     if members == 0 or rows == 0:  # a grouped convolution needs at least one group
-        return params.new_zeros((members, rows, layout.slots[layers[-1].bias].shape[0]))
+        outputs = params.new_zeros((members, rows, layout.slots[layers[-1].bias].shape[0]))
+        return outputs, (params.new_zeros((members, rows, size)) if size else None)
     hidden = as_float(inputs, params.dtype)
     views = layout.views(params)
+    new_state = None
     for layer in layers:
         activation = ACTIVATIONS[layer.activation]
         if layer.kind == CONV2D:
@@ -231,18 +317,19 @@ def forward_members(
             if hidden.dim() == 4:  # after a convolution: (b, K*C, H, W) -> (K, b, C*H*W)
                 hidden = hidden.reshape(rows, members, -1).transpose(0, 1)
             hidden = hidden.reshape(members, rows, fan_in(layout, layer))
-            bias, weight = views[layer.bias].unsqueeze(1), views[layer.weight]
-            if members == 1 and rows > 1:
-                # A lone member's rows would go to matrix-vector code for a one-column
-                # layer (a critic's value), which rounds otherwise than the batched product
-                # it gets in company: as a batch of two, its outputs do not depend on it.
-                pair = (torch.cat((tensor, tensor)) for tensor in (bias, hidden, weight))
-                hidden = activation(torch.baddbmm(*pair)[:1])
-            else:
-                hidden = activation(torch.baddbmm(bias, hidden, weight))
+            gates = _batched_affine(views[layer.bias].unsqueeze(1), hidden, views[layer.weight])
+            if layer.kind == GRU:
+                previous = state if state is not None else hidden.new_zeros(members, rows, size)
+                recurrent = _batched_affine(
+                    views[layer.recurrent_bias].unsqueeze(1),
+                    previous.to(hidden.dtype),
+                    views[layer.recurrent_weight],
+                )
+                gates = new_state = gru_update(gates, recurrent, previous.to(hidden.dtype))
+            hidden = activation(gates)
     if hidden.dim() == 4:  # a network ending in a convolution
         hidden = hidden.reshape(rows, members, -1).transpose(0, 1)
-    return hidden.reshape(members, rows, -1)
+    return hidden.reshape(members, rows, -1), new_state
 
 
 def forward_single(
@@ -255,7 +342,21 @@ def forward_single(
     """Outputs ``(b, out)`` of ``layers`` with one parameter set (a flat ``(D,)`` vector or
     its named tensors) on a batch of inputs; differentiable, so learners train through it.
     ``layer_inputs``, when given, receives each layer's input, for a written-out backward
-    pass (:mod:`neuroplug.nets.gradients`)."""
+    pass (:mod:`neuroplug.nets.gradients`). A recurrent core starts from zeros."""
+    return forward_single_with_state(layers, layout, params, inputs, None, layer_inputs)[0]
+
+
+def forward_single_with_state(
+    layers: Sequence[Layer],
+    layout: ParameterLayout,
+    params: Params,
+    inputs: torch.Tensor,
+    state: torch.Tensor | None,
+    layer_inputs: list[torch.Tensor] | None = None,
+) -> tuple[torch.Tensor, torch.Tensor | None]:
+    """:func:`forward_single` continuing each row from its recurrent state ``state``
+    (``(b, H)``; None: zeros); returns the outputs and the new state (None without a core)."""
+    new_state = None
     hidden = inputs
     dtype = layout.tensor(params, layers[0].weight).dtype if layers else inputs.dtype
     if hidden.dtype != dtype:
@@ -273,6 +374,17 @@ def forward_single(
             if hidden.dim() != 2:  # a reshape is one more node for autograd to walk back
                 hidden = hidden.reshape(len(hidden), weight.shape[0])
             hidden = torch.addmm(bias, hidden, weight)
+            if layer.kind == GRU:
+                recurrent_weight = layout.tensor(params, layer.recurrent_weight)
+                previous = (
+                    state.to(hidden.dtype)
+                    if state is not None
+                    else hidden.new_zeros(len(hidden), recurrent_weight.shape[0])
+                )
+                recurrent = torch.addmm(
+                    layout.tensor(params, layer.recurrent_bias), previous, recurrent_weight
+                )
+                hidden = new_state = gru_update(hidden, recurrent, previous)
         if layer.activation != "identity":
             hidden = ACTIVATIONS[layer.activation](hidden)
-    return hidden
+    return hidden, new_state

@@ -7,34 +7,50 @@ import torch
 from neuroplug.config.schema import NetConfig
 from neuroplug.envs.spec import EnvSpec
 from neuroplug.errors import ConfigError
+from neuroplug.nets.core import check_core, core_layer, core_slots, initialize_core
 from neuroplug.nets.layers import LINEAR, Layer
 from neuroplug.nets.layout import ParameterLayout
 from neuroplug.nets.network import Network, normc_
 
 
 class MLP(Network):
-    """``input -> hidden... -> output`` with one activation between layers."""
+    """``input -> hidden... -> output`` with one activation between layers; with a
+    recurrent core, ``input -> hidden... -> GRU -> output``."""
 
     type_name = "mlp"
 
     def __init__(
-        self, input_size: int, hidden_sizes: list[int], output_size: int, activation: str
+        self,
+        input_size: int,
+        hidden_sizes: list[int],
+        output_size: int,
+        activation: str,
+        core: str = "none",
+        core_size: int | None = None,
     ) -> None:
         self.input_shape = (input_size,)
         self.output_size = output_size
         self.activation_name = activation
-        self.widths = [input_size, *hidden_sizes, output_size]
-        self.num_layers = len(self.widths) - 1
+        self.core = core
+        encoder_width = hidden_sizes[-1] if hidden_sizes else input_size
+        self.core_size = (core_size or encoder_width) if core != "none" else 0
+        self.encoder_widths = [input_size, *hidden_sizes]
+        self.widths = [*self.encoder_widths, *([self.core_size] if self.core_size else [])]
+        self.widths.append(output_size)
+        self.num_layers = len(self.encoder_widths)  # the linear layers: encoder and output
         shapes: list[tuple[str, tuple[int, ...]]] = []
         layers = []
         for layer, (fan_in, fan_out) in enumerate(
-            zip(self.widths[:-1], self.widths[1:], strict=True)
+            zip(self.encoder_widths[:-1], self.encoder_widths[1:], strict=True)
         ):
             shapes += [(f"w{layer}", (fan_in, fan_out)), (f"b{layer}", (fan_out,))]
-            last = layer == self.num_layers - 1
-            layers.append(
-                Layer(LINEAR, f"w{layer}", f"b{layer}", "identity" if last else activation)
-            )
+            layers.append(Layer(LINEAR, f"w{layer}", f"b{layer}", activation))
+        if self.core_size:
+            shapes += core_slots(encoder_width, self.core_size)
+            layers.append(core_layer())
+        last = self.num_layers - 1
+        shapes += [(f"w{last}", (self.widths[-2], output_size)), (f"b{last}", (output_size,))]
+        layers.append(Layer(LINEAR, f"w{last}", f"b{last}"))
         self.layout = ParameterLayout(shapes)
         self.layers = tuple(layers)
 
@@ -53,10 +69,25 @@ class MLP(Network):
                 "tasks with 1-D observations",
             )
         hidden = [int(width) for width in config.hidden_sizes]
-        return cls(env.obs_shape[0], hidden, env.num_actions, config.activation)
+        check_core(config.core, config.core_size)
+        return cls(
+            env.obs_shape[0],
+            hidden,
+            env.num_actions,
+            config.activation,
+            config.core,
+            config.core_size,
+        )
 
     def resized(self, output_size: int) -> MLP:
-        return MLP(self.widths[0], self.widths[1:-1], output_size, self.activation_name)
+        return MLP(
+            self.widths[0],
+            self.encoder_widths[1:],
+            output_size,
+            self.activation_name,
+            self.core,
+            self.core_size or None,
+        )
 
     def initial_params(self, generator: torch.Generator) -> torch.Tensor:
         params = torch.zeros(self.num_params)
@@ -66,8 +97,12 @@ class MLP(Network):
             # Small last layer: near-uniform initial actions, as in OpenAI ES.
             normc_(weight, 0.01 if layer == self.num_layers - 1 else 1.0, generator)
             params[slot.offset : slot.offset + slot.size] = weight.flatten()
+        if self.core_size:
+            initialize_core(params, self.layout, generator)
         return params
 
     def describe(self) -> str:
-        sizes = "-".join(str(width) for width in self.widths)
-        return f"MLP {sizes} ({self.activation_name}), {self.num_params:,} params"
+        widths = [str(width) for width in self.widths]
+        if self.core_size:
+            widths[-2] = f"GRU{self.core_size}"
+        return f"MLP {'-'.join(widths)} ({self.activation_name}), {self.num_params:,} params"

@@ -13,6 +13,7 @@ import torch
 from neuroplug.config.schema import NetConfig
 from neuroplug.envs.spec import EnvSpec
 from neuroplug.errors import ConfigError
+from neuroplug.nets.core import check_core, core_layer, core_slots, initialize_core
 from neuroplug.nets.layers import CONV2D, LINEAR, Layer
 from neuroplug.nets.layout import ParameterLayout
 from neuroplug.nets.network import Network
@@ -29,17 +30,25 @@ def _conv_output_size(size: int, kernel: int, stride: int, padding: str) -> int:
 
 
 class NatureCNN(Network):
-    """Three convolutions (ReLU), a 512-unit ReLU layer and a linear output."""
+    """Three convolutions (ReLU), a 512-unit ReLU layer and a linear output; with a
+    recurrent core (``net.core=gru``), the core between the 512 units and the output."""
 
     type_name = "nature_cnn"
     critic_shares_trunk = True
 
     def __init__(
-        self, input_shape: tuple[int, int, int], output_size: int, padding: str = "valid"
+        self,
+        input_shape: tuple[int, int, int],
+        output_size: int,
+        padding: str = "valid",
+        core: str = "none",
+        core_size: int | None = None,
     ) -> None:
         self.input_shape = tuple(input_shape)
         self.output_size = output_size
         self.padding = padding
+        self.core = core
+        self.core_size = (core_size or HIDDEN_SIZE) if core != "none" else 0
         channels, height, width = input_shape
         shapes: list[tuple[str, tuple[int, ...]]] = []
         layers = []
@@ -59,9 +68,15 @@ class NatureCNN(Network):
             )
         self.flat_size = channels * height * width
         shapes += [("fc.w", (self.flat_size, HIDDEN_SIZE)), ("fc.b", (HIDDEN_SIZE,))]
-        shapes += [("out.w", (HIDDEN_SIZE, output_size)), ("out.b", (output_size,))]
+        layers.append(Layer(LINEAR, "fc.w", "fc.b", "relu"))
+        features = HIDDEN_SIZE
+        if self.core_size:
+            shapes += core_slots(HIDDEN_SIZE, self.core_size)
+            layers.append(core_layer())
+            features = self.core_size
+        shapes += [("out.w", (features, output_size)), ("out.b", (output_size,))]
+        layers.append(Layer(LINEAR, "out.w", "out.b"))
         self.layout = ParameterLayout(shapes)
-        layers += [Layer(LINEAR, "fc.w", "fc.b", "relu"), Layer(LINEAR, "out.w", "out.b")]
         self.layers = tuple(layers)
 
     @classmethod
@@ -73,13 +88,18 @@ class NatureCNN(Network):
                 f"{env.task_id} observes shape {env.obs_shape}",
                 "mlp or auto for vector observations",
             )
+        check_core(config.core, config.core_size)
         try:
-            return cls(env.obs_shape, env.num_actions, config.padding)
+            return cls(
+                env.obs_shape, env.num_actions, config.padding, config.core, config.core_size
+            )
         except ValueError as error:
             raise ConfigError("net.type", str(error), "larger frames, or mlp") from error
 
     def resized(self, output_size: int) -> NatureCNN:
-        return NatureCNN(self.input_shape, output_size, self.padding)
+        return NatureCNN(
+            self.input_shape, output_size, self.padding, self.core, self.core_size or None
+        )
 
     def _pads(self, height: int, width: int, kernel: int, stride: int) -> tuple[int, int, int, int]:
         """TensorFlow-style SAME padding (left, right, top, bottom); zeros for VALID."""
@@ -92,7 +112,7 @@ class NatureCNN(Network):
     def initial_params(self, generator: torch.Generator) -> torch.Tensor:
         params = torch.zeros(self.num_params)
         for name, slot in self.layout.slots.items():
-            if not name.endswith(".w"):
+            if not name.endswith(".w") or name.startswith("core."):
                 continue
             fan_in = math.prod(slot.shape[1:]) if name.startswith("conv") else slot.shape[0]
             # He-normal keeps ReLU activations at unit scale; a small output layer keeps
@@ -100,9 +120,13 @@ class NatureCNN(Network):
             std = 0.01 if name == "out.w" else math.sqrt(2.0 / fan_in)
             values = torch.randn(slot.shape, generator=generator) * std
             params[slot.offset : slot.offset + slot.size] = values.flatten()
+        if self.core_size:
+            initialize_core(params, self.layout, generator)
         return params
 
     def describe(self) -> str:
+        core = f", GRU{self.core_size} core" if self.core_size else ""
         return (
-            f"Nature CNN ({self.padding} padding) on {self.input_shape}, {self.num_params:,} params"
+            f"Nature CNN ({self.padding} padding{core}) on {self.input_shape}, "
+            f"{self.num_params:,} params"
         )

@@ -73,6 +73,21 @@ class Network(ABC):
         """Outputs ``(n, output_size)``: row j of ``params`` applied to ``inputs[j]``."""
         return layer_table.forward_population(self.layers, self.layout, params, inputs)
 
+    @property
+    def state_size(self) -> int:
+        """H: the width of the recurrent core's state (``net.core``), 0 without a core."""
+        return layer_table.state_size(self.layout, self.layers)
+
+    def forward_population_with_state(
+        self, params: torch.Tensor, inputs: torch.Tensor, state: torch.Tensor
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """:meth:`forward_population` for a network with a recurrent core: row j goes on
+        from ``state[j]`` (``(n, H)``, zeros at an episode's start); returns the outputs
+        and the new states."""
+        return layer_table.forward_population_with_state(
+            self.layers, self.layout, params, inputs, state
+        )
+
     def forward_members(self, params: torch.Tensor, inputs: torch.Tensor) -> torch.Tensor:
         """Outputs ``(K, b, output_size)``: row k of ``params`` ``(K, D)`` applied to each of
         its inputs ``inputs[k]`` ``(K, b, *input)`` (a population of learners acting on

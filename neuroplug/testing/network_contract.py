@@ -23,7 +23,7 @@ from __future__ import annotations
 import torch
 
 from neuroplug import registry
-from neuroplug.nets.layers import CONV2D
+from neuroplug.nets.layers import CONV2D, GRU
 from neuroplug.nets.network import Network
 from neuroplug.testing.algorithm_contract import ContractViolation
 from neuroplug.testing.backend_contract import check_backend_contract
@@ -38,7 +38,12 @@ def _check_table(network: Network) -> None:
     name = type(network).__name__
     slots = network.layout.slots
     _require(bool(network.layers), f"{name} must describe its forward pass in `layers`")
-    used = [slot for layer in network.layers for slot in (layer.weight, layer.bias)]
+    used = [
+        slot
+        for layer in network.layers
+        for slot in (layer.weight, layer.bias, layer.recurrent_weight, layer.recurrent_bias)
+        if slot
+    ]
     _require(
         sorted(used) == sorted(slots),
         f"{name}: the layers must name every slot of the layout once (layers name "
@@ -52,6 +57,15 @@ def _check_table(network: Network) -> None:
             f"{name}: a {layer.kind} layer takes a {dims}-D weight and a bias of its "
             f"{outputs} outputs; {layer.weight} is {weight} and {layer.bias} is {bias}",
         )
+        if layer.kind == GRU:
+            size = weight[-1] // 3
+            recurrent = slots[layer.recurrent_weight].shape, slots[layer.recurrent_bias].shape
+            _require(
+                weight[-1] == 3 * size and recurrent == ((size, 3 * size), (3 * size,)),
+                f"{name}: a gru layer of width H takes weights (in, 3H) and (H, 3H) and biases "
+                f"(3H,); {layer.weight} is {weight}, {layer.recurrent_weight} {recurrent[0]}, "
+                f"{layer.recurrent_bias} {recurrent[1]}",
+            )
 
 
 def check_network_contract(network: Network, rtol: float = 1e-4, atol: float = 1e-5) -> None:

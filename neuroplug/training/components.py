@@ -28,6 +28,7 @@ from neuroplug.config.typed import to_dataclass
 from neuroplug.devices import TorchThreads
 from neuroplug.envs.make import make_spec
 from neuroplug.envs.spec import EnvSpec
+from neuroplug.errors import ConfigError, require
 from neuroplug.experiment import Experiment
 from neuroplug.nets.build import build_network
 from neuroplug.nets.network import Network
@@ -67,6 +68,12 @@ def build_backend(backend_config: BackendConfig | Any, network: Network) -> Back
     """The ``backend`` plugin for ``network``, from its typed settings or a config node (a
     checkpoint's), checked against the plugin contract."""
     backend_class = registry.load("backends", backend_config.name)
+    if network.state_size and not backend_class.runs_recurrent_cores:
+        raise ConfigError(
+            "net.core",
+            f"backend={backend_config.name} runs no recurrent core",
+            "backend=torch, or net.core=none",
+        )
     if not isinstance(backend_config, backend_class.config_class):
         backend_config = to_dataclass(backend_class.config_class, backend_config, "backend")
     return registry.construct(
@@ -106,6 +113,13 @@ def build_components(config: Experiment) -> Components:
         "schedulers", config.scheduler.name, scheduler_class, config.scheduler, env
     )
     if kind.name == "learners":
+        require(
+            not network.state_size,
+            "net.core",
+            f"algo={config.algo.name} trains feed-forward networks only so far; recurrent "
+            "cores are evolved by es, ga, rs and the novelty family",
+            "net.core=none with a learner",
+        )
         policy = Policy(network, env, normalize_observations=False)
         settings, source = resolve_learner_settings(config.algo, env)
         # PyTorch's CPU threads, by the run's one rule (neuroplug.devices): the learner's

@@ -77,16 +77,36 @@ class TorchBackend(Backend):
         else:
             self._params = None
 
+    runs_recurrent_cores = True
+
     @torch.no_grad()
     def forward(self, members: torch.Tensor, observations: torch.Tensor) -> torch.Tensor:
+        return self._forward(members, observations, None)[0]
+
+    @torch.no_grad()
+    def forward_with_state(
+        self, members: torch.Tensor, observations: torch.Tensor, state: torch.Tensor
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        return self._forward(members, observations, state)
+
+    def _apply(self, params: torch.Tensor, inputs: torch.Tensor, state: torch.Tensor | None):
+        """Row j of ``params`` on ``inputs[j]`` (from ``state[j]`` when given): the outputs
+        and the new states (None without a state)."""
+        if state is None:
+            return self.network.forward_population(params, inputs), None
+        return self.network.forward_population_with_state(params, inputs, state)
+
+    def _forward(
+        self, members: torch.Tensor, observations: torch.Tensor, state: torch.Tensor | None
+    ) -> tuple[torch.Tensor, torch.Tensor | None]:
         if self._population is None:
             raise RuntimeError("TorchBackend.forward called before load(population)")
-        if self._factored is not None:
-            return self._factored.forward(members, observations)
+        if self._factored is not None:  # feed-forward networks only (torch_lowrank.supports)
+            return self._factored.forward(members, observations), None
         members = members.cpu()
         if len(members) == 0:
             params = self._population.materialize(members, device=self._device)
-            return self.network.forward_population(params, observations)
+            return self._apply(params, observations, state)
         # Small index arithmetic in numpy: a few microseconds, against ~5 per torch op.
         index = members.numpy()
         first, last = int(index.min()), int(index.max())
@@ -100,24 +120,28 @@ class TorchBackend(Backend):
                 single = self._population.materialize(members[:1], device=self._device)[0]
             else:
                 single = self._params[first]
-            return self.network.forward_population(single.expand(len(index), -1), observations)
+            return self._apply(single.expand(len(index), -1), observations, state)
         if self._params is None:
             params = self._population.materialize(members, device=self._device)
-            return self.network.forward_population(params, observations)
+            return self._apply(params, observations, state)
         span = last - first + 1
         if span == len(index) and (np.diff(index) == 1).all():
             # A run of consecutive members (everyone, or a pipelined group): a view, no copy
             # (everyone is the parameter matrix itself, whose slot views are remembered).
             params = self._params if span == len(self._params) else self._params[first : last + 1]
-            return self.network.forward_population(params, observations)
+            return self._apply(params, observations, state)
         if span <= 2 * len(index) and len(np.unique(index)) == len(index):
             # Mostly alive: computing the dead members of the run costs fewer bytes than
             # copying the alive members' weights out (a gather reads and writes them all).
             # (Not with repeats: a member playing two episodes at once needs two rows.)
-            inputs = observations.new_zeros((span, *observations.shape[1:]))
             rows = (members - first).to(self._device)
+            inputs = observations.new_zeros((span, *observations.shape[1:]))
             inputs[rows] = observations
-            outputs = self.network.forward_population(self._params[first : last + 1], inputs)
-            return outputs[rows]
+            states = None
+            if state is not None:
+                states = state.new_zeros((span, *state.shape[1:]))
+                states[rows] = state
+            outputs, new_states = self._apply(self._params[first : last + 1], inputs, states)
+            return outputs[rows], (new_states[rows] if new_states is not None else None)
         params = self._params[members.to(self._device)]
-        return self.network.forward_population(params, observations)
+        return self._apply(params, observations, state)

@@ -32,7 +32,7 @@ import torch.nn.functional as F
 from neuroplug.nets.layers import (
     ACTIVATIONS,
     CONV2D,
-    LAYER_KINDS,
+    FEEDFORWARD_KINDS,
     fan_in,
     kernel_size,
     onednn_convolutions,
@@ -46,8 +46,9 @@ from neuroplug.population import Population
 
 def supports(network: Network) -> bool:
     """Whether :class:`FactoredLowRank` can run this architecture: it reads the network's
-    layer table, so any network that has one of known layer kinds."""
-    return bool(network.layers) and all(layer.kind in LAYER_KINDS for layer in network.layers)
+    layer table, so any network that has one of the feed-forward kinds (a recurrent core's
+    population is materialised instead)."""
+    return bool(network.layers) and all(layer.kind in FEEDFORWARD_KINDS for layer in network.layers)
 
 
 class _LowRankSlot:

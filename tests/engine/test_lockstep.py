@@ -297,3 +297,48 @@ def test_threaded_pipelines_image_tasks_whose_inference_runs_on_a_gpu():
     assert groups(atari, gpu, groups=1) == 1
     with pytest.raises(ConfigError, match=r"scheduler\.groups"):
         ThreadedSchedulerConfig(name="threaded", groups=-1)
+
+
+def test_a_recurrent_core_starts_every_episode_from_zeros(monkeypatch):
+    # One lane plays all 12 episodes in turn: each must start from a zero state, not from
+    # where the lane's previous episode left it.
+    env, policy, backend, population = small_evaluation("CartPole-v1", 4, core="gru")
+    forward, starts = backend.forward_with_state, []
+
+    def recording(members, inputs, state):
+        starts.extend(bool(row) for row in (state == 0).all(dim=1))
+        return forward(members, inputs, state)
+
+    monkeypatch.setattr(backend, "forward_with_state", recording)
+    request = EvaluationRequest(generation=1, episodes_per_member=3, seed=5)
+    result = ThreadedScheduler(serial_config(max_envs=1), env).evaluate(
+        population, policy, backend, request
+    )
+    assert sum(starts) == result.episodes == 12
+    assert len(starts) == result.forward_passes
+
+
+def test_every_scheduler_plays_a_recurrent_population_identically():
+    env, policy, backend, population = small_evaluation("CartPole-v1", 7, core="gru")
+    request = EvaluationRequest(generation=2, episodes_per_member=2, seed=3)
+    results = {
+        name: scheduler.evaluate(population, policy, backend, request)
+        for name, scheduler in _schedulers(env, 5).items()
+    }
+    _assert_identical(results)
+
+
+def test_a_recurrent_core_carries_its_state_through_an_episode(monkeypatch):
+    env, policy, backend, population = small_evaluation("CartPole-v1", 4, core="gru")
+    request = EvaluationRequest(generation=1, episodes_per_member=2, seed=5)
+    scheduler = ThreadedScheduler(serial_config(max_envs=4), env)
+    carried = scheduler.evaluate(population, policy, backend, request)
+    # The same evaluation with the state dropped at every step: a different policy.
+    forward = backend.forward_with_state
+    monkeypatch.setattr(
+        backend,
+        "forward_with_state",
+        lambda members, inputs, state: forward(members, inputs, torch.zeros_like(state)),
+    )
+    dropped = scheduler.evaluate(population, policy, backend, request)
+    assert not np.array_equal(carried.lengths, dropped.lengths)

@@ -13,12 +13,17 @@ from neuroplug.population import Population
 
 
 def small_evaluation(
-    task_id: str, members: int, max_episode_steps: int | None = None, normalize: bool = False
+    task_id: str,
+    members: int,
+    max_episode_steps: int | None = None,
+    normalize: bool = False,
+    core: str = "none",
 ):
-    """``(env, policy, backend, population)``: an 8-unit MLP on ``task_id``, the torch
-    backend on CPU, and ``members`` noisy copies of one seeded center."""
+    """``(env, policy, backend, population)``: an 8-unit MLP on ``task_id`` (with an 8-unit
+    GRU core for ``core="gru"``), the torch backend on CPU, and ``members`` noisy copies of
+    one seeded center."""
     env = make_spec(EnvConfig(task_id=task_id, max_episode_steps=max_episode_steps))
-    network = build_network(NetConfig(hidden_sizes=[8]), env)
+    network = build_network(NetConfig(hidden_sizes=[8], core=core, core_size=8), env)
     policy = Policy(network, env, normalize_observations=normalize)
     backend = TorchBackend(TorchBackendConfig(name="torch", device="cpu"), network)
     center = network.initial_params(torch.Generator().manual_seed(0))

@@ -1,0 +1,99 @@
+"""The recurrent core (net.core=gru): PyTorch's GRU arithmetic, each member with its own
+weights and state in one batched forward, in the layer table like any other layer."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from neuroplug.config.schema import NetConfig
+from neuroplug.errors import ConfigError
+from neuroplug.nets.layers import GRU, forward_single_with_state
+from neuroplug.nets.mlp import MLP
+from neuroplug.nets.nature_cnn import NatureCNN
+
+
+def _population(network, members: int) -> torch.Tensor:
+    generator = torch.Generator().manual_seed(0)
+    return torch.stack([network.initial_params(generator) for _ in range(members)])
+
+
+def _reference_step(network: MLP, params: torch.Tensor, inputs, state):
+    """One member's step with torch.nn.GRUCell on the MLP's encoder output."""
+    tensor = lambda name: network.layout.tensor(params, name)  # noqa: E731
+    cell = torch.nn.GRUCell(tensor("core.w").shape[0], network.core_size)
+    with torch.no_grad():
+        cell.weight_ih.copy_(tensor("core.w").T)
+        cell.bias_ih.copy_(tensor("core.b"))
+        cell.weight_hh.copy_(tensor("core.u").T)
+        cell.bias_hh.copy_(tensor("core.c"))
+        features = torch.tanh(inputs @ tensor("w0") + tensor("b0"))
+        new_state = cell(features, state)
+        return new_state @ tensor("w1") + tensor("b1"), new_state
+
+
+def test_each_member_steps_its_own_gru_as_torch_does():
+    network = MLP(4, [16], 3, "tanh", core="gru", core_size=8)
+    params = _population(network, 5)
+    inputs, state = torch.randn(5, 4), torch.randn(5, 8)
+    outputs, new_state = network.forward_population_with_state(params, inputs, state)
+    for member in range(5):
+        expected, expected_state = _reference_step(
+            network, params[member], inputs[member : member + 1], state[member : member + 1]
+        )
+        torch.testing.assert_close(new_state[member], expected_state[0], rtol=1e-5, atol=1e-6)
+        torch.testing.assert_close(outputs[member], expected[0], rtol=1e-5, atol=1e-6)
+
+
+def test_a_members_step_does_not_depend_on_its_company():
+    network = MLP(4, [16], 3, "tanh", core="gru", core_size=8)
+    params = _population(network, 6)
+    inputs, state = torch.randn(6, 4), torch.randn(6, 8)
+    outputs, new_state = network.forward_population_with_state(params, inputs, state)
+    alone, alone_state = network.forward_population_with_state(params[2:3], inputs[2:3], state[2:3])
+    assert torch.equal(alone[0], outputs[2]) and torch.equal(alone_state[0], new_state[2])
+
+
+def test_the_single_forward_learners_train_through_agrees_with_the_population():
+    network = MLP(4, [16], 3, "tanh", core="gru", core_size=8)
+    params = _population(network, 1)[0]
+    inputs, state = torch.randn(7, 4), torch.randn(7, 8)
+    outputs, new_state = forward_single_with_state(
+        network.layers, network.layout, params, inputs, state
+    )
+    batched, batched_state = network.forward_population_with_state(
+        params.expand(7, -1), inputs, state
+    )
+    torch.testing.assert_close(outputs, batched, rtol=1e-5, atol=1e-6)
+    torch.testing.assert_close(new_state, batched_state, rtol=1e-5, atol=1e-6)
+
+
+def test_without_a_state_the_core_starts_from_zeros():
+    network = MLP(4, [16], 3, "tanh", core="gru")
+    params = _population(network, 3)
+    inputs = torch.randn(3, 4)
+    zeros = torch.zeros(3, network.state_size)
+    expected, _ = network.forward_population_with_state(params, inputs, zeros)
+    assert torch.equal(network.forward_population(params, inputs), expected)
+
+
+@pytest.mark.parametrize(
+    "network",
+    [MLP(4, [16, 16], 3, "tanh", core="gru"), NatureCNN((2, 36, 36), 4, core="gru", core_size=32)],
+)
+def test_the_layer_table_describes_the_core_between_encoder_and_output(network):
+    kinds = [layer.kind for layer in network.layers]
+    assert kinds.count(GRU) == 1 and kinds[-2] == GRU and kinds[-1] == "linear"
+    assert network.state_size == (16 if isinstance(network, MLP) else 32)
+    assert "GRU" in network.describe()
+    resized = network.resized(1)  # a critic keeps the core
+    assert resized.state_size == network.state_size and resized.output_size == 1
+
+
+def test_an_unknown_core_is_refused_naming_the_field():
+    from neuroplug.config.schema import EnvConfig
+    from neuroplug.envs.make import make_spec
+
+    env = make_spec(EnvConfig(task_id="CartPole-v1"))
+    with pytest.raises(ConfigError, match="net.core: got 'lstmm'"):
+        MLP.from_config(NetConfig(core="lstmm"), env)
