@@ -631,6 +631,10 @@ class Learner(ABC):
     """
 
     config_class: ClassVar[type[LearnerConfig]] = LearnerConfig
+    trains_recurrent_cores: ClassVar[bool] = False
+    """Whether the learner trains a network with a recurrent core (``net.core``): its
+    sampler then keeps a state per env (``SamplerRequest.state_size``) and its policy acts
+    from it; a run with a core is refused for a learner that does not say so."""
 
     def __init__(self, config: LearnerConfig, context: LearnerContext) -> None:
         self.config = config
@@ -730,6 +734,8 @@ class SamplerRequest:
     """Envs that act as one (a population member's); groups and shards hold whole units
     or divide one."""
     run_seed: int
+    state_size: int = 0
+    """A recurrent policy's core width (``net.core``): the sampler keeps a state per env."""
 
 
 class Scheduler(ABC):

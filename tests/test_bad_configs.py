@@ -211,8 +211,15 @@ CASES = {
     "unknown-activation": case("net.activation=swish", field="net.activation"),
     "unknown-padding": case("net.padding=full", field="net.padding"),
     "unknown-core": case("net.core=lstmm", field="net.core"),
-    "core-with-a-learner": case("algo=ppo", "net.core=gru", field="net.core", also=("es, ga",)),
+    "core-with-a-learner": case("algo=dqn", "net.core=gru", field="net.core", also=("ppo",)),
     "core-on-triton": case("backend=triton", "net.core=gru", field="net.core"),
+    "core-in-shards": case(
+        "algo=ppo", "net.core=gru", "scheduler.envs_per_shard=4", field="net.core"
+    ),
+    "core-in-a-population": case("algo=pbt", "net.core=gru", field="net.core"),
+    "recurrence-not-dividing-the-rollout": case(
+        "algo=ppo", "algo.rollout_length=32", "algo.recurrence=5", field="algo.recurrence"
+    ),
     "mask-of-a-missing-entry": case("env.observation_mask=[7]", field="env.observation_mask"),
     # --- logger
     "unknown-logger-kind": case("logger.kinds=[console,nope]", field="logger.kinds"),

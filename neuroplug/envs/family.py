@@ -34,6 +34,9 @@ class EnvFamily:
     """Families are asked in this order whether a task is theirs (the fallback last)."""
     default_behavior: ClassVar[str | None] = "final_obs"
     """What ``algo.behavior=auto`` means here (None: no characterisation fits)."""
+    preset_kind: ClassVar[str | None] = None
+    """A learner preset of the family's own (``doom``): a learner whose ``presets()`` has
+    an entry of that name uses it, any other the preset of the observations' kind."""
     score_info_key: ClassVar[str | None] = None
     """The ``info`` entry holding the step's true, unshaped score, when the reward the
     pool returns may not be it (Atari's ``info['reward']``: unclipped game points). The

@@ -38,3 +38,20 @@ class MaskedObservationPool:
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.pool, name)
+
+
+class MaskedSteps:
+    """A raw step driver (:func:`neuroplug.envs.raw_steps.step_driver`) whose batches come
+    back without the entries ``hidden``, as :class:`MaskedObservationPool` does for pools."""
+
+    def __init__(self, steps: Any, hidden: tuple[int, ...]) -> None:
+        self.steps = steps
+        self.hidden = list(hidden)
+
+    def recv(self) -> Any:
+        """The next batch, its observations without the hidden entries."""
+        batch = self.steps.recv()
+        return batch._replace(observations=np.delete(batch.observations, self.hidden, axis=1))
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.steps, name)

@@ -20,6 +20,7 @@ import numpy as np
 
 from neuroplug.envs.family import EnvFamily
 from neuroplug.envs.flatten import FlatObservationPool
+from neuroplug.envs.masking import MaskedObservationPool, MaskedSteps
 
 
 class StepBatch(NamedTuple):
@@ -106,6 +107,8 @@ class RawSteps:
 def step_driver(pool: Any, family: EnvFamily):
     """The raw step driver of ``pool``: :class:`RawSteps` for an EnvPool pool, the pool's
     own for a gymnasium pool (:meth:`~neuroplug.envs.gymnasium_pool.GymnasiumPool.step_batches`)."""
+    if isinstance(pool, MaskedObservationPool):  # before its pool's attributes show through
+        return MaskedSteps(step_driver(pool.pool, family), pool.hidden)
     if hasattr(pool, "step_batches"):
         return pool.step_batches(family.score_info_key, family.game_over_info_key)
     return RawSteps(pool, family)

@@ -18,6 +18,12 @@ ratio is the same in ``u`` as in the squashed action (the Jacobian cancels), so 
 correction term is needed. The distributions and their gradients are in
 :mod:`neuroplug.rl.distributions`.
 
+A network with a recurrent core (``net.core=gru``) shares it between actor and critic, as
+Sample Factory does: the value head reads the core's output. It acts one step at a time
+from each env's state (:meth:`ActorCritic.act` with ``states``), and learns by re-running
+the core over chunks of a rollout from the states stored at their starts
+(:meth:`ActorCritic.sequence_for_gradients`, truncated backpropagation through time).
+
 A gradient step asks :meth:`ActorCritic.forward_for_gradients` for the outputs and a
 backward function: an MLP actor with its separate MLP critic is differentiated by the
 written-out backward pass of linear layers (:mod:`neuroplug.nets.gradients`), any other
@@ -36,6 +42,7 @@ from torch import nn
 
 from neuroplug.envs.spec import EnvSpec
 from neuroplug.nets import gradients
+from neuroplug.nets import layers as layer_table
 from neuroplug.nets.network import Network
 from neuroplug.rl.distributions import Categorical, DiagonalGaussian
 from neuroplug.seeds import value_head_generator
@@ -65,6 +72,8 @@ class Acting:
     """``(n,)`` int64 or ``(n, A)`` pre-squash float actions."""
     log_probs: torch.Tensor
     values: torch.Tensor
+    states: torch.Tensor | None = None
+    """A recurrent policy's core states after this step (None for a feed-forward one)."""
 
 
 class ActorCritic(nn.Module):
@@ -80,7 +89,9 @@ class ActorCritic(nn.Module):
         self.actor = _trainable(network.layout.split(initial_params.detach().float()))
         self._actor_names = list(network.layout.slots)
         generator = value_head_generator(seed)
-        self.shared_trunk = network.critic_shares_trunk
+        self.recurrent = network.state_size > 0
+        # A recurrent core is shared: the critic reads the same state the actor keeps.
+        self.shared_trunk = network.critic_shares_trunk or self.recurrent
         if self.shared_trunk:
             features = network.feature_size
             self.value_head = nn.Linear(features, 1)
@@ -152,14 +163,80 @@ class ActorCritic(nn.Module):
             return self.critic.layout.join(self.critic_tensors())
 
     def forward(self, observations: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        """``(outputs (n, out), values (n,))``."""
+        """``(outputs (n, out), values (n,))`` (a recurrent core from zero states)."""
         policy, critic = self._named_tensors()
+        if self.recurrent:
+            states = observations.new_zeros((len(observations), self.network.state_size))
+            outputs, values, _ = self.step(observations, states.float())
+            return outputs, values
         if self.shared_trunk:
             features = self.network.features(policy, observations)
             return self.network.head(policy, features), self.value_head(features).squeeze(1)
         outputs = self.network.forward_single(policy, observations)
         values = self.critic.forward_single(critic, observations).squeeze(1)
         return outputs, values
+
+    def step(
+        self, observations: torch.Tensor, states: torch.Tensor
+    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """One step of a recurrent actor-critic from core ``states`` ``(n, H)``:
+        ``(outputs, values, new states)``."""
+        policy, _ = self._named_tensors()
+        trunk = self.network.layers[:-1]  # the encoder and the core
+        features, new_states = layer_table.forward_single_with_state(
+            trunk, self.network.layout, policy, observations, states
+        )
+        outputs = self.network.head(policy, features)
+        return outputs, self.value_head(features).squeeze(1), new_states
+
+    def sequence(
+        self, observations: torch.Tensor, states: torch.Tensor, starts: torch.Tensor
+    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """Outputs ``(L, B, out)``, values ``(L, B)`` and the final core states ``(B, H)`` of
+        ``B`` envs' ``L`` consecutive steps ``observations`` ``(L, B, *obs)``: the encoder on
+        all of them at once, then the core step by step from ``states`` ``(B, H)``, zeroed
+        where ``starts`` ``(L, B)`` begins an episode, then the heads on all at once."""
+        policy, _ = self._named_tensors()
+        layers, layout = self.network.layers, self.network.layout
+        core = len(layers) - 2  # the networks put their core just before the output layer
+        steps, envs = starts.shape
+        encoded = layer_table.forward_single(
+            layers[:core],
+            layout,
+            policy,
+            observations.reshape(steps * envs, *observations.shape[2:]),
+        ).reshape(steps, envs, -1)
+        keep = (~starts).unsqueeze(2).to(encoded.dtype)
+        features = []
+        for step in range(steps):
+            hidden, states = layer_table.forward_single_with_state(
+                layers[core : core + 1], layout, policy, encoded[step], states * keep[step]
+            )
+            features.append(hidden)
+        flat = torch.stack(features).reshape(steps * envs, -1)
+        outputs = self.network.head(policy, flat).reshape(steps, envs, -1)
+        return outputs, self.value_head(flat).reshape(steps, envs), states
+
+    def sequence_for_gradients(
+        self,
+        observations: torch.Tensor,
+        states: torch.Tensor,
+        starts: torch.Tensor,
+        rows: torch.Tensor,
+    ) -> tuple[torch.Tensor, torch.Tensor, Callable[[OutputGradients], None]]:
+        """:meth:`forward_for_gradients` for a recurrent actor-critic on chunks of steps
+        (:meth:`sequence`): the outputs and values of the flattened ``(L * B)`` steps
+        ``rows`` (the valid ones), and the backward function through the whole chunks
+        (autograd: truncated backpropagation through time)."""
+        outputs, values, _ = self.sequence(observations, states, starts)
+        outputs = outputs.reshape(-1, outputs.shape[-1])[rows]
+        values = values.reshape(-1)[rows]
+
+        def autograd_backward(grads: OutputGradients) -> None:
+            torch.autograd.backward((outputs, values), (grads.outputs, grads.values))
+            self._add_log_std_gradient(grads)
+
+        return outputs, values, autograd_backward
 
     def distribution(self, outputs: torch.Tensor) -> Categorical | DiagonalGaussian:
         """The action distribution of policy ``outputs`` (logits, or Gaussian means)."""
@@ -218,12 +295,22 @@ class ActorCritic(nn.Module):
             _grad_of(self.log_std).add_(grads.log_std)
 
     @torch.no_grad()
-    def act(self, observations: torch.Tensor, generator: torch.Generator) -> Acting:
-        """Sample actions (reproducibly, from ``generator``) with their log-probs and values."""
-        outputs, values = self(observations)
+    def act(
+        self,
+        observations: torch.Tensor,
+        generator: torch.Generator,
+        states: torch.Tensor | None = None,
+    ) -> Acting:
+        """Sample actions (reproducibly, from ``generator``) with their log-probs and values;
+        a recurrent policy acts from its core ``states`` and returns the new ones."""
+        if states is None:
+            outputs, values = self(observations)
+            new_states = None
+        else:
+            outputs, values, new_states = self.step(observations, states)
         distribution = self.distribution(outputs)
         actions = distribution.sample(generator)
-        return Acting(actions, distribution.log_prob(actions), values)
+        return Acting(actions, distribution.log_prob(actions), values, new_states)
 
     def env_actions(self, actions: torch.Tensor) -> np.ndarray:
         """What the env receives for sampled ``actions``."""

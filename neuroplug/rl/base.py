@@ -72,6 +72,7 @@ class SegmentLearner(Learner):
                 config.episodic_life,
                 unit=1,
                 run_seed=context.seed,
+                state_size=context.network.state_size,
             ),
         )
         """Where the envs are stepped: a :class:`Sampler` here, or shards of them
@@ -126,6 +127,11 @@ class SegmentLearner(Learner):
                 "(EnvPool cannot save an env mid-episode; the games in progress at the "
                 "checkpoint are not counted); weights, optimizer, RNG streams and counters "
                 "continue exactly"
+                + (
+                    "; the recurrent core's states start at zero with the new episodes"
+                    if self.context.network.state_size
+                    else ""
+                )
             )
 
     def envs_started(self) -> None:  # noqa: B027 - optional hook
@@ -143,6 +149,10 @@ class SegmentLearner(Learner):
         actions, log-probs, values, env actions); then tell the trainer's progress."""
         if isinstance(self.sampler, ShardedSampler):
             rollout = self.sampler.rollout(self.shard_acting(), length)
+        elif self.sampler.state_size:  # a recurrent policy: the sampler keeps its states
+            rollout = self.sampler.rollout(
+                lambda observations, rows, states: act(observations, states), length
+            )
         else:
             rollout = self.sampler.rollout(lambda observations, rows: act(observations), length)
         self._sampled()
@@ -227,16 +237,18 @@ class SegmentLearner(Learner):
         :class:`~neuroplug.rl.actor_critic.ActorCritic` (``ActorCritic.for_learner``),
         or any module whose ``policy`` parameter is the flat policy vector."""
 
-    def act(self, observations: torch.Tensor):
+    def act(self, observations: torch.Tensor, states: torch.Tensor | None = None):
         """The sampler's policy: sample with the current weights (an actor-critic's; a
-        learner with another model overrides this)."""
-        acting = self.model.act(observations, self.generator)
-        return (
+        learner with another model overrides this). A recurrent policy acts from its core
+        ``states`` and also returns the new ones."""
+        acting = self.model.act(observations, self.generator, states)
+        chosen = (
             acting.actions,
             acting.log_probs,
             acting.values,
             self.model.env_actions(acting.actions),
         )
+        return chosen if states is None else (*chosen, acting.states)
 
     def learning_rate_fraction(self) -> float:
         """1 at the start, falling linearly to 0 at the run's budget (1 without one)."""

@@ -57,8 +57,9 @@ def fill_from_presets(config: Any, env: EnvSpec) -> tuple[Any, str]:
     unset = config.unset()
     if not unset:
         return config, "all algo settings given"
-    kind = task_kind(env)
-    preset = type(config).presets().get(kind)
+    presets = type(config).presets()
+    kind = env.family.preset_kind if env.family.preset_kind in presets else task_kind(env)
+    preset = presets.get(kind)
     if preset is None:
         # The base class's settings (envs, groups, segment length, ...) have values for
         # every kind; name only the learner's own fields that nothing fills.

@@ -80,6 +80,12 @@ class Rollout:
     """``(N, *obs)``: those observations (a learner with newer weights re-values them)."""
     policy_version: int = 0
     """The policy's version (SGD steps) when this rollout was sampled."""
+    states: torch.Tensor | None = None
+    """A recurrent policy's ``(T, N, H)`` core states before each step (what it acted
+    from); None for a feed-forward policy. The update re-runs the core from them."""
+    starts: torch.Tensor | None = None
+    """``(T, N)`` bool, with :attr:`states`: the step begins a learner episode (its state
+    was zeroed before acting)."""
 
     def columns(self, envs: slice) -> Rollout:
         """The part of this rollout played in the envs ``envs`` (a population member's
@@ -96,6 +102,8 @@ class Rollout:
             self.next_values[envs],
             self.last_observations[envs],
             self.policy_version,
+            self.states[:, envs] if self.states is not None else None,
+            self.starts[:, envs] if self.starts is not None else None,
         )
 
 
@@ -143,6 +151,10 @@ Act = Callable[[torch.Tensor, slice], tuple[torch.Tensor, torch.Tensor, torch.Te
 the observations of the sampler's envs ``rows`` (a population's acting reads from the rows
 which members' policies to run)."""
 
+RecurrentAct = Callable[[torch.Tensor, slice, torch.Tensor], tuple]
+"""A recurrent policy's act, for a sampler with a ``state_size``: (observations, rows,
+core states ``(n, H)``) -> (actions, log_probs, values, env actions, new core states)."""
+
 
 class Sampler:
     """``num_envs`` EnvPool envs in ``groups`` groups, kept for the whole run."""
@@ -157,9 +169,13 @@ class Sampler:
         reward_clip: bool = False,
         episodic_life: bool = False,
         unit: int = 1,
+        state_size: int = 0,
     ) -> None:
         """``unit``: groups hold whole runs of this many envs (a population member's envs
-        stay in one group, so its policy runs once per group step)."""
+        stay in one group, so its policy runs once per group step). ``state_size``: the
+        width of a recurrent policy's core state, kept here per env (zeroed at each learner
+        episode's first step, carried through the episode, across rollouts and segments);
+        the policy is then a :data:`RecurrentAct`."""
         self.env = env
         self.num_envs = num_envs
         self.unit = unit
@@ -180,6 +196,14 @@ class Sampler:
         self.length = np.zeros(num_envs, dtype=np.int64)
         self.after_end = np.zeros(num_envs, dtype=bool)
         """Whether an env's last step ended its learner episode (its next step is a reset)."""
+        self.state_size = state_size
+        self.state = torch.zeros((num_envs, state_size), device=device) if state_size else None
+        """A recurrent policy's core state per env (None for a feed-forward one)."""
+        self.episode_start = np.ones(num_envs, dtype=bool)
+        """Whether an env's next acted step is the first of a learner episode."""
+        self.after_step_end = np.zeros(num_envs, dtype=bool)
+        """Whether an env's last received step ended its learner episode (per step, where
+        :attr:`after_end` is kept per rollout)."""
         self.episodes = Episodes()
         self.env_steps = 0
         self.forward_passes = 0
@@ -197,6 +221,7 @@ class Sampler:
             reward_clip=request.reward_clip,
             episodic_life=request.episodic_life,
             unit=request.unit,
+            state_size=request.state_size,
         )
 
     @property
@@ -221,6 +246,8 @@ class Sampler:
         self.score[:] = 0.0
         self.length[:] = 0
         self.after_end[:] = False
+        self.episode_start[:] = True  # new episodes: recurrent states start from zeros
+        self.after_step_end[:] = False
         self.timings["env_setup"] += time.perf_counter() - started
 
     def take_episodes(self) -> Episodes:
@@ -231,7 +258,7 @@ class Sampler:
     def rollout(self, act: Act, length: int) -> Rollout:
         """Step every env ``length`` times with ``act``; the next observations stay pending
         (the next rollout acts on them, with whatever policy it has by then)."""
-        buffers = _Buffers(length, self.num_envs, self.env, self.device)
+        buffers = _Buffers(length, self.num_envs, self.env, self.device, self.state_size)
         for group in self.groups:
             group.outcomes, group.choices = [], []
             if not group.pending:  # received by the last rollout: waiting in pending
@@ -247,16 +274,36 @@ class Sampler:
         last = torch.from_numpy(self.pending_observations).to(self.device, copy=True)
         next_values = torch.empty(self.num_envs, device=self.device)
         for group in self.groups:
-            _, _, values, _ = act(last[group.rows], group.rows)
+            if self.state is None:
+                _, _, values, _ = act(last[group.rows], group.rows)
+            else:  # valued from the state the next step will start from; nothing is kept
+                _, _, values, *_ = act(last[group.rows], group.rows, self._states_for(group.rows))
             next_values[group.rows] = values
         self.timings["inference"] += time.perf_counter() - started
         return self._finish(buffers, next_values, last)
 
+    def _states_for(self, rows: slice) -> torch.Tensor:
+        """The core states the envs ``rows`` act from next: zeros where a learner episode
+        begins (a copy; the sampler's own are replaced after acting)."""
+        states = self.state[rows].clone()
+        starting = self.episode_start[rows]
+        if starting.any():
+            states[torch.from_numpy(starting).to(states.device)] = 0.0
+        return states
+
     def _act_and_send(self, group: _Group, step: int, act: Act, buffers: _Buffers) -> None:
         started = time.perf_counter()
-        actions, log_probs, values, env_actions = act(
-            buffers.observations_at(step, group.rows), group.rows
-        )
+        observations = buffers.observations_at(step, group.rows)
+        if self.state is None:
+            actions, log_probs, values, env_actions = act(observations, group.rows)
+        else:
+            states = self._states_for(group.rows)
+            buffers.put_states(step, group.rows, states, self.episode_start[group.rows])
+            actions, log_probs, values, env_actions, new_states = act(
+                observations, group.rows, states
+            )
+            self.state[group.rows] = new_states
+            self.episode_start[group.rows] = False
         group.choices.append((actions, log_probs, values))
         sent = time.perf_counter()
         self.timings["inference"] += sent - started
@@ -281,6 +328,11 @@ class Sampler:
         group.pending = False
         if group.last_step is not None:  # not the results of a reset
             group.outcomes.append(batch)
+            # The step after an episode's end is EnvPool's reset (its action ignored); the
+            # one after that is the new episode's first acted step.
+            rows = group.rows
+            self.episode_start[rows] |= self.after_step_end[rows]
+            self.after_step_end[rows] = batch.done
 
     def _finish(self, buffers: _Buffers, next_values: torch.Tensor, last: torch.Tensor) -> Rollout:
         """Stack the groups' steps, then derive validity, episode ends and completed games
@@ -309,6 +361,8 @@ class Sampler:
             tensor(valid),
             next_values,
             last,
+            states=buffers.states,
+            starts=buffers.starts,
         )
 
     def _book_games(self, rewards: np.ndarray, counted: np.ndarray, game_over: np.ndarray) -> None:
@@ -355,8 +409,12 @@ class _Buffers:
     """The rollout being filled: observations and the policy's choices on the learner's
     device, what the envs returned in host arrays."""
 
-    def __init__(self, length: int, num_envs: int, env: EnvSpec, device: torch.device) -> None:
+    def __init__(
+        self, length: int, num_envs: int, env: EnvSpec, device: torch.device, state_size: int = 0
+    ) -> None:
         shape = (length, num_envs)
+        self.states = torch.zeros((*shape, state_size), device=device) if state_size else None
+        self.starts = torch.zeros(shape, dtype=torch.bool, device=device) if state_size else None
         obs_dtype = torch.uint8 if env.obs_dtype == np.uint8 else torch.float32
         self.observations = torch.empty((*shape, *env.obs_shape), dtype=obs_dtype, device=device)
         # On the CPU the observations' memory is numpy's too: EnvPool's results are copied
@@ -380,6 +438,11 @@ class _Buffers:
             self.host_observations[step, rows] = observations
         else:
             self.observations[step, rows].copy_(torch.from_numpy(observations))
+
+    def put_states(self, step: int, rows: slice, states: torch.Tensor, starts: np.ndarray) -> None:
+        """Store the core states the policy acts from at ``step``, and where they began."""
+        self.states[step, rows] = states
+        self.starts[step, rows] = torch.from_numpy(starts).to(self.starts.device)
 
     def take_pending(self, step: int, rows: slice, pending: np.ndarray) -> None:
         """Store observations received by the previous rollout."""

@@ -226,6 +226,17 @@ def learner_sampler(context: LearnerContext, request: SamplerRequest) -> Sampler
     """Where a learner's envs are stepped: the scheduler's sampler when it offers one (Ray
     actors); else in this process, in shards when ``scheduler.envs_per_shard`` is set
     (groups are then the shards), else one :class:`Sampler` in ``algo.env_groups`` groups."""
+    if request.state_size:
+        # Shards (local or on a scheduler's actors) act through a population's acting,
+        # which carries no core state yet: a recurrent learner samples here, in one
+        # Sampler (the components refuse a scheduler that would step its envs elsewhere).
+        require(
+            not context.envs_per_shard,
+            "net.core",
+            "a recurrent learner samples in one process so far, not in shards",
+            "net.core=none with scheduler.envs_per_shard, or scheduler.envs_per_shard=0",
+        )
+        return Sampler.for_request(request)
     if context.samplers is not None:
         sampler = context.samplers(request)
         if sampler is not None:

@@ -113,13 +113,20 @@ def build_components(config: Experiment) -> Components:
         "schedulers", config.scheduler.name, scheduler_class, config.scheduler, env
     )
     if kind.name == "learners":
-        require(
-            not network.state_size,
-            "net.core",
-            f"algo={config.algo.name} trains feed-forward networks only so far; recurrent "
-            "cores are evolved by es, ga, rs and the novelty family",
-            "net.core=none with a learner",
-        )
+        if network.state_size:
+            require(
+                algorithm_class.trains_recurrent_cores,
+                "net.core",
+                f"algo={config.algo.name} trains feed-forward networks only",
+                "net.core=none, or a learner that trains cores (ppo)",
+            )
+            require(
+                type(scheduler).learner_sampler is Scheduler.learner_sampler,
+                "net.core",
+                f"a recurrent learner samples in one process so far; scheduler="
+                f"{config.scheduler.name} steps learners' envs elsewhere",
+                "scheduler=threaded or pipelined, or net.core=none",
+            )
         policy = Policy(network, env, normalize_observations=False)
         settings, source = resolve_learner_settings(config.algo, env)
         # PyTorch's CPU threads, by the run's one rule (neuroplug.devices): the learner's

@@ -47,7 +47,7 @@ from neuroplug.rl.population_acting import ActorCriticActing
 from neuroplug.rl.sampler import Rollout
 from neuroplug.seeds import acting_seed
 from neuroplug_learners.configs import APPOConfig
-from neuroplug_learners.ppo import PPOUpdate, flatten
+from neuroplug_learners.ppo import PPOUpdate, chunked, flatten
 from neuroplug_learners.ppo_population import PopulationPPOUpdate, population_ppo_update
 
 _END = None
@@ -58,6 +58,9 @@ class APPO(SegmentLearner):
     """PPO whose sampler and learner run side by side, joined by a bounded queue."""
 
     config_class = APPOConfig
+    trains_recurrent_cores = True
+    """``net.core=gru`` trains as in :class:`~neuroplug_learners.ppo.PPO` (the acting copy
+    acts from the sampler's states; V-trace re-runs the core over the whole rollout)."""
 
     def __init__(self, config: APPOConfig, context: LearnerContext) -> None:
         super().__init__(config, context)
@@ -160,10 +163,11 @@ class APPO(SegmentLearner):
         self._shard_acting.refresh()
         return self._shard_acting
 
-    def act(self, observations: torch.Tensor):
-        acting = self.acting_model.act(observations, self.acting_generator)
+    def act(self, observations: torch.Tensor, states: torch.Tensor | None = None):
+        acting = self.acting_model.act(observations, self.acting_generator, states)
         actions = acting.actions
-        return actions, acting.log_probs, acting.values, self.acting_model.env_actions(actions)
+        chosen = (actions, acting.log_probs, acting.values, self.acting_model.env_actions(actions))
+        return chosen if states is None else (*chosen, acting.states)
 
     def _take_published(self, version: int) -> int:
         """Load the newest published weights into the sampler's copy, if there are newer."""
@@ -205,11 +209,18 @@ class APPO(SegmentLearner):
         if config.with_vtrace:
             with torch.no_grad():
                 self.model.eval()
-                flat = rollout.observations.reshape(-1, *rollout.observations.shape[2:])
-                outputs, values = self.model(flat)
+                if rollout.states is None:
+                    flat = rollout.observations.reshape(-1, *rollout.observations.shape[2:])
+                    outputs, values = self.model(flat)
+                    _, next_values = self.model(rollout.last_observations)
+                else:  # the core re-run over the rollout from its first stored states
+                    outputs, values, last_states = self.model.sequence(
+                        rollout.observations, rollout.states[0], rollout.starts
+                    )
+                    outputs = outputs.reshape(-1, outputs.shape[-1])
+                    _, next_values, _ = self.model.step(rollout.last_observations, last_states)
                 actions = rollout.actions.reshape(-1, *rollout.actions.shape[2:])
                 log_probs, _ = self.model.log_prob_and_entropy(outputs, actions)
-                _, next_values = self.model(rollout.last_observations)
             shape = rollout.values.shape
             returns, advantages = vtrace(
                 rollout.log_probs,
@@ -226,6 +237,10 @@ class APPO(SegmentLearner):
             )
         else:
             advantages, returns = rollout_gae(rollout, config.gamma, config.gae_lambda)
+        if rollout.states is not None:
+            length = config.recurrence if config.recurrence > 0 else len(rollout.valid)
+            chunks = chunked(rollout, advantages, returns, length)
+            return self.update.run_chunks(chunks, self.generator)
         return self.update.run(flatten(rollout, advantages, returns), self.generator)
 
     def _state(self) -> dict[str, Any]:

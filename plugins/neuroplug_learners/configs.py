@@ -54,6 +54,11 @@ class PPOUpdateConfig(LearnerConfig):
     """Global gradient-norm clip."""
     normalize_advantages: bool = True
     """Standardise advantages per minibatch."""
+    recurrence: int = -1
+    """With a recurrent core (``net.core=gru``): steps of backpropagation through time.
+    The update re-runs the core over chunks of this many steps from the states stored at
+    their starts, and minibatches are made of whole chunks (Sample Factory's
+    ``--recurrence``); -1: the whole rollout. ``rollout_length`` must be a multiple."""
 
     # What population-based training may change: Sample Factory's mutable PPO settings
     # (its learning rate, entropy and value coefficients, clip ratio, gradient-norm clip,
@@ -81,6 +86,25 @@ class PPOUpdateConfig(LearnerConfig):
                 gae_lambda=0.95,
                 clip_coef=0.1,
                 entropy_coef=0.01,
+            ),
+            # Sample Factory's Doom settings (sample_factory/cfg/cfg.py and
+            # sf_examples/vizdoom/doom/doom_params.py): batches of 1024 transitions, one
+            # epoch of one minibatch, rollouts of 32 steps (its BPTT length with a core);
+            # its exploration loss coefficient as the entropy's.
+            "doom": base["pixels"].extended(
+                "Sample Factory sf_examples/vizdoom",
+                num_envs=32,
+                env_groups=2,
+                reward_clip=False,
+                episodic_life=False,
+                rollout_length=32,
+                epochs=1,
+                minibatches=1,
+                learning_rate=1e-4,
+                gamma=0.99,
+                gae_lambda=0.95,
+                clip_coef=0.1,
+                entropy_coef=0.001,
             ),
             "discrete": base["discrete"].extended(
                 "RL Zoo CartPole-v1 PPO",
@@ -110,6 +134,19 @@ class PPOUpdateConfig(LearnerConfig):
 
     def check(self) -> None:
         super().check()
+        require(
+            self.recurrence == -1 or self.recurrence >= 1,
+            "algo.recurrence",
+            f"got {self.recurrence}",
+            "-1 (the whole rollout) or an integer >= 1",
+        )
+        if self.recurrence >= 1:
+            require(
+                self.rollout_length % self.recurrence == 0,
+                "algo.recurrence",
+                f"{self.recurrence} does not divide algo.rollout_length={self.rollout_length}",
+                "a divisor of algo.rollout_length, or -1",
+            )
         for name in ("rollout_length", "epochs", "minibatches"):
             value = getattr(self, name)
             require(value >= 1, f"algo.{name}", f"got {value}", "an integer >= 1")
@@ -166,6 +203,9 @@ class APPOConfig(PPOUpdateConfig):
                 "Sample Factory sf_examples/envpool/atari (CleanRL's PPO values)",
                 with_vtrace=False,
                 queue_size=2,
+            ),
+            "doom": ppo["doom"].extended(
+                "Sample Factory sf_examples/vizdoom", with_vtrace=False, queue_size=2
             ),
             # Fewer epochs than PPO's 20, so the learner keeps up with the sampler; V-trace
             # corrects the lag, and a one-rollout queue keeps the data fresh.

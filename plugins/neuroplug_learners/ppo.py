@@ -274,20 +274,65 @@ class PPOUpdate:
                     chosen = order[start : start + step]
                     observations, actions, rows = (part[chosen] for part in whole)
                 outputs, values, backward = self.model.forward_for_gradients(observations)
-                grads = ppo_loss_gradients(
-                    config, self.model.distribution(outputs), values, actions, rows, last
+                self._step(outputs, values, backward, actions, rows, last_epoch if last else None)
+        return self._stats(last_epoch, batch.returns, batch.values)
+
+    def run_chunks(self, chunks: Chunks, generator: torch.Generator) -> dict[str, float]:
+        """:meth:`run` for a recurrent model: E epochs of M minibatches of whole chunks,
+        the core re-run over each chunk from its stored state (truncated BPTT); only the
+        valid steps count in the loss."""
+        config = self.config
+        self.model.train()
+        self.trained.check_seated()
+        count = chunks.count
+        step = max(1, count // config.minibatches)
+        last_epoch: list[torch.Tensor] = []
+        for epoch in range(config.epochs):
+            last = epoch == config.epochs - 1
+            order = (
+                None
+                if step == count
+                else torch.randperm(count, generator=generator, device=generator.device)
+            )
+            for start in range(0, count - step + 1, step):
+                chosen = slice(None) if order is None else order[start : start + step]
+                valid = torch.nonzero(chunks.valid[:, chosen].reshape(-1)).squeeze(1)
+                outputs, values, backward = self.model.sequence_for_gradients(
+                    chunks.observations[:, chosen],
+                    chunks.states[chosen],
+                    chunks.starts[:, chosen],
+                    valid,
                 )
-                self.trained.zero_grad()
-                backward(grads)
-                self.trained.clip_grad_norm_(config.max_grad_norm)
-                self.optimizer.step()
-                self.version += 1
-                if last:
-                    last_epoch.append(grads.stats)
+                actions = chunks.actions[:, chosen]
+                actions = actions.reshape(-1, *actions.shape[2:])[valid]
+                rows = chunks.scalars[:, chosen].reshape(-1, 4)[valid]
+                self._step(outputs, values, backward, actions, rows, last_epoch if last else None)
+        scalars = chunks.scalars.reshape(-1, 4)[chunks.valid.reshape(-1)]
+        return self._stats(last_epoch, scalars[:, 3], scalars[:, 1])
+
+    def _step(self, outputs, values, backward, actions, rows, stats: list | None) -> None:
+        """One SGD step on a minibatch's outputs; its loss statistics go to ``stats``."""
+        config = self.config
+        grads = ppo_loss_gradients(
+            config, self.model.distribution(outputs), values, actions, rows, stats is not None
+        )
+        self.trained.zero_grad()
+        backward(grads)
+        self.trained.clip_grad_norm_(config.max_grad_norm)
+        self.optimizer.step()
+        self.version += 1
+        if stats is not None:
+            stats.append(grads.stats)
+
+    def _stats(
+        self, last_epoch: list[torch.Tensor], returns: torch.Tensor, values: torch.Tensor
+    ) -> dict[str, float]:
+        """The update's report: the last epoch's mean losses and the critic's fit."""
         # One read of the statistics per update (on a GPU, one sync instead of five a step).
         means = torch.stack(last_epoch).mean(0).tolist() if last_epoch else [0.0] * len(LOSS_STATS)
-        variance = float(batch.returns.var()) if size > 1 else 0.0
-        residual = float((batch.returns - batch.values).var()) if size > 1 else 0.0
+        size = len(returns)
+        variance = float(returns.var()) if size > 1 else 0.0
+        residual = float((returns - values).var()) if size > 1 else 0.0
         return {
             **dict(zip(LOSS_STATS, means, strict=True)),
             "learning_rate": self.optimizer.learning_rate,
@@ -303,6 +348,48 @@ class PPOUpdate:
         """Restore :meth:`state_dict`."""
         self.optimizer.load_state_dict(state["optimizer"])
         self.version = int(state["updates"])
+
+
+@dataclass
+class Chunks:
+    """A recurrent rollout cut into chunks of R steps of one env (Sample Factory's
+    recurrence), chunk-major: ``(R, C, ...)`` with C = T/R * N chunks."""
+
+    observations: torch.Tensor
+    actions: torch.Tensor
+    scalars: torch.Tensor
+    """``(R, C, 4)``: log-probs, values, advantages, returns (as :meth:`Batch.scalars`)."""
+    valid: torch.Tensor
+    """``(R, C)`` bool: the steps that count (not EnvPool's reset steps)."""
+    states: torch.Tensor
+    """``(C, H)``: the core state each chunk starts from (stored when acting)."""
+    starts: torch.Tensor
+    """``(R, C)`` bool: a learner episode begins at the step (its state is zeroed)."""
+
+    @property
+    def count(self) -> int:
+        """C: how many chunks."""
+        return self.states.shape[0]
+
+
+def chunked(rollout, advantages: torch.Tensor, returns: torch.Tensor, length: int) -> Chunks:
+    """``rollout`` (with its core states) cut into chunks of ``length`` steps."""
+    steps = rollout.valid.shape[0]
+
+    def cut(tensor: torch.Tensor) -> torch.Tensor:
+        # (T, N, ...) -> (T/R, R, N, ...) -> (R, T/R, N, ...) -> (R, C, ...)
+        shaped = tensor.reshape(steps // length, length, *tensor.shape[1:]).transpose(0, 1)
+        return shaped.reshape(length, -1, *tensor.shape[2:])
+
+    scalars = torch.stack([rollout.log_probs, rollout.values, advantages, returns], 2)
+    return Chunks(
+        cut(rollout.observations),
+        cut(rollout.actions),
+        cut(scalars),
+        cut(rollout.valid),
+        cut(rollout.states)[0],
+        cut(rollout.starts),
+    )
 
 
 def flatten(rollout, advantages: torch.Tensor, returns: torch.Tensor) -> Batch:
@@ -329,6 +416,9 @@ class PPO(SegmentLearner):
     """Synchronous PPO on double-buffered EnvPool envs."""
 
     config_class = PPOConfig
+    trains_recurrent_cores = True
+    """``net.core=gru`` trains: the sampler keeps each env's state, the update re-runs the
+    core over chunks of ``algo.recurrence`` steps (:func:`chunked`)."""
 
     def __init__(self, config: PPOConfig, context: LearnerContext) -> None:
         super().__init__(config, context)
@@ -363,6 +453,10 @@ class PPO(SegmentLearner):
         config = self.config
         self.update.set_learning_rate_fraction(self.learning_rate_fraction())
         advantages, returns = rollout_gae(rollout, config.gamma, config.gae_lambda)
+        if rollout.states is not None:
+            length = config.recurrence if config.recurrence > 0 else len(rollout.valid)
+            chunks = chunked(rollout, advantages, returns, length)
+            return self.update.run_chunks(chunks, self.generator)
         return self.update.run(flatten(rollout, advantages, returns), self.generator)
 
     def _state(self) -> dict[str, Any]:

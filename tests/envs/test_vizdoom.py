@@ -62,3 +62,18 @@ def test_evolution_trains_on_doom_through_the_shipped_config(compose, tmp_path):
     state = load_checkpoint(tmp_path)
     assert state["generation"] == 1
     assert state["counters"]["frames"] == 4 * state["counters"]["env_steps"]
+
+
+def test_learners_take_sample_factorys_doom_settings_and_others_the_pixels_ones():
+    from neuroplug_learners.configs import APPOConfig, DQNConfig, PPOConfig
+
+    from neuroplug.rl.presets import resolve
+
+    env = make_spec(EnvConfig(task_id="D1Basic-v1"))
+    for config_class in (PPOConfig, APPOConfig):
+        settings, source = resolve(config_class(name="ppo"), env)
+        assert source == "doom preset: Sample Factory sf_examples/vizdoom"
+        assert (settings.rollout_length, settings.epochs, settings.learning_rate) == (32, 1, 1e-4)
+        assert settings.num_envs * settings.rollout_length == 1024  # its batch size
+    _, source = resolve(DQNConfig(name="dqn"), env)  # no Doom entry: by observation kind
+    assert source.startswith("pixels preset")

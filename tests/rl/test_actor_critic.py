@@ -58,3 +58,28 @@ def test_the_written_out_gradients_are_autograds(task):
         if name == "log_std":
             expected = grads.log_std
         torch.testing.assert_close(written[name], expected, msg=name)
+
+
+def test_a_recurrent_actor_critic_re_runs_its_core_as_it_acted():
+    # The update's sequence() over a chunk must give what step() gave while acting: the
+    # same outputs and values, with the state zeroed where an episode begins.
+    env, network = build_env_and_network(
+        EnvConfig(task_id="CartPole-v1"), NetConfig(hidden_sizes=[16], core="gru", core_size=8)
+    )
+    model = ActorCritic(network, env, network.initial_params(torch.Generator().manual_seed(0)), 0)
+    assert model.shared_trunk and not model.written_out  # the critic reads the core's state
+    generator = torch.Generator().manual_seed(1)
+    steps, envs = 6, 3
+    observations = torch.randn(steps, envs, 4, generator=generator)
+    starts = torch.zeros(steps, envs, dtype=torch.bool)
+    starts[3, 1] = True
+    initial = torch.randn(envs, 8, generator=generator)
+    with torch.no_grad():
+        outputs, values, last = model.sequence(observations, initial, starts)
+        state = initial
+        for step in range(steps):
+            state = torch.where(starts[step].unsqueeze(1), 0.0, state)
+            acted, valued, state = model.step(observations[step], state)
+            torch.testing.assert_close(outputs[step], acted)
+            torch.testing.assert_close(values[step], valued)
+        torch.testing.assert_close(last, state)

@@ -93,3 +93,33 @@ def test_games_run_on_across_rollouts_and_are_counted_whole():
     # Every counted step belongs to a finished game or to a game still running.
     assert sum(episodes.lengths) + int(sampler.length.sum()) == sampler.env_steps
     assert float(sampler.score.sum()) == float(sampler.length.sum())
+
+
+@pytest.mark.parametrize("groups", [1, 2])
+def test_a_recurrent_policys_state_counts_the_steps_of_its_episode(groups):
+    # A "core" whose state is its step count in the episode: the stored states must be 0 at
+    # every episode's first acted step and count up from there, across rollouts.
+    env = make_spec(EnvConfig(task_id="CartPole-v1"))
+    sampler = Sampler(env, 4, groups, 2, torch.device("cpu"), state_size=1)
+    uniform = _uniform_policy(env.num_actions)
+
+    def act(observations, rows, states):
+        return (*uniform(observations, rows), states + 1)
+
+    sampler.start(np.arange(4) + 100)
+    try:
+        rollouts = [sampler.rollout(act, 60) for _ in range(2)]
+    finally:
+        sampler.close()
+    states = torch.cat([rollout.states[..., 0] for rollout in rollouts])
+    starts = torch.cat([rollout.starts for rollout in rollouts])
+    ended = torch.cat([rollout.ended for rollout in rollouts])
+    valid = torch.cat([rollout.valid for rollout in rollouts])
+    assert bool(starts[0].all())
+    for step in range(1, len(states)):
+        # An episode's first acted step follows EnvPool's reset step (two after its end).
+        begins = ended[step - 2] if step >= 2 else torch.zeros(4, dtype=torch.bool)
+        assert torch.equal(starts[step], begins), step
+        expected = torch.where(begins, 0.0, states[step - 1] + 1)
+        assert torch.equal(states[step], expected), step
+    assert bool(valid[starts].all())  # a first step is always a valid one

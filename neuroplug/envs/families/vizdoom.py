@@ -24,6 +24,7 @@ class ViZDoom(EnvFamily):
     default_behavior = None
     video_from_observation = True
     native_fps = 35.0  # Doom's tics per second
+    preset_kind = "doom"  # Sample Factory's Doom settings, where a learner has them
 
     def detects(self, settings: dict[str, Any], envpool_spec: Any) -> bool:
         return type(envpool_spec).__name__.startswith("Vizdoom")

@@ -63,3 +63,14 @@ def test_rollouts_older_than_the_lag_bound_are_dropped_and_the_rest_learned(comp
 def test_bad_appo_settings_name_the_field(field, value):
     with pytest.raises(ConfigError, match=f"algo.{field}"):
         resolved_settings(APPOConfig(name="appo", **{field: value}))
+
+
+def test_a_recurrent_appo_trains_and_its_policy_replays_with_its_core(compose, tmp_path):
+    from neuroplug.replay import replay
+
+    masked = [*CARTPOLE, "env.observation_mask=[1,3]", "net.core=gru", "algo.recurrence=8"]
+    tiny = [*masked, "algo.segment_steps=512", "run.max_frames=2048", "run.eval_episodes=3"]
+    summary = run_job(compose([*tiny, "logger=none", f"run.output_dir={tmp_path}"]))
+    assert summary["frames"] >= 2048
+    replayed = replay(tmp_path, video=False)
+    assert replayed.returns.mean() == pytest.approx(summary["eval_return_mean"])
