@@ -192,8 +192,8 @@ class NetConfig:
     padding: str = "valid"
     """Nature CNN padding: ``valid`` (~1.7M params) or ``same`` (~4M, the deep GA's large net)."""
     core: str = "none"
-    """A recurrent core between the encoder and the output layer: ``none`` or ``gru``
-    (Sample Factory's default policy). Each episode's state starts at zero and is carried
+    """A recurrent core between the encoder and the output layer: ``none``, ``gru``
+    (Sample Factory's default policy) or ``lstm`` (CleanRL's ``ppo_atari_lstm.py``). Each episode's state starts at zero and is carried
     from step to step."""
     core_size: int | None = None
     """The core's width H; null: the encoder's output width."""

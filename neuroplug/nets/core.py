@@ -1,6 +1,7 @@
 """The recurrent core an encoder may feed (``net.core=gru``): its slots, layer and start.
 
-Sample Factory's default policy is an encoder, a GRU core and linear heads; the networks
+Sample Factory's default policy is an encoder, a GRU core and linear heads (CleanRL's
+``ppo_atari_lstm.py`` uses an LSTM); the networks
 here insert the core the same way, between their last hidden layer (the encoder's output)
 and their output layer. The core is one ``gru`` layer of the table
 (:mod:`neuroplug.nets.layers`), so every forward that reads the table runs it.
@@ -13,10 +14,10 @@ import math
 import torch
 
 from neuroplug.errors import require
-from neuroplug.nets.layers import GRU, Layer
+from neuroplug.nets.layers import GRU, LSTM, Layer
 from neuroplug.nets.layout import ParameterLayout
 
-CORES = ("none", "gru")
+CORES = ("none", "gru", "lstm")
 """``net.core`` values."""
 
 
@@ -31,26 +32,32 @@ def check_core(core: str, core_size: int | None) -> None:
     )
 
 
-def core_slots(fan_in: int, size: int) -> list[tuple[str, tuple[int, ...]]]:
-    """The core's slots: input weight and bias, state weight and bias (gates r, z, n)."""
+GATES = {"gru": 3, "lstm": 4}
+"""Gate blocks per core: a GRU's reset, update and new; an LSTM's input, forget, cell, output."""
+
+
+def core_slots(core: str, fan_in: int, size: int) -> list[tuple[str, tuple[int, ...]]]:
+    """The core's slots: input weight and bias, state weight and bias, one block per gate."""
+    gates = GATES[core] * size
     return [
-        ("core.w", (fan_in, 3 * size)),
-        ("core.b", (3 * size,)),
-        ("core.u", (size, 3 * size)),
-        ("core.c", (3 * size,)),
+        ("core.w", (fan_in, gates)),
+        ("core.b", (gates,)),
+        ("core.u", (size, gates)),
+        ("core.c", (gates,)),
     ]
 
 
-def core_layer() -> Layer:
+def core_layer(core: str) -> Layer:
     """The core's row of the layer table."""
-    return Layer(GRU, "core.w", "core.b", recurrent_weight="core.u", recurrent_bias="core.c")
+    kind = {"gru": GRU, "lstm": LSTM}[core]
+    return Layer(kind, "core.w", "core.b", recurrent_weight="core.u", recurrent_bias="core.c")
 
 
 def initialize_core(
     params: torch.Tensor, layout: ParameterLayout, generator: torch.Generator
 ) -> None:
-    """Fill the core's slots in ``params`` as ``torch.nn.GRUCell`` does: every weight and
-    bias uniform in ``[-1/sqrt(H), 1/sqrt(H)]``."""
+    """Fill the core's slots in ``params`` as ``torch.nn.GRUCell`` and ``LSTMCell`` do:
+    every weight and bias uniform in ``[-1/sqrt(H), 1/sqrt(H)]``."""
     size = layout.slots["core.u"].shape[0]
     bound = 1.0 / math.sqrt(size)
     for name in ("core.w", "core.b", "core.u", "core.c"):

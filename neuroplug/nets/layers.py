@@ -20,9 +20,17 @@ Layer kinds and their weight slots:
       r = sigmoid(x W_r + b_r + h U_r + c_r)      z = sigmoid(x W_z + b_z + h U_z + c_z)
       n = tanh(x W_n + b_n + r * (h U_n + c_n))   h' = (1 - z) * n + z * h
 
-  Its output is ``h'``, which is also the state the next step starts from. A network holds
-  at most one core; its state is a ``(rows, H)`` tensor that the caller keeps per episode
-  (zeros at an episode's start) and passes to the ``*_with_state`` forwards.
+  Its output is ``h'``, which is also the state the next step starts from;
+- ``lstm``: a recurrent core (PyTorch's ``LSTMCell`` arithmetic), the same slots with
+  ``4H`` gates in the order input, forget, cell, output::
+
+      i, f, o = sigmoid(...), g = tanh(...)   c' = f * c + i * g   h' = o * tanh(c')
+
+  Its output is ``h'``; its state is ``h`` and ``c`` side by side, ``2H`` wide.
+
+A network holds at most one core; its state is a ``(rows, S)`` tensor (:func:`state_size`)
+that the caller keeps per episode (zeros at an episode's start) and passes to the
+``*_with_state`` forwards.
 
 uint8 inputs (frames) are scaled to [0, 1] before the first layer.
 
@@ -49,8 +57,10 @@ from neuroplug.nets.layout import ParameterLayout, Params
 LINEAR = "linear"
 CONV2D = "conv2d"
 GRU = "gru"
-LAYER_KINDS = (LINEAR, CONV2D, GRU)
+LSTM = "lstm"
+LAYER_KINDS = (LINEAR, CONV2D, GRU, LSTM)
 FEEDFORWARD_KINDS = (LINEAR, CONV2D)
+RECURRENT_KINDS = (GRU, LSTM)
 """The kinds without state: what a backend that runs no recurrent core supports."""
 
 
@@ -145,10 +155,11 @@ class Layer:
     def __post_init__(self) -> None:
         if self.kind not in LAYER_KINDS:
             raise ValueError(f"layer kind {self.kind!r}; known: {', '.join(LAYER_KINDS)}")
-        if (self.kind == GRU) != bool(self.recurrent_weight and self.recurrent_bias):
-            raise ValueError("a gru layer, and only a gru layer, has recurrent slots")
-        if self.kind == GRU and self.activation != "identity":
-            raise ValueError("a gru layer's output is its state: its activation is identity")
+        recurrent = self.kind in RECURRENT_KINDS
+        if recurrent != bool(self.recurrent_weight and self.recurrent_bias):
+            raise ValueError("a recurrent core, and only a recurrent core, has recurrent slots")
+        if recurrent and self.activation != "identity":
+            raise ValueError("a recurrent core's output is its state: its activation is identity")
         if self.activation not in ACTIVATIONS:
             raise ValueError(f"activation {self.activation!r}; known: {', '.join(ACTIVATIONS)}")
 
@@ -169,11 +180,36 @@ def out_channels(layout: ParameterLayout, layer: Layer) -> int:
 
 
 def state_size(layout: ParameterLayout, layers: Sequence[Layer]) -> int:
-    """H: the width of the recurrent core's state, 0 for a network without one."""
-    cores = [layer for layer in layers if layer.kind == GRU]
+    """S: the width of the recurrent core's state (H for a GRU, 2H for an LSTM's ``h`` and
+    ``c``), 0 for a network without one."""
+    cores = [layer for layer in layers if layer.kind in RECURRENT_KINDS]
     if len(cores) > 1:
         raise ValueError("a network holds at most one recurrent core")
-    return layout.slots[cores[0].recurrent_weight].shape[0] if cores else 0
+    if not cores:
+        return 0
+    width = layout.slots[cores[0].recurrent_weight].shape[0]
+    return 2 * width if cores[0].kind == LSTM else width
+
+
+def core_update(
+    kind: str,
+    input_gates: torch.Tensor,
+    state: torch.Tensor,
+    state_gates: Callable[[torch.Tensor], torch.Tensor],
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """A recurrent core's step: its output and new state from ``x W + b``, its state, and
+    ``state_gates`` (``h -> h U + c``). Element-wise but for ``state_gates``, with the
+    activations of :data:`ACTIVATIONS`, so a row's result does not depend on its company."""
+    if kind == GRU:
+        new_state = gru_update(input_gates, state_gates(state), state)
+        return new_state, new_state
+    size = state.shape[-1] // 2
+    previous, cell = state[..., :size], state[..., size:]
+    gates = input_gates + state_gates(previous)
+    forget = _sigmoid(gates[..., size : 2 * size])
+    cell = forget * cell + _sigmoid(gates[..., :size]) * _tanh(gates[..., 2 * size : 3 * size])
+    output = _sigmoid(gates[..., 3 * size :]) * _tanh(cell)
+    return output, torch.cat((output, cell), dim=-1)
 
 
 def gru_update(
@@ -318,14 +354,16 @@ def forward_members_with_state(
                 hidden = hidden.reshape(rows, members, -1).transpose(0, 1)
             hidden = hidden.reshape(members, rows, fan_in(layout, layer))
             gates = _batched_affine(views[layer.bias].unsqueeze(1), hidden, views[layer.weight])
-            if layer.kind == GRU:
+            if layer.kind in RECURRENT_KINDS:
                 previous = state if state is not None else hidden.new_zeros(members, rows, size)
-                recurrent = _batched_affine(
-                    views[layer.recurrent_bias].unsqueeze(1),
+                recurrent_bias = views[layer.recurrent_bias].unsqueeze(1)
+                recurrent_weight = views[layer.recurrent_weight]
+                gates, new_state = core_update(
+                    layer.kind,
+                    gates,
                     previous.to(hidden.dtype),
-                    views[layer.recurrent_weight],
+                    lambda h: _batched_affine(recurrent_bias, h, recurrent_weight),  # noqa: B023
                 )
-                gates = new_state = gru_update(gates, recurrent, previous.to(hidden.dtype))
             hidden = activation(gates)
     if hidden.dim() == 4:  # a network ending in a convolution
         hidden = hidden.reshape(rows, members, -1).transpose(0, 1)
@@ -374,17 +412,20 @@ def forward_single_with_state(
             if hidden.dim() != 2:  # a reshape is one more node for autograd to walk back
                 hidden = hidden.reshape(len(hidden), weight.shape[0])
             hidden = torch.addmm(bias, hidden, weight)
-            if layer.kind == GRU:
+            if layer.kind in RECURRENT_KINDS:
                 recurrent_weight = layout.tensor(params, layer.recurrent_weight)
+                recurrent_bias = layout.tensor(params, layer.recurrent_bias)
                 previous = (
                     state.to(hidden.dtype)
                     if state is not None
-                    else hidden.new_zeros(len(hidden), recurrent_weight.shape[0])
+                    else hidden.new_zeros(len(hidden), state_size(layout, [layer]))
                 )
-                recurrent = torch.addmm(
-                    layout.tensor(params, layer.recurrent_bias), previous, recurrent_weight
+                hidden, new_state = core_update(
+                    layer.kind,
+                    hidden,
+                    previous,
+                    lambda h: torch.addmm(recurrent_bias, h, recurrent_weight),  # noqa: B023
                 )
-                hidden = new_state = gru_update(hidden, recurrent, previous)
         if layer.activation != "identity":
             hidden = ACTIVATIONS[layer.activation](hidden)
     return hidden, new_state

@@ -46,8 +46,8 @@ class MLP(Network):
             shapes += [(f"w{layer}", (fan_in, fan_out)), (f"b{layer}", (fan_out,))]
             layers.append(Layer(LINEAR, f"w{layer}", f"b{layer}", activation))
         if self.core_size:
-            shapes += core_slots(encoder_width, self.core_size)
-            layers.append(core_layer())
+            shapes += core_slots(core, encoder_width, self.core_size)
+            layers.append(core_layer(core))
         last = self.num_layers - 1
         shapes += [(f"w{last}", (self.widths[-2], output_size)), (f"b{last}", (output_size,))]
         layers.append(Layer(LINEAR, f"w{last}", f"b{last}"))
@@ -104,5 +104,5 @@ class MLP(Network):
     def describe(self) -> str:
         widths = [str(width) for width in self.widths]
         if self.core_size:
-            widths[-2] = f"GRU{self.core_size}"
+            widths[-2] = f"{self.core.upper()}{self.core_size}"
         return f"MLP {'-'.join(widths)} ({self.activation_name}), {self.num_params:,} params"

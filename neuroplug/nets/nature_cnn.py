@@ -71,8 +71,8 @@ class NatureCNN(Network):
         layers.append(Layer(LINEAR, "fc.w", "fc.b", "relu"))
         features = HIDDEN_SIZE
         if self.core_size:
-            shapes += core_slots(HIDDEN_SIZE, self.core_size)
-            layers.append(core_layer())
+            shapes += core_slots(core, HIDDEN_SIZE, self.core_size)
+            layers.append(core_layer(core))
             features = self.core_size
         shapes += [("out.w", (features, output_size)), ("out.b", (output_size,))]
         layers.append(Layer(LINEAR, "out.w", "out.b"))
@@ -125,7 +125,7 @@ class NatureCNN(Network):
         return params
 
     def describe(self) -> str:
-        core = f", GRU{self.core_size} core" if self.core_size else ""
+        core = f", {self.core.upper()}{self.core_size} core" if self.core_size else ""
         return (
             f"Nature CNN ({self.padding} padding{core}) on {self.input_shape}, "
             f"{self.num_params:,} params"

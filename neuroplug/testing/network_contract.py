@@ -23,7 +23,8 @@ from __future__ import annotations
 import torch
 
 from neuroplug import registry
-from neuroplug.nets.layers import CONV2D, GRU
+from neuroplug.nets.core import GATES
+from neuroplug.nets.layers import CONV2D, RECURRENT_KINDS
 from neuroplug.nets.network import Network
 from neuroplug.testing.algorithm_contract import ContractViolation
 from neuroplug.testing.backend_contract import check_backend_contract
@@ -57,14 +58,15 @@ def _check_table(network: Network) -> None:
             f"{name}: a {layer.kind} layer takes a {dims}-D weight and a bias of its "
             f"{outputs} outputs; {layer.weight} is {weight} and {layer.bias} is {bias}",
         )
-        if layer.kind == GRU:
-            size = weight[-1] // 3
+        if layer.kind in RECURRENT_KINDS:
+            gates = GATES[layer.kind]
+            size = weight[-1] // gates
             recurrent = slots[layer.recurrent_weight].shape, slots[layer.recurrent_bias].shape
             _require(
-                weight[-1] == 3 * size and recurrent == ((size, 3 * size), (3 * size,)),
-                f"{name}: a gru layer of width H takes weights (in, 3H) and (H, 3H) and biases "
-                f"(3H,); {layer.weight} is {weight}, {layer.recurrent_weight} {recurrent[0]}, "
-                f"{layer.recurrent_bias} {recurrent[1]}",
+                weight[-1] == gates * size and recurrent == ((size, gates * size), (gates * size,)),
+                f"{name}: a {layer.kind} layer of width H takes weights (in, {gates}H) and "
+                f"(H, {gates}H) and biases ({gates}H,); {layer.weight} is {weight}, "
+                f"{layer.recurrent_weight} {recurrent[0]}, {layer.recurrent_bias} {recurrent[1]}",
             )
 
 

@@ -97,3 +97,26 @@ def test_an_unknown_core_is_refused_naming_the_field():
     env = make_spec(EnvConfig(task_id="CartPole-v1"))
     with pytest.raises(ConfigError, match="net.core: got 'lstmm'"):
         MLP.from_config(NetConfig(core="lstmm"), env)
+
+
+def test_each_member_steps_its_own_lstm_as_torch_does():
+    network = MLP(4, [16], 3, "tanh", core="lstm", core_size=8)
+    assert network.state_size == 16  # h and c side by side
+    params = _population(network, 4)
+    inputs, state = torch.randn(4, 4), torch.randn(4, 16)
+    outputs, new_state = network.forward_population_with_state(params, inputs, state)
+    for member in range(4):
+        tensor = lambda name: network.layout.tensor(params[member], name)  # noqa: E731, B023
+        cell = torch.nn.LSTMCell(16, 8)
+        with torch.no_grad():
+            cell.weight_ih.copy_(tensor("core.w").T)
+            cell.bias_ih.copy_(tensor("core.b"))
+            cell.weight_hh.copy_(tensor("core.u").T)
+            cell.bias_hh.copy_(tensor("core.c"))
+            features = torch.tanh(inputs[member : member + 1] @ tensor("w0") + tensor("b0"))
+            h, c = cell(features, (state[member : member + 1, :8], state[member : member + 1, 8:]))
+            expected = h @ tensor("w1") + tensor("b1")
+        torch.testing.assert_close(new_state[member], torch.cat((h, c), 1)[0], rtol=1e-5, atol=1e-6)
+        torch.testing.assert_close(outputs[member], expected[0], rtol=1e-5, atol=1e-6)
+    alone, alone_state = network.forward_population_with_state(params[1:2], inputs[1:2], state[1:2])
+    assert torch.equal(alone[0], outputs[1]) and torch.equal(alone_state[0], new_state[1])

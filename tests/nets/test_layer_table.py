@@ -133,8 +133,8 @@ def test_a_layer_table_that_misses_a_slot_breaks_the_contract():
 
 
 def test_an_unknown_layer_kind_or_activation_is_refused_with_what_is_known():
-    with pytest.raises(ValueError, match="linear, conv2d"):
-        Layer("lstm", "core.w", "core.b")
+    with pytest.raises(ValueError, match="linear, conv2d, gru, lstm"):
+        Layer("attention", "attn.w", "attn.b")
     with pytest.raises(ValueError, match="tanh"):
         Layer(LINEAR, "w", "b", "swish")
 

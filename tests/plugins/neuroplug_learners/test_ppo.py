@@ -155,8 +155,10 @@ def test_a_recurrent_ppo_learns_cartpole_without_velocities_where_a_feed_forward
     assert returns["gru"] > 150 and returns["none"] < 80, returns
 
 
-def test_a_recurrent_ppo_resumes_and_replays_with_its_core(compose, tmp_path):
-    tiny = [*MASKED, "algo.segment_steps=512", "run.max_frames=4096", "run.eval_episodes=3"]
+@pytest.mark.parametrize("core", ["gru", "lstm"])
+def test_a_recurrent_ppo_resumes_and_replays_with_its_core(compose, tmp_path, core):
+    tiny = [*MASKED, f"net.core={core}", "algo.segment_steps=512", "run.max_frames=4096"]
+    tiny.append("run.eval_episodes=3")
     left, _ = check_learner_resume(compose, tiny, tmp_path / "resume", generations=3, stop_at=1)
     assert left["algorithm"]["learner"]["updates"] > 0
     # The deployed policy, core included, replays the final evaluation's very episodes.
