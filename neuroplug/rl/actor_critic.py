@@ -43,6 +43,7 @@ from torch import nn
 from neuroplug.envs.spec import EnvSpec
 from neuroplug.nets import gradients
 from neuroplug.nets import layers as layer_table
+from neuroplug.nets.layers import RECURRENT_KINDS
 from neuroplug.nets.network import Network
 from neuroplug.rl.distributions import Categorical, DiagonalGaussian
 from neuroplug.seeds import value_head_generator
@@ -166,8 +167,10 @@ class ActorCritic(nn.Module):
         """``(outputs (n, out), values (n,))`` (a recurrent core from zero states)."""
         policy, critic = self._named_tensors()
         if self.recurrent:
-            states = observations.new_zeros((len(observations), self.network.state_size))
-            outputs, values, _ = self.step(observations, states.float())
+            states = torch.zeros(
+                (len(observations), self.network.state_size), device=observations.device
+            )
+            outputs, values, _ = self.step(observations, states)
             return outputs, values
         if self.shared_trunk:
             features = self.network.features(policy, observations)
@@ -195,10 +198,11 @@ class ActorCritic(nn.Module):
         """Outputs ``(L, B, out)``, values ``(L, B)`` and the final core states ``(B, H)`` of
         ``B`` envs' ``L`` consecutive steps ``observations`` ``(L, B, *obs)``: the encoder on
         all of them at once, then the core step by step from ``states`` ``(B, H)``, zeroed
-        where ``starts`` ``(L, B)`` begins an episode, then the heads on all at once."""
+        where ``starts`` ``(L, B)`` begins an episode, then the layers after it on all at
+        once."""
         policy, _ = self._named_tensors()
         layers, layout = self.network.layers, self.network.layout
-        core = len(layers) - 2  # the networks put their core just before the output layer
+        core = next(i for i, layer in enumerate(layers) if layer.kind in RECURRENT_KINDS)
         steps, envs = starts.shape
         encoded = layer_table.forward_single(
             layers[:core],
@@ -214,6 +218,7 @@ class ActorCritic(nn.Module):
             )
             features.append(hidden)
         flat = torch.stack(features).reshape(steps * envs, -1)
+        flat = layer_table.forward_single(layers[core + 1 : -1], layout, policy, flat)
         outputs = self.network.head(policy, flat).reshape(steps, envs, -1)
         return outputs, self.value_head(flat).reshape(steps, envs), states
 

@@ -328,6 +328,7 @@ class Sampler:
         group.pending = False
         if group.last_step is not None:  # not the results of a reset
             group.outcomes.append(batch)
+        if group.last_step is not None and self.state is not None:
             # The step after an episode's end is EnvPool's reset (its action ignored); the
             # one after that is the new episode's first acted step.
             rows = group.rows

@@ -77,6 +77,7 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any, ClassVar, Protocol
 
@@ -251,64 +252,55 @@ class PPOUpdate:
 
     def run(self, batch: Batch, generator: torch.Generator) -> dict[str, float]:
         """E epochs of M minibatches; returns the last epoch's mean losses."""
-        config = self.config
         self.model.train()
         self.trained.check_seated()
-        size = len(batch)
-        step = max(1, size // config.minibatches)
-        scalars = batch.scalars()
-        whole = (batch.observations, batch.actions, scalars)
+        whole = (batch.observations, batch.actions, batch.scalars())
         last_epoch: list[torch.Tensor] = []
-        for epoch in range(config.epochs):
-            last = epoch == config.epochs - 1
-            # One minibatch of every row: its losses are means, so the order is moot.
-            order = (
-                None
-                if step == size
-                else torch.randperm(size, generator=generator, device=generator.device)
-            )
-            for start in range(0, size - step + 1, step):
-                if order is None:
-                    observations, actions, rows = whole
-                else:
-                    chosen = order[start : start + step]
-                    observations, actions, rows = (part[chosen] for part in whole)
-                outputs, values, backward = self.model.forward_for_gradients(observations)
-                self._step(outputs, values, backward, actions, rows, last_epoch if last else None)
+        for chosen, last in self._minibatches(len(batch), generator):
+            parts = whole if chosen is None else (part[chosen] for part in whole)
+            observations, actions, rows = parts
+            outputs, values, backward = self.model.forward_for_gradients(observations)
+            self._step(outputs, values, backward, actions, rows, last_epoch if last else None)
         return self._stats(last_epoch, batch.returns, batch.values)
 
     def run_chunks(self, chunks: Chunks, generator: torch.Generator) -> dict[str, float]:
         """:meth:`run` for a recurrent model: E epochs of M minibatches of whole chunks,
         the core re-run over each chunk from its stored state (truncated BPTT); only the
         valid steps count in the loss."""
-        config = self.config
         self.model.train()
         self.trained.check_seated()
-        count = chunks.count
-        step = max(1, count // config.minibatches)
         last_epoch: list[torch.Tensor] = []
-        for epoch in range(config.epochs):
-            last = epoch == config.epochs - 1
-            order = (
-                None
-                if step == count
-                else torch.randperm(count, generator=generator, device=generator.device)
+        for chosen, last in self._minibatches(chunks.count, generator):
+            chosen = slice(None) if chosen is None else chosen
+            valid = torch.nonzero(chunks.valid[:, chosen].reshape(-1)).squeeze(1)
+            outputs, values, backward = self.model.sequence_for_gradients(
+                chunks.observations[:, chosen],
+                chunks.states[chosen],
+                chunks.starts[:, chosen],
+                valid,
             )
-            for start in range(0, count - step + 1, step):
-                chosen = slice(None) if order is None else order[start : start + step]
-                valid = torch.nonzero(chunks.valid[:, chosen].reshape(-1)).squeeze(1)
-                outputs, values, backward = self.model.sequence_for_gradients(
-                    chunks.observations[:, chosen],
-                    chunks.states[chosen],
-                    chunks.starts[:, chosen],
-                    valid,
-                )
-                actions = chunks.actions[:, chosen]
-                actions = actions.reshape(-1, *actions.shape[2:])[valid]
-                rows = chunks.scalars[:, chosen].reshape(-1, 4)[valid]
-                self._step(outputs, values, backward, actions, rows, last_epoch if last else None)
+            actions = chunks.actions[:, chosen]
+            actions = actions.reshape(-1, *actions.shape[2:])[valid]
+            rows = chunks.scalars[:, chosen].reshape(-1, 4)[valid]
+            self._step(outputs, values, backward, actions, rows, last_epoch if last else None)
         scalars = chunks.scalars.reshape(-1, 4)[chunks.valid.reshape(-1)]
         return self._stats(last_epoch, scalars[:, 3], scalars[:, 1])
+
+    def _minibatches(
+        self, size: int, generator: torch.Generator
+    ) -> Iterator[tuple[torch.Tensor | None, bool]]:
+        """E epochs of M minibatches of ``size`` rows (transitions, or chunks): each
+        minibatch's shuffled row indices (None: every row, in order) and whether it is in
+        the last epoch."""
+        config = self.config
+        step = max(1, size // config.minibatches)
+        for epoch in range(config.epochs):
+            if step == size:  # one minibatch of every row: its losses are means, order is moot
+                yield None, epoch == config.epochs - 1
+                continue
+            order = torch.randperm(size, generator=generator, device=generator.device)
+            for start in range(0, size - step + 1, step):
+                yield order[start : start + step], epoch == config.epochs - 1
 
     def _step(self, outputs, values, backward, actions, rows, stats: list | None) -> None:
         """One SGD step on a minibatch's outputs; its loss statistics go to ``stats``."""
