@@ -148,6 +148,10 @@ class AlgorithmConfig(PluginConfig):
     action_noise: float = 0.0
     """Std of Gaussian noise added to continuous actions while training."""
 
+    virtual_batch_norm_families: ClassVar[tuple[str, ...]] = ()
+    """The env families (``atari``) where ``net.vbn: null`` turns virtual batch norm on for
+    this algorithm: where its paper used it."""
+
     def __post_init__(self) -> None:
         require(
             self.population_size >= 2,
@@ -700,6 +704,12 @@ class Backend(ABC):
         Only the listed members are computed: callers pass the members whose episodes
         are still alive.
         """
+
+    runs_virtual_batch_norm: ClassVar[bool] = False
+    """Whether :meth:`load` runs networks with virtual batch norm (``net.vbn``): it then
+    runs every member as :meth:`Network.deploy <neuroplug.nets.network.Network.deploy>`
+    makes it, its reference statistics folded in; such a network on a backend without it
+    is refused."""
 
     runs_recurrent_cores: ClassVar[bool] = False
     """Whether :meth:`forward_with_state` runs networks with a recurrent core

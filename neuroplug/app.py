@@ -104,13 +104,18 @@ def _groups_given_on_the_command_line() -> set[str] | None:
 
 def run_job(config: DictConfig) -> dict[str, Any]:
     """Train one job; returns its summary (Hydra passes it to sweepers)."""
-    from neuroplug.experiment import check_budget_unit, typed_experiment
+    from neuroplug.experiment import (
+        check_budget_unit,
+        check_virtual_batch_norm,
+        typed_experiment,
+    )
 
     config, resume_dir = resolve_resume(config)
     # The front door: past this line only the typed, validated form travels. A bad value is
     # refused here, before the trainer's modules (torch, the plugins) are imported.
     experiment = typed_experiment(config)
     check_budget_unit(experiment)
+    check_virtual_batch_norm(experiment)
     from neuroplug.training.trainer import Trainer
 
     run_dir = resume_dir if resume_dir is not None else _own_run_dir(config)

@@ -94,3 +94,15 @@ def check_budget_unit(experiment: Experiment) -> None:
             f"algo={name} counts {unit}, not {wrong.removeprefix('max_')}",
             f"run.{right}={getattr(run, wrong)}",
         )
+
+
+def check_virtual_batch_norm(experiment: Experiment) -> None:
+    """``net.vbn=true`` is evolution's: a learner's network is refused it, naming the
+    value to use (cheap, so a command refuses it before torch loads)."""
+    if experiment.net.vbn and isinstance(experiment.algo, LearnerConfig):
+        raise ConfigError(
+            "net.vbn",
+            f"algo={experiment.algo.name} learns by gradients; virtual batch norm's fixed "
+            "reference statistics are for evolution (es, ga, novelty search)",
+            "net.vbn=false, or null",
+        )

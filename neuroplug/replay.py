@@ -63,6 +63,8 @@ class LoadedPolicy:
     params: torch.Tensor
     normalizer: dict[str, Any] | None
     eval_return_mean: float | None
+    reference_batch: Any = None
+    """Virtual batch norm's reference observations (a ``torch.Tensor``), when the run used it."""
 
 
 @dataclass
@@ -106,6 +108,7 @@ def load_policy(run_dir: Path, which: str = "policy") -> LoadedPolicy:
         generation=int(state["generation"]),
         params=params.float(),
         normalizer=state.get("normalizer"),
+        reference_batch=state.get("reference_batch"),
         eval_return_mean=state.get("eval_return_mean"),
     )
 
@@ -126,6 +129,13 @@ def build_player(loaded: LoadedPolicy) -> tuple[EnvSpec, Policy, Backend]:
             f"the checkpoint holds {loaded.params.numel()} parameters but its config builds "
             f"{network.describe()}"
         )
+    if network.normalized:
+        if loaded.reference_batch is None:
+            raise ReplayError(
+                f"its config builds {network.describe()}, and the checkpoint holds no "
+                "reference batch to normalize by"
+            )
+        network.reference_batch = loaded.reference_batch
     # The checkpoint says whether the run normalized observations; no algorithm plugin needed.
     policy = Policy(network, env, normalize_observations=loaded.normalizer is not None)
     if policy.normalizer is not None:

@@ -77,6 +77,12 @@ SHARD = Stream(
     "a learner's envs in shards (scheduler.envs_per_shard): each shard's action-sampling "
     "generator per segment, and the new episodes of a shard whose sampler was replaced",
 )
+REFERENCE = Stream(
+    "reference",
+    0x7EF,
+    "virtual batch norm's reference batch (net.vbn): its envs' seeds, random actions and "
+    "which observations it keeps, once per run",
+)
 STREAMS = (
     EPISODE,
     NOOP,
@@ -87,6 +93,7 @@ STREAMS = (
     VALUE_HEAD,
     POPULATION,
     SHARD,
+    REFERENCE,
 )
 
 EVALUATION_GENERATION_OFFSET = 1 << 30
@@ -196,3 +203,9 @@ def population_rng(run_seed: int) -> np.random.Generator:
     worse one copies, which settings change and by how much."""
     entropy = [run_seed, POPULATION.tag, 0xE7]
     return np.random.Generator(np.random.Philox(np.random.SeedSequence(entropy)))
+
+
+def reference_rng(run_seed: int) -> np.random.Generator:
+    """The reference batch's generator (:data:`REFERENCE`): its envs' seeds, its random
+    actions and which observations it keeps."""
+    return np.random.Generator(np.random.Philox(np.random.SeedSequence([run_seed, REFERENCE.tag])))

@@ -220,6 +220,10 @@ CASES = {
     "recurrence-not-dividing-the-rollout": case(
         "algo=ppo", "algo.rollout_length=32", "algo.recurrence=5", field="algo.recurrence"
     ),
+    "vbn-with-a-learner": case("algo=ppo", "net.vbn=true", field="net.vbn", also=("false",)),
+    "vbn-with-obs-norm": case("net.vbn=true", field="net.vbn", also=("algo.obs_norm=false",)),
+    "vbn-on-triton": case("env=pong", "backend=triton", "net.vbn=true", field="net.vbn"),
+    "vbn-reference-of-one": case("net.vbn_reference_size=1", field="net.vbn_reference_size"),
     "mask-of-a-missing-entry": case("env.observation_mask=[7]", field="env.observation_mask"),
     # --- logger
     "unknown-logger-kind": case("logger.kinds=[console,nope]", field="logger.kinds"),

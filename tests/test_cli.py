@@ -228,6 +228,7 @@ def test_a_typo_in_a_group_option_fails_before_torch_or_hydra_is_imported(argume
         (["algo=es", "algo.population_size=3"], 2, "algo.population_size"),
         (["algo=ppo", "algo.learning_rate=-1"], 2, "algo.learning_rate: got -1.0"),
         (["scheduler=ray", "scheduler.num_workers=0"], 2, "scheduler.num_workers"),
+        (["algo=ppo", "net.vbn=true"], 2, "net.vbn: algo=ppo learns by gradients"),
         (["--help"], None, "== Configuration groups =="),
     ],
 )

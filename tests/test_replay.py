@@ -183,6 +183,12 @@ def _gif_frames(path) -> tuple[tuple[int, int], int]:
         return gif.size, total
 
 
+def test_an_atari_es_policy_replays_with_its_virtual_batch_norm(pong_run):
+    state = _checkpoint(pong_run)
+    assert "vbn: true" in state["config"] and state["reference_batch"] is not None
+    assert replay(pong_run, video=False).returns.mean() == state["eval_return_mean"]
+
+
 def test_atari_gif_shows_the_first_episode_in_rgb(pong_run, tmp_path):
     out = tmp_path / "pong.gif"
     result = replay(pong_run, out=out)

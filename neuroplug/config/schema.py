@@ -197,6 +197,16 @@ class NetConfig:
     from step to step."""
     core_size: int | None = None
     """The core's width H; null: the encoder's output width."""
+    vbn: bool | None = None
+    """Virtual batch norm (Salimans et al. 2016, 2017): every hidden layer's output
+    normalized by the statistics of a fixed reference batch of observations, computed with
+    each member's own weights (:mod:`neuroplug.nets.virtual_batch_norm`). Null: on where
+    the algorithm's paper used it (``es`` and the novelty ES family on Atari, as OpenAI's
+    ES did), off otherwise; the start-up line says which. Evolution only."""
+    vbn_reference_size: int = 128
+    """Observations in the reference batch, collected once at the start of the run with
+    random actions (:mod:`neuroplug.envs.reference_batch`); each member's statistics cost
+    this many forwards per generation."""
 
     def __post_init__(self) -> None:
         require(
@@ -213,6 +223,12 @@ class NetConfig:
         )
         require(
             self.padding in ("valid", "same"), "net.padding", f"got {self.padding!r}", "valid, same"
+        )
+        require(
+            self.vbn_reference_size >= 2,
+            "net.vbn_reference_size",
+            f"got {self.vbn_reference_size}",
+            "an integer >= 2 (a variance needs two observations)",
         )
 
 

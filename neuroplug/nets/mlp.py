@@ -11,11 +11,13 @@ from neuroplug.nets.core import check_core, core_layer, core_slots, initialize_c
 from neuroplug.nets.layers import LINEAR, Layer
 from neuroplug.nets.layout import ParameterLayout
 from neuroplug.nets.network import Network, normc_
+from neuroplug.nets.virtual_batch_norm import initialize_norm, norm_slots, normalized
 
 
 class MLP(Network):
     """``input -> hidden... -> output`` with one activation between layers; with a
-    recurrent core, ``input -> hidden... -> GRU -> output``."""
+    recurrent core, ``input -> hidden... -> GRU -> output``; with ``vbn``, every hidden
+    layer's output normalized before its activation (virtual batch norm)."""
 
     type_name = "mlp"
 
@@ -27,8 +29,10 @@ class MLP(Network):
         activation: str,
         core: str = "none",
         core_size: int | None = None,
+        vbn: bool = False,
     ) -> None:
         self.input_shape = (input_size,)
+        self.vbn = vbn
         self.output_size = output_size
         self.activation_name = activation
         self.core = core
@@ -44,7 +48,11 @@ class MLP(Network):
             zip(self.encoder_widths[:-1], self.encoder_widths[1:], strict=True)
         ):
             shapes += [(f"w{layer}", (fan_in, fan_out)), (f"b{layer}", (fan_out,))]
-            layers.append(Layer(LINEAR, f"w{layer}", f"b{layer}", activation))
+            hidden = Layer(LINEAR, f"w{layer}", f"b{layer}", activation)
+            if vbn:
+                shapes += norm_slots(f"n{layer}", fan_out)
+                hidden = normalized(hidden, f"n{layer}")
+            layers.append(hidden)
         if self.core_size:
             shapes += core_slots(core, encoder_width, self.core_size)
             layers.append(core_layer(core))
@@ -77,6 +85,7 @@ class MLP(Network):
             config.activation,
             config.core,
             config.core_size,
+            bool(config.vbn),
         )
 
     def resized(self, output_size: int) -> MLP:
@@ -87,6 +96,7 @@ class MLP(Network):
             self.activation_name,
             self.core,
             self.core_size or None,
+            self.vbn,
         )
 
     def initial_params(self, generator: torch.Generator) -> torch.Tensor:
@@ -99,10 +109,12 @@ class MLP(Network):
             params[slot.offset : slot.offset + slot.size] = weight.flatten()
         if self.core_size:
             initialize_core(params, self.layout, generator)
+        initialize_norm(params, self.layout, self.layers)
         return params
 
     def describe(self) -> str:
         widths = [str(width) for width in self.widths]
         if self.core_size:
             widths[-2] = f"{self.core.upper()}{self.core_size}"
-        return f"MLP {'-'.join(widths)} ({self.activation_name}), {self.num_params:,} params"
+        norm = ", virtual batch norm" if self.vbn else ""
+        return f"MLP {'-'.join(widths)} ({self.activation_name}{norm}), {self.num_params:,} params"

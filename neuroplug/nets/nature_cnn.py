@@ -17,6 +17,7 @@ from neuroplug.nets.core import check_core, core_layer, core_slots, initialize_c
 from neuroplug.nets.layers import CONV2D, LINEAR, Layer
 from neuroplug.nets.layout import ParameterLayout
 from neuroplug.nets.network import Network
+from neuroplug.nets.virtual_batch_norm import initialize_norm, norm_slots, normalized
 
 CONV_LAYERS = ((32, 8, 4), (64, 4, 2), (64, 3, 1))
 """(channels, kernel, stride) of the three convolutions."""
@@ -31,7 +32,9 @@ def _conv_output_size(size: int, kernel: int, stride: int, padding: str) -> int:
 
 class NatureCNN(Network):
     """Three convolutions (ReLU), a 512-unit ReLU layer and a linear output; with a
-    recurrent core (``net.core=gru``), the core between the 512 units and the output."""
+    recurrent core (``net.core=gru``), the core between the 512 units and the output; with
+    ``vbn``, the convolutions' and the 512 units' outputs normalized before their ReLU
+    (virtual batch norm, as OpenAI's ES on Atari)."""
 
     type_name = "nature_cnn"
     critic_shares_trunk = True
@@ -43,8 +46,10 @@ class NatureCNN(Network):
         padding: str = "valid",
         core: str = "none",
         core_size: int | None = None,
+        vbn: bool = False,
     ) -> None:
         self.input_shape = tuple(input_shape)
+        self.vbn = vbn
         self.output_size = output_size
         self.padding = padding
         self.core = core
@@ -58,7 +63,11 @@ class NatureCNN(Network):
                 (f"conv{layer}.b", (out_channels,)),
             ]
             pads = self._pads(height, width, kernel, stride)
-            layers.append(Layer(CONV2D, f"conv{layer}.w", f"conv{layer}.b", "relu", stride, pads))
+            conv = Layer(CONV2D, f"conv{layer}.w", f"conv{layer}.b", "relu", stride, pads)
+            if vbn:
+                shapes += norm_slots(f"conv{layer}", out_channels)
+                conv = normalized(conv, f"conv{layer}")
+            layers.append(conv)
             height = _conv_output_size(height, kernel, stride, padding)
             width = _conv_output_size(width, kernel, stride, padding)
             channels = out_channels
@@ -68,7 +77,11 @@ class NatureCNN(Network):
             )
         self.flat_size = channels * height * width
         shapes += [("fc.w", (self.flat_size, HIDDEN_SIZE)), ("fc.b", (HIDDEN_SIZE,))]
-        layers.append(Layer(LINEAR, "fc.w", "fc.b", "relu"))
+        fc = Layer(LINEAR, "fc.w", "fc.b", "relu")
+        if vbn:
+            shapes += norm_slots("fc", HIDDEN_SIZE)
+            fc = normalized(fc, "fc")
+        layers.append(fc)
         features = HIDDEN_SIZE
         if self.core_size:
             shapes += core_slots(core, HIDDEN_SIZE, self.core_size)
@@ -91,14 +104,24 @@ class NatureCNN(Network):
         check_core(config.core, config.core_size)
         try:
             return cls(
-                env.obs_shape, env.num_actions, config.padding, config.core, config.core_size
+                env.obs_shape,
+                env.num_actions,
+                config.padding,
+                config.core,
+                config.core_size,
+                bool(config.vbn),
             )
         except ValueError as error:
             raise ConfigError("net.type", str(error), "larger frames, or mlp") from error
 
     def resized(self, output_size: int) -> NatureCNN:
         return NatureCNN(
-            self.input_shape, output_size, self.padding, self.core, self.core_size or None
+            self.input_shape,
+            output_size,
+            self.padding,
+            self.core,
+            self.core_size or None,
+            self.vbn,
         )
 
     def _pads(self, height: int, width: int, kernel: int, stride: int) -> tuple[int, int, int, int]:
@@ -122,10 +145,12 @@ class NatureCNN(Network):
             params[slot.offset : slot.offset + slot.size] = values.flatten()
         if self.core_size:
             initialize_core(params, self.layout, generator)
+        initialize_norm(params, self.layout, self.layers)
         return params
 
     def describe(self) -> str:
         core = f", {self.core.upper()}{self.core_size} core" if self.core_size else ""
+        core += ", virtual batch norm" if self.vbn else ""
         return (
             f"Nature CNN ({self.padding} padding{core}) on {self.input_shape}, "
             f"{self.num_params:,} params"

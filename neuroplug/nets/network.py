@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, ClassVar
 import torch
 
 from neuroplug.nets import layers as layer_table
+from neuroplug.nets import virtual_batch_norm
 from neuroplug.nets.layers import Layer
 from neuroplug.nets.layout import ParameterLayout, Params
 from neuroplug.seeds import init_generator
@@ -39,6 +40,10 @@ class Network(ABC):
     output_size: int
     type_name: ClassVar[str] = ""
     """Its ``net.type`` name; empty for networks built only in code (tests, experiments)."""
+    reference_batch: torch.Tensor | None = None
+    """Virtual batch norm's reference observations ``(b, *input_shape)`` as the env gives
+    them (``net.vbn``): collected once per run (:mod:`neuroplug.envs.reference_batch`),
+    saved in its checkpoints and set before any member runs; None without it."""
     critic_shares_trunk: ClassVar[bool] = False
     """Whether an actor-critic puts its value head on this network's last hidden features
     (the Atari papers' shared trunk) rather than training a separate network of the same
@@ -72,6 +77,37 @@ class Network(ABC):
     def forward_population(self, params: torch.Tensor, inputs: torch.Tensor) -> torch.Tensor:
         """Outputs ``(n, output_size)``: row j of ``params`` applied to ``inputs[j]``."""
         return layer_table.forward_population(self.layers, self.layout, params, inputs)
+
+    @property
+    def normalized(self) -> bool:
+        """Whether layers carry virtual batch norm (``net.vbn``): members then run as
+        :meth:`deploy` makes them."""
+        return any(layer.normalized for layer in self.layers)
+
+    def deploy(self, params: torch.Tensor) -> torch.Tensor:
+        """The parameters ``(n, D)`` the forwards run: with virtual batch norm, each row's
+        reference statistics folded into its weights (:mod:`neuroplug.nets.virtual_batch_norm`);
+        otherwise ``params`` itself."""
+        if not self.normalized:
+            return params
+        return self.fold_statistics(params, self.reference_statistics(params))
+
+    def reference_statistics(self, params: torch.Tensor) -> torch.Tensor:
+        """``(n, M)``: every row's virtual batch norm statistics on :attr:`reference_batch`,
+        in one batched forward (a chunk of rows at a time)."""
+        if self.reference_batch is None:
+            raise RuntimeError(
+                f"{self.describe()} normalizes by a reference batch, and none is set "
+                "(a run collects it at its start; a checkpoint carries it)"
+            )
+        return virtual_batch_norm.reference_statistics(
+            self.layers, self.layout, params, self.reference_batch
+        )
+
+    def fold_statistics(self, params: torch.Tensor, statistics: torch.Tensor) -> torch.Tensor:
+        """A copy of ``params`` ``(n, D)`` with ``statistics`` (:meth:`reference_statistics`
+        of the same rows) folded into their normalized layers."""
+        return virtual_batch_norm.fold_statistics(self.layers, self.layout, params, statistics)
 
     @property
     def state_size(self) -> int:

@@ -21,6 +21,10 @@ population the algorithms build — plain parameter vectors, one center plus mir
 - an empty call returns ``(0, output_size)``, and loading another population replaces
   the first.
 
+A backend that sets ``runs_virtual_batch_norm`` is checked on the same networks with
+virtual batch norm too (:func:`normalized_networks`): its members are the reference
+forward of :meth:`~neuroplug.nets.network.Network.deploy`'s folded weights.
+
 ``config``: the backend's settings (default: its ``config_class`` with ``device``).
 """
 
@@ -49,6 +53,14 @@ def _require(condition: bool, message: str) -> None:
 def default_networks() -> list[Network]:
     """The networks checked by default: a small MLP and a small Nature CNN."""
     return [MLP(5, [16, 16], 3, "tanh"), NatureCNN((2, 36, 36), 4)]
+
+
+def normalized_networks() -> list[Network]:
+    """:func:`default_networks` with virtual batch norm, each with a reference batch."""
+    networks = [MLP(5, [16, 16], 3, "tanh", vbn=True), NatureCNN((2, 36, 36), 4, vbn=True)]
+    for network in networks:
+        network.reference_batch = network.example_inputs(8, torch.Generator().manual_seed(7))
+    return networks
 
 
 def populations(network: Network) -> dict[str, Population]:
@@ -106,7 +118,11 @@ def check_backend_contract(
 ) -> None:
     """Raise :class:`ContractViolation` naming the first broken part of the contract."""
     name = backend_class.__name__
-    for network in networks if networks is not None else default_networks():
+    if networks is None:
+        networks = default_networks()
+        if backend_class.runs_virtual_batch_norm:
+            networks += normalized_networks()
+    for network in networks:
         settings = config or backend_class.config_class(name=name.lower(), device=device)
         backend = backend_class(settings, network)
         observations = _inputs(network, SIZE)
@@ -121,7 +137,7 @@ def check_backend_contract(
                 f"{tuple(full.shape)} {full.dtype}",
             )
             _require(bool(torch.isfinite(full).all()), f"{where}: outputs must be finite")
-            members = population.materialize()
+            members = network.deploy(population.materialize())
             expected = torch.cat(
                 [network.forward_single(members[m], observations[m : m + 1]) for m in range(SIZE)]
             )

@@ -70,7 +70,14 @@ def check_resume_is_exact(
     )
     assert summary["generation"] == generations
     left, right = load_checkpoint(straight), load_checkpoint(resumed)
-    for key in ("generation", "counters", "last_eval", "algorithm", "normalizer"):
+    for key in (
+        "generation",
+        "counters",
+        "last_eval",
+        "algorithm",
+        "normalizer",
+        "reference_batch",
+    ):
         assert same(left[key], right[key]), f"{key} differs after resuming"
     policies = [load_data(checkpoint_dir(run) / BEST_POLICY) for run in (straight, resumed)]
     for key in ("policy_params", "best_member_params"):

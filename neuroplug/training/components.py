@@ -29,7 +29,7 @@ from neuroplug.devices import TorchThreads
 from neuroplug.envs.make import make_spec
 from neuroplug.envs.spec import EnvSpec
 from neuroplug.errors import ConfigError, require
-from neuroplug.experiment import Experiment
+from neuroplug.experiment import Experiment, check_virtual_batch_norm
 from neuroplug.nets.build import build_network
 from neuroplug.nets.network import Network
 from neuroplug.nets.policy import Policy
@@ -51,6 +51,8 @@ class Components:
     """The registry kind of the ``algo`` plugin: ``algorithms`` or ``learners``."""
     threads: TorchThreads | None = None
     """PyTorch's CPU threads, re-checked before every generation or segment."""
+    network_note: str = ""
+    """A default the start-up line names: virtual batch norm chosen for the algorithm."""
 
     @property
     def run(self):
@@ -68,6 +70,12 @@ def build_backend(backend_config: BackendConfig | Any, network: Network) -> Back
     """The ``backend`` plugin for ``network``, from its typed settings or a config node (a
     checkpoint's), checked against the plugin contract."""
     backend_class = registry.load("backends", backend_config.name)
+    if network.normalized and not backend_class.runs_virtual_batch_norm:
+        raise ConfigError(
+            "net.vbn",
+            f"backend={backend_config.name} runs no virtual batch norm",
+            "backend=torch, or net.vbn=false",
+        )
     if network.state_size and not backend_class.runs_recurrent_cores:
         raise ConfigError(
             "net.core",
@@ -105,8 +113,13 @@ def learner_context(
 
 
 def build_components(config: Experiment) -> Components:
-    """Build the run's objects from ``config`` (no environment is started)."""
-    env, network = build_env_and_network(config.env, config.net)
+    """Build the run's objects from ``config`` (no environment is started). The
+    components' config is ``config`` with the defaults that depend on the task decided
+    (``net.vbn``), so a checkpoint's record rebuilds the same network."""
+    check_virtual_batch_norm(config)
+    env = make_spec(config.env)
+    config, network_note = _decide_virtual_batch_norm(config, env)
+    network = build_network(config.net, env)
     kind, algorithm_class = registry.load_selected("algo", config.algo.name)
     scheduler_class = registry.load("schedulers", config.scheduler.name)
     scheduler = registry.construct(
@@ -161,7 +174,40 @@ def build_components(config: Experiment) -> Components:
         scheduler=scheduler,
         family=kind.name,
         threads=threads,
+        network_note=network_note,
     )
+
+
+def _decide_virtual_batch_norm(config: Experiment, env: EnvSpec) -> tuple[Experiment, str]:
+    """``config`` with ``net.vbn`` true or false, and what the start-up line says of it.
+
+    Null means the algorithm's paper's choice: on for the env families its config names
+    (``AlgorithmConfig.virtual_batch_norm_families``: the ES family on Atari), where the
+    backend runs it."""
+    vbn, note = config.net.vbn, ""
+    if vbn is None:
+        families = getattr(type(config.algo), "virtual_batch_norm_families", ())
+        vbn = str(env.family) in families
+        backend = config.backend.name
+        if vbn and not registry.load("backends", backend).runs_virtual_batch_norm:
+            vbn = False
+            note = (
+                f"no virtual batch norm, {config.algo.name}'s default on {env.family}: "
+                f"backend={backend} runs none (backend=torch does)"
+            )
+        elif vbn:
+            note = (
+                f"virtual batch norm is {config.algo.name}'s default on {env.family}, as in "
+                "its paper; net.vbn=false turns it off"
+            )
+    if vbn and not env.is_image and config.algo.obs_norm:
+        raise ConfigError(
+            "net.vbn",
+            "virtual batch norm normalizes by a fixed reference batch of raw observations, "
+            "which algo.obs_norm's moving statistics would no longer match",
+            "algo.obs_norm=false with net.vbn=true, or net.vbn=false",
+        )
+    return dataclasses.replace(config, net=dataclasses.replace(config.net, vbn=vbn)), note
 
 
 def _learner_context(

@@ -57,9 +57,10 @@ class Trainer:
     def __init__(
         self, config: Experiment, run_dir: Path, loggers: MultiLogger | None = None
     ) -> None:
-        self.config = config
         self.run_dir = Path(run_dir)
         self.parts: Components = build_components(config)
+        # With the task's defaults decided (net.vbn): what config.yaml and checkpoints record.
+        self.config = config = self.parts.config
         self.counters = dict.fromkeys(COUNTERS, 0)
         self.elapsed_before = 0.0
         self.last_eval: float | None = None
@@ -122,6 +123,7 @@ class Trainer:
             "last_eval": self.last_eval,
             "algorithm": self.parts.algorithm.state_dict(),
             "normalizer": normalizer.state_dict() if normalizer else None,
+            "reference_batch": self.parts.network.reference_batch,
             # Deployables, for best_policy.pt only: latest.pt rebuilds them from the
             # algorithm state (for the GA that keeps a checkpoint kilobytes, not megabytes).
             "policy_params": self.parts.algorithm.policy_params(),
@@ -137,6 +139,23 @@ class Trainer:
         self.last_eval = state["last_eval"]
         if self.parts.policy.normalizer is not None and state["normalizer"] is not None:
             self.parts.policy.normalizer.load_state_dict(state["normalizer"])
+        if state.get("reference_batch") is not None:
+            self.parts.network.reference_batch = state["reference_batch"]
+
+    def _collect_reference_batch(self) -> None:
+        """Virtual batch norm's reference batch, once per run: a resumed run has its
+        checkpoint's (:mod:`neuroplug.envs.reference_batch`)."""
+        network, net = self.parts.network, self.config.net
+        if not network.normalized or network.reference_batch is not None:
+            return
+        from neuroplug.envs.reference_batch import collect_reference_batch
+
+        network.reference_batch = collect_reference_batch(
+            self.parts.env,
+            net.vbn_reference_size,
+            self.parts.run.seed,
+            num_threads=self.config.scheduler.num_threads,
+        )
 
     def _send_notices(self) -> None:
         """A learner's lines for the user go to the loggers (the console and W&B alike)."""
@@ -156,6 +175,7 @@ class Trainer:
                 "policy_params": state["policy_params"],
                 "best_member_params": state["best_member_params"],
                 "normalizer": state["normalizer"],
+                "reference_batch": state.get("reference_batch"),
                 "eval_return_mean": self.last_eval,
             },
             checkpoint_dir(self.run_dir) / BEST_POLICY,
@@ -309,13 +329,14 @@ class Trainer:
             self.loggers.message(f"resumed from {resume_from} at {self.unit} {self.generation}")
         # Rows logged past the checkpoint by a run that died before checkpointing are stale.
         self.loggers.resumed(self.generation)
+        self._collect_reference_batch()
         parts = self.parts
         size = self.loop.describe()
         env = parts.env
         self.loggers.message(
             f"neuroplug: {parts.algorithm.config.name} on {env.task_id} ({env.family}"
             f"{_observation_order(env)}{_gymnasium_stepping(env)}), "
-            f"{parts.network.describe()}, {size}, "
+            f"{parts.network.describe()}{_noted(parts.network_note)}, {size}, "
             f"backend {parts.backend.config.name} on {parts.backend.device}, scheduler {parts.scheduler.config.name}"
             f"{_sampling(parts.algorithm)}"
             f"{', ' + parts.threads.describe() if parts.threads is not None else ''}; "
@@ -411,6 +432,10 @@ def _gymnasium_stepping(env: EnvSpec) -> str:
             f"{PROCESS_BATCH_SECONDS * 1e3:g} ms, else here (auto: one env step {env.step_seconds * 1e6:.0f} us)"
         )
     return f"; envs step in {where}"
+
+
+def _noted(note: str) -> str:
+    return f" ({note})" if note else ""
 
 
 def _unwritable(run_dir: Path, config: Experiment, error: OSError) -> ConfigError:

@@ -9,6 +9,7 @@ its own from here; its values per task are in ``conf/algo/<name>.yaml``.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import ClassVar
 
 from neuroplug.api import AlgorithmConfig
 from neuroplug.behaviors import BEHAVIORS
@@ -45,6 +46,10 @@ class ESStepConfig(AlgorithmConfig):
     lowrank_min_size: int = 65536
     """Weight matrices and convolution kernels with at least this many entries get
     low-rank perturbations (the Nature CNN's convolutions have 8,192-36,864)."""
+
+    # OpenAI's ES normalized every Atari policy's layers by a reference batch, as did the
+    # novelty ES family after it (Uber's ESAtariPolicy).
+    virtual_batch_norm_families: ClassVar[tuple[str, ...]] = ("atari",)
 
     def __post_init__(self) -> None:
         super().__post_init__()

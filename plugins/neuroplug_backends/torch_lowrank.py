@@ -47,8 +47,13 @@ from neuroplug.population import Population
 def supports(network: Network) -> bool:
     """Whether :class:`FactoredLowRank` can run this architecture: it reads the network's
     layer table, so any network that has one of the feed-forward kinds (a recurrent core's
-    population is materialised instead)."""
-    return bool(network.layers) and all(layer.kind in FEEDFORWARD_KINDS for layer in network.layers)
+    population is materialised instead, as is one with virtual batch norm, whose members'
+    weights are each scaled by their own statistics)."""
+    return (
+        bool(network.layers)
+        and not network.normalized
+        and all(layer.kind in FEEDFORWARD_KINDS for layer in network.layers)
+    )
 
 
 class _LowRankSlot:

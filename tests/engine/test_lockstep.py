@@ -318,8 +318,11 @@ def test_a_recurrent_core_starts_every_episode_from_zeros(monkeypatch):
     assert len(starts) == result.forward_passes
 
 
-def test_every_scheduler_plays_a_recurrent_population_identically():
-    env, policy, backend, population = small_evaluation("CartPole-v1", 7, core="gru")
+@pytest.mark.parametrize(
+    "network", [{"core": "gru"}, {"vbn": True}], ids=["recurrent", "virtual-batch-norm"]
+)
+def test_every_scheduler_plays_a_recurrent_or_normalized_population_identically(network):
+    env, policy, backend, population = small_evaluation("CartPole-v1", 7, **network)
     request = EvaluationRequest(generation=2, episodes_per_member=2, seed=3)
     results = {
         name: scheduler.evaluate(population, policy, backend, request)

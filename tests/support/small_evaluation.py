@@ -7,6 +7,7 @@ from neuroplug_backends.torch_backend import TorchBackend, TorchBackendConfig
 
 from neuroplug.config.schema import EnvConfig, NetConfig
 from neuroplug.envs.make import make_spec
+from neuroplug.envs.reference_batch import collect_reference_batch
 from neuroplug.nets.build import build_network
 from neuroplug.nets.policy import Policy
 from neuroplug.population import Population
@@ -18,12 +19,16 @@ def small_evaluation(
     max_episode_steps: int | None = None,
     normalize: bool = False,
     core: str = "none",
+    vbn: bool = False,
 ):
     """``(env, policy, backend, population)``: an 8-unit MLP on ``task_id`` (with an 8-unit
-    GRU core for ``core="gru"``), the torch backend on CPU, and ``members`` noisy copies of
-    one seeded center."""
+    GRU core for ``core="gru"``, virtual batch norm by a 16-observation reference batch for
+    ``vbn``), the torch backend on CPU, and ``members`` noisy copies of one seeded center."""
     env = make_spec(EnvConfig(task_id=task_id, max_episode_steps=max_episode_steps))
-    network = build_network(NetConfig(hidden_sizes=[8], core=core, core_size=8), env)
+    net = NetConfig(hidden_sizes=[8], core=core, core_size=8, vbn=vbn)
+    network = build_network(net, env)
+    if vbn:
+        network.reference_batch = collect_reference_batch(env, 16, run_seed=0)
     policy = Policy(network, env, normalize_observations=normalize)
     backend = TorchBackend(TorchBackendConfig(name="torch", device="cpu"), network)
     center = network.initial_params(torch.Generator().manual_seed(0))

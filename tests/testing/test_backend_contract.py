@@ -43,3 +43,16 @@ class _Lazy(ReferenceBackend):
 def test_the_contract_catches_wrong_members_and_batch_dependent_rows(backend, message):
     with pytest.raises(ContractViolation, match=message):
         check_backend_contract(backend, networks=[MLP(5, [16], 3, "tanh")])
+
+
+class _Unnormalized(ReferenceBackend):
+    """Breaks the contract on purpose: claims virtual batch norm and runs the raw weights."""
+
+    runs_virtual_batch_norm = True
+
+
+def test_the_contract_catches_a_backend_that_claims_virtual_batch_norm_and_skips_it():
+    from neuroplug.testing.backend_contract import normalized_networks
+
+    with pytest.raises(ContractViolation, match="differ from the reference"):
+        check_backend_contract(_Unnormalized, networks=normalized_networks()[:1])

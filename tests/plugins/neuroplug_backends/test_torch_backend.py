@@ -252,3 +252,52 @@ def test_the_plan_says_when_a_population_is_too_big_to_keep_in_memory():
     )
     assert "rebuilt from their seeds at every step" in tight.plan(64)
     assert "backend.max_materialized_mb=0" in tight.plan(64)
+
+
+@pytest.mark.parametrize("budget_mb", [4096, 0])  # materialised once / rebuilt per call
+def test_virtual_batch_norm_members_run_deployed_alive_only_on_either_path(budget_mb):
+    network = MLP(4, [16, 8], 2, "tanh", vbn=True)
+    network.reference_batch = 2.0 + torch.randn(24, 4)
+    population = _population(network, size=7)
+    backend = TorchBackend(
+        TorchBackendConfig(name="torch", device="cpu", max_materialized_mb=budget_mb), network
+    )
+    backend.load(population)
+    deployed = network.deploy(population.materialize())
+    inputs = torch.randn(7, 4)
+    everyone = backend.forward(torch.arange(7), inputs)
+    assert torch.equal(everyone, network.forward_population(deployed, inputs))
+    alive = torch.tensor([6, 1, 4])
+    assert torch.equal(backend.forward(alive, inputs[alive]), everyone[alive])
+    # The statistics matter: the raw members act otherwise.
+    assert not torch.allclose(
+        everyone, network.forward_population(population.materialize(), inputs)
+    )
+
+
+@pytest.mark.parametrize("core", ["none", "gru"])
+def test_scattered_members_run_as_views_with_the_gathered_bits(monkeypatch, core):
+    """Big members' weights are not gathered at every step: each run of consecutive alive
+    members runs in place, and the outputs (and states) are the gather's bits."""
+    from neuroplug_backends import torch_backend
+
+    from neuroplug.nets.nature_cnn import NatureCNN
+
+    network = NatureCNN((2, 36, 36), 3, core=core, core_size=8)
+    population = _population(network, size=20)
+    # Runs 0-2, 9, 17-18, in the lanes' order, too spread out to compute the dead between.
+    alive = torch.tensor([17, 0, 1, 9, 18, 2])
+    inputs = network.example_inputs(6, torch.Generator().manual_seed(3))
+    state = torch.randn(6, network.state_size)
+    results = []
+    for bytes_per_call in (0, 2**62):  # every run its own call / always gathered
+        monkeypatch.setattr(torch_backend, "BYTES_PER_CALL", bytes_per_call)
+        backend = TorchBackend(TorchBackendConfig(name="torch", device="cpu"), network)
+        backend.load(population)
+        if core == "none":
+            results.append((backend.forward(alive, inputs), None))
+        else:
+            results.append(backend.forward_with_state(alive, inputs, state))
+    assert torch.equal(results[0][0], results[1][0])
+    if core != "none":
+        assert torch.equal(results[0][1], results[1][1])

@@ -58,16 +58,18 @@ def _assert_identical(result, reference) -> None:
 
 
 @pytest.mark.parametrize(
-    ("task_id", "steps", "extra"),
+    ("task_id", "steps", "extra", "network"),
     [
         # Behaviors and observation sums reduce in item order, whoever played which shard.
-        ("CartPole-v1", 200, {"behavior": "auto", "collect_obs_stats": True}),
+        ("CartPole-v1", 200, {"behavior": "auto", "collect_obs_stats": True}, {}),
         # Action noise is keyed by the whole population's episode index, not the shard's.
-        ("Pendulum-v1", 40, {"action_noise": 0.3}),
+        ("Pendulum-v1", 40, {"action_noise": 0.3}, {}),
+        # The reference batch travels with the network: workers normalize by the same one.
+        ("CartPole-v1", 200, {}, {"vbn": True}),
     ],
 )
-def test_ray_gives_exactly_what_threaded_gives(task_id, steps, extra):
-    env, policy, backend, population = small_evaluation(task_id, 8, steps)
+def test_ray_gives_exactly_what_threaded_gives(task_id, steps, extra, network):
+    env, policy, backend, population = small_evaluation(task_id, 8, steps, **network)
     request = EvaluationRequest(generation=3, episodes_per_member=2, seed=11, **extra)
     threaded = ThreadedScheduler(ThreadedSchedulerConfig(name="threaded", num_threads=1), env)
     reference = threaded.evaluate(population, policy, backend, request)
