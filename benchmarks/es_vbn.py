@@ -61,6 +61,37 @@ def _best(rows: list[dict[str, str]], key: str) -> float:
     return max(values) if values else float("nan")
 
 
+def load_overhead(population: int, repeats: int) -> dict[str, float]:
+    """Seconds ``backend.load`` takes for an ES population of Nature CNNs on Atari frames,
+    with and without virtual batch norm: what it adds per generation (the statistics of
+    every member on 128 reference frames, then the fold), at PyTorch's thread count here."""
+    import torch
+    from neuroplug_backends.torch_backend import TorchBackend, TorchBackendConfig
+
+    from neuroplug.nets.nature_cnn import NatureCNN
+    from neuroplug.population import Population
+
+    seconds = {}
+    for vbn in (False, True):
+        network = NatureCNN((4, 84, 84), 4, vbn=vbn)
+        network.reference_batch = network.example_inputs(128, torch.Generator().manual_seed(0))
+        center = network.initial_params(torch.Generator().manual_seed(0))
+        members = Population(
+            center.unsqueeze(0),
+            torch.zeros(population, dtype=torch.int64),
+            torch.tensor([0.02, -0.02]).repeat(population // 2),
+            torch.arange(population) // 2,
+        )
+        backend = TorchBackend(TorchBackendConfig(name="torch", device="cpu"), network)
+        times = []
+        for _ in range(repeats):
+            started = time.perf_counter()
+            backend.load(members)
+            times.append(time.perf_counter() - started)
+        seconds["vbn" if vbn else "no_vbn"] = min(times)
+    return seconds
+
+
 def main() -> None:
     """Run both arms for every seed, then summarise."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -68,7 +99,15 @@ def main() -> None:
     parser.add_argument("--frames", type=int, default=5_000_000)
     parser.add_argument("--seeds", type=int, nargs="+", default=[0])
     parser.add_argument("--summarise-only", action="store_true")
+    parser.add_argument(
+        "--load-overhead",
+        action="store_true",
+        help="only time backend.load of a population of 64 with and without it",
+    )
     arguments = parser.parse_args()
+    if arguments.load_overhead:
+        print(load_overhead(64, 3))
+        return
     out = RESULTS / f"es_vbn_{arguments.env}"
     runs = {(arm, seed): out / arm / f"seed{seed}" for seed in arguments.seeds for arm in ARMS}
     if not arguments.summarise_only:

@@ -66,6 +66,11 @@ def resolve_resume(config: DictConfig) -> tuple[DictConfig, Path | None]:
         resume = str(own)
     run_dir = Path(resume).expanduser().resolve()
     saved = OmegaConf.create(load_checkpoint(run_dir)["config"])
+    if "vbn" not in saved.net:
+        with open_dict(saved):
+            # Recorded before net.vbn existed: that run's network had no virtual batch norm
+            # (null would now choose it for ES on Atari, and the weights would not fit).
+            saved.net.vbn = False
     given = _groups_given_on_the_command_line()
     differing = [
         group

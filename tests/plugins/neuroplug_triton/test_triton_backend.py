@@ -341,3 +341,12 @@ def test_the_triton_backend_honours_the_backend_contract(mode):
 
     config = TritonBackendConfig(name="triton", mode=mode)
     check_backend_contract(TritonBackend, config, networks=[MLP(5, [16], 3, "tanh")])
+
+
+def test_es_on_atari_leaves_its_virtual_batch_norm_off_on_triton_and_says_why(compose):
+    from neuroplug.experiment import typed_experiment
+    from neuroplug.training.components import build_components
+
+    parts = build_components(typed_experiment(compose(["algo=es", "env=pong", "backend=triton"])))
+    assert parts.config.net.vbn is False and not parts.network.normalized
+    assert "backend=triton runs none" in parts.network_note
