@@ -128,7 +128,8 @@ def main() -> None:
             for arm in ARMS:
                 for extra in ("checkpoints", ".hydra"):
                     shutil.rmtree(runs[arm, seed] / extra, ignore_errors=True)
-                (runs[arm, seed] / "neuroplug.log").unlink(missing_ok=True)
+                for leftover in ("neuroplug.log", ".neuroplug.lock"):
+                    (runs[arm, seed] / leftover).unlink(missing_ok=True)
     _summarise(arguments, out, runs)
 
 
@@ -148,7 +149,8 @@ def _summarise(arguments: argparse.Namespace, out: Path, runs: dict) -> None:
         f"{arguments.frames} --seeds {' '.join(map(str, arguments.seeds))}`; each run is "
         f"`{' '.join(_command(arguments.env, arguments.frames, 0, 'vbn', Path('DIR'))[3:])}` "
         "with its arm's `net.vbn` and seed",
-        f"- both arms of a seed ran at once, one core each, nothing else on the machine; "
+        "- both arms of a seed ran at once, one core each (compare them on frames: the "
+        "wall times also carry whatever else the machine ran); "
         f"torch {torch.__version__}, envpool {envpool.__version__}",
         f"- measured on: {time.strftime('%Y-%m-%d')}",
         "",
