@@ -28,10 +28,11 @@ from neuroplug_backends.configs import TorchBackendConfig
 from neuroplug_backends.torch_lowrank import FactoredLowRank, supports
 
 BYTES_PER_CALL = 2**20
-"""What one more batched forward call costs, as bytes of weights a gather would copy: a
-call of a few layers costs about what copying a megabyte does on a CPU core (~0.2 ms).
+"""What one more batched forward call costs on a CPU, as bytes of weights a gather would
+copy: a call of a few layers costs about what copying a megabyte does on a core (~0.2 ms).
 Scattered alive members whose weights are bigger than that run as views, a call per run of
-consecutive members (the Nature CNN: 6.7 MB a member); smaller ones are gathered."""
+consecutive members (the Nature CNN: 6.7 MB a member); smaller ones are gathered. A GPU
+gathers (at its memory's bandwidth a gather is cheap, and every call is kernel launches)."""
 
 
 class TorchBackend(Backend):
@@ -176,7 +177,7 @@ class TorchBackend(Backend):
                 states[rows] = state
             outputs, new_states = self._apply(self._params[first : last + 1], inputs, states)
             return outputs[rows], (new_states[rows] if new_states is not None else None)
-        if len(np.unique(index)) == len(index):
+        if self._device.type == "cpu" and len(np.unique(index)) == len(index):
             order = np.argsort(index, kind="stable")
             breaks = np.flatnonzero(np.diff(index[order]) != 1) + 1
             gathered = len(index) * self.network.num_params * self._params.element_size()
