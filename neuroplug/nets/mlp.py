@@ -11,7 +11,7 @@ from neuroplug.nets.core import check_core, core_layer, core_slots, initialize_c
 from neuroplug.nets.layers import LINEAR, Layer
 from neuroplug.nets.layout import ParameterLayout
 from neuroplug.nets.network import Network, normc_
-from neuroplug.nets.virtual_batch_norm import initialize_norm, norm_slots, normalized
+from neuroplug.nets.virtual_batch_norm import initialize_norm, norm_slots, with_norm
 
 
 class MLP(Network):
@@ -51,7 +51,7 @@ class MLP(Network):
             hidden = Layer(LINEAR, f"w{layer}", f"b{layer}", activation)
             if vbn:
                 shapes += norm_slots(f"n{layer}", fan_out)
-                hidden = normalized(hidden, f"n{layer}")
+                hidden = with_norm(hidden, f"n{layer}")
             layers.append(hidden)
         if self.core_size:
             shapes += core_slots(core, encoder_width, self.core_size)

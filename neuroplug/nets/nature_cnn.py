@@ -17,7 +17,7 @@ from neuroplug.nets.core import check_core, core_layer, core_slots, initialize_c
 from neuroplug.nets.layers import CONV2D, LINEAR, Layer
 from neuroplug.nets.layout import ParameterLayout
 from neuroplug.nets.network import Network
-from neuroplug.nets.virtual_batch_norm import initialize_norm, norm_slots, normalized
+from neuroplug.nets.virtual_batch_norm import initialize_norm, norm_slots, with_norm
 
 CONV_LAYERS = ((32, 8, 4), (64, 4, 2), (64, 3, 1))
 """(channels, kernel, stride) of the three convolutions."""
@@ -66,7 +66,7 @@ class NatureCNN(Network):
             conv = Layer(CONV2D, f"conv{layer}.w", f"conv{layer}.b", "relu", stride, pads)
             if vbn:
                 shapes += norm_slots(f"conv{layer}", out_channels)
-                conv = normalized(conv, f"conv{layer}")
+                conv = with_norm(conv, f"conv{layer}")
             layers.append(conv)
             height = _conv_output_size(height, kernel, stride, padding)
             width = _conv_output_size(width, kernel, stride, padding)
@@ -80,7 +80,7 @@ class NatureCNN(Network):
         fc = Layer(LINEAR, "fc.w", "fc.b", "relu")
         if vbn:
             shapes += norm_slots("fc", HIDDEN_SIZE)
-            fc = normalized(fc, "fc")
+            fc = with_norm(fc, "fc")
         layers.append(fc)
         features = HIDDEN_SIZE
         if self.core_size:

@@ -57,7 +57,7 @@ def norm_slots(name: str, width: int) -> list[tuple[str, tuple[int, ...]]]:
     return [(f"{name}.gamma", (width,)), (f"{name}.beta", (width,))]
 
 
-def normalized(layer: Layer, name: str) -> Layer:
+def with_norm(layer: Layer, name: str) -> Layer:
     """``layer`` normalized with the slots of :func:`norm_slots` ``(name, ...)``."""
     return replace(layer, scale=f"{name}.gamma", shift=f"{name}.beta")
 

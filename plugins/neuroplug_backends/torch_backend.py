@@ -164,10 +164,11 @@ class TorchBackend(Backend):
             # (everyone is the parameter matrix itself, whose slot views are remembered).
             params = self._params if span == len(self._params) else self._params[first : last + 1]
             return self._apply(params, observations, state)
-        if span <= 2 * len(index) and len(np.unique(index)) == len(index):
+        # (Repeats, a member playing two episodes at once, need a row each: gathered.)
+        distinct = len(np.unique(index)) == len(index)
+        if span <= 2 * len(index) and distinct:
             # Mostly alive: computing the dead members of the run costs fewer bytes than
             # copying the alive members' weights out (a gather reads and writes them all).
-            # (Not with repeats: a member playing two episodes at once needs two rows.)
             rows = (members - first).to(self._device)
             inputs = observations.new_zeros((span, *observations.shape[1:]))
             inputs[rows] = observations
@@ -177,7 +178,7 @@ class TorchBackend(Backend):
                 states[rows] = state
             outputs, new_states = self._apply(self._params[first : last + 1], inputs, states)
             return outputs[rows], (new_states[rows] if new_states is not None else None)
-        if self._device.type == "cpu" and len(np.unique(index)) == len(index):
+        if self._device.type == "cpu" and distinct:
             order = np.argsort(index, kind="stable")
             breaks = np.flatnonzero(np.diff(index[order]) != 1) + 1
             gathered = len(index) * self.network.num_params * self._params.element_size()
