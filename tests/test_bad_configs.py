@@ -213,10 +213,9 @@ CASES = {
     "unknown-core": case("net.core=lstmm", field="net.core"),
     "core-with-a-learner": case("algo=dqn", "net.core=gru", field="net.core", also=("ppo",)),
     "core-on-triton": case("backend=triton", "net.core=gru", field="net.core"),
-    "core-in-shards": case(
-        "algo=ppo", "net.core=gru", "scheduler.envs_per_shard=4", field="net.core"
+    "core-in-a-population-of-dqn": case(
+        "algo=pbt", "algo.learner=dqn", "net.core=gru", field="net.core", also=("ppo, appo",)
     ),
-    "core-in-a-population": case("algo=pbt", "net.core=gru", field="net.core"),
     "recurrence-not-dividing-the-rollout": case(
         "algo=ppo", "algo.rollout_length=32", "algo.recurrence=5", field="algo.recurrence"
     ),

@@ -47,6 +47,7 @@ import torch
 
 from neuroplug.api import Learner, LearnerConfig, LearnerContext, SamplerRequest, Segment
 from neuroplug.devices import on_cpu, resolve_device
+from neuroplug.errors import require
 from neuroplug.rl.base import NEW_EPISODES, SegmentLearner, segment_progress
 from neuroplug.rl.sampler import Episodes, Rollout
 from neuroplug.rl.shards import ShardedSampler, learner_sampler, sampler_report
@@ -79,6 +80,10 @@ class LearnerPopulation(Learner):
     """K learners of one class on one sampler; a subclass decides what happens between
     rollouts (:meth:`after_rollout`)."""
 
+    trains_recurrent_cores = True
+    """Where its members' learner does (checked when the population is built): each
+    member then runs its own core on its envs' states, in the one batched forward."""
+
     def __init__(
         self,
         config: LearnerConfig,
@@ -89,6 +94,12 @@ class LearnerPopulation(Learner):
     ) -> None:
         super().__init__(config, context)
         self.learner_class = learner_class
+        require(
+            learner_class.trains_recurrent_cores or not context.network.state_size,
+            "net.core",
+            f"the members' learner {learner_class.__name__} trains feed-forward networks only",
+            "net.core=none, or members that train cores (ppo, appo)",
+        )
         count = len(member_configs)
         # Each member its own copy: its settings change alone (population-based training).
         self.members: list[SegmentLearner] = [
@@ -110,6 +121,7 @@ class LearnerPopulation(Learner):
                 first.episodic_life,
                 unit=first.num_envs,
                 run_seed=context.seed,
+                state_size=context.network.state_size,
             ),
         )
         """Every member's envs, member by member: one sampler here, or shards of them
@@ -192,8 +204,8 @@ class LearnerPopulation(Learner):
             tables=self.segment_tables(),
         )
 
-    def _act(self, observations: torch.Tensor, rows: slice):
-        return self.acting.act(observations, rows, self.generator)
+    def _act(self, observations: torch.Tensor, rows: slice, states: torch.Tensor | None = None):
+        return self.acting.act(observations, rows, self.generator, states)
 
     def _book(self, games: Episodes) -> None:
         """Each finished game's true score goes to the member whose env played it."""
@@ -222,6 +234,11 @@ class LearnerPopulation(Learner):
                 f"resumed at segment {segment}: the {self.sampler.num_envs} envs "
                 f"{NEW_EPISODES} (EnvPool cannot save an env mid-episode); every member's "
                 "weights, optimizer, settings, RNG streams and recent scores continue exactly"
+                + (
+                    "; the recurrent cores' states start at zero with the new episodes"
+                    if self.context.network.state_size
+                    else ""
+                )
             )
 
     def _report(self, steps: int, per_member: int, games: Episodes, clock: float) -> None:
@@ -298,6 +315,9 @@ class LearnerPopulation(Learner):
 
     def _load_state(self, state: dict[str, Any]) -> None:  # noqa: B027 - optional hook
         """Restore :meth:`_state`."""
+
+    def describe(self) -> str:
+        return self.members[0].describe()  # the members share one config's precision
 
     def close(self) -> None:
         self.sampler.close()

@@ -21,7 +21,6 @@ from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from typing import Any
 
-import numpy as np
 import torch
 
 from neuroplug.devices import on_cpu
@@ -70,9 +69,15 @@ class PopulationActing(ABC):
 
     @abstractmethod
     def act(
-        self, observations: torch.Tensor, rows: slice, generator: torch.Generator
-    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, np.ndarray]:
-        """Actions, log-probs, values and env actions for the sampler's envs ``rows``."""
+        self,
+        observations: torch.Tensor,
+        rows: slice,
+        generator: torch.Generator,
+        states: torch.Tensor | None = None,
+    ) -> tuple:
+        """Actions, log-probs, values and env actions for the sampler's envs ``rows``; with
+        a recurrent core, from its ``states`` ``(rows, H)`` (the sampler keeps them), and
+        the new states last."""
 
 
 class ActorCriticActing(PopulationActing):
@@ -101,8 +106,9 @@ class ActorCriticActing(PopulationActing):
         self.env = first.env
 
     @torch.no_grad()
-    def act(self, observations, rows, generator):
+    def act(self, observations, rows, generator, states=None):
         members = self.member_slice(rows)
+        new_states = None
         inputs = self.by_member(observations, members)
         network = self.network
         if members.stop - members.start == 1 and not self.shared_trunk:
@@ -111,9 +117,13 @@ class ActorCriticActing(PopulationActing):
             k = members.start
             outputs = network.forward_single(self.actor[k], observations)
             values = self.critic_network.forward_single(self.critic[k], observations)
-        elif self.shared_trunk:
-            features = layer_table.forward_members(
-                network.layers[:-1], network.layout, self.actor[members], inputs
+        elif self.shared_trunk:  # a recurrent core is shared: each member runs its own
+            features, new_states = layer_table.forward_members_with_state(
+                network.layers[:-1],
+                network.layout,
+                self.actor[members],
+                inputs,
+                None if states is None else self.by_member(states, members),
             )
             outputs = layer_table.forward_members(
                 network.layers[-1:], network.layout, self.actor[members], features
@@ -131,9 +141,7 @@ class ActorCriticActing(PopulationActing):
             log_std = self.log_std[members].repeat_interleave(per_member, dim=0)
             distribution = DiagonalGaussian(outputs, log_std)
         actions = distribution.sample(generator)
-        return (
-            actions,
-            distribution.log_prob(actions),
-            values,
-            env_actions(self.env, actions),
-        )
+        acted = (actions, distribution.log_prob(actions), values, env_actions(self.env, actions))
+        if states is None:
+            return acted
+        return (*acted, new_states.reshape(len(observations), -1))

@@ -7,7 +7,9 @@ envs. Everything a shard samples is its own:
   (:func:`neuroplug.seeds.segment_episode_seeds`, as the unsharded sampler seeds them);
 - its action-sampling generator, seeded from (run seed, segment, shard)
   (:func:`neuroplug.seeds.shard_generator_seed`);
-- one policy forward per step over its envs alone.
+- one policy forward per step over its envs alone;
+- with a recurrent core, its envs' states, kept from step to step and rollout to rollout,
+  and stored in its rollouts (the states each step acted from).
 
 So a shard's rollout is the same bits whether this process steps it beside every other
 shard (:class:`LocalShards`, ``envs_per_shard`` on a local scheduler) or a Ray actor steps
@@ -116,9 +118,10 @@ class ShardSampling:
         learner's env indices."""
         size = self.layout.envs_per_shard
 
-        def act(observations: torch.Tensor, rows: slice):
+        def act(observations: torch.Tensor, rows: slice, states: torch.Tensor | None = None):
             shard = self.shards[rows.start // size]
-            return acting.act(observations, self.layout.rows(shard), self.generators[shard])
+            rows = self.layout.rows(shard)
+            return acting.act(observations, rows, self.generators[shard], states)
 
         rollout = self.sampler.rollout(act, length)
         episodes = self.sampler.take_episodes()
@@ -226,17 +229,6 @@ def learner_sampler(context: LearnerContext, request: SamplerRequest) -> Sampler
     """Where a learner's envs are stepped: the scheduler's sampler when it offers one (Ray
     actors); else in this process, in shards when ``scheduler.envs_per_shard`` is set
     (groups are then the shards), else one :class:`Sampler` in ``algo.env_groups`` groups."""
-    if request.state_size:
-        # Shards (local or on a scheduler's actors) act through a population's acting,
-        # which carries no core state yet: a recurrent learner samples here, in one
-        # Sampler (the components refuse a scheduler that would step its envs elsewhere).
-        require(
-            not context.envs_per_shard,
-            "net.core",
-            "a recurrent learner samples in one process so far, not in shards",
-            "net.core=none with scheduler.envs_per_shard, or scheduler.envs_per_shard=0",
-        )
-        return Sampler.for_request(request)
     if context.samplers is not None:
         sampler = context.samplers(request)
         if sampler is not None:

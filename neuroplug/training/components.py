@@ -133,13 +133,6 @@ def build_components(config: Experiment) -> Components:
                 f"algo={config.algo.name} trains feed-forward networks only",
                 "net.core=none, or a learner that trains cores (ppo)",
             )
-            require(
-                type(scheduler).learner_sampler is Scheduler.learner_sampler,
-                "net.core",
-                f"a recurrent learner samples in one process so far; scheduler="
-                f"{config.scheduler.name} steps learners' envs elsewhere",
-                "scheduler=threaded or pipelined, or net.core=none",
-            )
         policy = Policy(network, env, normalize_observations=False)
         settings, source = resolve_learner_settings(config.algo, env)
         # PyTorch's CPU threads, by the run's one rule (neuroplug.devices): the learner's

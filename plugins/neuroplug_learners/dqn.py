@@ -198,7 +198,7 @@ class EpsilonGreedyActing(PopulationActing):
         self.epsilons = epsilons.repeat_interleave(self.envs_per_member)
 
     @torch.no_grad()
-    def act(self, observations, rows, generator):
+    def act(self, observations, rows, generator, states=None):
         members = self.member_slice(rows)
         q_values = self.network.forward_members(
             self.q[members], self.by_member(observations, members)

@@ -50,6 +50,8 @@ ROLLOUT_FIELDS = (
     "valid",
 )
 """The rollout's ``(T, N, ...)`` fields, joined along the env axis."""
+CORE_FIELDS = ("states", "starts")
+"""Its ``(T, N, ...)`` fields with a recurrent core (None without one)."""
 PER_ENV_FIELDS = ("next_values", "last_observations")
 """Its ``(N, ...)`` fields."""
 RESTART_SECONDS = 120.0
@@ -97,7 +99,11 @@ class ShardActor:
         before = (sampler.env_steps, sampler.forward_passes)
         sampler.timings = dict.fromkeys(sampler.timings, 0.0)
         rollout, episodes = self.sampling.rollout(self._acting, length)
-        arrays = {name: getattr(rollout, name).numpy() for name in ROLLOUT_FIELDS + PER_ENV_FIELDS}
+        arrays = {
+            name: getattr(rollout, name).numpy()
+            for name in ROLLOUT_FIELDS + CORE_FIELDS + PER_ENV_FIELDS
+            if getattr(rollout, name) is not None
+        }
         return {
             **arrays,
             "episodes": (episodes.returns, episodes.lengths, episodes.envs),
@@ -314,7 +320,9 @@ class RayShards(ShardedSampler):
             received += sum(array.nbytes for array in arrays)
             return torch.from_numpy(np.concatenate(arrays, axis=axis)).to(device)
 
-        fields = {name: joined(name, 1) for name in ROLLOUT_FIELDS}
+        fields = {
+            name: joined(name, 1) for name in ROLLOUT_FIELDS + CORE_FIELDS if name in parts[0]
+        }
         fields.update({name: joined(name, 0) for name in PER_ENV_FIELDS})
         for part in parts:
             returns, lengths, envs = part["episodes"]

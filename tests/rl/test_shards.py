@@ -15,13 +15,13 @@ from neuroplug.seeds import segment_episode_seeds
 from neuroplug.training.components import build_env_and_network, learner_context
 
 
-def _ppo(envs_per_shard: int, num_envs: int = 8):
+def _ppo(envs_per_shard: int, num_envs: int = 8, core: str = "none"):
     from neuroplug_learners.ppo import PPO, PPOConfig
 
     from neuroplug.rl.presets import resolve
 
     env, network = build_env_and_network(
-        EnvConfig(task_id="CartPole-v1"), NetConfig(hidden_sizes=[16])
+        EnvConfig(task_id="CartPole-v1"), NetConfig(hidden_sizes=[16], core=core, core_size=8)
     )
     context = learner_context(network, env, 3, 10_000, num_threads=1)
     context = type(context)(**{**vars(context), "envs_per_shard": envs_per_shard})
@@ -91,6 +91,34 @@ def test_a_sharded_learner_is_reproducible_and_acts_with_each_shards_own_stream(
     assert torch.equal(states[0], states[1])
     # Other shards are other action streams: another run.
     assert not torch.equal(states[0], states[2])
+
+
+def test_a_recurrent_learners_shards_act_from_each_envs_state_and_store_it():
+    # Re-running the core over each rollout from its stored first states must give the
+    # values the shards acted with: each env's state carried from step to step, zeroed
+    # where its episode begins, and from one rollout to the next.
+    learner = _ppo(envs_per_shard=2, core="gru")
+    try:
+        assert isinstance(learner.sampler, LocalShards)
+        learner.sampler.start(segment_episode_seeds(learner.context.seed, 0, 8))
+        learner.start_segment(0)
+        model = learner.model
+        carried = None
+        for _ in range(3):
+            rollout = learner.sampler.rollout(learner.shard_acting(), 16)
+            assert rollout.states is not None and rollout.starts[1:].any()
+            if carried is not None:
+                going_on = ~rollout.starts[0]
+                assert going_on.any()
+                torch.testing.assert_close(rollout.states[0][going_on], carried[going_on])
+            with torch.no_grad():
+                _, values, carried = model.sequence(
+                    rollout.observations, rollout.states[0], rollout.starts
+                )
+            torch.testing.assert_close(values, rollout.values)
+            assert rollout.states[1:].abs().sum() > 0  # not reset at every step
+    finally:
+        learner.close()
 
 
 @pytest.mark.parametrize(

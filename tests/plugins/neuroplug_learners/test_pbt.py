@@ -36,6 +36,22 @@ def test_pbt_honours_the_learner_contract():
     check_learner_contract(PBT, config)
 
 
+@pytest.mark.parametrize("learner", ["ppo", "appo"])
+def test_a_population_of_recurrent_members_honours_the_learner_contract(learner):
+    # Each member runs its own core on its envs' states in the population's one forward,
+    # and learns by re-running it over its chunks (tests/rl/test_shards.py checks the
+    # states a population's acting stores).
+    def gru(env):
+        return build_env_and_network(
+            EnvConfig(task_id=env.task_id), NetConfig(hidden_sizes=[8], core="gru", core_size=8)
+        )[1]
+
+    config = PBTConfig(
+        name="pbt", learner=learner, members=2, member={"num_envs": 2}, interval_frames=64
+    )
+    check_learner_contract(PBT, config, network=gru)
+
+
 def test_the_whole_population_acts_in_one_forward_per_group_step(monkeypatch):
     calls = []
     population = _population(

@@ -57,8 +57,19 @@ def test_ppo_ends_in_the_local_sharded_state_for_one_two_and_three_workers(compo
         assert same(state["counters"], local["counters"]), workers
 
 
-def test_a_population_on_ray_is_the_local_sharded_population(compose, tmp_path):
+def test_a_recurrent_ppo_on_ray_ends_in_the_local_sharded_state(compose, tmp_path):
+    # The actors keep each env's core state and ship the states each step acted from.
+    recurrent = [*PPO, "net.core=gru", "net.core_size=8", "algo.recurrence=8"]
+    local = _final_state(compose, tmp_path, "local", [*recurrent, "scheduler=threaded"])
+    state = _final_state(compose, tmp_path, "ray", [*recurrent, *_on_ray(2)])
+    assert same(state["algorithm"], local["algorithm"])
+    assert same(state["counters"], local["counters"])
+
+
+@pytest.mark.parametrize("core", ["none", "gru"])
+def test_a_population_on_ray_is_the_local_sharded_population(compose, tmp_path, core):
     pbt = [
+        f"net.core={core}",
         "algo=pbt",
         "env=cartpole",
         "net.hidden_sizes=[8]",
@@ -77,8 +88,9 @@ def test_a_population_on_ray_is_the_local_sharded_population(compose, tmp_path):
     assert same(state["algorithm"], local["algorithm"])
 
 
-def test_appo_learns_from_actors_that_sample_on_meanwhile(compose):
-    appo = [*PPO, *_on_ray(2)]
+@pytest.mark.parametrize("core", ["none", "gru"])
+def test_appo_learns_from_actors_that_sample_on_meanwhile(compose, core):
+    appo = [*PPO, *_on_ray(2), f"net.core={core}", "net.core_size=8"]
     appo[0] = "algo=appo"
     parts = build_components(typed_experiment(compose(appo)))
     learner = parts.algorithm
