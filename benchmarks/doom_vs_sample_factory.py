@@ -11,9 +11,12 @@ Both count frames as game tics (4 per agent step).
 
 Each run writes its curve (frames, wall seconds, mean training return) into
 ``--out``/<name>.csv; the table compares their steady frames/s and final returns.
+``--neuroplug-arm 'NAME OVERRIDE ...'`` (repeatable) runs neuroplug once per arm with
+those overrides added, before Sample Factory; ``--only NAME`` runs one arm.
 
     python benchmarks/doom_vs_sample_factory.py --sf-python /tmp/sf-venv/bin/python \\
-        --frames 2000000 --out benchmarks/results/doom_basic
+        --frames 2000000 --out benchmarks/results/doom_basic --neuroplug-arm neuroplug \\
+        --neuroplug-arm "neuroplug_bf16 algo.encoder_precision=bfloat16"
 """
 
 from __future__ import annotations
@@ -40,9 +43,11 @@ SF_FPS = re.compile(
 SF_REWARD = re.compile(r"Avg episode reward: \[\(0, '(-?[0-9.]+)'\)\]")
 
 
-def run_neuroplug(task: str, frames: int, out: Path, seed: int) -> dict:
-    """neuroplug's run; its curve from metrics.csv."""
-    run_dir = out / "neuroplug_run"
+def run_neuroplug(
+    task: str, frames: int, out: Path, seed: int, name: str, overrides: list[str]
+) -> dict:
+    """neuroplug's run (``overrides`` added to its command); its curve from metrics.csv."""
+    run_dir = out / f"{name}_run"
     command = [
         sys.executable,
         "-m",
@@ -56,6 +61,7 @@ def run_neuroplug(task: str, frames: int, out: Path, seed: int) -> dict:
         f"run.seed={seed}",
         "logger=console",
         f"run.output_dir={run_dir}",
+        *overrides,
     ]
     started = time.perf_counter()
     done = subprocess.run(command, capture_output=True, text=True)
@@ -165,7 +171,15 @@ def main() -> None:
     parser.add_argument("--task", default="doom_basic")
     parser.add_argument("--frames", type=int, default=2_000_000)
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--only", choices=("neuroplug", "sample_factory"), default=None)
+    parser.add_argument(
+        "--neuroplug-arm",
+        action="append",
+        default=[],
+        metavar="'NAME OVERRIDE ...'",
+        help="a neuroplug run named NAME with these overrides (repeatable; default: one arm "
+        "'neuroplug' with none), e.g. 'neuroplug_bf16 algo.encoder_precision=bfloat16'",
+    )
+    parser.add_argument("--only", default=None, help="run only this arm (or sample_factory)")
     parser.add_argument("--out", type=Path, required=True)
     arguments = parser.parse_args()
     arguments.out.mkdir(parents=True, exist_ok=True)
@@ -181,10 +195,14 @@ def main() -> None:
             "seed": arguments.seed,
         }
     )
+    arms = [arm.split() for arm in arguments.neuroplug_arm or ["neuroplug"]]
     runs = {
-        "neuroplug": lambda: run_neuroplug(
-            arguments.task, arguments.frames, arguments.out, arguments.seed
-        ),
+        name: lambda name=name, given=given: run_neuroplug(
+            arguments.task, arguments.frames, arguments.out, arguments.seed, name, given
+        )
+        for name, *given in arms
+    }
+    runs |= {
         "sample_factory": lambda: run_sample_factory(
             arguments.sf_python, arguments.task, arguments.frames, arguments.out, arguments.seed
         ),

@@ -672,6 +672,11 @@ class Learner(ABC):
     def close(self) -> None:  # noqa: B027 - optional hook
         """Release envs and threads (called once, when the run ends; default: nothing)."""
 
+    def describe(self) -> str:
+        """What the start-up line says of how this learner computes, beyond its settings
+        (a reduced-precision encoder); default: nothing."""
+        return ""
+
 
 class Backend(ABC):
     """Runs the forward pass of many different members of one network at once."""

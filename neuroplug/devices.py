@@ -39,6 +39,16 @@ def resolve_device(name: str, field: str = "backend.device") -> torch.device:
     return device
 
 
+def has_native_bfloat16(device: torch.device) -> bool:
+    """Whether ``device`` computes in bfloat16 natively: a GPU that supports it, or a CPU
+    with AVX512-BF16 or AMX. Elsewhere PyTorch emulates it, slower than float32."""
+    if device.type == "cuda":
+        return torch.cuda.is_bf16_supported()
+    if device.type != "cpu":
+        return False
+    return bool(torch.cpu._is_avx512_bf16_supported() or torch.cpu._is_amx_tile_supported())
+
+
 def on_cpu(state: Any) -> Any:
     """``state`` (nested dicts, lists and tuples) with every tensor copied to the CPU: a
     checkpoint loads on any device, and two states compare wherever they were made."""

@@ -420,6 +420,14 @@ def _trains_faster_channels_last(inputs: torch.Tensor, weight: torch.Tensor) -> 
     return inputs.device.type == "cpu" and weight.requires_grad and torch.is_grad_enabled()
 
 
+def _autocast_dtype(device: torch.device, dtype: torch.dtype) -> torch.dtype:
+    """What frames are converted to: the weights' ``dtype``, or autocast's where it is on
+    (the first layer would cast them there anyway: one pass over a minibatch, not two)."""
+    if dtype == torch.float32 and torch.is_autocast_enabled(device.type):
+        return torch.get_autocast_dtype(device.type)
+    return dtype
+
+
 def forward_single(
     layers: Sequence[Layer],
     layout: ParameterLayout,
@@ -448,7 +456,7 @@ def forward_single_with_state(
     hidden = inputs
     dtype = layout.tensor(params, layers[0].weight).dtype if layers else inputs.dtype
     if hidden.dtype != dtype:
-        hidden = as_float(inputs, dtype)
+        hidden = as_float(inputs, _autocast_dtype(inputs.device, dtype))
     for layer in layers:
         if layer_inputs is not None:
             layer_inputs.append(hidden)

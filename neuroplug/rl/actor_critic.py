@@ -27,7 +27,8 @@ the core over chunks of a rollout from the states stored at their starts
 A gradient step asks :meth:`ActorCritic.forward_for_gradients` for the outputs and a
 backward function: an MLP actor with its separate MLP critic is differentiated by the
 written-out backward pass of linear layers (:mod:`neuroplug.nets.gradients`), any other
-network by autograd.
+network by autograd; there the encoder may train in bfloat16 under autocast
+(``algo.encoder_precision``, :meth:`ActorCritic.train_encoder_in`).
 """
 
 from __future__ import annotations
@@ -40,7 +41,9 @@ import numpy as np
 import torch
 from torch import nn
 
+from neuroplug.devices import has_native_bfloat16
 from neuroplug.envs.spec import EnvSpec
+from neuroplug.errors import ConfigError
 from neuroplug.nets import gradients
 from neuroplug.nets import layers as layer_table
 from neuroplug.nets.layers import RECURRENT_KINDS
@@ -112,6 +115,9 @@ class ActorCritic(nn.Module):
         self._written_out = not self.shared_trunk and all(
             gradients.written_out(net.layers) for net in (network, self.critic)
         )
+        self.encoder_autocast: torch.dtype | None = None
+        """Where set (``algo.encoder_precision=bfloat16``), the encoder's forward and
+        backward in training run under autocast to this dtype (:meth:`_encode`)."""
 
     @classmethod
     def for_learner(cls, context: LearnerContext) -> ActorCritic:
@@ -173,7 +179,7 @@ class ActorCritic(nn.Module):
             outputs, values, _ = self.step(observations, states)
             return outputs, values
         if self.shared_trunk:
-            features = self.network.features(policy, observations)
+            features = self._encode(self.network.layers[:-1], policy, observations)
             return self.network.head(policy, features), self.value_head(features).squeeze(1)
         outputs = self.network.forward_single(policy, observations)
         values = self.critic.forward_single(critic, observations).squeeze(1)
@@ -204,11 +210,8 @@ class ActorCritic(nn.Module):
         layers, layout = self.network.layers, self.network.layout
         core = next(i for i, layer in enumerate(layers) if layer.kind in RECURRENT_KINDS)
         steps, envs = starts.shape
-        encoded = layer_table.forward_single(
-            layers[:core],
-            layout,
-            policy,
-            observations.reshape(steps * envs, *observations.shape[2:]),
+        encoded = self._encode(
+            layers[:core], policy, observations.reshape(steps * envs, *observations.shape[2:])
         ).reshape(steps, envs, -1)
         keep = (~starts).unsqueeze(2).to(encoded.dtype)
         features = []
@@ -221,6 +224,46 @@ class ActorCritic(nn.Module):
         flat = layer_table.forward_single(layers[core + 1 : -1], layout, policy, flat)
         outputs = self.network.head(policy, flat).reshape(steps, envs, -1)
         return outputs, self.value_head(flat).reshape(steps, envs), states
+
+    def train_encoder_in(self, precision: str) -> str:
+        """Train the encoder in ``precision`` (``algo.encoder_precision``: ``float32`` or
+        ``bfloat16``, under autocast); returns what the start-up line says of it. Refused
+        (:class:`ConfigError`) where the actor-critic is differentiated by the written-out
+        pass, which has no autocast."""
+        if precision == "float32":
+            self.encoder_autocast = None
+            return ""
+        if self._written_out:
+            raise ConfigError(
+                "algo.encoder_precision",
+                f"{precision} runs the encoder under autograd's autocast; this MLP actor "
+                "and critic train by the written-out backward pass, in float32 (reduced "
+                "precision pays off for convolutional encoders: net.type=nature_cnn)",
+                "float32",
+            )
+        self.encoder_autocast = getattr(torch, precision)
+        device = next(self.parameters()).device
+        if has_native_bfloat16(device):
+            return f"the encoder trains in {precision} (autocast; native on this {device.type})"
+        return (
+            f"the encoder trains in {precision} (autocast), which this {device.type} emulates: "
+            "slower than float32 here (algo.encoder_precision=float32)"
+        )
+
+    def _encode(
+        self, layers: list, policy: dict[str, torch.Tensor], observations: torch.Tensor
+    ) -> torch.Tensor:
+        """The encoder ``layers``' float32 features of ``observations``. In training, with
+        :attr:`encoder_autocast` set, its forward runs under autocast (its backward follows
+        in the same dtype): mixed precision, the weights stay float32. Acting and the
+        targets' forward (no gradients) keep float32."""
+        layout = self.network.layout
+        dtype = self.encoder_autocast
+        if dtype is None or not (self.training and torch.is_grad_enabled()):
+            return layer_table.forward_single(layers, layout, policy, observations)
+        with torch.autocast(observations.device.type, dtype=dtype):
+            features = layer_table.forward_single(layers, layout, policy, observations)
+        return features.float()
 
     def sequence_for_gradients(
         self,

@@ -27,7 +27,11 @@ class LearnerLoop(FamilyLoop):
 
     def describe(self) -> str:
         context = self.learner.context
-        return f"{self.learner.config.num_envs} envs (algo settings: {context.settings_source})"
+        note = self.learner.describe()
+        return (
+            f"{self.learner.config.num_envs} envs (algo settings: {context.settings_source}"
+            f"{'; ' + note if note else ''})"
+        )
 
     def step(self, progress: Progress) -> Step:
         """One segment; its games are those that ended in it, however long they were."""

@@ -85,6 +85,9 @@ class APPO(SegmentLearner):
     def build_model(self) -> ActorCritic:
         return ActorCritic.for_learner(self.context)
 
+    def describe(self) -> str:
+        return self.update.precision_note
+
     def _train(self) -> tuple[dict[str, float], dict[str, float]]:
         config = self.config
         self.acting_model.load_state_dict(self.model.state_dict())

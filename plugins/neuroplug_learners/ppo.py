@@ -244,6 +244,8 @@ class PPOUpdate:
         self.optimizer = FlatAdam(self.trained.flat, config.learning_rate, eps=1e-5)
         self.version = 0
         """SGD steps taken: the policy's version."""
+        self.precision_note = model.train_encoder_in(config.encoder_precision)
+        """What the start-up line says of the encoder's precision ("" for float32)."""
 
     def set_learning_rate_fraction(self, fraction: float) -> None:
         """Scale the learning rate (a linear schedule passes 1 -> 0)."""
@@ -426,6 +428,9 @@ class PPO(SegmentLearner):
 
     def build_model(self) -> ActorCritic:
         return ActorCritic.for_learner(self.context)
+
+    def describe(self) -> str:
+        return self.update.precision_note
 
     def _train(self) -> tuple[dict[str, float], dict[str, float]]:
         config = self.config

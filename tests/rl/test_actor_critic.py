@@ -7,6 +7,7 @@ import torch
 from neuroplug_learners.ppo import LOSS_STATS, LossGradients
 
 from neuroplug.config.schema import EnvConfig, NetConfig
+from neuroplug.errors import ConfigError
 from neuroplug.rl import ActorCritic
 from neuroplug.testing import learner_context
 from neuroplug.training.components import build_env_and_network
@@ -83,3 +84,56 @@ def test_a_recurrent_actor_critic_re_runs_its_core_as_it_acted():
             torch.testing.assert_close(outputs[step], acted)
             torch.testing.assert_close(values[step], valued)
         torch.testing.assert_close(last, state)
+
+
+def _pong_actor_critic(core: str) -> ActorCritic:
+    env, network = build_env_and_network(
+        EnvConfig(task_id="Pong-v5", kwargs={"img_height": 44, "img_width": 44}),
+        NetConfig(core=core, core_size=16),
+    )
+    return ActorCritic(network, env, network.initial_params(torch.Generator().manual_seed(0)), 0)
+
+
+@pytest.mark.parametrize("core", ["none", "gru"])
+def test_a_bfloat16_encoder_trains_under_autocast_and_acts_in_float32(core):
+    model = _pong_actor_critic(core)
+    assert "bfloat16" in model.train_encoder_in("bfloat16")
+    frames = torch.randint(0, 256, (4, 3, *model.env.obs_shape), dtype=torch.uint8)
+    starts = torch.zeros(4, 3, dtype=torch.bool)
+    states = torch.zeros(3, model.network.state_size)
+
+    def forward():
+        if core == "none":
+            return model(frames.reshape(12, *model.env.obs_shape))
+        outputs, values, _ = model.sequence(frames, states, starts)
+        return outputs.reshape(12, -1), values.reshape(12)
+
+    model.eval()
+    with torch.no_grad():
+        acting = forward()
+    model.train()
+    trained = forward()
+    model.train_encoder_in("float32")
+    exact = forward()
+    for float32, full in zip(acting, exact, strict=True):  # the layouts differ, not the dtype
+        torch.testing.assert_close(float32, full.detach())
+    for reduced, full in zip(trained, exact, strict=True):
+        assert reduced.dtype == torch.float32  # the heads and the losses stay float32
+        assert not torch.equal(reduced, full)  # the encoder did run in bfloat16
+        torch.testing.assert_close(reduced, full, rtol=0.05, atol=0.05)
+    grads = []
+    for precision in ("bfloat16", "float32"):
+        model.train_encoder_in(precision)
+        model.zero_grad()
+        outputs, values = forward()
+        (outputs.square().sum() + values.sum()).backward()
+        grads.append(torch.cat([p.grad.flatten() for p in model.parameters()]))
+    assert torch.nn.functional.cosine_similarity(grads[0], grads[1], dim=0) > 0.99
+
+
+def test_a_reduced_precision_encoder_is_refused_where_the_backward_pass_is_written_out():
+    env, network = build_env_and_network(EnvConfig(task_id="CartPole-v1"), NetConfig())
+    model = ActorCritic(network, env, network.initial_params(torch.Generator().manual_seed(0)), 0)
+    assert model.written_out
+    with pytest.raises(ConfigError, match="algo.encoder_precision.*written-out"):
+        model.train_encoder_in("bfloat16")

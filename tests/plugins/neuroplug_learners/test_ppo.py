@@ -84,11 +84,23 @@ def test_a_short_pong_run_counts_frames_and_scores_whole_games(compose, tmp_path
 
 
 @pytest.mark.parametrize(
-    ("field", "value"), [("epochs", 0), ("clip_coef", 0.0), ("gae_lambda", -0.1), ("num_envs", 0)]
+    ("field", "value"),
+    [
+        ("epochs", 0),
+        ("clip_coef", 0.0),
+        ("gae_lambda", -0.1),
+        ("num_envs", 0),
+        ("encoder_precision", "float16"),
+    ],
 )
 def test_bad_ppo_settings_name_the_field(field, value):
     with pytest.raises(ConfigError, match=f"algo.{field}"):
         resolved_settings(PPOConfig(name="ppo", **{field: value}))
+
+
+def test_an_unknown_encoder_precision_is_refused_before_the_task_is_known():
+    with pytest.raises(ConfigError, match="algo.encoder_precision.*float32 or bfloat16"):
+        PPOConfig(name="ppo", encoder_precision="half")
 
 
 def test_continuous_actions_train_a_gaussian_policy_on_games_longer_than_a_segment(

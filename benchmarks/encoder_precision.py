@@ -1,0 +1,80 @@
+"""The learner's update on a Doom-sized minibatch in float32 and with a bfloat16 encoder.
+
+    python benchmarks/encoder_precision.py                 # 1024 transitions, 5 pairs
+    python benchmarks/encoder_precision.py --core none     # the feed-forward Nature CNN
+
+One update step of ``algo=appo env=doom_basic net.core=gru`` as the learner thread runs
+it: the Nature CNN over 32 chunks of 32 steps of 84x84x4 frames, the GRU of 512 re-run
+over each chunk, the heads, and the backward pass (``algo.encoder_precision``:
+``float32`` or ``bfloat16`` under autocast). The two settings alternate, a pair at a
+time, after a warm-up each, so a change in the machine's load falls on both; the script
+prints each one's median seconds and their ratio, and whether this CPU has native
+bfloat16. Run it on an otherwise idle machine.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import time
+
+import torch
+
+from neuroplug.config.schema import EnvConfig, NetConfig
+from neuroplug.devices import has_native_bfloat16
+from neuroplug.rl import ActorCritic
+from neuroplug.training.components import build_env_and_network
+
+
+def _update_seconds(model: ActorCritic, frames, states, starts) -> float:
+    started = time.perf_counter()
+    model.zero_grad()
+    if model.recurrent:
+        outputs, values, _ = model.sequence(frames, states, starts)
+    else:
+        outputs, values = model(frames.reshape(-1, *frames.shape[2:]))
+    (outputs.square().mean() + values.square().mean()).backward()
+    return time.perf_counter() - started
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--core", default="gru", choices=("gru", "lstm", "none"))
+    parser.add_argument("--steps", type=int, default=32, help="steps per chunk")
+    parser.add_argument("--chunks", type=int, default=32)
+    parser.add_argument("--pairs", type=int, default=5)
+    parser.add_argument("--threads", type=int, default=torch.get_num_threads())
+    arguments = parser.parse_args()
+    torch.set_num_threads(arguments.threads)
+    env, network = build_env_and_network(
+        EnvConfig(task_id="D1Basic-v1"), NetConfig(type="nature_cnn", core=arguments.core)
+    )
+    model = ActorCritic(network, env, network.initial_params(torch.Generator().manual_seed(0)), 0)
+    model.train()
+    generator = torch.Generator().manual_seed(1)
+    shape = (arguments.steps, arguments.chunks, *env.obs_shape)
+    frames = torch.randint(0, 256, shape, dtype=torch.uint8, generator=generator)
+    states = torch.zeros(arguments.chunks, network.state_size)
+    starts = torch.zeros(arguments.steps, arguments.chunks, dtype=torch.bool)
+    seconds: dict[str, list[float]] = {"float32": [], "bfloat16": []}
+    for precision in seconds:  # warm-up: oneDNN builds its kernels on first use
+        model.train_encoder_in(precision)
+        _update_seconds(model, frames, states, starts)
+    for _ in range(arguments.pairs):
+        for precision, times in seconds.items():
+            model.train_encoder_in(precision)
+            times.append(_update_seconds(model, frames, states, starts))
+    medians = {precision: statistics.median(times) for precision, times in seconds.items()}
+    print(
+        f"{network.describe()}, {arguments.steps * arguments.chunks} transitions, "
+        f"{arguments.threads} threads, native bfloat16: {has_native_bfloat16(torch.device('cpu'))}"
+    )
+    for precision, times in seconds.items():
+        print(
+            f"{precision:>8}: median {medians[precision]:.3f} s  ({', '.join(f'{t:.3f}' for t in times)})"
+        )
+    print(f"bfloat16 / float32: {medians['bfloat16'] / medians['float32']:.2f}")
+
+
+if __name__ == "__main__":
+    main()
