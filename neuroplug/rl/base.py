@@ -32,6 +32,7 @@ import torch
 
 from neuroplug.api import Learner, LearnerConfig, LearnerContext, SamplerRequest, Segment
 from neuroplug.devices import on_cpu, resolve_device
+from neuroplug.errors import PluginError
 from neuroplug.rl.sampler import Episodes, Rollout
 from neuroplug.rl.shards import ShardedSampler, learner_sampler, sampler_report
 from neuroplug.seeds import segment_episode_seeds, segment_generator_seed
@@ -156,7 +157,7 @@ class SegmentLearner(Learner):
         else:
             rollout = self.sampler.rollout(lambda observations, rows: act(observations), length)
         self._sampled()
-        return rollout
+        return checked_for_states(rollout, self.sampler, self.context.network.state_size)
 
     def sample_as_ready(self, version: int, length: int) -> Rollout:
         """Asynchronous sampling, where the sampler offers it (``scheduler=ray``): the next
@@ -164,7 +165,7 @@ class SegmentLearner(Learner):
         weights its sampler had; ``version`` is the current acting weights' version."""
         rollout = self.sampler.rollout_as_ready(self.shard_acting(), version, length)
         self._sampled()
-        return rollout
+        return checked_for_states(rollout, self.sampler, self.context.network.state_size)
 
     def _sampled(self) -> None:
         """After a rollout: its finished games, and where the segment stands."""
@@ -297,6 +298,19 @@ class SegmentLearner(Learner):
     @abstractmethod
     def _load_state(self, state: dict[str, Any]) -> None:
         """Restore :meth:`_state`."""
+
+
+def checked_for_states(rollout: Rollout, sampler: Any, state_size: int) -> Rollout:
+    """``rollout``, refused (:class:`PluginError`) when a recurrent policy's rollout comes
+    back without the core states it acted from: a scheduler's sampler that ignores
+    ``SamplerRequest.state_size`` would otherwise train the core from zeros at every step."""
+    if state_size and rollout.states is None:
+        raise PluginError(
+            f"{type(sampler).__name__} returned a rollout without core states for a "
+            f"recurrent policy (state size {state_size}): a learner sampler must keep each "
+            "env's state and store it in Rollout.states and Rollout.starts"
+        )
+    return rollout
 
 
 def segment_progress(

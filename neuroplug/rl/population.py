@@ -48,7 +48,12 @@ import torch
 from neuroplug.api import Learner, LearnerConfig, LearnerContext, SamplerRequest, Segment
 from neuroplug.devices import on_cpu, resolve_device
 from neuroplug.errors import require
-from neuroplug.rl.base import NEW_EPISODES, SegmentLearner, segment_progress
+from neuroplug.rl.base import (
+    NEW_EPISODES,
+    SegmentLearner,
+    checked_for_states,
+    segment_progress,
+)
 from neuroplug.rl.sampler import Episodes, Rollout
 from neuroplug.rl.shards import ShardedSampler, learner_sampler, sampler_report
 from neuroplug.seeds import (
@@ -179,6 +184,7 @@ class LearnerPopulation(Learner):
                 rollout = sampler.rollout(self.acting, steps)
             else:
                 rollout = sampler.rollout(self._act, steps)
+            checked_for_states(rollout, sampler, self.context.network.state_size)
             finished = sampler.take_episodes()
             self._book(finished)
             games.extend(finished)

@@ -131,7 +131,7 @@ def build_components(config: Experiment) -> Components:
                 algorithm_class.trains_recurrent_cores,
                 "net.core",
                 f"algo={config.algo.name} trains feed-forward networks only",
-                "net.core=none, or a learner that trains cores (ppo)",
+                "net.core=none, or a learner that trains cores (ppo, appo, pbt)",
             )
         policy = Policy(network, env, normalize_observations=False)
         settings, source = resolve_learner_settings(config.algo, env)

@@ -123,3 +123,16 @@ def test_a_recurrent_policys_state_counts_the_steps_of_its_episode(groups):
         expected = torch.where(begins, 0.0, states[step - 1] + 1)
         assert torch.equal(states[step], expected), step
     assert bool(valid[starts].all())  # a first step is always a valid one
+
+
+def test_a_recurrent_policys_rollout_without_its_states_is_refused():
+    # A scheduler's sampler that ignores SamplerRequest.state_size must not let the core
+    # train from zeros at every step unnoticed.
+    from neuroplug.errors import PluginError
+    from neuroplug.rl.base import checked_for_states
+
+    _, sampler, rollout = _rollout("CartPole-v1", groups=1, length=4)
+    assert rollout.states is None
+    assert checked_for_states(rollout, sampler, state_size=0) is rollout
+    with pytest.raises(PluginError, match="without core states for a recurrent policy"):
+        checked_for_states(rollout, sampler, state_size=8)
