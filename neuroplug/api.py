@@ -710,6 +710,15 @@ class Backend(ABC):
         are still alive.
         """
 
+    @property
+    def batch_invariant(self) -> bool:
+        """Whether, for the population last loaded, a member's outputs are the same bits
+        whatever else shares its :meth:`forward` call, by construction (so every scheduler
+        gives the same results, ``docs/reproducibility.md``). Where false, they agree to
+        rounding across companies and are the same bits for the same calls.
+        :func:`neuroplug.testing.check_backend_contract` checks whichever is claimed."""
+        return True
+
     runs_virtual_batch_norm: ClassVar[bool] = False
     """Whether :meth:`load` runs networks with virtual batch norm (``net.vbn``): it then
     runs every member as :meth:`Network.deploy <neuroplug.nets.network.Network.deploy>`

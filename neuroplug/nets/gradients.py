@@ -101,8 +101,8 @@ def forward_stacked(
     """:func:`forward` for K parameter sets at once: ``tensors`` holds each slot stacked
     over members (``(K, *shape)``), ``inputs`` is ``(K, b, fan_in)``; returns the outputs
     ``(K, b, out)`` and each layer's input. A member's rows are computed by its own
-    matrices alone (one product per member in a batched multiply), so its results do not
-    depend on how many members share the call."""
+    matrices alone (one product per member in a batched multiply): the other members'
+    values never reach them, though their number shapes the call and so its rounding."""
     if not written_out(layers):
         raise ValueError("a written-out forward needs a network of linear layers only")
     layer_inputs: list[torch.Tensor] = []
@@ -154,30 +154,12 @@ def _stacked_product(
     more slowly than the same arithmetic the other way round (``benchmarks/results/pbt.md``)."""
     if right.shape[-1] <= NARROW < left.shape[-2]:
         # The narrow operand (a member's slice of a stack, or a gradient) is copied to a
-        # layout of its own, so BLAS sees the same strides whatever the company.
+        # layout of its own, so BLAS sees the same strides every step.
         right, left = left.transpose(1, 2), right.transpose(1, 2).contiguous()
         if bias is None:
-            return _batched(torch.bmm, left, right).transpose(1, 2).contiguous()
+            return torch.bmm(left, right).transpose(1, 2).contiguous()
         bias = bias.transpose(1, 2).contiguous()
-        return _batched(torch.baddbmm, bias, left, right).transpose(1, 2).contiguous()
+        return torch.baddbmm(bias, left, right).transpose(1, 2).contiguous()
     if bias is None:
-        return _batched(torch.bmm, left, right)
-    return _batched(torch.baddbmm, bias, left, right)
-
-
-def _batched(product: Callable[..., torch.Tensor], *tensors: torch.Tensor) -> torch.Tensor:
-    """A batched matrix product, a batch of one computed as a batch of two: PyTorch hands a
-    lone product to other code (a one-column layer's outputs then differ in the last bit
-    from the same member's in a batch), and a member's results must not depend on how many
-    members share the call."""
-    if len(tensors[-1]) == 1:
-        return product(*(_twice(tensor) for tensor in tensors))[:1]
-    return product(*tensors)
-
-
-def _twice(tensor: torch.Tensor) -> torch.Tensor:
-    """A batch of one repeated, laid out as it was (a transposed view stays one): BLAS
-    takes transposed operands by another kernel, which rounds differently."""
-    if tensor.dim() == 3 and not tensor.is_contiguous() and tensor.transpose(1, 2).is_contiguous():
-        return _twice(tensor.transpose(1, 2)).transpose(1, 2)
-    return torch.cat((tensor, tensor))
+        return torch.bmm(left, right)
+    return torch.baddbmm(bias, left, right)

@@ -48,6 +48,12 @@ kernels, not oneDNN's: oneDNN's grouped convolution changes its last bits with t
 of threads, and the run changes PyTorch's thread count with the machine's load
 (:class:`neuroplug.devices.TorchThreads`). The native kernels give the same bits at any
 count, at about oneDNN's speed on a small CPU.
+
+A member's outputs here depend on its company's shape: BLAS and oneDNN pick kernels by a
+call's shape and its operands' alignment (on Intel CPUs with AVX-512 a member's last bits
+change with the number of members beside it). Callers that promise more keep the company
+fixed: the torch backend computes fixed tiles of members (:mod:`neuroplug_backends.tiles`),
+a population of learners acts and learns in the company its configuration gives it.
 """
 
 from __future__ import annotations
@@ -313,17 +319,6 @@ def forward_members(
     return forward_members_with_state(layers, layout, params, inputs, None)[0]
 
 
-def _batched_affine(bias: torch.Tensor, inputs: torch.Tensor, weight: torch.Tensor) -> torch.Tensor:
-    """``bias + inputs @ weight`` per member (``(K, 1, out)``, ``(K, b, in)``, ``(K, in, out)``)."""
-    if len(inputs) == 1 and inputs.shape[1] > 1:
-        # A lone member's rows would go to matrix-vector code for a one-column layer (a
-        # critic's value), which rounds otherwise than the batched product it gets in
-        # company: as a batch of two, its outputs do not depend on it.
-        pair = (torch.cat((tensor, tensor)) for tensor in (bias, inputs, weight))
-        return torch.baddbmm(*pair)[:1]
-    return torch.baddbmm(bias, inputs, weight)
-
-
 def forward_members_with_state(
     layers: Sequence[Layer],
     layout: ParameterLayout,
@@ -376,13 +371,6 @@ def members_pre_activation(
         hidden = hidden.reshape(rows, -1, *hidden.shape[-2:])
         weight = views[layer.weight]
         kernels = weight.reshape(-1, *weight.shape[2:])
-        if kernels.data_ptr() == weight.data_ptr():
-            # A lone member's kernels would be read in place, from wherever its row
-            # starts; the CPU's convolution rounds differently with the pointer's
-            # alignment, so it gets the fresh copy every grouped call makes (the
-            # reshape of several members' strided rows copies), and a member's outputs
-            # do not depend on its company (tests/plugins/neuroplug_backends/test_batch_invariance.py).
-            kernels = kernels.clone()
         if layer.padded:
             hidden = F.pad(hidden, layer.padding)
         with thread_count_invariant_convolutions(hidden.device):
@@ -397,7 +385,7 @@ def members_pre_activation(
     if hidden.dim() == 4:  # after a convolution: (b, K*C, H, W) -> (K, b, C*H*W)
         hidden = hidden.reshape(rows, members, -1).transpose(0, 1)
     hidden = hidden.reshape(members, rows, fan_in(layout, layer))
-    gates = _batched_affine(views[layer.bias].unsqueeze(1), hidden, views[layer.weight])
+    gates = torch.baddbmm(views[layer.bias].unsqueeze(1), hidden, views[layer.weight])
     if layer.kind not in RECURRENT_KINDS:
         return gates, None
     size = state_size(layout, [layer])
@@ -408,7 +396,7 @@ def members_pre_activation(
         layer.kind,
         gates,
         previous.to(hidden.dtype),
-        lambda h: _batched_affine(recurrent_bias, h, recurrent_weight),
+        lambda h: torch.baddbmm(recurrent_bias, h, recurrent_weight),
     )
 
 

@@ -9,6 +9,9 @@ from dataclasses import dataclass
 from neuroplug.api import BackendConfig
 from neuroplug.errors import require
 
+BATCHINGS = ("auto", "tiles", "alive")
+"""The values of ``backend.batching``."""
+
 
 @dataclass
 class TorchBackendConfig(BackendConfig):
@@ -20,16 +23,37 @@ class TorchBackendConfig(BackendConfig):
     """PyTorch's CPU threads for inference; 0: auto, one per core while the machine is
     otherwise idle and 1 while other processes want the cores, re-checked every generation
     (:class:`neuroplug.devices.TorchThreads`, set by the run)."""
-    tile_rows: int = 128
-    """Members per fixed tile of the factored low-rank forward
-    (:mod:`neuroplug_backends.torch_lowrank`), at most the population. Bigger tiles are
-    faster while most members are alive (benchmarks/results/lowrank_inference.md: small
-    tiles pay per-call overhead, most on 2 threads), smaller ones compute fewer dead rows
-    once most episodes have ended or when a pipelined group holds part of the population.
-    Runs differing in it differ in rounding; within a run a member's outputs never depend
-    on what else is alive."""
+    batching: str = "auto"
+    """How the alive members of a forward call are computed. ``tiles``: in fixed tiles of
+    members (:mod:`neuroplug_backends.tiles`), so a member's outputs are the same bits
+    whatever else is alive, on any CPU, and every scheduler gives the same results;
+    computing a tile's dead members costs frames/s once few are alive. ``alive``: the
+    alive members in one batched call, the fastest; the same bits for the same schedule
+    (a resume, Ray's worker counts), but across schedulers only where the CPU's libraries
+    ignore the batch's shape (AMD EPYC; not Intel Xeons with AVX-512/AMX, where they
+    agree to rounding). ``auto``: ``tiles`` on a CPU for networks of at least 1 MFLOP a
+    forward (convolutional encoders: ES on Breakout kept 0.87 of its frames/s), ``alive``
+    for lighter ones and on a GPU (ES on Hopper with tiles kept 0.45:
+    ``benchmarks/results/batch_invariance.md``, ``docs/reproducibility.md``). Low-rank
+    populations always run in tiles."""
+    tile_rows: int = 0
+    """Members per fixed tile on a CPU (:mod:`neuroplug_backends.tiles`): a member's
+    outputs never depend on what else is alive because every call computes one whole
+    tile. 0: auto, 128 for the factored low-rank forward and about 32 MFLOP of forward
+    per tile for materialised members (2 Nature CNNs, 226 256-256 MLPs), at most the
+    population. Bigger
+    tiles pay less per-call overhead while most members are alive, smaller ones compute
+    fewer dead rows once episodes end (``benchmarks/results/batch_invariance.md``,
+    ``benchmarks/results/lowrank_inference.md``). Runs differing in it differ in rounding;
+    within a run a member's outputs never depend on its company."""
 
     def __post_init__(self) -> None:
+        require(
+            self.batching in BATCHINGS,
+            "backend.batching",
+            f"got {self.batching!r}",
+            ", ".join(BATCHINGS),
+        )
         require(
             self.max_materialized_mb >= 0,
             "backend.max_materialized_mb",
@@ -37,5 +61,8 @@ class TorchBackendConfig(BackendConfig):
             "an integer >= 0",
         )
         require(
-            self.tile_rows >= 1, "backend.tile_rows", f"got {self.tile_rows}", "an integer >= 1"
+            self.tile_rows >= 0,
+            "backend.tile_rows",
+            f"got {self.tile_rows}",
+            "an integer >= 1, or 0 for auto",
         )

@@ -4,10 +4,18 @@ Members are materialised once per evaluation by
 :meth:`neuroplug.population.Population.materialize` (``bases[b] + scale * (sigma[b] ⊙
 eps(seed))``, fresh init draws built from their seeds) when they fit
 ``max_materialized_mb``; bigger populations rebuild just the alive members' weights in
-each forward call, trading compute for memory. Either way only the members whose episodes
-are alive are computed. Low-rank MLP and Nature-CNN populations without a ``sigma`` vector
-are never materialised: their shared base weights run as one product per fixed tile of
-members and each member adds its factors (:mod:`neuroplug_backends.torch_lowrank`).
+each forward call, trading compute for memory. Low-rank MLP and Nature-CNN populations
+without a ``sigma`` vector are never materialised: their shared base weights run as one
+product per fixed tile of members and each member adds its factors
+(:mod:`neuroplug_backends.torch_lowrank`).
+
+``backend.batching`` says how the alive members of a call are computed. In fixed tiles
+(:mod:`neuroplug_backends.tiles`; low-rank populations always): a member's outputs are the
+same bits whatever else is alive, on any CPU; a tile's weights are a view of its
+materialised rows, and only tiles holding an alive member are computed. Or all alive
+members in one call: the fastest, and the same bits for the same calls, but a member's
+last bits may move with its company where the libraries pick kernels by the batch's shape
+(``docs/reproducibility.md``).
 
 With virtual batch norm (``net.vbn``), loading a population computes every member's
 reference statistics in one batched forward over the reference batch and folds them into
@@ -25,14 +33,21 @@ from neuroplug.devices import resolve_device
 from neuroplug.nets.network import Network
 from neuroplug.population import Population
 from neuroplug_backends.configs import TorchBackendConfig
-from neuroplug_backends.torch_lowrank import FactoredLowRank, supports
+from neuroplug_backends.tiles import dense_tile_rows, member_flops, place
+from neuroplug_backends.torch_lowrank import LOWRANK_TILE_ROWS, FactoredLowRank, supports
+
+TILED_FLOPS = 1e6
+"""``backend.batching=auto`` computes networks of at least this many FLOPs a forward in
+tiles on a CPU: there a tile's call overhead is small against its arithmetic (ES on
+Breakout, the Nature CNN at 19 MFLOP, kept 0.87 of its frames/s), while a light MLP's
+tiles are mostly overhead once few members are alive (ES on Hopper, 0.14 MFLOP, kept 0.45;
+``benchmarks/results/batch_invariance.md``)."""
 
 BYTES_PER_CALL = 2**20
 """What one more batched forward call costs on a CPU, as bytes of weights a gather would
 copy: a call of a few layers costs about what copying a megabyte does on a core (~0.2 ms).
-Scattered alive members whose weights are bigger than that run as views, a call per run of
-consecutive members (the Nature CNN: 6.7 MB a member); smaller ones are gathered. A GPU
-gathers (at its memory's bandwidth a gather is cheap, and every call is kernel launches)."""
+With ``batching=alive``, scattered alive members whose weights are bigger than that run as
+views, a call per run of consecutive members; smaller ones are gathered."""
 
 
 class TorchBackend(Backend):
@@ -47,6 +62,10 @@ class TorchBackend(Backend):
         self._params: torch.Tensor | None = None
         self._factored: FactoredLowRank | None = None
         self._statistics: torch.Tensor | None = None
+        self._tiled = False
+        self._tile_rows = 1
+        self._num_tiles = 1
+        self._member_flops: float | None = None
 
     @property
     def device(self) -> torch.device:
@@ -66,6 +85,22 @@ class TorchBackend(Backend):
             "if memory allows)"
         )
 
+    @property
+    def batch_invariant(self) -> bool:
+        return self._factored is not None or self._tiled
+
+    def _flops(self) -> float:
+        """One member's forward FLOPs (measured once)."""
+        if self._member_flops is None:
+            self._member_flops = member_flops(self.network)
+        return self._member_flops
+
+    def _runs_tiles(self) -> bool:
+        """Whether dense members run in fixed tiles (``backend.batching``)."""
+        if self.config.batching != "auto":
+            return self.config.batching == "tiles"
+        return self._device.type == "cpu" and self._flops() >= TILED_FLOPS
+
     runs_virtual_batch_norm = True
 
     def load(self, population: Population) -> None:
@@ -83,13 +118,22 @@ class TorchBackend(Backend):
             # Low-rank tensors stay factored (a member reads rank x (rows + cols) numbers of
             # them per step instead of rows x cols), and P x D is never built.
             self._params = None
-            tile_rows = min(self.config.tile_rows, len(population))
+            tile_rows = min(self.config.tile_rows or LOWRANK_TILE_ROWS, len(population))
             self._factored = FactoredLowRank(
                 self.network, self._population, self._device, tile_rows
             )
             return
+        self._tiled = self._runs_tiles()
+        self._tile_rows = 1
+        if self._tiled:
+            flops = 0.0 if self.config.tile_rows else self._flops()
+            self._tile_rows = dense_tile_rows(len(population), flops, self.config.tile_rows)
+        self._num_tiles = max(1, -(-len(population) // self._tile_rows))
         if self._materialized_mb(len(population)) <= self.config.max_materialized_mb:
-            self._params = self.network.deploy(self._population.materialize(device=self._device))
+            params = self.network.deploy(self._population.materialize(device=self._device))
+            # Zero rows up to whole tiles: the last tile has the shape of the others.
+            padding = self._num_tiles * self._tile_rows - len(params)
+            self._params = torch.cat([params, params.new_zeros((padding, params.shape[1]))])
         else:
             self._params = None
             if self.network.normalized:
@@ -139,7 +183,47 @@ class TorchBackend(Backend):
             raise RuntimeError("TorchBackend.forward called before load(population)")
         if self._factored is not None:  # feed-forward networks only (torch_lowrank.supports)
             return self._factored.forward(members, observations), None
-        members = members.cpu()
+        members = members.cpu().to(torch.int64)
+        if not self._tiled or len(members) == 0:
+            return self._forward_alive(members, observations, state)
+        tile_rows = self._tile_rows
+        placement = place(members, tile_rows, self._num_tiles)
+        inputs = placement.scatter(observations, tile_rows)
+        states = placement.scatter(state, tile_rows) if state is not None else None
+        outputs, new_states = [], []
+        for block, tile in enumerate(placement.tiles):
+            output, new_state = self._apply(
+                self._tile_weights(tile, placement, block),
+                inputs[block],
+                states[block] if states is not None else None,
+            )
+            outputs.append(output)
+            new_states.append(new_state)
+        gathered = placement.gather(torch.cat(outputs))
+        if states is None:
+            return gathered, None
+        return gathered, placement.gather(torch.cat(new_states))
+
+    def _tile_weights(self, tile: int, placement, block: int) -> torch.Tensor:
+        """Tile ``tile``'s ``(T, D)`` weights: a view of its materialised rows, or, rebuilt,
+        the members of ``block`` at their rows of a fresh zeroed tile (the others' rows
+        are never read for an alive member's outputs)."""
+        tile_rows = self._tile_rows
+        first = tile * tile_rows
+        if self._params is not None:
+            return self._params[first : first + tile_rows]
+        rows = placement.rows
+        in_block = (rows >= block * tile_rows) & (rows < (block + 1) * tile_rows)
+        places = (rows[in_block] - block * tile_rows).unique()
+        weights = torch.zeros((tile_rows, self.network.num_params), device=self._device)
+        weights[places.to(self._device)] = self._rebuilt(first + places)
+        return weights
+
+    def _forward_alive(
+        self, members: torch.Tensor, observations: torch.Tensor, state: torch.Tensor | None
+    ) -> tuple[torch.Tensor, torch.Tensor | None]:
+        """``backend.batching=alive``: the alive members in one call (or one per run of
+        consecutive big members, on a CPU)."""
         if len(members) == 0:
             return self._apply(self._rebuilt(members), observations, state)
         # Small index arithmetic in numpy: a few microseconds, against ~5 per torch op.
@@ -148,22 +232,14 @@ class TorchBackend(Backend):
         if first == last:
             # One member on every row (a policy evaluated on many episodes at once): its one
             # parameter vector broadcast to the rows (a stride-0 view, not a copy per row).
-            # The batched kernels then compute each row exactly as for a gathered copy, so
-            # results do not depend on the path or on the batch (a plain (n, in) matmul
-            # would be faster still, but its rows change in the last bits with n).
-            if self._params is None:
-                single = self._rebuilt(members[:1])[0]
-            else:
-                single = self._params[first]
+            single = self._rebuilt(members[:1])[0] if self._params is None else self._params[first]
             return self._apply(single.expand(len(index), -1), observations, state)
         if self._params is None:
             return self._apply(self._rebuilt(members), observations, state)
         span = last - first + 1
         if span == len(index) and (np.diff(index) == 1).all():
-            # A run of consecutive members (everyone, or a pipelined group): a view, no copy
-            # (everyone is the parameter matrix itself, whose slot views are remembered).
-            params = self._params if span == len(self._params) else self._params[first : last + 1]
-            return self._apply(params, observations, state)
+            # A run of consecutive members (everyone, or a pipelined group): a view, no copy.
+            return self._apply(self._params[first : last + 1], observations, state)
         # (Repeats, a member playing two episodes at once, need a row each: gathered.)
         distinct = len(np.unique(index)) == len(index)
         if span <= 2 * len(index) and distinct:
@@ -184,8 +260,7 @@ class TorchBackend(Backend):
             gathered = len(index) * self.network.num_params * self._params.element_size()
             if gathered > (len(breaks) + 1) * BYTES_PER_CALL:
                 return self._by_runs(index[order], order, breaks, observations, state)
-        params = self._params[members.to(self._device)]
-        return self._apply(params, observations, state)
+        return self._apply(self._params[members.to(self._device)], observations, state)
 
     def _by_runs(
         self,
@@ -196,8 +271,7 @@ class TorchBackend(Backend):
         state: torch.Tensor | None,
     ) -> tuple[torch.Tensor, torch.Tensor | None]:
         """Members ``ordered`` (``index[order]``, sorted), each run of consecutive ones
-        (split at ``breaks``) through a view of its weights: nothing is copied. A member's
-        rows do not depend on their batch, so the outputs are the gathered path's bits."""
+        (split at ``breaks``) through a view of its weights: nothing is copied."""
         rows = torch.from_numpy(order).to(self._device)
         inputs = observations[rows]
         states = state[rows] if state is not None else None

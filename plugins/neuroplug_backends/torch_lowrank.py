@@ -10,16 +10,11 @@ filters ``B_i`` mixed back to ``out`` channels by ``c_i A_i``. Biases and the te
 full-rank are built per member from the bases and the noise for those slots alone: the
 population is never materialised as ``P x D``.
 
-**Fixed tiles.** A product's rounding can depend on the shape of the call and on a row's
-place in it: a BLAS picks its kernel by shape (torch even switches library for a batched
-product by its total size). So members live in fixed tiles of ``tile_rows`` rows, member
-m always at row ``m % tile_rows`` of tile ``m // tile_rows``, and every op runs on one
-whole tile: a forward call loops over the tiles that hold an alive member, with the other
-rows zero. Every call then has the same shapes and every member the same place whatever
-else is alive, which keeps each member's outputs independent of the schedule (the
-schedulers' identical results and bit-identical resume rely on that). A member playing
-two episodes at once takes the same row of a second copy of its tile. Bigger tiles cost
-fewer calls per step; smaller ones compute fewer dead rows once most episodes have ended.
+**Fixed tiles** (:mod:`neuroplug_backends.tiles`): member m always at row ``m % tile_rows``
+of tile ``m // tile_rows``, and every op runs on one whole tile, so a member's outputs do
+not depend on what else is alive (the schedulers' identical results and bit-identical
+resume rely on that). Bigger tiles cost fewer calls per step; smaller ones compute fewer
+dead rows once most episodes have ended.
 """
 
 from __future__ import annotations
@@ -42,6 +37,11 @@ from neuroplug.nets.layers import (
 from neuroplug.nets.network import Network
 from neuroplug.noise import noise_vectors
 from neuroplug.population import Population
+from neuroplug_backends.tiles import place
+
+LOWRANK_TILE_ROWS = 128
+"""Members per tile when ``backend.tile_rows`` is 0 (auto): small tiles pay per-call
+overhead, most on 2 threads (``benchmarks/results/lowrank_inference.md``)."""
 
 
 def supports(network: Network) -> bool:
@@ -158,29 +158,10 @@ class FactoredLowRank:
             # Everyone, in order: the inputs are the tiles already.
             batch = inputs.view(self.num_tiles, tile_rows, *inputs.shape[1:])
             return torch.cat([self._tile(tile, batch[tile]) for tile in range(self.num_tiles)])
-        virtual = self._copy_index(members) * padded + members
-        tile_ids, place = torch.unique(
-            torch.div(virtual, tile_rows, rounding_mode="floor"), return_inverse=True
-        )
-        flat_rows = (place * tile_rows + virtual % tile_rows).to(self.device)
-        batch = inputs.new_zeros((len(tile_ids) * tile_rows, *inputs.shape[1:]))
-        batch.index_copy_(0, flat_rows, inputs)
-        batch = batch.view(len(tile_ids), tile_rows, *inputs.shape[1:])
-        tiles = (tile_ids % self.num_tiles).tolist()
-        out = torch.cat([self._tile(tile, batch[i]) for i, tile in enumerate(tiles)])
-        return out[flat_rows]
-
-    @staticmethod
-    def _copy_index(members: torch.Tensor) -> torch.Tensor:
-        """For each entry, how many earlier entries name the same member."""
-        if len(torch.unique(members)) == len(members):
-            return torch.zeros_like(members)
-        order = torch.argsort(members, stable=True)
-        _, counts = torch.unique_consecutive(members[order], return_counts=True)
-        run_start = torch.repeat_interleave(torch.cumsum(counts, 0) - counts, counts)
-        copies = torch.empty_like(members)
-        copies[order] = torch.arange(len(members)) - run_start
-        return copies
+        placement = place(members, tile_rows, self.num_tiles)
+        batch = placement.scatter(inputs, tile_rows)
+        out = torch.cat([self._tile(tile, batch[i]) for i, tile in enumerate(placement.tiles)])
+        return placement.gather(out)
 
     def _tile(self, tile: int, inputs: torch.Tensor) -> torch.Tensor:
         """The ``(T, out)`` outputs of tile ``tile``'s members on ``inputs`` ``(T, ...)``.

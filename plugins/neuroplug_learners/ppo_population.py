@@ -19,8 +19,10 @@ weight 0, and each mean divides by the member's own count of valid rows. With on
 minibatch per epoch that is the per-member update's arithmetic
 (``tests/plugins/neuroplug_learners/test_ppo_population.py`` checks one against the other); with
 several, a member's minibatches are cut from all its rows, valid or not, so their sizes in
-valid rows vary a little. A member's results never depend on which members share the
-computation (each one's rows pass through its own matrices only).
+valid rows vary a little. A member's rows pass through its own matrices only, so the other
+members' values never reach its results; their number shapes the batched products, so a
+member updated in another company agrees to rounding (a run's company, the whole
+population, is fixed: its updates are exact from its seed, ``docs/reproducibility.md``).
 
 It serves actor-critics the written-out backward covers (an MLP actor and a separate MLP
 critic), with categorical or Gaussian actions; other members (a shared convolutional

@@ -142,7 +142,8 @@ def test_pipelined_needs_two_groups():
 @pytest.mark.parametrize("device", ["cpu", *(["cuda"] if torch.cuda.is_available() else [])])
 def test_training_ends_in_the_same_state_with_every_scheduler(compose, tmp_path, device):
     """End to end: ES on Pendulum (action noise, observation normalizer, refilled lanes),
-    on the CPU and, where the suite finds one, on the GPU."""
+    on the CPU and, where the suite finds one, on the GPU; the backend in fixed tiles, so
+    no member's outputs depend on which others share its call."""
     from neuroplug.app import run_job
     from neuroplug.testing.resume_check import same
     from neuroplug.training.checkpoint import load_checkpoint
@@ -160,6 +161,7 @@ def test_training_ends_in_the_same_state_with_every_scheduler(compose, tmp_path,
             f"scheduler={name}",
             "scheduler.max_envs=5",
             f"backend.device={device}",
+            "backend.batching=tiles",
             "logger=none",
             "run.max_generations=2",
             "run.eval_episodes=2",

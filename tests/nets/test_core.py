@@ -45,13 +45,18 @@ def test_each_member_steps_its_own_gru_as_torch_does():
         torch.testing.assert_close(outputs[member], expected[0], rtol=1e-5, atol=1e-6)
 
 
-def test_a_members_step_does_not_depend_on_its_company():
+def test_a_members_step_does_not_depend_on_its_companions():
     network = MLP(4, [16], 3, "tanh", core="gru", core_size=8)
     params = _population(network, 6)
     inputs, state = torch.randn(6, 4), torch.randn(6, 8)
     outputs, new_state = network.forward_population_with_state(params, inputs, state)
+    others = params.clone()
+    others[3:] = _population(network, 3)
+    other_outputs, other_state = network.forward_population_with_state(others, inputs, state)
+    assert torch.equal(other_outputs[2], outputs[2]) and torch.equal(other_state[2], new_state[2])
     alone, alone_state = network.forward_population_with_state(params[2:3], inputs[2:3], state[2:3])
-    assert torch.equal(alone[0], outputs[2]) and torch.equal(alone_state[0], new_state[2])
+    torch.testing.assert_close(alone[0], outputs[2], atol=1e-6, rtol=1e-5)
+    torch.testing.assert_close(alone_state[0], new_state[2], atol=1e-6, rtol=1e-5)
 
 
 def test_the_single_forward_learners_train_through_agrees_with_the_population():

@@ -217,14 +217,16 @@ def test_every_member_form_runs_exactly_as_materialize_builds_it(build, budget_m
 
 
 @pytest.mark.parametrize("budget_mb", [4096, 0])
-def test_one_member_on_many_rows_is_one_forward_of_its_vector_not_a_copy_per_row(budget_mb):
-    """A policy evaluated on many episodes at once: its parameters reach the network as one
-    vector broadcast to the rows (stride 0), and each row equals the member's own forward."""
+def test_one_member_on_many_rows_runs_its_tile_once_per_row(budget_mb):
+    """A policy evaluated on many episodes at once: each row is the member's own tile (a
+    view of the materialised weights, never a copy), so every row is the bits the member
+    gets alone, whatever the number of rows."""
     network = MLP(4, [32], 2, "tanh")
     population = _population(network, size=3)
-    backend = TorchBackend(
-        TorchBackendConfig(name="torch", device="cpu", max_materialized_mb=budget_mb), network
+    config = TorchBackendConfig(
+        name="torch", device="cpu", max_materialized_mb=budget_mb, batching="tiles"
     )
+    backend = TorchBackend(config, network)
     backend.load(population)
     seen = []
     forward_population = network.forward_population
@@ -237,10 +239,41 @@ def test_one_member_on_many_rows_is_one_forward_of_its_vector_not_a_copy_per_row
     rows = torch.full((10,), 2)
     inputs = torch.randn(10, 4)
     outputs = backend.forward(rows, inputs)
+    assert len(seen) == 10 and all(params.shape[0] == 3 for params in seen)
+    if budget_mb:
+        weights = backend._params
+        assert all(params.data_ptr() == weights.data_ptr() for params in seen)
+    for row in range(10):
+        alone = backend.forward(rows[:1], inputs[row : row + 1])
+        assert torch.equal(outputs[row], alone[0])
+
+
+@pytest.mark.parametrize("budget_mb", [4096, 0])
+def test_alive_batching_runs_one_member_on_many_rows_as_one_forward_of_its_vector(budget_mb):
+    """``batching=alive``: a policy evaluated on many episodes at once reaches the network
+    as one parameter vector broadcast to the rows (stride 0), not a copy per row."""
+    network = MLP(4, [32], 2, "tanh")
+    population = _population(network, size=3)
+    config = TorchBackendConfig(
+        name="torch", device="cpu", max_materialized_mb=budget_mb, batching="alive"
+    )
+    backend = TorchBackend(config, network)
+    backend.load(population)
+    assert not backend.batch_invariant
+    seen = []
+    forward_population = network.forward_population
+
+    def spy(params, inputs):
+        seen.append(params)
+        return forward_population(params, inputs)
+
+    network.forward_population = spy
+    rows = torch.full((10,), 2)
+    inputs = torch.randn(10, 4)
+    outputs = backend.forward(rows, inputs)
     assert len(seen) == 1 and seen[0].shape[0] == 10 and seen[0].stride(0) == 0
-    gathered = forward_population(population.materialize()[rows], inputs)
-    assert torch.equal(outputs, gathered)  # bit for bit what a copy per row computes
-    assert torch.equal(backend.forward(rows[:3], inputs[:3]), outputs[:3])  # any batch size
+    expected = forward_population(population.materialize()[rows], inputs)
+    torch.testing.assert_close(outputs, expected, atol=1e-6, rtol=1e-5)
 
 
 def test_the_plan_says_when_a_population_is_too_big_to_keep_in_memory():
@@ -276,9 +309,52 @@ def test_virtual_batch_norm_members_run_deployed_alive_only_on_either_path(budge
 
 
 @pytest.mark.parametrize("core", ["none", "gru"])
-def test_scattered_members_run_as_views_with_the_gathered_bits(monkeypatch, core):
-    """Big members' weights are not gathered at every step: each run of consecutive alive
-    members runs in place, and the outputs (and states) are the gather's bits."""
+def test_scattered_members_compute_their_tiles_in_place(core):
+    """Big members' weights are never gathered: only the tiles holding an alive member are
+    computed, each on a view of its materialised rows, and every member's outputs (and
+    states) are the bits it gets alone."""
+    from neuroplug.nets.nature_cnn import NatureCNN
+
+    network = NatureCNN((2, 36, 36), 3, core=core, core_size=8)
+    population = _population(network, size=20)
+    config = TorchBackendConfig(name="torch", device="cpu", batching="tiles", tile_rows=4)
+    backend = TorchBackend(config, network)
+    backend.load(population)
+    # Tiles 0 (members 0-2), 2 (9) and 4 (17-18), in the lanes' order.
+    alive = torch.tensor([17, 0, 1, 9, 18, 2])
+    inputs = network.example_inputs(6, torch.Generator().manual_seed(3))
+    state = torch.randn(6, network.state_size)
+    seen = []
+    name = "forward_population" if core == "none" else "forward_population_with_state"
+    original = getattr(network, name)
+
+    def spy(params, *rest):
+        seen.append(params)
+        return original(params, *rest)
+
+    setattr(network, name, spy)
+
+    def forward(members, rows):
+        if core == "none":
+            return backend.forward(members, inputs[rows]), None
+        return backend.forward_with_state(members, inputs[rows], state[rows])
+
+    outputs, states = forward(alive, slice(None))
+    storage = backend._params.untyped_storage().data_ptr()
+    assert len(seen) == 3
+    assert all(params.untyped_storage().data_ptr() == storage for params in seen)
+    for row, member in enumerate(alive.tolist()):
+        alone, alone_state = forward(torch.tensor([member]), slice(row, row + 1))
+        assert torch.equal(outputs[row], alone[0])
+        if core != "none":
+            assert torch.equal(states[row], alone_state[0])
+
+
+@pytest.mark.parametrize("core", ["none", "gru"])
+def test_alive_batching_runs_scattered_big_members_as_views(monkeypatch, core):
+    """``batching=alive``: big members' weights are not gathered at every step: each run of
+    consecutive alive members runs in place, and the outputs (and states) are the gather's
+    (to rounding: the calls differ in shape)."""
     from neuroplug_backends import torch_backend
 
     from neuroplug.nets.nature_cnn import NatureCNN
@@ -289,15 +365,22 @@ def test_scattered_members_run_as_views_with_the_gathered_bits(monkeypatch, core
     alive = torch.tensor([17, 0, 1, 9, 18, 2])
     inputs = network.example_inputs(6, torch.Generator().manual_seed(3))
     state = torch.randn(6, network.state_size)
-    results = []
+    results, calls = [], []
     for bytes_per_call in (0, 2**62):  # every run its own call / always gathered
         monkeypatch.setattr(torch_backend, "BYTES_PER_CALL", bytes_per_call)
-        backend = TorchBackend(TorchBackendConfig(name="torch", device="cpu"), network)
+        config = TorchBackendConfig(name="torch", device="cpu", batching="alive")
+        backend = TorchBackend(config, network)
         backend.load(population)
+        monkeypatch.setattr(
+            backend, "_apply", lambda *args, apply=backend._apply: calls.append(1) or apply(*args)
+        )
+        calls.clear()
         if core == "none":
             results.append((backend.forward(alive, inputs), None))
         else:
             results.append(backend.forward_with_state(alive, inputs, state))
-    assert torch.equal(results[0][0], results[1][0])
+        results[-1] = (*results[-1], len(calls))
+    assert results[0][2] == 3 and results[1][2] == 1  # three runs as views / one gather
+    torch.testing.assert_close(results[0][0], results[1][0], atol=1e-5, rtol=1e-4)
     if core != "none":
-        assert torch.equal(results[0][1], results[1][1])
+        torch.testing.assert_close(results[0][1], results[1][1], atol=1e-5, rtol=1e-4)

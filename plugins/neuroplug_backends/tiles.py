@@ -1,0 +1,101 @@
+"""Fixed tiles: how the torch backend keeps a member's outputs independent of its batch.
+
+A library's product or convolution may round a row differently with the call it is in:
+BLAS picks kernels by the call's shape, by its operands' alignment and by how many items
+a batched call holds (Intel's MKL on AVX-512 and AMX does all three; see
+``docs/reproducibility.md``). No setting pins that from outside on every CPU, so the torch
+backend never lets a member's call depend on its company. The population is cut into
+tiles of ``T`` consecutive members, member ``m`` always at row ``m % T`` of tile
+``m // T``, and every op runs on one whole tile: the tile's weights (a view of the same
+rows every time), its inputs in a fresh ``(T, ...)`` buffer with zeros in the rows of
+members that are not alive. Whatever else is alive, in whatever order, the calls that
+compute a member are the same calls with the same shapes, strides and weight addresses,
+so they give the same bits: the construction holds on any CPU whose libraries give the
+same result for the same call, which is all that is assumed.
+
+A member on two rows of one call (two episodes at once) takes the same row of a second
+copy of its tile.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import torch
+from torch.utils.flop_counter import FlopCounterMode
+
+TILE_FLOPS = 32e6
+"""Forward arithmetic per dense tile when ``backend.tile_rows`` is 0 (auto). A tile's call
+costs a fixed overhead plus its members' arithmetic, and it computes its dead members
+too, so a heavy network wants small tiles and a light one a single tile. On 2 threads of
+an AMD EPYC (AVX-512) the Nature CNN (19 MFLOP a member) ran 64 members in 47 ms with
+tiles of 2 (one batched call: 42 ms) and a tenth of them in 9.6 ms (tiles of 8: 22 ms),
+while a 256-256 MLP (0.14 MFLOP) ran fastest as one tile at every alive fraction
+(``benchmarks/results/batch_invariance.md``). This budget gives both those tiles."""
+
+
+def member_flops(network) -> float:
+    """Floating-point operations of one member's forward on one observation, as PyTorch's
+    flop counter reads them (products and convolutions)."""
+    params = network.initial_params(torch.Generator().manual_seed(0)).unsqueeze(0)
+    inputs = network.example_inputs(1, torch.Generator().manual_seed(0))
+    with torch.no_grad(), FlopCounterMode(display=False) as counter:
+        network.forward_population(params, inputs)
+    return float(counter.get_total_flops())
+
+
+def dense_tile_rows(population_size: int, flops: float, requested: int) -> int:
+    """Members per tile: ``requested`` (at most the population), or, for 0, about
+    :data:`TILE_FLOPS` of arithmetic (``flops`` a member), evened out so the last tile is
+    not mostly empty."""
+    if population_size <= 0:
+        return 1
+    most = requested or max(1, math.ceil(TILE_FLOPS / max(1.0, flops)))
+    most = min(most, population_size)
+    tiles = -(-population_size // most)
+    return -(-population_size // tiles)
+
+
+@dataclass(frozen=True)
+class Placement:
+    """Where the rows of one call go: ``len(tiles)`` tile-shaped blocks, block ``i`` a copy
+    of tile ``tiles[i]``, and call row ``j`` at row ``rows[j]`` of the blocks laid end to
+    end (``(len(tiles) * T,)`` rows)."""
+
+    tiles: list[int]
+    rows: torch.Tensor
+
+    def scatter(self, values: torch.Tensor, tile_rows: int) -> torch.Tensor:
+        """``values`` ``(n, ...)`` at their places in fresh zeroed blocks ``(blocks, T, ...)``."""
+        blocks = values.new_zeros((len(self.tiles) * tile_rows, *values.shape[1:]))
+        blocks.index_copy_(0, self.rows.to(values.device), values)
+        return blocks.view(len(self.tiles), tile_rows, *values.shape[1:])
+
+    def gather(self, blocks: torch.Tensor) -> torch.Tensor:
+        """The call's rows ``(n, ...)`` from the blocks' outputs ``(blocks * T, ...)``."""
+        return blocks[self.rows.to(blocks.device)]
+
+
+def place(members: torch.Tensor, tile_rows: int, num_tiles: int) -> Placement:
+    """The placement of ``members`` (one entry per call row) among tiles of ``tile_rows``."""
+    members = members.cpu().to(torch.int64)
+    padded = num_tiles * tile_rows
+    virtual = copy_index(members) * padded + members
+    tile_ids, block = torch.unique(
+        torch.div(virtual, tile_rows, rounding_mode="floor"), return_inverse=True
+    )
+    rows = block * tile_rows + virtual % tile_rows
+    return Placement((tile_ids % num_tiles).tolist(), rows)
+
+
+def copy_index(members: torch.Tensor) -> torch.Tensor:
+    """For each entry, how many earlier entries name the same member."""
+    if len(torch.unique(members)) == len(members):
+        return torch.zeros_like(members)
+    order = torch.argsort(members, stable=True)
+    _, counts = torch.unique_consecutive(members[order], return_counts=True)
+    run_start = torch.repeat_interleave(torch.cumsum(counts, 0) - counts, counts)
+    copies = torch.empty_like(members)
+    copies[order] = torch.arange(len(members)) - run_start
+    return copies
