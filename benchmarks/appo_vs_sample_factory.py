@@ -33,6 +33,7 @@ from pathlib import Path
 
 import numpy as np
 import torch
+from machine import describe
 
 RESULTS = Path(__file__).resolve().parent / "results"
 PEER = Path(__file__).resolve().parent / "peers" / "sf_appo.py"
@@ -151,7 +152,7 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=RESULTS / "appo_vs_sample_factory.json")
     arguments = parser.parse_args()
     report: dict = {
-        "machine": f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores",
+        "machine": describe(),
         "python": platform.python_version(),
         "torch": torch.__version__,
         "seconds": arguments.seconds,

@@ -24,7 +24,6 @@ from __future__ import annotations
 import argparse
 import csv
 import json
-import os
 import platform
 import re
 import subprocess
@@ -35,6 +34,7 @@ from pathlib import Path
 
 import numpy as np
 import torch
+from machine import describe
 
 SF_FPS = re.compile(
     r"Fps is \(10 sec: ([0-9.na]+), 60 sec: [0-9.na]+, 300 sec: [0-9.na]+\)\. "
@@ -187,7 +187,7 @@ def main() -> None:
     report = json.loads(report_path.read_text()) if report_path.exists() else {}
     report.update(
         {
-            "machine": f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores",
+            "machine": describe(),
             "python": platform.python_version(),
             "torch": torch.__version__,
             "task": arguments.task,

@@ -23,13 +23,13 @@ from __future__ import annotations
 
 import argparse
 import io
-import os
 import platform
 import time
 from pathlib import Path
 
 import numpy as np
 import torch
+from machine import describe
 from neuroplug_algorithms.ga import DeepGA, GAConfig
 
 import neuroplug
@@ -52,16 +52,6 @@ def serialise(payload: object) -> bytes:
     buffer = io.BytesIO()
     torch.save(payload, buffer)
     return buffer.getvalue()
-
-
-def cpu_model() -> str:
-    """The CPU's model name (Linux), else what ``platform`` knows."""
-    cpuinfo = Path("/proc/cpuinfo")
-    if cpuinfo.is_file():
-        for line in cpuinfo.read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    return platform.processor() or platform.machine()
 
 
 def evolve(ga: DeepGA, generations: int, seed: int) -> list[tuple[int, int, int]]:
@@ -126,7 +116,7 @@ def main() -> None:
         f"- algorithm: population {config.population_size} (elite included), truncation "
         f"{config.truncation}, sigma {config.sigma}, {config.elite_candidates} elite candidates "
         f"on {config.elite_episodes} episodes; synthetic Gaussian fitness (neutral selection)",
-        f"- machine: {cpu_model()} ({os.cpu_count()} cores, shared with other jobs), "
+        f"- machine: {describe()} (shared with other jobs), "
         f"{torch.get_num_threads()} torch thread(s), {platform.system()} {platform.release()}",
         f"- versions: Python {platform.python_version()}, torch {torch.__version__}, "
         f"numpy {np.__version__}, neuroplug {neuroplug.__version__}",

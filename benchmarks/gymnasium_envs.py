@@ -24,7 +24,6 @@ from __future__ import annotations
 import argparse
 import csv
 import json
-import os
 import platform
 import subprocess
 import sys
@@ -35,6 +34,7 @@ from pathlib import Path
 
 import gymnasium
 import numpy as np
+from machine import describe
 
 from neuroplug.config.schema import EnvConfig
 from neuroplug.envs.make import make_pool, make_spec
@@ -180,7 +180,7 @@ def main() -> None:
     arguments = parser.parse_args()
     report: dict = {
         "date": time.strftime("%Y-%m-%d"),
-        "machine": f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores",
+        "machine": describe(),
         "python": platform.python_version(),
         "gymnasium": gymnasium.__version__,
         "steps": arguments.steps,

@@ -38,6 +38,7 @@ import numpy as np
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from machine import describe
 from schedulers import measure_floor  # noqa: E402  (the floor is measured one way)
 
 from neuroplug.config.paths import conf_dir  # noqa: E402
@@ -299,7 +300,7 @@ def main() -> None:
     parts = arguments.parts.split(",")
     learners = arguments.learners.split(",")
     report: dict = {
-        "machine": f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores",
+        "machine": describe(),
         "python": platform.python_version(),
         "torch": torch.__version__,
     }

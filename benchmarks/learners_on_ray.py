@@ -27,7 +27,6 @@ from __future__ import annotations
 import argparse
 import csv
 import json
-import os
 import platform
 import subprocess
 import sys
@@ -38,6 +37,7 @@ from pathlib import Path
 
 import numpy as np
 import torch
+from machine import describe
 
 RESULTS = Path(__file__).resolve().parent / "results"
 COMMON = ["run.max_generations=null", "run.eval_interval=0", "run.stop_when_solved=false"]
@@ -149,7 +149,7 @@ def main() -> None:
     arguments = parser.parse_args()
     report: dict = {
         "date": time.strftime("%Y-%m-%d"),
-        "machine": f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores",
+        "machine": describe(),
         "python": platform.python_version(),
         "torch": torch.__version__,
         "runs": [],

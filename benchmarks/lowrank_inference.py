@@ -23,13 +23,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import platform
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
 import torch
+from machine import describe
 from neuroplug_backends.torch_backend import TorchBackend, TorchBackendConfig
 
 from neuroplug.lowrank import lowrank_for
@@ -147,7 +147,7 @@ def main() -> None:
         for case in CASES:
             case.population = args.members
     results = {
-        "machine": f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores",
+        "machine": describe(),
         "python": platform.python_version(),
         "torch": torch.__version__,
         "rank": args.rank,

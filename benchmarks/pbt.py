@@ -24,7 +24,6 @@ from __future__ import annotations
 import argparse
 import csv
 import json
-import os
 import platform
 import subprocess
 import sys
@@ -34,6 +33,7 @@ from pathlib import Path
 
 import numpy as np
 import torch
+from machine import describe
 
 RESULTS = Path(__file__).resolve().parent / "results"
 COMMON = [
@@ -102,7 +102,7 @@ def main() -> None:
     members, frames = arguments.members, arguments.frames
     report: dict = {
         "date": time.strftime("%Y-%m-%d"),
-        "machine": f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores",
+        "machine": describe(),
         "python": platform.python_version(),
         "torch": torch.__version__,
         "frames_per_learner": frames,

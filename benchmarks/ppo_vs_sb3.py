@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import platform
 import subprocess
 import time
@@ -23,6 +22,7 @@ from pathlib import Path
 
 import numpy as np
 import torch
+from machine import describe
 
 from neuroplug.config.paths import conf_dir
 from neuroplug.config_store import register_schemas
@@ -81,7 +81,7 @@ def main() -> None:
     medians = {name: float(np.median(values)) for name, values in runs.items()}
     best_sb3 = max(medians["sb3_1_thread"], medians["sb3_default_threads"])
     report = {
-        "machine": f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores",
+        "machine": describe(),
         "python": platform.python_version(),
         "torch": torch.__version__,
         "steps": arguments.steps,

@@ -20,13 +20,13 @@ from __future__ import annotations
 import argparse
 import json
 import logging
-import os
 import platform
 import time
 from pathlib import Path
 
 import ray
 import torch
+from machine import describe
 from neuroplug_backends.torch_backend import TorchBackend, TorchBackendConfig
 from neuroplug_ray.scheduler import RayScheduler, RaySchedulerConfig
 from neuroplug_ray.shipping import ship
@@ -136,7 +136,7 @@ def main() -> None:
     arguments = parser.parse_args()
     ray.init(num_cpus=2, include_dashboard=False, logging_level=logging.ERROR)
     report = {
-        "machine": f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores",
+        "machine": describe(),
         "python": platform.python_version(),
         "torch": torch.__version__,
         "ray": ray.__version__,

@@ -35,6 +35,7 @@ from pathlib import Path
 
 import numpy as np
 import torch
+from machine import describe
 from neuroplug_backends.torch_backend import TorchBackend, TorchBackendConfig
 from neuroplug_schedulers.pipelined import PipelinedScheduler, PipelinedSchedulerConfig
 from neuroplug_schedulers.threaded import ThreadedScheduler, ThreadedSchedulerConfig, serial_config
@@ -212,6 +213,7 @@ def describe_machine(args) -> dict:
     import envpool
 
     info = {
+        "cpu": describe(),
         "platform": platform.platform(),
         "python": platform.python_version(),
         "cpu_count": os.cpu_count(),

@@ -21,6 +21,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from machine import describe
+
 ROOT = Path(__file__).resolve().parent.parent
 PYTHON = [sys.executable, "-m", "neuroplug"]
 SCRIPT = ["bash", str(ROOT / "scripts" / "run.sh")]
@@ -74,7 +76,7 @@ def main() -> None:
     parser.add_argument("--out", type=Path, help="write a Markdown table here (and .json)")
     args = parser.parse_args()
     results = {
-        "machine": f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores",
+        "machine": describe(),
         "python": platform.python_version(),
         "rows": {},
     }

@@ -20,7 +20,6 @@ import argparse
 import csv
 import json
 import os
-import platform
 import statistics
 import subprocess
 import sys
@@ -28,7 +27,7 @@ import tempfile
 import time
 from pathlib import Path
 
-import torch
+from machine import describe
 
 from neuroplug.devices import available_cores
 
@@ -118,12 +117,7 @@ def main() -> None:
     cores = available_cores()
     settings = {"auto": 0, "1": 1, f"{cores} (one per core)": cores}
     results: dict = {
-        "machine": {
-            "platform": platform.platform(),
-            "processor": platform.processor(),
-            "cores": cores,
-            "torch": torch.__version__,
-        },
+        "machine": describe(),
         "runs": [],
     }
     if arguments.append and arguments.out.is_file():
