@@ -1,11 +1,12 @@
 """Fixed tiles: how the torch backend keeps a member's outputs independent of its batch.
 
 A library's product or convolution may round a row differently with the call it is in:
-BLAS picks kernels by the call's shape, by its operands' alignment and by how many items
-a batched call holds (Intel's MKL on AVX-512 and AMX does all three; see
-``docs/reproducibility.md``). No setting pins that from outside on every CPU, so the torch
-backend never lets a member's call depend on its company. The population is cut into
-tiles of ``T`` consecutive members, member ``m`` always at row ``m % T`` of tile
+BLAS may pick kernels by the call's shape, by its operands' alignment and by how many
+items a batched call holds (on Intel Xeons with AVX-512 and AMX a member's last bits moved
+with its company; ``docs/reproducibility.md``). No setting pins that from outside on
+every CPU, so in tiles (``backend.batching=tiles``, and every low-rank population) the
+torch backend never lets a member's call depend on its company. The population is cut
+into tiles of ``T`` consecutive members, member ``m`` always at row ``m % T`` of tile
 ``m // T``, and every op runs on one whole tile: the tile's weights (a view of the same
 rows every time), its inputs in a fresh ``(T, ...)`` buffer with zeros in the rows of
 members that are not alive. Whatever else is alive, in whatever order, the calls that

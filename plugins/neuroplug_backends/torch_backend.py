@@ -131,9 +131,10 @@ class TorchBackend(Backend):
         self._num_tiles = max(1, -(-len(population) // self._tile_rows))
         if self._materialized_mb(len(population)) <= self.config.max_materialized_mb:
             params = self.network.deploy(self._population.materialize(device=self._device))
-            # Zero rows up to whole tiles: the last tile has the shape of the others.
             padding = self._num_tiles * self._tile_rows - len(params)
-            self._params = torch.cat([params, params.new_zeros((padding, params.shape[1]))])
+            if padding > 0:  # zero rows up to whole tiles: the last tile shaped as the others
+                params = torch.cat([params, params.new_zeros((padding, params.shape[1]))])
+            self._params = params
         else:
             self._params = None
             if self.network.normalized:

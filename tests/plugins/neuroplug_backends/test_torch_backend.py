@@ -216,15 +216,13 @@ def test_every_member_form_runs_exactly_as_materialize_builds_it(build, budget_m
     assert torch.equal(backend.forward(alive, inputs), expected)
 
 
-@pytest.mark.parametrize("budget_mb", [4096, 0])
-def test_one_member_on_many_rows_runs_its_tile_once_per_row(budget_mb):
-    """A policy evaluated on many episodes at once: each row is the member's own tile (a
-    view of the materialised weights, never a copy), so every row is the bits the member
-    gets alone, whatever the number of rows."""
+def _spied_mlp_backend(budget_mb: int, batching: str):
+    """A torch backend on 3 MLP members, and the list every parameter tensor its forward
+    passes reach the network with is appended to."""
     network = MLP(4, [32], 2, "tanh")
     population = _population(network, size=3)
     config = TorchBackendConfig(
-        name="torch", device="cpu", max_materialized_mb=budget_mb, batching="tiles"
+        name="torch", device="cpu", max_materialized_mb=budget_mb, batching=batching
     )
     backend = TorchBackend(config, network)
     backend.load(population)
@@ -236,6 +234,15 @@ def test_one_member_on_many_rows_runs_its_tile_once_per_row(budget_mb):
         return forward_population(params, inputs)
 
     network.forward_population = spy
+    return backend, population, seen
+
+
+@pytest.mark.parametrize("budget_mb", [4096, 0])
+def test_one_member_on_many_rows_runs_its_tile_once_per_row(budget_mb):
+    """A policy evaluated on many episodes at once: each row is the member's own tile (a
+    view of the materialised weights, never a copy), so every row is the bits the member
+    gets alone, whatever the number of rows."""
+    backend, population, seen = _spied_mlp_backend(budget_mb, "tiles")
     rows = torch.full((10,), 2)
     inputs = torch.randn(10, 4)
     outputs = backend.forward(rows, inputs)
@@ -252,27 +259,13 @@ def test_one_member_on_many_rows_runs_its_tile_once_per_row(budget_mb):
 def test_alive_batching_runs_one_member_on_many_rows_as_one_forward_of_its_vector(budget_mb):
     """``batching=alive``: a policy evaluated on many episodes at once reaches the network
     as one parameter vector broadcast to the rows (stride 0), not a copy per row."""
-    network = MLP(4, [32], 2, "tanh")
-    population = _population(network, size=3)
-    config = TorchBackendConfig(
-        name="torch", device="cpu", max_materialized_mb=budget_mb, batching="alive"
-    )
-    backend = TorchBackend(config, network)
-    backend.load(population)
+    backend, population, seen = _spied_mlp_backend(budget_mb, "alive")
     assert not backend.batch_invariant
-    seen = []
-    forward_population = network.forward_population
-
-    def spy(params, inputs):
-        seen.append(params)
-        return forward_population(params, inputs)
-
-    network.forward_population = spy
     rows = torch.full((10,), 2)
     inputs = torch.randn(10, 4)
     outputs = backend.forward(rows, inputs)
     assert len(seen) == 1 and seen[0].shape[0] == 10 and seen[0].stride(0) == 0
-    expected = forward_population(population.materialize()[rows], inputs)
+    expected = backend.network.forward_population(population.materialize()[rows], inputs)
     torch.testing.assert_close(outputs, expected, atol=1e-6, rtol=1e-5)
 
 
