@@ -2,6 +2,7 @@
 
     python benchmarks/encoder_precision.py                 # 1024 transitions, 5 pairs
     python benchmarks/encoder_precision.py --core none     # the feed-forward Nature CNN
+    python benchmarks/encoder_precision.py --task Breakout-v5 --core none --population 64
 
 One update step of ``algo=appo env=doom_basic net.core=gru`` as the learner thread runs
 it: the Nature CNN over 32 chunks of 32 steps of 84x84x4 frames, the GRU of 512 re-run
@@ -9,7 +10,11 @@ over each chunk, the heads, and the backward pass (``algo.encoder_precision``:
 ``float32`` or ``bfloat16`` under autocast). The two settings alternate, a pair at a
 time, after a warm-up each, so a change in the machine's load falls on both; the script
 prints each one's median seconds and their ratio, and whether this CPU has native
-bfloat16. Run it on an otherwise idle machine.
+bfloat16. ``--task`` takes another task's frames (``Breakout-v5``: the Atari preset's
+4x84x84). ``--population P`` also times the population forward an evolution run makes
+(P members, one frame each, the torch backend's layer-table forward) with the members'
+weights and frames in float32 and in bfloat16. ``--out`` appends the figures, with the
+machine, to a Markdown file. Run it on an otherwise idle machine.
 """
 
 from __future__ import annotations
@@ -17,8 +22,10 @@ from __future__ import annotations
 import argparse
 import statistics
 import time
+from pathlib import Path
 
 import torch
+from machine import describe
 
 from neuroplug.config.schema import EnvConfig, NetConfig
 from neuroplug.devices import has_native_bfloat16
@@ -44,10 +51,13 @@ def main() -> None:
     parser.add_argument("--chunks", type=int, default=32)
     parser.add_argument("--pairs", type=int, default=5)
     parser.add_argument("--threads", type=int, default=torch.get_num_threads())
+    parser.add_argument("--task", default="D1Basic-v1", help="whose frames and actions")
+    parser.add_argument("--population", type=int, default=0, help="also time P members")
+    parser.add_argument("--out", type=Path, help="append the figures to this .md file")
     arguments = parser.parse_args()
     torch.set_num_threads(arguments.threads)
     env, network = build_env_and_network(
-        EnvConfig(task_id="D1Basic-v1"), NetConfig(type="nature_cnn", core=arguments.core)
+        EnvConfig(task_id=arguments.task), NetConfig(type="nature_cnn", core=arguments.core)
     )
     model = ActorCritic(network, env, network.initial_params(torch.Generator().manual_seed(0)), 0)
     model.train()
@@ -74,6 +84,43 @@ def main() -> None:
             f"{precision:>8}: median {medians[precision]:.3f} s  ({', '.join(f'{t:.3f}' for t in times)})"
         )
     print(f"bfloat16 / float32: {medians['bfloat16'] / medians['float32']:.2f}")
+    lines = [
+        f"- {arguments.task}, {network.describe()}, update of "
+        f"{arguments.steps * arguments.chunks} transitions, {arguments.threads} threads: "
+        f"float32 {medians['float32']:.3f} s, bfloat16 {medians['bfloat16']:.3f} s "
+        f"({medians['bfloat16'] / medians['float32']:.2f})"
+    ]
+    if arguments.population:
+        forward = _population_forward(network, arguments.population, arguments.pairs)
+        print(f"population forward, {arguments.population} members: {forward}")
+        lines.append(
+            f"- {arguments.task}, population forward of {arguments.population} members, one "
+            f"frame each: float32 {forward['float32'] * 1e3:.1f} ms, bfloat16 "
+            f"{forward['bfloat16'] * 1e3:.1f} ms "
+            f"({forward['bfloat16'] / forward['float32']:.2f})"
+        )
+    if arguments.out:
+        with arguments.out.open("a") as out:
+            out.write(f"\n{time.strftime('%Y-%m-%d')}, {describe()}:\n\n")
+            out.write("\n".join(lines) + "\n")
+
+
+def _population_forward(network, size: int, pairs: int) -> dict[str, float]:
+    """Median seconds of one population forward in float32 and in bfloat16, alternating."""
+    generator = torch.Generator().manual_seed(2)
+    params = torch.stack([network.initial_params(generator) for _ in range(size)])
+    frames = network.example_inputs(size, generator)
+    weights = {"float32": params, "bfloat16": params.to(torch.bfloat16)}
+    seconds: dict[str, list[float]] = {name: [] for name in weights}
+    with torch.no_grad():
+        for members in weights.values():  # warm-up
+            network.forward_population(members, frames)
+        for _ in range(pairs):
+            for name, members in weights.items():
+                started = time.perf_counter()
+                network.forward_population(members, frames)
+                seconds[name].append(time.perf_counter() - started)
+    return {name: statistics.median(times) for name, times in seconds.items()}
 
 
 if __name__ == "__main__":

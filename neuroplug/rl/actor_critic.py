@@ -226,10 +226,21 @@ class ActorCritic(nn.Module):
         return outputs, self.value_head(flat).reshape(steps, envs), states
 
     def train_encoder_in(self, precision: str) -> str:
-        """Train the encoder in ``precision`` (``algo.encoder_precision``: ``float32`` or
-        ``bfloat16``, under autocast); returns what the start-up line says of it. Refused
+        """Train the encoder in ``precision`` (``algo.encoder_precision``: ``float32``,
+        ``bfloat16`` under autocast, or ``auto``: bfloat16 where it was measured faster, a
+        convolutional encoder on a CPU that computes bfloat16 natively, else float32);
+        returns what the start-up line says of it. ``bfloat16`` is refused
         (:class:`ConfigError`) where the actor-critic is differentiated by the written-out
         pass, which has no autocast."""
+        device = next(self.parameters()).device
+        if precision == "auto":
+            chosen = (
+                "bfloat16"
+                if not self._written_out and device.type == "cpu" and has_native_bfloat16(device)
+                else "float32"
+            )
+            note = self.train_encoder_in(chosen)
+            return f"{note} (algo.encoder_precision=auto; float32 pins it)" if note else ""
         if precision == "float32":
             self.encoder_autocast = None
             return ""
@@ -242,7 +253,6 @@ class ActorCritic(nn.Module):
                 "float32",
             )
         self.encoder_autocast = getattr(torch, precision)
-        device = next(self.parameters()).device
         if has_native_bfloat16(device):
             return f"the encoder trains in {precision} (autocast; native on this {device.type})"
         return (

@@ -19,7 +19,7 @@ from neuroplug.config.typed import to_dataclass
 from neuroplug.envs.spec import EnvSpec
 from neuroplug.errors import ConfigError, PluginError, require
 
-ENCODER_PRECISIONS = ("float32", "bfloat16")
+ENCODER_PRECISIONS = ("auto", "float32", "bfloat16")
 """The values of ``algo.encoder_precision``."""
 
 
@@ -66,11 +66,11 @@ class PPOUpdateConfig(LearnerConfig):
     """The arithmetic of the encoder (the layers before the core, or before the heads) in
     the update's forward and backward: ``float32``, or ``bfloat16``, run under PyTorch's
     autocast (mixed precision: the weights, Adam's moments, the core, the heads and the
-    losses stay float32; acting stays float32). ``bfloat16`` pays where the hardware has
-    it natively: a GPU, or a CPU with AVX512-BF16 or AMX, where one update of the Doom
-    preset (1024 transitions through the Nature CNN and a GRU of 512) took 0.28 s instead
-    of 0.43 s on 2 cores (``benchmarks/encoder_precision.py``). Elsewhere PyTorch emulates
-    it, slower than float32; the start-up line says which."""
+    losses stay float32; acting stays float32). ``auto``: ``bfloat16`` for a
+    convolutional encoder on a CPU that computes it natively (AVX512-BF16 or AMX), where
+    one update of the Atari preset took 0.31 s instead of 0.54 s on 2 cores
+    (``benchmarks/results/encoder_precision.md``), ``float32`` elsewhere. Elsewhere
+    PyTorch emulates bfloat16, slower than float32; the start-up line says which."""
 
     # What population-based training may change: Sample Factory's mutable PPO settings
     # (its learning rate, entropy and value coefficients, clip ratio, gradient-norm clip,
@@ -166,7 +166,7 @@ class PPOUpdateConfig(LearnerConfig):
             self.encoder_precision in ENCODER_PRECISIONS,
             "algo.encoder_precision",
             f"got {self.encoder_precision!r}",
-            " or ".join(ENCODER_PRECISIONS),
+            ", ".join(ENCODER_PRECISIONS),
         )
         transitions = self.num_envs * self.rollout_length
         require(

@@ -131,6 +131,21 @@ def test_a_bfloat16_encoder_trains_under_autocast_and_acts_in_float32(core):
     assert torch.nn.functional.cosine_similarity(grads[0], grads[1], dim=0) > 0.99
 
 
+@pytest.mark.parametrize("native", [True, False])
+def test_auto_precision_is_bfloat16_where_the_cpu_computes_it_natively(monkeypatch, native):
+    from neuroplug.rl import actor_critic
+
+    monkeypatch.setattr(actor_critic, "has_native_bfloat16", lambda device: native)
+    model = _pong_actor_critic("none")
+    note = model.train_encoder_in("auto")
+    assert model.encoder_autocast == (torch.bfloat16 if native else None)
+    assert ("bfloat16" in note and "auto" in note) if native else note == ""
+    # An MLP trained by the written-out pass stays float32 under auto: no refusal.
+    env, network = build_env_and_network(EnvConfig(task_id="CartPole-v1"), NetConfig())
+    mlp = ActorCritic(network, env, network.initial_params(torch.Generator().manual_seed(0)), 0)
+    assert mlp.train_encoder_in("auto") == "" and mlp.encoder_autocast is None
+
+
 def test_a_reduced_precision_encoder_is_refused_where_the_backward_pass_is_written_out():
     env, network = build_env_and_network(EnvConfig(task_id="CartPole-v1"), NetConfig())
     model = ActorCritic(network, env, network.initial_params(torch.Generator().manual_seed(0)), 0)

@@ -99,7 +99,7 @@ def test_bad_ppo_settings_name_the_field(field, value):
 
 
 def test_an_unknown_encoder_precision_is_refused_before_the_task_is_known():
-    with pytest.raises(ConfigError, match="algo.encoder_precision.*float32 or bfloat16"):
+    with pytest.raises(ConfigError, match="algo.encoder_precision.*auto, float32, bfloat16"):
         PPOConfig(name="ppo", encoder_precision="half")
 
 
