@@ -24,7 +24,8 @@ import math
 from dataclasses import dataclass
 
 import torch
-from torch.utils.flop_counter import FlopCounterMode
+
+from neuroplug.nets.layers import CONV2D, RECURRENT_KINDS
 
 TILE_FLOPS = 32e6
 """Forward arithmetic per dense tile when ``backend.tile_rows`` is 0 (auto). A tile's call
@@ -37,13 +38,28 @@ while a 256-256 MLP (0.14 MFLOP) ran fastest as one tile at every alive fraction
 
 
 def member_flops(network) -> float:
-    """Floating-point operations of one member's forward on one observation, as PyTorch's
-    flop counter reads them (products and convolutions)."""
-    params = network.initial_params(torch.Generator().manual_seed(0)).unsqueeze(0)
-    inputs = network.example_inputs(1, torch.Generator().manual_seed(0))
-    with torch.no_grad(), FlopCounterMode(display=False) as counter:
-        network.forward_population(params, inputs)
-    return float(counter.get_total_flops())
+    """Floating-point operations of one member's products and convolutions on one
+    observation (2 per multiply-add), read from its layer table. (Not PyTorch's flop
+    counter: importing it imports Triton, which must not happen before a Triton user has
+    chosen its interpreter.)"""
+    layout = network.layout
+    shape = tuple(network.example_inputs(1, torch.Generator().manual_seed(0)).shape[1:])
+    flops = 0.0
+    for layer in network.layers:
+        weight = layout.slots[layer.weight].shape
+        if layer.kind == CONV2D:
+            left, right, top, bottom = layer.padding
+            size = weight[-1]
+            height = (shape[1] + top + bottom - size) // layer.stride + 1
+            width = (shape[2] + left + right - size) // layer.stride + 1
+            flops += 2.0 * weight[0] * weight[1] * size * size * height * width
+            shape = (weight[0], height, width)
+            continue
+        flops += 2.0 * weight[0] * weight[1]
+        if layer.kind in RECURRENT_KINDS:
+            recurrent = layout.slots[layer.recurrent_weight].shape
+            flops += 2.0 * recurrent[0] * recurrent[1]
+    return flops
 
 
 def dense_tile_rows(population_size: int, flops: float, requested: int) -> int:

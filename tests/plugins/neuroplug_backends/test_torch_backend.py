@@ -377,3 +377,28 @@ def test_alive_batching_runs_scattered_big_members_as_views(monkeypatch, core):
     torch.testing.assert_close(results[0][0], results[1][0], atol=1e-5, rtol=1e-4)
     if core != "none":
         torch.testing.assert_close(results[0][1], results[1][1], atol=1e-5, rtol=1e-4)
+
+
+def test_the_torch_backend_leaves_triton_unimported():
+    """A run on the torch backend imports no Triton (its interpreter must be chosen before
+    Triton's first import, and it costs start-up): choosing tiles counts a member's FLOPs
+    from the layer table, not with PyTorch's flop counter, which imports Triton."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, torch\n"
+        "from neuroplug_backends.torch_backend import TorchBackend, TorchBackendConfig\n"
+        "from neuroplug.nets.nature_cnn import NatureCNN\n"
+        "from neuroplug.population import Population\n"
+        "network = NatureCNN((2, 36, 36), 3)\n"
+        "backend = TorchBackend(TorchBackendConfig(name='torch', device='cpu'), network)\n"
+        "params = network.initial_params(torch.Generator().manual_seed(0))\n"
+        "backend.load(Population.dense(params.unsqueeze(0).repeat(4, 1)))\n"
+        "assert backend.batch_invariant\n"
+        "print(sorted(m for m in sys.modules if m == 'triton' or m.startswith('triton.')))\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=120
+    )
+    assert result.stdout.strip() == "[]", result.stdout
