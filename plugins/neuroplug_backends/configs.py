@@ -31,9 +31,10 @@ class TorchBackendConfig(BackendConfig):
     alive members in one batched call, the fastest; the same bits for the same schedule
     (a resume, Ray's worker counts), but across schedulers only where the CPU's libraries
     ignore the batch's shape (AMD EPYC; not Intel Xeons with AVX-512/AMX, where they
-    agree to rounding). ``auto``: ``tiles`` on a CPU for networks of at least 1 MFLOP a
-    forward (convolutional encoders: ES on Breakout kept 0.87 of its frames/s), ``alive``
-    for lighter ones and on a GPU (ES on Hopper with tiles kept 0.45:
+    agree to rounding). ``auto``: ``tiles`` on a CPU for populations of networks of at
+    least 1 MFLOP a forward (convolutional encoders: ES on Breakout kept 0.87 of its
+    frames/s), ``alive`` for lighter ones, for a population of one (a policy evaluated on
+    its episodes, where tiles cost a call per episode) and on a GPU (ES on Hopper with tiles kept 0.45:
     ``benchmarks/results/batch_invariance.md``, ``docs/reproducibility.md``). Low-rank
     populations always run in tiles."""
     tile_rows: int = 0

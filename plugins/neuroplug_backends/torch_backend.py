@@ -95,11 +95,13 @@ class TorchBackend(Backend):
             self._member_flops = member_flops(self.network)
         return self._member_flops
 
-    def _runs_tiles(self) -> bool:
-        """Whether dense members run in fixed tiles (``backend.batching``)."""
+    def _runs_tiles(self, population_size: int) -> bool:
+        """Whether dense members run in fixed tiles (``backend.batching``). ``auto``: on a
+        CPU, for a population of heavy networks; a population of one (a policy evaluated on
+        its episodes) runs its rows in one call, where tiles would cost a call per row."""
         if self.config.batching != "auto":
             return self.config.batching == "tiles"
-        return self._device.type == "cpu" and self._flops() >= TILED_FLOPS
+        return self._device.type == "cpu" and population_size > 1 and self._flops() >= TILED_FLOPS
 
     runs_virtual_batch_norm = True
 
@@ -123,7 +125,7 @@ class TorchBackend(Backend):
                 self.network, self._population, self._device, tile_rows
             )
             return
-        self._tiled = self._runs_tiles()
+        self._tiled = self._runs_tiles(len(population))
         self._tile_rows = 1
         if self._tiled:
             flops = 0.0 if self.config.tile_rows else self._flops()

@@ -402,3 +402,17 @@ def test_the_torch_backend_leaves_triton_unimported():
         [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=120
     )
     assert result.stdout.strip() == "[]", result.stdout
+
+
+def test_auto_batching_runs_a_single_policys_episodes_in_one_call():
+    """A population of one convolutional policy (an evaluation of the ES center or of a
+    learner): its episodes' rows in one call, not a tile per row; a population of them in
+    tiles."""
+    from neuroplug.nets.nature_cnn import NatureCNN
+
+    network = NatureCNN((2, 36, 36), 3)
+    backend = TorchBackend(TorchBackendConfig(name="torch", device="cpu"), network)
+    backend.load(_population(network, size=1))
+    assert not backend.batch_invariant
+    backend.load(_population(network, size=4))
+    assert backend.batch_invariant
