@@ -33,18 +33,16 @@ class TorchBackendConfig(BackendConfig):
     ignore the batch's shape (AMD EPYC; not Intel Xeons with AVX-512/AMX, where they
     agree to rounding). ``auto``: ``tiles`` on a CPU for populations of networks of at
     least 1 MFLOP a forward (convolutional encoders: ES on Breakout kept 0.87 of its
-    frames/s), ``alive`` for lighter ones, for a population of one (a policy evaluated on
-    its episodes, where tiles cost a call per episode) and on a GPU (ES on Hopper with tiles kept 0.45:
-    ``benchmarks/results/batch_invariance.md``, ``docs/reproducibility.md``). Low-rank
-    populations always run in tiles."""
+    frames/s); ``alive`` for lighter ones (ES on Hopper in tiles kept 0.45), for a
+    population of one (a policy evaluated on its episodes, where tiles cost a call per
+    episode) and on a GPU (``benchmarks/results/batch_invariance.md``,
+    ``docs/reproducibility.md``). Low-rank populations always run in tiles."""
     tile_rows: int = 0
-    """Members per fixed tile on a CPU (:mod:`neuroplug_backends.tiles`): a member's
-    outputs never depend on what else is alive because every call computes one whole
-    tile. 0: auto, 128 for the factored low-rank forward and about 32 MFLOP of forward
-    per tile for materialised members (2 Nature CNNs, 226 256-256 MLPs), at most the
-    population. Bigger
-    tiles pay less per-call overhead while most members are alive, smaller ones compute
-    fewer dead rows once episodes end (``benchmarks/results/batch_invariance.md``,
+    """Members per fixed tile on a CPU (:mod:`neuroplug_backends.tiles`). 0: auto, 128
+    for the factored low-rank forward, and about 32 MFLOP of forward per tile for
+    materialised members (2 Nature CNNs, up to 226 256-256 MLPs), at most the population.
+    Bigger tiles pay less per-call overhead while most members are alive, smaller ones
+    compute fewer dead rows once episodes end (``benchmarks/results/batch_invariance.md``,
     ``benchmarks/results/lowrank_inference.md``). Runs differing in it differ in rounding;
     within a run a member's outputs never depend on its company."""
 

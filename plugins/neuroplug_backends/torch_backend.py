@@ -63,6 +63,7 @@ class TorchBackend(Backend):
         self._factored: FactoredLowRank | None = None
         self._statistics: torch.Tensor | None = None
         self._tiled = False
+        self._tile_params: list[torch.Tensor] = []
         self._tile_rows = 1
         self._num_tiles = 1
         self._member_flops: float | None = None
@@ -109,6 +110,7 @@ class TorchBackend(Backend):
         self._population = population.to(self._device)
         self._factored = None
         self._statistics = None
+        self._tile_params = []
         lowrank = population.lowrank
         if (
             lowrank is not None
@@ -137,6 +139,9 @@ class TorchBackend(Backend):
             if padding > 0:  # zero rows up to whole tiles: the last tile shaped as the others
                 params = torch.cat([params, params.new_zeros((padding, params.shape[1]))])
             self._params = params
+            # One view per tile, made once: the same tensor every step, so the layout's
+            # remembered slot views serve a population that is one tile.
+            self._tile_params = list(params.split(self._tile_rows))
         else:
             self._params = None
             if self.network.normalized:
@@ -211,10 +216,10 @@ class TorchBackend(Backend):
         """Tile ``tile``'s ``(T, D)`` weights: a view of its materialised rows, or, rebuilt,
         the members of ``block`` at their rows of a fresh zeroed tile (the others' rows
         are never read for an alive member's outputs)."""
+        if self._params is not None:
+            return self._tile_params[tile]
         tile_rows = self._tile_rows
         first = tile * tile_rows
-        if self._params is not None:
-            return self._params[first : first + tile_rows]
         rows = placement.rows
         in_block = (rows >= block * tile_rows) & (rows < (block + 1) * tile_rows)
         places = (rows[in_block] - block * tile_rows).unique()
@@ -241,8 +246,10 @@ class TorchBackend(Backend):
             return self._apply(self._rebuilt(members), observations, state)
         span = last - first + 1
         if span == len(index) and (np.diff(index) == 1).all():
-            # A run of consecutive members (everyone, or a pipelined group): a view, no copy.
-            return self._apply(self._params[first : last + 1], observations, state)
+            # A run of consecutive members (everyone, or a pipelined group): a view, no copy
+            # (everyone is the parameter matrix itself, whose slot views are remembered).
+            params = self._params if span == len(self._params) else self._params[first : last + 1]
+            return self._apply(params, observations, state)
         # (Repeats, a member playing two episodes at once, need a row each: gathered.)
         distinct = len(np.unique(index)) == len(index)
         if span <= 2 * len(index) and distinct:

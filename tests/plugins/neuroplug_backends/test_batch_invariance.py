@@ -74,9 +74,10 @@ def _assert_invariant(backend, observations):
 
 
 class _CallLog(TorchDispatchMode):
-    """Every aten call made inside, as a library sees it: the op, and each tensor
-    argument's shape, strides and address modulo 64 bytes (what BLAS and oneDNN pick their
-    kernels by)."""
+    """Every aten call that computes made inside, as a library sees it: the op, and each
+    tensor argument's shape, strides and address modulo 64 bytes (what BLAS and oneDNN pick
+    their kernels by). Views compute nothing (and the layout remembers a matrix's slot
+    views, so whether they are made depends on the call before)."""
 
     def __init__(self) -> None:
         super().__init__()
@@ -90,7 +91,8 @@ class _CallLog(TorchDispatchMode):
                 return tuple(describe(item) for item in value)
             return value
 
-        self.calls.append((str(func), describe(args), describe(kwargs or {})))
+        if not func.is_view:
+            self.calls.append((str(func), describe(args), describe(kwargs or {})))
         return func(*args, **(kwargs or {}))
 
 
