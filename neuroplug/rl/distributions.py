@@ -8,6 +8,10 @@ distribution, written once here so that a learner's written-out loss gradient
 Written out rather than through ``torch.distributions``, whose per-call argument checks
 cost more than the maths at these sizes.
 
+Both are batch-aware: the action dimension is the last, and any leading dimensions are
+rows: ``(n, actions)`` for one learner, ``(K, b, actions)`` for K population members'
+minibatches side by side (each member's Gaussian with its own log-std ``(K, 1, actions)``).
+
 - :class:`Categorical` over logits ``z``: ``d log p(a)/dz = onehot(a) - p`` and
   ``dH/dz = -p (log p + H)``.
 - :class:`DiagonalGaussian` with means ``m`` and a state-independent log-std ``s``:
@@ -23,53 +27,62 @@ import torch
 
 _HALF_LOG_TWO_PI = 0.5 * math.log(2 * math.pi)
 
+EntropyGradient = float | torch.Tensor
+"""``dL/dH``: one number for every row, or a tensor of the rows' shape (a member's
+entropy coefficient over its count of valid rows)."""
+
 
 class Categorical:
-    """A categorical distribution per row of ``logits`` ``(n, actions)``."""
+    """A categorical distribution per row of ``logits`` ``(..., actions)``."""
 
     def __init__(self, logits: torch.Tensor) -> None:
         self.logits = logits
-        self.log_p = torch.log_softmax(logits, dim=1)
+        self.log_p = torch.log_softmax(logits, dim=-1)
 
     def sample(self, generator: torch.Generator) -> torch.Tensor:
-        """``(n,)`` int64 draws. Gumbel-max: argmax(logits + Gumbel noise) is a draw from
+        """``(...)`` int64 draws. Gumbel-max: argmax(logits + Gumbel noise) is a draw from
         softmax(logits), with no device sync (torch.multinomial waits for the GPU)."""
         uniform = torch.rand(self.logits.shape, generator=generator, device=self.logits.device)
         gumbel = -torch.log(-torch.log(uniform.clamp_min(1e-20)))
-        return (self.logits.float() + gumbel).argmax(dim=1)
+        return (self.logits.float() + gumbel).argmax(dim=-1)
 
     def log_prob(self, actions: torch.Tensor) -> torch.Tensor:
-        """``(n,)`` log-likelihoods of ``actions`` ``(n,)``."""
-        return self.log_p.gather(1, actions.unsqueeze(1)).squeeze(1)
+        """``(...)`` log-likelihoods of ``actions`` ``(...)``."""
+        return self.log_p.gather(-1, actions.unsqueeze(-1)).squeeze(-1)
 
     def entropy(self) -> torch.Tensor:
-        """``(n,)``."""
-        return -(self.log_p.exp() * self.log_p).sum(1)
+        """``(...)``."""
+        return -(self.log_p.exp() * self.log_p).sum(-1)
 
     def gradients(
-        self, actions: torch.Tensor, grad_log_prob: torch.Tensor, grad_entropy: float
+        self, actions: torch.Tensor, grad_log_prob: torch.Tensor, grad_entropy: EntropyGradient
     ) -> tuple[torch.Tensor, None]:
-        """``dL/dlogits`` given ``dL/dlog p(a)`` per row and ``dL/dH`` (the same for every
-        row); no log-std."""
+        """``dL/dlogits`` given ``dL/dlog p(a)`` and ``dL/dH`` per row; no log-std."""
         with torch.no_grad():
             p = self.log_p.exp()
-            grad = p * -grad_log_prob.unsqueeze(1)
-            grad.scatter_add_(1, actions.unsqueeze(1), grad_log_prob.unsqueeze(1))
-            if grad_entropy:
-                entropy = -(p * self.log_p).sum(1, keepdim=True)
-                grad -= grad_entropy * p * (self.log_p + entropy)
+            grad = p * -grad_log_prob.unsqueeze(-1)
+            grad.scatter_add_(-1, actions.unsqueeze(-1), grad_log_prob.unsqueeze(-1))
+            if isinstance(grad_entropy, torch.Tensor) or grad_entropy:
+                entropy = -(p * self.log_p).sum(-1, keepdim=True)
+                weight = (
+                    grad_entropy.unsqueeze(-1)
+                    if isinstance(grad_entropy, torch.Tensor)
+                    else grad_entropy
+                )
+                grad -= weight * p * (self.log_p + entropy)
         return grad, None
 
 
 class DiagonalGaussian:
-    """Independent Gaussians with means ``(n, actions)`` and one log-std per action."""
+    """Independent Gaussians with means ``(..., actions)`` and a log-std per action that
+    broadcasts against them (``(actions,)``, or ``(K, 1, actions)``: one per member)."""
 
     def __init__(self, means: torch.Tensor, log_std: torch.Tensor) -> None:
         self.means = means
         self.log_std = log_std
 
     def sample(self, generator: torch.Generator) -> torch.Tensor:
-        """``(n, actions)`` draws (pre-squash)."""
+        """``(..., actions)`` draws (pre-squash)."""
         noise = torch.randn(self.means.shape, generator=generator, device=self.means.device)
         return self.means + self.log_std.exp() * noise
 
@@ -77,21 +90,28 @@ class DiagonalGaussian:
         return (actions - self.means) * torch.exp(-self.log_std)
 
     def log_prob(self, actions: torch.Tensor) -> torch.Tensor:
-        """``(n,)`` log-likelihoods of ``actions`` ``(n, actions)``."""
+        """``(...)`` log-likelihoods of ``actions`` ``(..., actions)``."""
         z = self._standardised(actions)
-        return (-0.5 * z.pow(2) - self.log_std - _HALF_LOG_TWO_PI).sum(1)
+        return (-0.5 * z.pow(2) - self.log_std - _HALF_LOG_TWO_PI).sum(-1)
 
     def entropy(self) -> torch.Tensor:
-        """``(n,)`` (the same for every row)."""
-        return (0.5 + _HALF_LOG_TWO_PI + self.log_std).sum().expand(len(self.means))
+        """``(...)`` (the same for every row of one log-std)."""
+        return (0.5 + _HALF_LOG_TWO_PI + self.log_std).sum(-1).expand(self.means.shape[:-1])
 
     def gradients(
-        self, actions: torch.Tensor, grad_log_prob: torch.Tensor, grad_entropy: float
+        self, actions: torch.Tensor, grad_log_prob: torch.Tensor, grad_entropy: EntropyGradient
     ) -> tuple[torch.Tensor, torch.Tensor]:
-        """``(dL/dmeans, dL/dlog_std)`` given ``dL/dlog p(a)`` per row and ``dL/dH``."""
+        """``(dL/dmeans, dL/dlog_std)`` given ``dL/dlog p(a)`` and ``dL/dH`` per row;
+        ``dL/dlog_std`` has the log-std's shape (summed over the rows it serves)."""
         with torch.no_grad():
             z = self._standardised(actions)
-            weight = grad_log_prob.unsqueeze(1)
+            weight = grad_log_prob.unsqueeze(-1)
             grad_means = weight * z * torch.exp(-self.log_std)
-            grad_log_std = (weight * (z.pow(2) - 1.0)).sum(0) + grad_entropy * len(self.means)
+            shape = self.log_std.shape
+            grad_log_std = (weight * (z.pow(2) - 1.0)).sum_to_size(shape)
+            if isinstance(grad_entropy, torch.Tensor):  # dH/ds = 1 for every row
+                rows = grad_entropy.expand(self.means.shape[:-1]).unsqueeze(-1)
+                grad_log_std = grad_log_std + rows.expand(self.means.shape).sum_to_size(shape)
+            else:
+                grad_log_std = grad_log_std + grad_entropy * (self.means.numel() // shape.numel())
         return grad_means, grad_log_std

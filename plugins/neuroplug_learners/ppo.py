@@ -17,13 +17,11 @@ one from its checkpoint (see :mod:`neuroplug.rl.base` for what resuming loses).
 This file reads top to bottom: the loss (:func:`ppo_loss`, the definition, and
 :func:`ppo_loss_gradients`, its gradient written out), the update that steps it
 (:class:`PPOUpdate`, which ``algo=appo`` shares), then the learner. The members of a
-population (``algo=pbt``) stack their updates into one computation in
-:mod:`neuroplug_learners.ppo_population`.
+population (``algo=pbt``) step the same loss gradient over their minibatches side by side
+in :mod:`neuroplug_learners.ppo_population`: a lone learner is a population of one.
 
 The loss
 --------
-The PPO loss of a minibatch and its gradient with respect to the network's outputs.
-
 For ``n`` transitions with policy outputs ``z`` (logits, or Gaussian means with a learned
 log-std ``s``), values ``V``, and the rollout's log-probs, values ``V_old``, advantages
 ``A`` (standardised per minibatch) and targets ``R``::
@@ -35,8 +33,9 @@ log-std ``s``), values ``V``, and the rollout's log-probs, values ``V_old``, adv
 
 :func:`ppo_loss` is that formula as code, the definition, differentiable by autograd.
 Training uses its gradient written out rather than autograd's: it is a dozen elementwise
-operations on ``(n, actions)`` tensors, where recording and walking the same loss as a
-graph costs more than twice as much on a small network. Its parts:
+operations on ``(K, b, actions)`` tensors (K members' minibatches; K = 1 for a lone
+learner), where recording and walking the same loss as a graph costs more than twice as
+much on a small network. Its parts:
 
 - ``dL/dr`` is ``-A/n``, except where the clipped term is the larger: there the clip has
   changed ``r`` (it is outside the range) and passes no gradient, so 0; then
@@ -46,20 +45,19 @@ graph costs more than twice as much on a small network. Its parts:
 - ``dL/dV = (c_v/n) (V - R)``, except where the clipped error is the larger: the clip
   has changed ``V`` there and passes no gradient, so 0.
 
-``tests/plugins/neuroplug_learners/test_ppo_loss.py`` checks every case against autograd on :func:`ppo_loss`.
+Each member's means run over its own valid rows (a ``mask``; a lone learner's minibatch
+holds valid rows only) with its own ``eps``, ``c_v`` and ``c_e``.
+``tests/plugins/neuroplug_learners/test_ppo_loss.py`` checks every case against autograd
+on :func:`ppo_loss`, for one learner and for members side by side.
 
 The update
 ----------
-The PPO update, shared by the synchronous and the asynchronous learner.
-
-Schulman et al. (2017), arXiv:1707.06347, with CleanRL's details (Huang et al. 2022, "The
-37 Implementation Details of PPO"). Given a rollout's transitions with their advantages
-``A`` and value targets ``R``::
+Schulman et al. (2017) with CleanRL's details (Huang et al. 2022, "The 37 Implementation
+Details of PPO"). Given a rollout's transitions with their advantages ``A`` and value
+targets ``R``::
 
     for epoch in 1..E, for each of M minibatches:
-        ratio = pi(a|s) / pi_old(a|s);  A standardised per minibatch
-        L = -min(ratio A, clip(ratio, 1-eps, 1+eps) A)
-            + c_v * max((V - R)^2, (clip(V, V_old +- eps) - R)^2) / 2  -  c_e * H
+        L = the loss above on the minibatch
         Adam step on L, gradients clipped to max_grad_norm
 
 ``algo=ppo`` feeds it GAE on fresh rollouts; ``algo=appo`` feeds it rollouts a few policy
@@ -100,12 +98,25 @@ LOSS_STATS = ("policy_loss", "value_loss", "entropy", "approx_kl", "clip_fractio
 
 
 class PPOLossSettings(Protocol):
-    """The settings the loss reads (:class:`PPOUpdateConfig`)."""
+    """The settings the loss reads (:class:`PPOUpdateConfig`, or :class:`MemberSettings`
+    for members side by side)."""
 
-    clip_coef: float
+    clip_coef: float | torch.Tensor
     clip_value_loss: bool
-    value_coef: float
-    entropy_coef: float
+    value_coef: float | torch.Tensor
+    entropy_coef: float | torch.Tensor
+    normalize_advantages: bool
+
+
+@dataclass(frozen=True)
+class MemberSettings:
+    """:class:`PPOLossSettings` of K members side by side: each coefficient a ``(K, 1)``
+    column (a member's own), the two switches shared."""
+
+    clip_coef: torch.Tensor
+    clip_value_loss: bool
+    value_coef: torch.Tensor
+    entropy_coef: torch.Tensor
     normalize_advantages: bool
 
 
@@ -126,7 +137,7 @@ def ppo_loss(
     actions: torch.Tensor,
     rows: torch.Tensor,
 ) -> torch.Tensor:
-    """Schulman et al.'s clipped PPO loss of a minibatch (the module docstring's formula),
+    """Schulman et al.'s clipped PPO loss of one minibatch (the module docstring's formula),
     with torch's own distributions: the definition :func:`ppo_loss_gradients` computes the
     gradient of. ``outputs`` are logits (``log_std`` None) or Gaussian means; ``rows`` is
     ``(n, 4)``: old log-probs, old values, advantages and targets."""
@@ -162,17 +173,25 @@ def ppo_loss_gradients(
     values: torch.Tensor,
     actions: torch.Tensor,
     rows: torch.Tensor,
+    mask: torch.Tensor | None = None,
     statistics: bool = True,
 ) -> LossGradients:
-    """The PPO loss's gradients for a minibatch acting by ``policy`` with ``values``;
-    ``rows`` is ``(n, 4)``: old log-probs, old values, advantages and targets. The
-    statistics are left out (None) unless asked for: an update reports its last epoch's."""
+    """The PPO loss's gradients for K members' minibatches side by side, ``(K, b, ...)``,
+    acting by ``policy`` with ``values``; ``rows`` is ``(K, b, 4)``: old log-probs, old
+    values, advantages and targets. ``mask`` ``(K, b)`` marks the rows that count (None:
+    all). Each member's loss is its own: means over its rows, its own coefficients. The
+    statistics, ``(K, 5)``, are left out (None) unless asked for: an update reports its
+    last epoch's."""
     eps = settings.clip_coef
-    old_log_probs, old_values, advantages, returns = rows.unbind(1)
-    n = len(values)
-    if settings.normalize_advantages and n > 1:
-        deviation, mean = torch.std_mean(advantages)
-        advantages = (advantages - mean) / (deviation + 1e-8)
+    old_log_probs, old_values, advantages, returns = rows.unbind(-1)
+    if mask is None:
+        count = values.shape[1]
+        scale = 1.0 / count
+    else:
+        count = mask.sum(1, keepdim=True)
+        scale = 1.0 / count.clamp_min(1.0)
+    if settings.normalize_advantages:
+        advantages = _standardised(advantages, mask, count)
 
     log_ratio = policy.log_prob(actions) - old_log_probs
     ratio = log_ratio.exp()
@@ -180,13 +199,16 @@ def ppo_loss_gradients(
     clipped = -advantages * torch.clamp(ratio, 1 - eps, 1 + eps)
     # The clipped term is the larger only where the clip changed r (outside its range),
     # and there the clip passes no gradient; elsewhere the gradient flows through r.
-    grad_log_prob = torch.where(clipped > unclipped, 0.0, unclipped * (1.0 / n))
-    grad_outputs, grad_log_std = policy.gradients(
-        actions, grad_log_prob, -settings.entropy_coef / n
-    )
+    grad_log_prob = torch.where(clipped > unclipped, 0.0, unclipped * scale)
+    grad_entropy = -settings.entropy_coef * scale
+    grad_values = (values - returns) * (settings.value_coef * scale)
+    if mask is not None:
+        grad_log_prob = grad_log_prob * mask
+        grad_entropy = grad_entropy * mask
+        grad_values = grad_values * mask
+    grad_outputs, grad_log_std = policy.gradients(actions, grad_log_prob, grad_entropy)
 
     value_error = (values - returns).pow(2)
-    grad_values = (values - returns) * (settings.value_coef / n)
     if settings.clip_value_loss:
         # clip(V, V_old +- eps): V itself inside the range, where the error is unchanged.
         clipped_values = torch.clamp(values, old_values - eps, old_values + eps)
@@ -196,16 +218,40 @@ def ppo_loss_gradients(
 
     stats = None
     if statistics:
+
+        def mean(tensor: torch.Tensor) -> torch.Tensor:
+            if mask is None:
+                return tensor.mean(1)
+            return (tensor * mask).sum(1) * scale.squeeze(1)
+
         stats = torch.stack(
             [
-                torch.maximum(unclipped, clipped).mean(),
-                0.5 * value_error.mean(),
-                policy.entropy().mean(),
-                ((ratio - 1) - log_ratio).mean(),
-                ((ratio - 1.0).abs() > eps).float().mean(),
-            ]
+                mean(torch.maximum(unclipped, clipped)),
+                0.5 * mean(value_error),
+                mean(policy.entropy()),
+                mean((ratio - 1) - log_ratio),
+                mean(((ratio - 1.0).abs() > eps).float()),
+            ],
+            1,
         )
     return LossGradients(grad_outputs, grad_values, grad_log_std, stats)
+
+
+def _standardised(
+    advantages: torch.Tensor, mask: torch.Tensor | None, count: int | torch.Tensor
+) -> torch.Tensor:
+    """Each member's advantages ``(K, b)`` standardised over its rows that count (left as
+    they are where fewer than two count)."""
+    if mask is None:
+        if count < 2:
+            return advantages
+        deviation, mean = torch.std_mean(advantages, dim=1, keepdim=True)
+        return (advantages - mean) / (deviation + 1e-8)
+    n = count.clamp_min(1.0)
+    mean = (advantages * mask).sum(1, keepdim=True) / n
+    variance = ((advantages - mean).pow(2) * mask).sum(1, keepdim=True) / (n - 1).clamp_min(1)
+    standardised = (advantages - mean) / (variance.sqrt() + 1e-8)
+    return torch.where(count > 1, standardised, advantages)
 
 
 # ------------------------------------------------------------------------ the update
@@ -307,8 +353,20 @@ class PPOUpdate:
     def _step(self, outputs, values, backward, actions, rows, stats: list | None) -> None:
         """One SGD step on a minibatch's outputs; its loss statistics go to ``stats``."""
         config = self.config
-        grads = ppo_loss_gradients(
-            config, self.model.distribution(outputs), values, actions, rows, stats is not None
+        # The loss's gradient over a population of one: this minibatch is member 0's.
+        stacked = ppo_loss_gradients(
+            config,
+            self.model.distribution(outputs.unsqueeze(0)),
+            values.unsqueeze(0),
+            actions.unsqueeze(0),
+            rows.unsqueeze(0),
+            statistics=stats is not None,
+        )
+        grads = LossGradients(
+            stacked.outputs[0],
+            stacked.values[0],
+            stacked.log_std,
+            None if stacked.stats is None else stacked.stats[0],
         )
         self.trained.zero_grad()
         backward(grads)

@@ -13,7 +13,8 @@ minibatch order (its generator), exactly the state :class:`~neuroplug_learners.p
 PPOUpdate` keeps; the stacks are filled from the members before an update and written back
 after it, so checkpoints, copies between members and a lone learner see no difference.
 
-The loss is :func:`neuroplug_learners.ppo.ppo_loss`'s, over a member's valid transitions: the
+The loss and its gradient are :func:`neuroplug_learners.ppo.ppo_loss_gradients`, the one
+a lone learner steps (it is a population of one), over a member's valid transitions: the
 rows EnvPool's auto-resets made (different in number per member) stay in the stacks with
 weight 0, and each mean divides by the member's own count of valid rows. With one
 minibatch per epoch that is the per-member update's arithmetic
@@ -41,6 +42,8 @@ import torch
 from neuroplug.nets import gradients
 from neuroplug.nets.layers import as_float
 from neuroplug.rl.advantages import rollout_gae
+from neuroplug.rl.distributions import Categorical, DiagonalGaussian
+from neuroplug_learners.ppo import MemberSettings, ppo_loss_gradients
 
 
 def population_ppo_update(
@@ -174,6 +177,13 @@ class PopulationPPOUpdate:
             name: column([getattr(member.config, name) for member in members])
             for name in ("clip_coef", "value_coef", "entropy_coef", "max_grad_norm")
         }
+        loss_settings = MemberSettings(
+            settings["clip_coef"],
+            config.clip_value_loss,
+            settings["value_coef"],
+            settings["entropy_coef"],
+            config.normalize_advantages,
+        )
         learning_rates = column([member.update.optimizer.learning_rate for member in members])
         actor, critic = self._views(flat, self.actor_slots), self._views(flat, self.critic_slots)
         actor_grads = self._views(grads, self.actor_slots)
@@ -209,17 +219,21 @@ class PopulationPPOUpdate:
                 values, critic_inputs = gradients.forward_stacked(
                     self.critic_layers, critic, inputs
                 )
-                grad_logits, grad_log_std, grad_values, loss_stats = stacked_loss_gradients(
-                    config,
-                    settings,
-                    logits,
-                    log_std,
+                policy = (
+                    Categorical(logits)
+                    if log_std is None
+                    else DiagonalGaussian(logits, log_std.unsqueeze(1))
+                )
+                grads_out = ppo_loss_gradients(
+                    loss_settings,
+                    policy,
                     values.squeeze(2),
                     batch_actions,
                     batch_rows,
                     batch_mask,
                     last,
                 )
+                grad_logits, grad_values = grads_out.outputs, grads_out.values
                 gradients.backward_stacked(
                     self.actor_layers, actor, actor_inputs, logits, grad_logits, actor_grads
                 )
@@ -232,7 +246,7 @@ class PopulationPPOUpdate:
                     critic_grads,
                 )
                 if log_std_grad is not None:
-                    log_std_grad.copy_(grad_log_std)
+                    log_std_grad.copy_(grads_out.log_std.squeeze(1))
                 # Each member's clip (clip_grad_norm_'s rule) and Adam step (FlatAdam's).
                 norms = torch.linalg.vector_norm(grads, dim=1, keepdim=True)
                 grads.mul_(torch.clamp(settings["max_grad_norm"] / (norms + 1e-6), max=1.0))
@@ -244,7 +258,7 @@ class PopulationPPOUpdate:
                 denominator = (exp_avg_sq.sqrt() / correction).add_(optimizer.eps)
                 flat.sub_(step_size * exp_avg / denominator)
                 if last:
-                    last_epoch.append(loss_stats)
+                    last_epoch.append(grads_out.stats)
         versions = config.epochs * len(range(0, size - step + 1, step))
         for k, member in enumerate(members):
             update = member.update
@@ -256,116 +270,6 @@ class PopulationPPOUpdate:
         means = torch.stack(last_epoch).mean(0).tolist()  # (K, stats): one read per update
         names = first.update.stat_names
         return [dict(zip(names, member_means, strict=True)) for member_means in means]
-
-
-def stacked_loss_gradients(
-    config: Any,
-    settings: dict[str, torch.Tensor],
-    outputs: torch.Tensor,
-    log_std: torch.Tensor | None,
-    values: torch.Tensor,
-    actions: torch.Tensor,
-    rows: torch.Tensor,
-    mask: torch.Tensor,
-    statistics: bool,
-) -> tuple[torch.Tensor, torch.Tensor | None, torch.Tensor, torch.Tensor | None]:
-    """:func:`~neuroplug_learners.ppo.ppo_loss_gradients` for K members' minibatches
-    ``(K, b, ...)``: each member's means over its valid rows (``mask``), its own clip range
-    and coefficients (``settings``: ``(K, 1)`` columns). ``outputs`` are logits, or
-    Gaussian means with the members' log-stds ``(K, actions)``. Returns the gradients with
-    respect to the outputs, the log-stds (None for logits) and the values, and ``(K, 5)``
-    statistics (``PPOUpdate.stat_names``) when asked for."""
-    eps = settings["clip_coef"]
-    old_log_probs, old_values, advantages, returns = rows.unbind(-1)
-    valid = mask.sum(1, keepdim=True)
-    n = valid.clamp_min(1.0)
-    if config.normalize_advantages:
-        mean = (advantages * mask).sum(1, keepdim=True) / n
-        variance = ((advantages - mean).pow(2) * mask).sum(1, keepdim=True) / (n - 1).clamp_min(1)
-        normalized = (advantages - mean) / (variance.sqrt() + 1e-8)
-        advantages = torch.where(valid > 1, normalized, advantages)
-    policy = (
-        _StackedCategorical(outputs, actions)
-        if log_std is None
-        else _StackedGaussian(outputs, log_std, actions)
-    )
-    log_ratio = policy.log_prob - old_log_probs
-    ratio = log_ratio.exp()
-    unclipped = -advantages * ratio
-    clipped = -advantages * torch.clamp(ratio, 1 - eps, 1 + eps)
-    grad_log_prob = torch.where(clipped > unclipped, 0.0, unclipped / n) * mask
-    grad_entropy = -settings["entropy_coef"] / n * mask
-    grad_outputs, grad_log_std = policy.gradients(grad_log_prob, grad_entropy)
-
-    value_error = (values - returns).pow(2)
-    grad_values = (values - returns) * (settings["value_coef"] / n) * mask
-    if config.clip_value_loss:
-        clipped_values = torch.clamp(values, old_values - eps, old_values + eps)
-        clipped_error = (clipped_values - returns).pow(2)
-        grad_values = torch.where(clipped_error > value_error, 0.0, grad_values)
-        value_error = torch.maximum(value_error, clipped_error)
-    stats = None
-    if statistics:
-
-        def mean(tensor: torch.Tensor) -> torch.Tensor:
-            return (tensor * mask).sum(1) / n.squeeze(1)
-
-        stats = torch.stack(
-            [
-                mean(torch.maximum(unclipped, clipped)),
-                0.5 * mean(value_error),
-                mean(policy.entropy.expand_as(mask)),
-                mean((ratio - 1) - log_ratio),
-                mean(((ratio - 1.0).abs() > eps).float()),
-            ],
-            1,
-        )
-    return grad_outputs, grad_log_std, grad_values, stats
-
-
-class _StackedCategorical:
-    """:class:`~neuroplug.rl.distributions.Categorical` over ``(K, b, actions)``
-    logits, with each row's own ``dL/dH`` (a member's entropy coefficient over its count)."""
-
-    def __init__(self, logits: torch.Tensor, actions: torch.Tensor) -> None:
-        self.actions = actions.unsqueeze(-1)
-        self.log_p = torch.log_softmax(logits, dim=-1)
-        self.p = self.log_p.exp()
-        self.log_prob = self.log_p.gather(-1, self.actions).squeeze(-1)
-        self.entropy = -(self.p * self.log_p).sum(-1)
-
-    def gradients(
-        self, grad_log_prob: torch.Tensor, grad_entropy: torch.Tensor
-    ) -> tuple[torch.Tensor, None]:
-        p = self.p
-        grad = p * -grad_log_prob.unsqueeze(-1)
-        grad.scatter_add_(-1, self.actions, grad_log_prob.unsqueeze(-1))
-        grad -= grad_entropy.unsqueeze(-1) * p * (self.log_p + self.entropy.unsqueeze(-1))
-        return grad, None
-
-
-class _StackedGaussian:
-    """:class:`~neuroplug.rl.distributions.DiagonalGaussian` over ``(K, b,
-    actions)`` means, each member with its own log-std ``(K, actions)``."""
-
-    def __init__(self, means: torch.Tensor, log_std: torch.Tensor, actions: torch.Tensor) -> None:
-        self.log_std = log_std.unsqueeze(1)
-        self.inverse_std = torch.exp(-self.log_std)
-        self.z = (actions - means) * self.inverse_std
-        self.log_prob = (-0.5 * self.z.pow(2) - self.log_std - _HALF_LOG_TWO_PI).sum(-1)
-        self.entropy = (0.5 + _HALF_LOG_TWO_PI + log_std).sum(-1, keepdim=True)
-
-    def gradients(
-        self, grad_log_prob: torch.Tensor, grad_entropy: torch.Tensor
-    ) -> tuple[torch.Tensor, torch.Tensor]:
-        weight = grad_log_prob.unsqueeze(-1)
-        grad_means = weight * self.z * self.inverse_std
-        # dH/dlog_std = 1 for every row: a member's rows add up its entropy gradient.
-        grad_log_std = (weight * (self.z.pow(2) - 1.0)).sum(1) + grad_entropy.sum(1, keepdim=True)
-        return grad_means, grad_log_std
-
-
-_HALF_LOG_TWO_PI = 0.5 * math.log(2 * math.pi)
 
 
 ROW_ALIGNMENT = 64
