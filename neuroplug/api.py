@@ -68,7 +68,7 @@ import dataclasses
 from abc import ABC, abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 import numpy as np
 
@@ -82,6 +82,8 @@ if TYPE_CHECKING:
     from neuroplug.nets.network import Network
     from neuroplug.nets.policy import Policy
     from neuroplug.population import Population
+    from neuroplug.rl.acting import Acting
+    from neuroplug.rl.sampler import Episodes, Rollout
 
 
 # --------------------------------------------------------------------------- contract
@@ -619,10 +621,13 @@ class LearnerContext:
     settings_source: str = ""
     """Where the config's unset fields came from (the preset for this kind of task); the
     start-up line shows it."""
-    samplers: Callable[[SamplerRequest], Any] | None = None
+    samplers: Callable[[SamplerRequest], LearnerSampler | None] | None = None
     """The run's scheduler's :meth:`Scheduler.learner_sampler`: where the envs are stepped."""
     envs_per_shard: int = 0
     """``scheduler.envs_per_shard``: shards of the learner's envs (0: none)."""
+    member: int | None = None
+    """This learner's index in a population of learners, which samples for it (it builds
+    no envs of its own); None: it runs alone."""
 
 
 class Learner(ABC):
@@ -762,6 +767,43 @@ class SamplerRequest:
     """A recurrent policy's core width (``net.core``): the sampler keeps a state per env."""
 
 
+class LearnerSampler(Protocol):
+    """Where a learner's envs are stepped: the local :class:`neuroplug.rl.sampler.Sampler`,
+    shards of them (:class:`neuroplug.rl.shards.ShardedSampler`), or what a scheduler's
+    :meth:`Scheduler.learner_sampler` returns (Ray actors). The envs live for the whole
+    run; a rollout ends with every env's next observation pending."""
+
+    num_envs: int
+    """The learner's envs (a population's: every member's)."""
+    env_steps: int
+    """Valid env steps sampled so far (EnvPool's auto-reset steps are not counted)."""
+    forward_passes: int
+    """Observations that went through the policy so far."""
+    timings: dict[str, float]
+    """Seconds per phase (``env``, ``inference``, ``env_setup``); the engine zeroes them
+    per segment."""
+
+    @property
+    def started(self) -> bool:
+        """Whether the envs are built."""
+
+    def start(self, seeds: np.ndarray) -> None:
+        """Build the envs, one seed each, and reset them: every env starts a new episode."""
+
+    def start_segment(self, segment: int) -> None:
+        """Seed the action draws of ``segment``."""
+
+    def rollout(self, acting: Acting, length: int) -> Rollout:
+        """``length`` steps of every env, the actions chosen by ``acting``
+        (:meth:`neuroplug.rl.acting.Acting.act`, refreshed by the caller)."""
+
+    def take_episodes(self) -> Episodes:
+        """The games completed since the last call (true scores, lengths, their envs)."""
+
+    def close(self) -> None:
+        """Close the envs."""
+
+
 class Scheduler(ABC):
     """Plays the episodes of a population: env stepping plus batched inference; for a
     learner, where its envs are stepped (:meth:`learner_sampler`)."""
@@ -772,7 +814,7 @@ class Scheduler(ABC):
         self.config = config
         self.env = env
 
-    def learner_sampler(self, request: SamplerRequest) -> Any:
+    def learner_sampler(self, request: SamplerRequest) -> LearnerSampler | None:
         """A sampler that steps a learner's envs somewhere else (Ray actors: a
         :class:`neuroplug.rl.shards.ShardedSampler`), or None (the default): the
         learner steps them in this process, in shards of ``envs_per_shard`` if set."""

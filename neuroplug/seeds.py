@@ -58,7 +58,8 @@ REPLAY_SAMPLING = Stream(
 ACTING = Stream(
     "acting",
     0x5A5A,
-    "an asynchronous learner's acting thread: its own torch generator beside the learner's",
+    "a learner's action draws in a segment (its sampler's torch generator), a stream of its "
+    "own beside the learner's minibatch order",
 )
 VALUE_HEAD = Stream(
     "value_head",
@@ -170,9 +171,10 @@ def replay_sampling_rng(run_seed: int, segment: int) -> np.random.Generator:
     return np.random.Generator(np.random.Philox(np.random.SeedSequence(entropy)))
 
 
-def acting_seed(learner_generator_seed: int) -> int:
-    """The acting thread's torch generator seed, from the learner's (:data:`ACTING`)."""
-    return int(learner_generator_seed) ^ ACTING.tag
+def acting_seed(run_seed: int, segment: int) -> int:
+    """The seed of a learner's action draws in ``segment`` (:data:`ACTING`): the segment's
+    stream, apart from the learner's own generator (minibatch order)."""
+    return segment_generator_seed(run_seed, segment) ^ ACTING.tag
 
 
 def value_head_generator(run_seed: int) -> torch.Generator:

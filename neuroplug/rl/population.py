@@ -1,43 +1,25 @@
-"""A population of learners sharing one sampler and one batched forward.
-
-K members of one learner class (PPO, APPO, DQN or a third party's), each with its own
-weights, optimizer, settings and random streams, train side by side on K x n envs that live
-for the whole run in one set of EnvPools. Member k owns envs ``k*n .. k*n+n-1``. Per
-rollout::
-
-    refresh the acting stacks from the members' weights        (once per rollout)
-    sample T steps of all K*n envs; each group step is ONE forward of all its members
-        (PopulationActing: the members' weights stacked, heterogeneous batching)
-    every member learns from its columns k*n..k*n+n-1 of the rollout: all at once where
-        the learner stacks their updates (population_update: PPO on an MLP), else each
-        by its own learn_rollout
-    after_rollout()                                             (a subclass's hook: PBT)
+"""A population of learners (what ``algo=pbt`` builds on): K members of one learner class
+run by the one learner loop (:mod:`neuroplug.rl.engine`), plus what only a population has:
+each member's objective, the best member, and a hook between rollouts.
 
 Each member learns from its own rollout as it would alone (its learning-rate schedule and
 exploration follow its own env steps; its budget is the run's divided by K; a stacked
-update is the members' own arithmetic, see ``neuroplug_learners.ppo_population``).
+update is the members' own arithmetic, see ``neuroplug_learners.ppo_stacked``).
 What it does not own: its envs' seeds and its action draws, which come from the
-population's streams (reproducible from the run seed, see
-:mod:`neuroplug.rl.population_acting`).
+population's streams (reproducible from the run seed, see :mod:`neuroplug.rl.acting`).
 
 Games are booked to the member that played them; a member's *objective* is the mean true
 score (unclipped, whole games) of its last ``objective_games`` games. The deployed policy is
 the member with the best objective.
 
 Resuming restores every member's state (weights, optimizer, counters), settings and recent
-scores exactly; the envs start new episodes, as a single learner's do
-(:mod:`neuroplug.rl.base`).
-
-The sampler is the population's only contact with envs: scaling out (members or their envs
-on Ray actors) replaces :class:`~neuroplug.rl.sampler.Sampler` with one that fills
-the same rollouts elsewhere, and nothing here changes.
+scores exactly; the envs start new episodes, as a lone learner's do.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import math
-import time
 from collections import deque
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -45,23 +27,13 @@ from typing import Any
 import numpy as np
 import torch
 
-from neuroplug.api import Learner, LearnerConfig, LearnerContext, SamplerRequest, Segment
+from neuroplug.api import Learner, LearnerConfig, LearnerContext, Segment
 from neuroplug.devices import on_cpu, resolve_device
 from neuroplug.errors import require
-from neuroplug.rl.base import (
-    NEW_EPISODES,
-    SegmentLearner,
-    checked_for_states,
-    segment_progress,
-)
-from neuroplug.rl.sampler import Episodes, Rollout
-from neuroplug.rl.shards import ShardedSampler, learner_sampler, sampler_report
-from neuroplug.seeds import (
-    init_generator,
-    population_member_seed,
-    segment_episode_seeds,
-    segment_generator_seed,
-)
+from neuroplug.rl.base import SegmentLearner
+from neuroplug.rl.engine import LearnerEngine
+from neuroplug.rl.sampler import Episodes
+from neuroplug.seeds import init_generator, population_member_seed
 
 
 def member_context(context: LearnerContext, member: int, members: int) -> LearnerContext:
@@ -74,10 +46,7 @@ def member_context(context: LearnerContext, member: int, members: int) -> Learne
         seed=seed,
         initial_params=context.network.initial_params(init_generator(seed)).float(),
         max_env_steps=None if budget is None else max(1, budget // members),
-        # A member never steps envs itself: the population samples for all (its sampler
-        # is the scheduler's), so the member's own stays an unstarted local one.
-        samplers=None,
-        envs_per_shard=0,
+        member=member,
     )
 
 
@@ -111,37 +80,24 @@ class LearnerPopulation(Learner):
             learner_class(dataclasses.replace(member_config), member_context(context, k, count))
             for k, member_config in enumerate(member_configs)
         ]
-        first = member_configs[0]
-        self.envs_per_member = first.num_envs
+        self.envs_per_member = member_configs[0].num_envs
         self.device = resolve_device(config.device, "algo.device")
-        self.sampler = learner_sampler(
+        self.engine = LearnerEngine(
             context,
-            SamplerRequest(
-                context.env,
-                first.num_envs * count,
-                config.env_groups,
-                context.num_threads,
-                self.device,
-                first.reward_clip,
-                first.episodic_life,
-                unit=first.num_envs,
-                run_seed=context.seed,
-                state_size=context.network.state_size,
+            self.members,
+            config.env_groups,
+            self.device,
+            resume_keeps=(
+                "every member's weights, optimizer, settings, RNG streams and recent scores"
             ),
         )
-        """Every member's envs, member by member: one sampler here, or shards of them
-        (here or on Ray actors, each shard acting with its own generator)."""
-        self.acting = learner_class.population_acting(self.members, first.num_envs)
-        self.update = learner_class.population_update(self.members, first.num_envs)
-        """The members' updates as one computation, when their learner offers it."""
-        self.generator = torch.Generator(self.device)
-        """The population's acting stream (re-seeded per segment)."""
+        """The one learner loop, over every member."""
+        self.sampler = self.engine.sampler
+        """Every member's envs, member by member."""
         self.recent: list[deque[float]] = [deque(maxlen=objective_games) for _ in range(count)]
         """Each member's last games' true scores: its objective."""
         self.env_steps = 0
         self.progress: Callable[[dict[str, Any]], None] | None = None
-        self.member_stats: list[dict[str, float]] = [{} for _ in range(count)]
-        """Each member's statistics from its last update."""
 
     # ------------------------------------------------------------------ the run
 
@@ -159,106 +115,25 @@ class LearnerPopulation(Learner):
         objectives = self.objectives()
         return int(np.argmax(np.where(np.isnan(objectives), -np.inf, objectives)))
 
+    @property
+    def member_stats(self) -> list[dict[str, float]]:
+        """Each member's statistics from its last update."""
+        return self.engine.member_stats
+
     def train_segment(self) -> Segment:
-        segment = self.generation
-        sampler = self.sampler
-        sampler.timings = dict.fromkeys(sampler.timings, 0.0)
-        if not sampler.started:
-            self._start_envs(segment)
-        self.generator.manual_seed(segment_generator_seed(self.context.seed, segment))
-        if isinstance(sampler, ShardedSampler):
-            sampler.start_segment(segment)
-        for member in self.members:
-            member.start_segment(segment)
-        first = self.members[0]
-        steps = first.rollout_steps()
-        per_member = first.segment_length()
-        rollouts = math.ceil(per_member / (self.envs_per_member * steps))
-        before = (sampler.env_steps, sampler.forward_passes)
-        games = Episodes()
-        clock = time.perf_counter()
-        learning = 0.0
-        for _ in range(rollouts):
-            self.acting.refresh()
-            if isinstance(sampler, ShardedSampler):
-                rollout = sampler.rollout(self.acting, steps)
-            else:
-                rollout = sampler.rollout(self._act, steps)
-            checked_for_states(rollout, sampler, self.context.network.state_size)
-            finished = sampler.take_episodes()
-            self._book(finished)
-            games.extend(finished)
-            started = time.perf_counter()
-            self._learn(rollout)
-            self.after_rollout()
-            learning += time.perf_counter() - started
-            self._report(sampler.env_steps - before[0], per_member, games, clock)
-        env_steps = sampler.env_steps - before[0]
-        self.env_steps += env_steps
+        segment = self.engine.train_segment(self)
+        self.env_steps += segment.env_steps
         self.generation += 1
         for member in self.members:
             member.generation = self.generation
-        stats = {**self.segment_stats(), **sampler_report(sampler, self.notices)}
-        return Segment(
-            env_steps=env_steps,
-            frames=env_steps * self.context.env.frame_skip,
-            forward_passes=sampler.forward_passes - before[1],
-            returns=np.asarray(games.returns, dtype=np.float64),
-            lengths=np.asarray(games.lengths, dtype=np.int64),
-            stats=stats,
-            timings={**sampler.timings, "learn": learning},
-            tables=self.segment_tables(),
-        )
+        segment.stats = {**self.segment_stats(), **segment.stats}
+        segment.tables = self.segment_tables()
+        return segment
 
-    def _act(self, observations: torch.Tensor, rows: slice, states: torch.Tensor | None = None):
-        return self.acting.act(observations, rows, self.generator, states)
-
-    def _book(self, games: Episodes) -> None:
+    def games_finished(self, games: Episodes) -> None:
         """Each finished game's true score goes to the member whose env played it."""
         for score, env in zip(games.returns, games.envs, strict=True):
             self.recent[env // self.envs_per_member].append(score)
-
-    def _learn(self, rollout: Rollout) -> None:
-        """Each member learns from its own envs' part of the rollout: all at once when their
-        learner stacks their updates, else one by one."""
-        steps = rollout.valid.reshape(len(rollout.valid), len(self.members), -1).sum((0, 2))
-        for member, taken in zip(self.members, steps.tolist(), strict=True):
-            member.env_steps += int(taken)
-        if self.update is not None:
-            self.member_stats = self.update.learn(rollout)
-            return
-        for k, member in enumerate(self.members):
-            self.member_stats[k] = member.learn_rollout(rollout.columns(self.member_envs(k)))
-
-    def _start_envs(self, segment: int) -> None:
-        seeds = segment_episode_seeds(self.context.seed, segment, self.sampler.num_envs)
-        self.sampler.start(seeds)
-        for member in self.members:
-            member.envs_started()
-        if segment > 0:
-            self.notices.append(
-                f"resumed at segment {segment}: the {self.sampler.num_envs} envs "
-                f"{NEW_EPISODES} (EnvPool cannot save an env mid-episode); every member's "
-                "weights, optimizer, settings, RNG streams and recent scores continue exactly"
-                + (
-                    "; the recurrent cores' states start at zero with the new episodes"
-                    if self.context.network.state_size
-                    else ""
-                )
-            )
-
-    def _report(self, steps: int, per_member: int, games: Episodes, clock: float) -> None:
-        if self.progress is not None:
-            self.progress(
-                segment_progress(
-                    self.generation + 1,
-                    steps,
-                    per_member * len(self.members),
-                    steps * self.context.env.frame_skip,
-                    time.perf_counter() - clock,
-                    games,
-                )
-            )
 
     # ------------------------------------------------------------------ hooks
 
@@ -326,6 +201,4 @@ class LearnerPopulation(Learner):
         return self.members[0].describe()  # the members share one config's precision
 
     def close(self) -> None:
-        self.sampler.close()
-        for member in self.members:
-            member.close()
+        self.engine.close()

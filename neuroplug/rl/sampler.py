@@ -52,6 +52,8 @@ from neuroplug.devices import env_threads
 from neuroplug.envs.make import make_pool
 from neuroplug.envs.raw_steps import RawSteps, StepBatch, step_driver
 from neuroplug.envs.spec import EnvSpec
+from neuroplug.rl.acting import Acted, Acting
+from neuroplug.seeds import acting_seed
 
 
 @dataclass
@@ -123,7 +125,7 @@ class Episodes:
         self.envs.extend(other.envs)
 
 
-class _Group:
+class _EnvGroup:
     """One EnvPool holding a run of consecutive envs of the sampler (one slice of every
     buffer, so no index tensor is built per step)."""
 
@@ -146,14 +148,11 @@ class _Group:
         return np.array_equal(env_ids, self.env_ids)
 
 
-Act = Callable[[torch.Tensor, slice], tuple[torch.Tensor, torch.Tensor, torch.Tensor, np.ndarray]]
-"""(observations, rows) -> (actions, log_probs, values, env actions), for one group's envs:
-the observations of the sampler's envs ``rows`` (a population's acting reads from the rows
-which members' policies to run)."""
-
-RecurrentAct = Callable[[torch.Tensor, slice, torch.Tensor], tuple]
-"""A recurrent policy's act, for a sampler with a ``state_size``: (observations, rows,
-core states ``(n, H)``) -> (actions, log_probs, values, env actions, new core states)."""
+Act = Callable[[torch.Tensor, slice, torch.Tensor | None], Acted]
+"""(observations, rows, core states) -> :class:`~neuroplug.rl.acting.Acted`, for one
+group's envs: the observations of the sampler's envs ``rows`` (a population's acting reads
+from the rows which members' policies to run) and, for a sampler with a ``state_size``,
+their recurrent core states ``(n, H)`` (None for a feed-forward policy)."""
 
 
 class Sampler:
@@ -170,12 +169,14 @@ class Sampler:
         episodic_life: bool = False,
         unit: int = 1,
         state_size: int = 0,
+        run_seed: int = 0,
     ) -> None:
         """``unit``: groups hold whole runs of this many envs (a population member's envs
         stay in one group, so its policy runs once per group step). ``state_size``: the
         width of a recurrent policy's core state, kept here per env (zeroed at each learner
         episode's first step, carried through the episode, across rollouts and segments);
-        the policy is then a :data:`RecurrentAct`."""
+        the policy then acts from it. ``run_seed`` seeds the generator actions are drawn
+        from, per segment (:meth:`start_segment`)."""
         self.env = env
         self.num_envs = num_envs
         self.unit = unit
@@ -185,7 +186,7 @@ class Sampler:
         self.overrides = env.learner_pool_settings(
             reward_clip=reward_clip, episodic_life=episodic_life
         )
-        self.groups: list[_Group] = []
+        self.groups: list[_EnvGroup] = []
         obs_dtype = torch.uint8 if env.obs_dtype == np.uint8 else torch.float32
         # Page-locked on a GPU machine, so the copy to the device is one DMA transfer.
         self.pending_observations = torch.zeros(
@@ -208,6 +209,9 @@ class Sampler:
         self.env_steps = 0
         self.forward_passes = 0
         self.timings = {"env": 0.0, "inference": 0.0, "env_setup": 0.0}
+        self.run_seed = run_seed
+        self.generator = torch.Generator(device)
+        """Where :meth:`rollout` draws actions from (re-seeded per segment)."""
 
     @classmethod
     def for_request(cls, request: SamplerRequest) -> Sampler:
@@ -222,6 +226,7 @@ class Sampler:
             episodic_life=request.episodic_life,
             unit=request.unit,
             state_size=request.state_size,
+            run_seed=request.run_seed,
         )
 
     @property
@@ -240,7 +245,7 @@ class Sampler:
             pool = make_pool(self.env, seeds[indices], threads, **self.overrides)
             steps = step_driver(pool, self.env.family)
             steps.reset()
-            group = _Group(steps, slice(int(indices[0]), int(indices[-1]) + 1))
+            group = _EnvGroup(steps, slice(int(indices[0]), int(indices[-1]) + 1))
             group.pending = True
             self.groups.append(group)
         self.score[:] = 0.0
@@ -250,12 +255,26 @@ class Sampler:
         self.after_step_end[:] = False
         self.timings["env_setup"] += time.perf_counter() - started
 
+    def start_segment(self, segment: int) -> None:
+        """Seed the generator actions are drawn from for ``segment``."""
+        self.generator.manual_seed(acting_seed(self.run_seed, segment))
+
     def take_episodes(self) -> Episodes:
         """The games completed since the last call."""
         episodes, self.episodes = self.episodes, Episodes()
         return episodes
 
-    def rollout(self, act: Act, length: int) -> Rollout:
+    def rollout(self, acting: Acting, length: int) -> Rollout:
+        """Step every env ``length`` times with ``acting`` (refreshed by the caller), its
+        actions drawn from :attr:`generator`."""
+        generator = self.generator
+
+        def act(observations: torch.Tensor, rows: slice, states: torch.Tensor | None) -> Acted:
+            return acting.act(observations, rows, states, generator)
+
+        return self.rollout_with(act, length)
+
+    def rollout_with(self, act: Act, length: int) -> Rollout:
         """Step every env ``length`` times with ``act``; the next observations stay pending
         (the next rollout acts on them, with whatever policy it has by then)."""
         buffers = _Buffers(length, self.num_envs, self.env, self.device, self.state_size)
@@ -274,11 +293,9 @@ class Sampler:
         last = torch.from_numpy(self.pending_observations).to(self.device, copy=True)
         next_values = torch.empty(self.num_envs, device=self.device)
         for group in self.groups:
-            if self.state is None:
-                _, _, values, _ = act(last[group.rows], group.rows)
-            else:  # valued from the state the next step will start from; nothing is kept
-                _, _, values, *_ = act(last[group.rows], group.rows, self._states_for(group.rows))
-            next_values[group.rows] = values
+            # Valued from the state the next step will start from; nothing is kept.
+            states = None if self.state is None else self._states_for(group.rows)
+            next_values[group.rows] = act(last[group.rows], group.rows, states).values
         self.timings["inference"] += time.perf_counter() - started
         return self._finish(buffers, next_values, last)
 
@@ -291,28 +308,26 @@ class Sampler:
             states[torch.from_numpy(starting).to(states.device)] = 0.0
         return states
 
-    def _act_and_send(self, group: _Group, step: int, act: Act, buffers: _Buffers) -> None:
+    def _act_and_send(self, group: _EnvGroup, step: int, act: Act, buffers: _Buffers) -> None:
         started = time.perf_counter()
         observations = buffers.observations_at(step, group.rows)
-        if self.state is None:
-            actions, log_probs, values, env_actions = act(observations, group.rows)
-        else:
+        states = None
+        if self.state is not None:
             states = self._states_for(group.rows)
             buffers.put_states(step, group.rows, states, self.episode_start[group.rows])
-            actions, log_probs, values, env_actions, new_states = act(
-                observations, group.rows, states
-            )
-            self.state[group.rows] = new_states
+        acted = act(observations, group.rows, states)
+        if self.state is not None:
+            self.state[group.rows] = acted.states
             self.episode_start[group.rows] = False
-        group.choices.append((actions, log_probs, values))
+        group.choices.append((acted.actions, acted.log_probs, acted.values))
         sent = time.perf_counter()
         self.timings["inference"] += sent - started
-        group.steps.send(env_actions, group.env_ids)
+        group.steps.send(acted.env_actions, group.env_ids)
         group.pending = True
         group.last_step = step
         self.timings["env"] += time.perf_counter() - sent
 
-    def _receive(self, group: _Group, buffers: _Buffers, step: int | None) -> None:
+    def _receive(self, group: _EnvGroup, buffers: _Buffers, step: int | None) -> None:
         """Take the group's step results: the observations go where the policy reads them
         (row ``step`` of the rollout, or pending for the next rollout when None), the
         outcome is kept for the row whose actions caused it."""

@@ -18,9 +18,9 @@ any number of workers, and the same as locally with the same shards (on the CPU)
 learner's own streams (minibatch order) stay the learner's.
 
 The policy a shard acts with is a
-:class:`~neuroplug.rl.population_acting.PopulationActing` (a single learner is a
+:class:`~neuroplug.rl.acting.Acting` (a single learner is a
 population of one), refreshed after each update: locally the object itself; remotely its
-:meth:`~neuroplug.rl.population_acting.PopulationActing.snapshot`, shipped once per
+:meth:`~neuroplug.rl.acting.Acting.snapshot`, shipped once per
 version.
 
 :class:`ShardSampling` is the part both run: the shards one process steps, as one
@@ -40,7 +40,7 @@ import torch
 
 from neuroplug.api import LearnerContext, SamplerRequest
 from neuroplug.errors import require
-from neuroplug.rl.population_acting import PopulationActing
+from neuroplug.rl.acting import Acted, Acting
 from neuroplug.rl.sampler import Episodes, Rollout, Sampler
 from neuroplug.seeds import shard_generator_seed
 
@@ -113,17 +113,16 @@ class ShardSampling:
         for shard, generator in self.generators.items():
             generator.manual_seed(shard_generator_seed(self.run_seed, segment, shard))
 
-    def rollout(self, acting: PopulationActing, length: int) -> tuple[Rollout, Episodes]:
+    def rollout(self, acting: Acting, length: int) -> tuple[Rollout, Episodes]:
         """``length`` steps of these shards with ``acting``; the games that ended, with the
         learner's env indices."""
         size = self.layout.envs_per_shard
 
-        def act(observations: torch.Tensor, rows: slice, states: torch.Tensor | None = None):
+        def act(observations: torch.Tensor, rows: slice, states: torch.Tensor | None) -> Acted:
             shard = self.shards[rows.start // size]
-            rows = self.layout.rows(shard)
-            return acting.act(observations, rows, self.generators[shard], states)
+            return acting.act(observations, self.layout.rows(shard), states, self.generators[shard])
 
-        rollout = self.sampler.rollout(act, length)
+        rollout = self.sampler.rollout_with(act, length)
         episodes = self.sampler.take_episodes()
         episodes.envs = self.global_env[np.asarray(episodes.envs, dtype=np.int64)].tolist()
         return rollout, episodes
@@ -136,7 +135,7 @@ class ShardSampling:
 class ShardedSampler(ABC):
     """What a learner samples through when its envs are in shards: the local sampler's
     counters and life cycle, with rollouts acted by a
-    :class:`~neuroplug.rl.population_acting.PopulationActing`."""
+    :class:`~neuroplug.rl.acting.Acting`."""
 
     def __init__(self, request: SamplerRequest, layout: ShardLayout) -> None:
         self.request = request
@@ -166,7 +165,7 @@ class ShardedSampler(ABC):
         """Seed every shard's generator for ``segment``."""
 
     @abstractmethod
-    def rollout(self, acting: PopulationActing, length: int) -> Rollout:
+    def rollout(self, acting: Acting, length: int) -> Rollout:
         """``length`` steps of every env, acted by ``acting`` (refreshed by the caller)."""
 
     def take_episodes(self) -> Episodes:
@@ -203,7 +202,7 @@ class LocalShards(ShardedSampler):
     def start_segment(self, segment: int) -> None:
         self.sampling.start_segment(segment)
 
-    def rollout(self, acting: PopulationActing, length: int) -> Rollout:
+    def rollout(self, acting: Acting, length: int) -> Rollout:
         sampler = self.sampling.sampler
         before = (sampler.env_steps, sampler.forward_passes)
         rollout, episodes = self.sampling.rollout(acting, length)

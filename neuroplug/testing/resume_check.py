@@ -28,7 +28,7 @@ import torch
 
 from neuroplug.app import run_job
 from neuroplug.experiment import typed_experiment
-from neuroplug.rl.base import NEW_EPISODES
+from neuroplug.rl.engine import NEW_EPISODES
 from neuroplug.training.checkpoint import BEST_POLICY, checkpoint_dir, load_checkpoint, load_data
 from neuroplug.training.components import build_components
 

@@ -29,7 +29,6 @@ bit-identical runs matter.
 from __future__ import annotations
 
 import copy
-import math
 import queue
 import threading
 import time
@@ -40,15 +39,15 @@ import numpy as np
 import torch
 
 from neuroplug.api import LearnerContext
+from neuroplug.rl.acting import ActorCriticActing
 from neuroplug.rl.actor_critic import ActorCritic
 from neuroplug.rl.advantages import rollout_gae, vtrace
 from neuroplug.rl.base import SegmentLearner
-from neuroplug.rl.population_acting import ActorCriticActing
+from neuroplug.rl.engine import LearnerEngine
 from neuroplug.rl.sampler import Rollout
-from neuroplug.seeds import acting_seed
 from neuroplug_learners.configs import APPOConfig
-from neuroplug_learners.ppo import PPOUpdate, chunked, flatten
-from neuroplug_learners.ppo_population import PopulationPPOUpdate, population_ppo_update
+from neuroplug_learners.ppo_stacked import PopulationPPOUpdate, population_ppo_update
+from neuroplug_learners.ppo_update import PPOUpdate, chunked, flatten
 
 _END = None
 """What the sampler puts on the queue when the segment's steps are done."""
@@ -65,17 +64,19 @@ class APPO(SegmentLearner):
     def __init__(self, config: APPOConfig, context: LearnerContext) -> None:
         super().__init__(config, context)
         self.update = PPOUpdate(config, self.model)
-        # The sampler acts with its own copy of the weights and its own generator, so the
-        # learner thread can train the model meanwhile.
+        # Alone, the sampler acts with its own copy of the weights, so the learner thread
+        # can train the model meanwhile.
         self.acting_model = copy.deepcopy(self.model)
-        self.acting_generator = torch.Generator(self.device)
+        self.acting = ActorCriticActing(
+            [SimpleNamespace(model=self.acting_model, device=self.device)], config.num_envs
+        )
         self._published: tuple[int, dict[str, torch.Tensor]] | None = None
         self._lock = threading.Lock()
 
     @classmethod
     def population_update(cls, members, envs_per_member: int) -> PopulationPPOUpdate | None:
         """In a population, members without V-trace learn as one computation, as PPO's do
-        (:mod:`neuroplug_learners.ppo_population`); with V-trace, one by one."""
+        (:mod:`neuroplug_learners.ppo_stacked`); with V-trace, one by one."""
         if any(member.config.with_vtrace for member in members):
             return None
         return population_ppo_update(members, envs_per_member)
@@ -88,10 +89,11 @@ class APPO(SegmentLearner):
     def describe(self) -> str:
         return self.update.precision_note
 
-    def _train(self) -> tuple[dict[str, float], dict[str, float]]:
+    def segment_loop(self, engine: LearnerEngine) -> tuple[dict[str, float], dict[str, float]]:
+        """Sample with the acting copy while the learner thread learns (a population's
+        members learn in the engine's synchronous loop instead)."""
         config = self.config
         self.acting_model.load_state_dict(self.model.state_dict())
-        self.acting_generator.manual_seed(acting_seed(self.generator.initial_seed()))
         acting_version = self.update.version
         rollouts: queue.Queue = queue.Queue(maxsize=config.queue_size)
         report = _LearnerReport()
@@ -105,16 +107,15 @@ class APPO(SegmentLearner):
         per_rollout = config.num_envs * config.rollout_length
         # Env-step slots: whole rollouts of every env, or (sampling asynchronously on Ray
         # actors) as many rollouts of the actors' shards as fill the same slots.
-        slots_left = math.ceil(self.segment_length() / per_rollout) * per_rollout
-        asynchronous = getattr(self.sampler, "asynchronous", False)
+        slots_left = engine.rollouts_per_segment() * per_rollout
+        asynchronous = getattr(engine.sampler, "asynchronous", False)
         try:
             while slots_left > 0 and report.error is None:
                 acting_version = self._take_published(acting_version)
-                self.acting_model.eval()
                 if asynchronous:  # the first actor's rollout back, with the version it used
-                    rollout = self.sample_as_ready(acting_version, config.rollout_length)
+                    rollout = engine.sample(config.rollout_length, self.acting, acting_version)
                 else:
-                    rollout = self.sample(self.act, config.rollout_length)
+                    rollout = engine.sample(config.rollout_length, self.acting)
                     rollout.policy_version = acting_version
                 slots_left -= rollout.valid.numel()
                 if not config.drop_when_full:
@@ -156,21 +157,6 @@ class APPO(SegmentLearner):
             },
             {"learn": report.seconds, "wait_learner": waited},
         )
-
-    def shard_acting(self):
-        """On envs in shards the sampler acts with the acting copy of the weights (the
-        learner thread trains the model meanwhile), as a population of one."""
-        if self._shard_acting is None:
-            acting_view = SimpleNamespace(model=self.acting_model, device=self.device)
-            self._shard_acting = ActorCriticActing([acting_view], self.config.num_envs)
-        self._shard_acting.refresh()
-        return self._shard_acting
-
-    def act(self, observations: torch.Tensor, states: torch.Tensor | None = None):
-        acting = self.acting_model.act(observations, self.acting_generator, states)
-        actions = acting.actions
-        chosen = (actions, acting.log_probs, acting.values, self.acting_model.env_actions(actions))
-        return chosen if states is None else (*chosen, acting.states)
 
     def _take_published(self, version: int) -> int:
         """Load the newest published weights into the sampler's copy, if there are newer."""

@@ -25,7 +25,6 @@ a resumed run's envs start new episodes (:mod:`neuroplug.rl.base`).
 from __future__ import annotations
 
 import math
-import time
 from typing import Any
 
 import numpy as np
@@ -33,8 +32,8 @@ import torch
 import torch.nn.functional as F
 
 from neuroplug.api import LearnerContext
+from neuroplug.rl.acting import Acted, Acting
 from neuroplug.rl.base import SegmentLearner
-from neuroplug.rl.population_acting import PopulationActing
 from neuroplug.rl.q_network import QNetwork
 from neuroplug.rl.replay_buffer import ReplayBuffer
 from neuroplug.seeds import replay_sampling_rng
@@ -68,23 +67,11 @@ class DQN(SegmentLearner):
         """The exploration rate now: linear from 1 to ``final_epsilon``, then constant."""
         budget = self.context.max_env_steps or 1
         horizon = self.config.exploration_fraction * budget
-        done = self.env_steps + self.sampler.env_steps - self._segment_start
+        done = self.env_steps
         if horizon <= 0:
             return self.config.final_epsilon
         fraction = min(1.0, done / horizon)
         return 1.0 + fraction * (self.config.final_epsilon - 1.0)
-
-    @torch.no_grad()
-    def act(self, observations: torch.Tensor):
-        q_values = self.model(observations)
-        greedy = q_values.argmax(dim=1)
-        explore = torch.rand(len(greedy), generator=self.generator, device=self.device)
-        random = torch.randint(
-            0, q_values.shape[1], (len(greedy),), generator=self.generator, device=self.device
-        )
-        actions = torch.where(explore < self.epsilon(), random, greedy)
-        zeros = torch.zeros(len(actions), device=self.device)
-        return actions, zeros, zeros, actions.cpu().numpy().astype(np.int32)
 
     def envs_started(self) -> None:
         """New episodes begin: no stored stream continues into them."""
@@ -97,18 +84,6 @@ class DQN(SegmentLearner):
         super().start_segment(segment)
         self.sampling_rng = replay_sampling_rng(self.context.seed, segment)
         self._segment_losses = []
-
-    def _train(self) -> tuple[dict[str, float], dict[str, float]]:
-        config = self.config
-        rollouts = math.ceil(self.segment_length() / (config.num_envs * config.train_frequency))
-        learning = 0.0
-        stats: dict[str, float] = {}
-        for _ in range(rollouts):
-            rollout = self.sample(self.act, config.train_frequency)
-            started = time.perf_counter()
-            stats = self.learn_rollout(rollout)
-            learning += time.perf_counter() - started
-        return stats, {"learn": learning}
 
     def learn_rollout(self, rollout) -> dict[str, float]:
         """Store the rollout; refresh the target network when due; once enough is stored,
@@ -184,11 +159,10 @@ class DQN(SegmentLearner):
             )
 
 
-class EpsilonGreedyActing(PopulationActing):
-    """A population of DQN members acting epsilon-greedily in one forward of their
-    Q-networks. Each member's epsilon is read at the rollout's start (a single learner's
-    falls at every step; within one rollout of ``train_frequency`` steps the difference is
-    that rollout's share of the exploration schedule)."""
+class EpsilonGreedyActing(Acting):
+    """DQN members (one, alone) acting epsilon-greedily in one forward of their
+    Q-networks. Each member's epsilon is read at the rollout's start (its env steps, and so
+    its schedule, advance rollout by rollout)."""
 
     def refresh(self) -> None:
         members = self.members
@@ -198,12 +172,15 @@ class EpsilonGreedyActing(PopulationActing):
         self.epsilons = epsilons.repeat_interleave(self.envs_per_member)
 
     @torch.no_grad()
-    def act(self, observations, rows, generator, states=None):
+    def act(self, observations, rows, states, generator):
         members = self.member_slice(rows)
-        q_values = self.network.forward_members(
-            self.q[members], self.by_member(observations, members)
-        )
-        q_values = q_values.reshape(len(observations), -1)
+        if members.stop - members.start == 1:  # one member: its plain forward
+            q_values = self.network.forward_single(self.q[members.start], observations)
+        else:
+            q_values = self.network.forward_members(
+                self.q[members], self.by_member(observations, members)
+            )
+            q_values = q_values.reshape(len(observations), -1)
         greedy = q_values.argmax(dim=1)
         explore = torch.rand(len(greedy), generator=generator, device=self.device)
         random = torch.randint(
@@ -211,4 +188,4 @@ class EpsilonGreedyActing(PopulationActing):
         )
         actions = torch.where(explore < self.epsilons[rows], random, greedy)
         zeros = torch.zeros(len(actions), device=self.device)
-        return actions, zeros, zeros, actions.cpu().numpy().astype(np.int32)
+        return Acted(actions, zeros, zeros, actions.cpu().numpy().astype(np.int32))

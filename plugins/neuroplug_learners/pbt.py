@@ -34,7 +34,7 @@ Where it departs from Sample Factory, and why:
 - Members may start from spread settings (``initial`` ranges, log-uniform for rates, or
   ``per_member`` values); Sample Factory starts them all alike.
 - PPO members on an MLP learn as one computation over members
-  (:mod:`neuroplug_learners.ppo_population`: their minibatches stacked, one
+  (:mod:`neuroplug_learners.ppo_stacked`: their minibatches stacked, one
   batched forward and backward per gradient step, each member's own Adam state and
   settings); other members learn one by one, as they would alone. APPO members learn
   synchronously from each rollout (the population is the unit that waits); DQN members

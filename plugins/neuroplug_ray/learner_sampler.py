@@ -34,7 +34,7 @@ import numpy as np
 import torch
 
 from neuroplug.api import SamplerRequest
-from neuroplug.rl.population_acting import PopulationActing
+from neuroplug.rl.acting import Acting
 from neuroplug.rl.sampler import Episodes, Rollout
 from neuroplug.rl.shards import ShardedSampler, ShardLayout, ShardSampling
 from neuroplug.seeds import shard_restart_seeds
@@ -68,7 +68,7 @@ class ShardActor:
         torch.set_num_threads(max(1, threads))
         self.sampling = ShardSampling(request, layout, shards)
         self._acting_key: int | None = None
-        self._acting: PopulationActing | None = None
+        self._acting: Acting | None = None
 
     def ready(self) -> bool:
         """Whether the envs are built (False after Ray restarted this actor)."""
@@ -190,7 +190,7 @@ class RayShards(ShardedSampler):
                     raise
                 self._restart(worker)
 
-    def rollout(self, acting: PopulationActing, length: int) -> Rollout:
+    def rollout(self, acting: Acting, length: int) -> Rollout:
         ray = self.ray
         started = time.perf_counter()
         self.version -= 1  # keys of their own: the asynchronous path keys by policy version
@@ -222,7 +222,7 @@ class RayShards(ShardedSampler):
     asynchronous = True
     """Offers :meth:`rollout_as_ready`: actors that sample on while the learner learns."""
 
-    def rollout_as_ready(self, acting: PopulationActing, version: int, length: int) -> Rollout:
+    def rollout_as_ready(self, acting: Acting, version: int, length: int) -> Rollout:
         """Asynchronous sampling (``algo=appo``): a rollout of as many envs as the learner
         has, made of the actors' rollouts that come back first (an actor that is ahead may
         give two), with ``policy_version`` the oldest weights among them. Each actor keeps
@@ -261,13 +261,13 @@ class RayShards(ShardedSampler):
         rollout.policy_version = min(versions)
         return rollout
 
-    def _published_reference(self, acting: PopulationActing, version: int):
+    def _published_reference(self, acting: Acting, version: int):
         """The object-store reference of the weights at ``version`` (one put per version)."""
         if self._published is None or self._published[0] != version:
             self._published = (version, self._put(acting))
         return self._published
 
-    def _put(self, acting: PopulationActing):
+    def _put(self, acting: Acting):
         """``acting``'s snapshot into the object store, once; its pickled size is what the
         segment's ``bytes_sent`` counts (the weights and their layout)."""
         data = pickle.dumps(acting.snapshot(), protocol=pickle.HIGHEST_PROTOCOL)

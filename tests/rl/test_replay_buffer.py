@@ -8,6 +8,7 @@ import torch
 
 from neuroplug.config.schema import EnvConfig
 from neuroplug.envs.make import make_spec
+from neuroplug.rl.acting import Acted
 from neuroplug.rl.replay_buffer import ReplayBuffer
 from neuroplug.rl.sampler import Sampler
 
@@ -15,10 +16,10 @@ from neuroplug.rl.sampler import Sampler
 def _random_policy(num_actions: int):
     generator = torch.Generator().manual_seed(0)
 
-    def act(observations: torch.Tensor, rows: slice):
+    def act(observations: torch.Tensor, rows: slice, states: torch.Tensor | None = None):
         actions = torch.randint(0, num_actions, (len(observations),), generator=generator)
         zeros = torch.zeros(len(observations))
-        return actions, zeros, zeros, actions.numpy().astype(np.int32)
+        return Acted(actions, zeros, zeros, actions.numpy().astype(np.int32))
 
     return act
 
@@ -33,7 +34,7 @@ def _collect(task_id: str, envs: int, steps: int, rollouts: int, capacity: int, 
     stored = []
     try:
         for _ in range(rollouts):
-            rollout = sampler.rollout(_random_policy(env.num_actions), steps)
+            rollout = sampler.rollout_with(_random_policy(env.num_actions), steps)
             buffer.add_rollout(rollout)
             following = torch.cat((rollout.observations[1:], rollout.last_observations[None]))
             for step, env_index in torch.nonzero(rollout.valid).tolist():

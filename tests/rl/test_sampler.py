@@ -9,17 +9,18 @@ import torch
 
 from neuroplug.config.schema import EnvConfig
 from neuroplug.envs.make import make_spec
+from neuroplug.rl.acting import Acted
 from neuroplug.rl.sampler import Sampler
 
 
 def _uniform_policy(num_actions: int, seed: int = 0):
     """Acts on the observations alone (so any grouping of envs sees the same actions)."""
 
-    def act(observations: torch.Tensor, rows: slice):
+    def act(observations: torch.Tensor, rows: slice, states: torch.Tensor | None = None):
         flat = observations.reshape(len(observations), -1).float()
         actions = (flat.sum(1) * 1000).long().abs() % num_actions
         zeros = torch.zeros(len(observations))
-        return actions, zeros, zeros, actions.numpy().astype(np.int32)
+        return Acted(actions, zeros, zeros, actions.numpy().astype(np.int32))
 
     return act
 
@@ -29,7 +30,7 @@ def _rollout(task_id: str, groups: int, length: int, envs: int = 4, **options):
     sampler = Sampler(env, envs, groups, 2, torch.device("cpu"), **options)
     sampler.start(np.arange(envs) + 100)
     try:
-        rollout = sampler.rollout(_uniform_policy(env.num_actions), length)
+        rollout = sampler.rollout_with(_uniform_policy(env.num_actions), length)
     finally:
         sampler.close()
     return env, sampler, rollout
@@ -78,7 +79,7 @@ def test_games_run_on_across_rollouts_and_are_counted_whole():
     try:
         # Rollouts of 5 steps, far shorter than most games: none may be cut at a boundary.
         for _ in range(40):
-            rollout = sampler.rollout(policy, 5)
+            rollout = sampler.rollout_with(policy, 5)
             assert rollout.valid.shape == (5, 6)
             steps_per_env += rollout.valid.sum(0).numpy()
     finally:
@@ -104,11 +105,11 @@ def test_a_recurrent_policys_state_counts_the_steps_of_its_episode(groups):
     uniform = _uniform_policy(env.num_actions)
 
     def act(observations, rows, states):
-        return (*uniform(observations, rows), states + 1)
+        return uniform(observations, rows)._replace(states=states + 1)
 
     sampler.start(np.arange(4) + 100)
     try:
-        rollouts = [sampler.rollout(act, 60) for _ in range(2)]
+        rollouts = [sampler.rollout_with(act, 60) for _ in range(2)]
     finally:
         sampler.close()
     states = torch.cat([rollout.states[..., 0] for rollout in rollouts])
@@ -129,7 +130,7 @@ def test_a_recurrent_policys_rollout_without_its_states_is_refused():
     # A scheduler's sampler that ignores SamplerRequest.state_size must not let the core
     # train from zeros at every step unnoticed.
     from neuroplug.errors import PluginError
-    from neuroplug.rl.base import checked_for_states
+    from neuroplug.rl.engine import checked_for_states
 
     _, sampler, rollout = _rollout("CartPole-v1", groups=1, length=4)
     assert rollout.states is None

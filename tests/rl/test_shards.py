@@ -52,7 +52,8 @@ def test_a_shard_samples_the_same_bits_whoever_shares_its_process():
         request = _request(learner)
         layout = shard_layout(request, 4)
         seeds = segment_episode_seeds(learner.context.seed, 0, 8)
-        acting = learner.shard_acting()
+        acting = learner.engine.acting
+        acting.refresh()
         everyone, alone = (
             ShardSampling(request, layout, [0, 1]),
             ShardSampling(request, layout, [1]),
@@ -102,10 +103,12 @@ def test_a_recurrent_learners_shards_act_from_each_envs_state_and_store_it():
         assert isinstance(learner.sampler, LocalShards)
         learner.sampler.start(segment_episode_seeds(learner.context.seed, 0, 8))
         learner.start_segment(0)
+        learner.sampler.start_segment(0)
         model = learner.model
         carried = None
         for _ in range(3):
-            rollout = learner.sampler.rollout(learner.shard_acting(), 16)
+            learner.engine.acting.refresh()
+            rollout = learner.sampler.rollout(learner.engine.acting, 16)
             assert rollout.states is not None and rollout.starts[1:].any()
             if carried is not None:
                 going_on = ~rollout.starts[0]

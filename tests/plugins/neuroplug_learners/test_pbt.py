@@ -76,11 +76,11 @@ def test_the_whole_population_acts_in_one_forward_per_group_step(monkeypatch):
 def test_each_member_acts_with_its_own_weights():
     population = _population(PBTConfig(name="pbt", members=3, member={"num_envs": 2}), 1024)
     try:
-        acting = population.acting
+        acting = population.engine.acting
         acting.refresh()
         observations = torch.randn(6, 4).to(population.device)
         generator = torch.Generator(population.device).manual_seed(0)
-        _, _, values, _ = acting.act(observations, slice(0, 6), generator)
+        values = acting.act(observations, slice(0, 6), None, generator).values
         for k, member in enumerate(population.members):
             _, expected = member.model(observations[2 * k : 2 * k + 2])
             torch.testing.assert_close(values[2 * k : 2 * k + 2], expected)

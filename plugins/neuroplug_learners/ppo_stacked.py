@@ -9,16 +9,16 @@ backward for all members (:func:`neuroplug.nets.gradients.forward_stacked`), the
 member's own gradient clip and Adam step on its row of a ``(K, D)`` buffer. Each member
 keeps its own settings (learning rate and schedule, clip range, coefficients, discount:
 broadcast as ``(K, 1)`` columns), its own Adam moments and step count, and its own
-minibatch order (its generator), exactly the state :class:`~neuroplug_learners.ppo.
+minibatch order (its generator), exactly the state :class:`~neuroplug_learners.ppo_update.
 PPOUpdate` keeps; the stacks are filled from the members before an update and written back
 after it, so checkpoints, copies between members and a lone learner see no difference.
 
-The loss and its gradient are :func:`neuroplug_learners.ppo.ppo_loss_gradients`, the one
+The loss and its gradient are :func:`neuroplug_learners.ppo_update.ppo_loss_gradients`, the one
 a lone learner steps (it is a population of one), over a member's valid transitions: the
 rows EnvPool's auto-resets made (different in number per member) stay in the stacks with
 weight 0, and each mean divides by the member's own count of valid rows. With one
 minibatch per epoch that is the per-member update's arithmetic
-(``tests/plugins/neuroplug_learners/test_ppo_population.py`` checks one against the other); with
+(``tests/plugins/neuroplug_learners/test_ppo_stacked.py`` checks one against the other); with
 several, a member's minibatches are cut from all its rows, valid or not, so their sizes in
 valid rows vary a little. A member's rows pass through its own matrices only, so the other
 members' values never reach its results; their number shapes the batched products, so a
@@ -43,7 +43,7 @@ from neuroplug.nets import gradients
 from neuroplug.nets.layers import as_float
 from neuroplug.rl.advantages import rollout_gae
 from neuroplug.rl.distributions import Categorical, DiagonalGaussian
-from neuroplug_learners.ppo import MemberSettings, ppo_loss_gradients
+from neuroplug_learners.ppo_update import MemberSettings, ppo_loss_gradients
 
 
 def population_ppo_update(
@@ -64,7 +64,7 @@ def population_ppo_update(
 
 class PopulationPPOUpdate:
     """PPO updates of ``members`` (learners with a ``model`` ActorCritic and an ``update``
-    :class:`~neuroplug_learners.ppo.PPOUpdate`) stepped together."""
+    :class:`~neuroplug_learners.ppo_update.PPOUpdate`) stepped together."""
 
     def __init__(self, members: Sequence[Any], envs_per_member: int) -> None:
         self.members = list(members)

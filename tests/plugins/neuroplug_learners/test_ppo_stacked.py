@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import torch
 from neuroplug_learners.pbt import PBT, PBTConfig
-from neuroplug_learners.ppo_population import PopulationPPOUpdate
+from neuroplug_learners.ppo_stacked import PopulationPPOUpdate
 
 from neuroplug.config.schema import EnvConfig, NetConfig
 from neuroplug.rl.presets import resolve
@@ -25,11 +25,12 @@ def _population_and_rollout(members: int = 3, **member_settings):
     )
     settings, _ = resolve(config, env)
     population = PBT(settings, context)
-    population._start_envs(0)
+    population.engine._start_envs(population, 0)
+    population.sampler.start_segment(0)
     for member in population.members:
         member.start_segment(0)
-    population.acting.refresh()
-    rollout = population.sampler.rollout(population._act, 64)
+    population.engine.acting.refresh()
+    rollout = population.sampler.rollout(population.engine.acting, 64)
     # Different settings per member, so a mix-up between them would show.
     for member, clip in zip(population.members, (0.2, 0.1, 0.3), strict=False):
         member.config.clip_coef = clip
@@ -46,9 +47,9 @@ def _snapshot(population):
 def test_the_stacked_update_is_the_per_member_update():
     population, rollout = _population_and_rollout()
     try:
-        assert population.update is not None  # PPO members on an MLP stack their updates
+        assert population.engine.update is not None  # PPO members on an MLP stack their updates
         before = [member.state_dict() for member in population.members]
-        stacked_stats = population.update.learn(rollout)
+        stacked_stats = population.engine.update.learn(rollout)
         stacked = _snapshot(population)
         for member, state in zip(population.members, before, strict=True):
             member.load_state_dict(state)
@@ -83,13 +84,13 @@ def test_a_members_update_does_not_depend_on_its_companions():
                 member.load_state_dict(state)
                 member.start_segment(0)
 
-        population.update.learn(rollout)
+        population.engine.update.learn(rollout)
         together = _snapshot(population)[0]
         restart()
         for member in population.members[1:]:
             flat = member.update.trained.flat.data
             flat.add_(0.1 * torch.randn(flat.shape, generator=torch.Generator().manual_seed(4)))
-        population.update.learn(rollout)
+        population.engine.update.learn(rollout)
         other_company = _snapshot(population)[0]
         assert torch.equal(together[0], other_company[0])
         assert torch.equal(together[1], other_company[1])
@@ -120,14 +121,15 @@ def test_gaussian_members_stack_their_updates_too():
     settings, _ = resolve(config, env)
     population = PBT(settings, context)
     try:
-        assert population.update is not None
-        population._start_envs(0)
+        assert population.engine.update is not None
+        population.engine._start_envs(population, 0)
+        population.sampler.start_segment(0)
         for member in population.members:
             member.start_segment(0)
-        population.acting.refresh()
-        rollout = population.sampler.rollout(population._act, 64)
+        population.engine.acting.refresh()
+        rollout = population.sampler.rollout(population.engine.acting, 64)
         before = [member.state_dict() for member in population.members]
-        population.update.learn(rollout)
+        population.engine.update.learn(rollout)
         stacked = [(m.policy_params(), m.model.log_std.detach().cpu()) for m in population.members]
         for member, state in zip(population.members, before, strict=True):
             member.load_state_dict(state)

@@ -1,4 +1,8 @@
-"""A population of learners acting in one forward: the seeds' heterogeneous batching.
+"""How learners act on their envs: one call, one signature, one type, for a lone learner
+and for a population of learners (a lone learner is a population of one).
+
+The sampler asks an :class:`Acting` for the choices of a group of envs with
+``acting.act(observations, rows, states, generator)`` and gets an :class:`Acted` back.
 
 Deep Neuroevolution's trick — many *different* networks evaluated as one batched
 computation — applied to a population of learners (``algo=pbt``): K members, each with its
@@ -19,8 +23,9 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
+import numpy as np
 import torch
 
 from neuroplug.devices import on_cpu
@@ -29,8 +34,24 @@ from neuroplug.rl.actor_critic import env_actions
 from neuroplug.rl.distributions import Categorical, DiagonalGaussian
 
 
-class PopulationActing(ABC):
-    """How a population's members choose actions for their envs, all at once."""
+class Acted(NamedTuple):
+    """What a policy chose for a group of envs."""
+
+    actions: torch.Tensor
+    """``(n,)`` int64, or ``(n, A)`` pre-squash float actions: what the policy chose."""
+    log_probs: torch.Tensor
+    """``(n,)``: their log-probabilities (zeros for a policy without them, DQN's)."""
+    values: torch.Tensor
+    """``(n,)``: the critic's values of the observations (zeros without a critic)."""
+    env_actions: np.ndarray
+    """What the envs receive (indices; continuous actions squashed into the action box)."""
+    states: torch.Tensor | None = None
+    """A recurrent core's states after this step ``(n, H)``; None for a feed-forward one."""
+
+
+class Acting(ABC):
+    """How a learner's members (one, or a population's) choose actions for their envs, all
+    at once. A learner class gives its own with ``population_acting``."""
 
     def __init__(self, members: Sequence[Any], envs_per_member: int) -> None:
         """``members``: the population's learners (:class:`~neuroplug.rl.base.
@@ -52,7 +73,7 @@ class PopulationActing(ABC):
         count = members.stop - members.start
         return observations.reshape(count, len(observations) // count, *observations.shape[1:])
 
-    def snapshot(self) -> PopulationActing:
+    def snapshot(self) -> Acting:
         """The current weights and settings (:meth:`refresh`'s) without the members, on
         the CPU: what a sampler in another process acts with (it pickles small)."""
         copy = object.__new__(type(self))
@@ -72,15 +93,15 @@ class PopulationActing(ABC):
         self,
         observations: torch.Tensor,
         rows: slice,
+        states: torch.Tensor | None,
         generator: torch.Generator,
-        states: torch.Tensor | None = None,
-    ) -> tuple:
-        """Actions, log-probs, values and env actions for the sampler's envs ``rows``; with
-        a recurrent core, from its ``states`` ``(rows, H)`` (the sampler keeps them), and
-        the new states last."""
+    ) -> Acted:
+        """The choices for the sampler's envs ``rows`` on their ``observations``, drawn
+        from ``generator``; with a recurrent core, from its ``states`` ``(rows, H)`` (the
+        sampler keeps them; None for a feed-forward policy)."""
 
 
-class ActorCriticActing(PopulationActing):
+class ActorCriticActing(Acting):
     """Members whose model is an :class:`~neuroplug.rl.actor_critic.ActorCritic`:
     the policy, and the value the learner stores, of every member in one forward each."""
 
@@ -106,18 +127,16 @@ class ActorCriticActing(PopulationActing):
         self.env = first.env
 
     @torch.no_grad()
-    def act(self, observations, rows, generator, states=None):
+    def act(self, observations, rows, states, generator):
         members = self.member_slice(rows)
         new_states = None
-        inputs = self.by_member(observations, members)
         network = self.network
-        if members.stop - members.start == 1 and not self.shared_trunk:
-            # One member (a single learner's shard): its plain batched forward; the
-            # stacked one runs a lone member as two (tests/plugins/neuroplug_backends/test_batch_invariance.py).
-            k = members.start
-            outputs = network.forward_single(self.actor[k], observations)
-            values = self.critic_network.forward_single(self.critic[k], observations)
+        if members.stop - members.start == 1:
+            # One member (a lone learner, or a shard of one member's envs): its plain
+            # forward, as its model computes it.
+            outputs, values, new_states = self._forward_one(members.start, observations, states)
         elif self.shared_trunk:  # a recurrent core is shared: each member runs its own
+            inputs = self.by_member(observations, members)
             features, new_states = layer_table.forward_members_with_state(
                 network.layers[:-1],
                 network.layout,
@@ -130,6 +149,7 @@ class ActorCriticActing(PopulationActing):
             )
             values = torch.baddbmm(self.value_bias[members], features, self.value_weight[members])
         else:
+            inputs = self.by_member(observations, members)
             outputs = network.forward_members(self.actor[members], inputs)
             values = self.critic_network.forward_members(self.critic[members], inputs)
         outputs = outputs.reshape(len(observations), -1)
@@ -141,7 +161,27 @@ class ActorCriticActing(PopulationActing):
             log_std = self.log_std[members].repeat_interleave(per_member, dim=0)
             distribution = DiagonalGaussian(outputs, log_std)
         actions = distribution.sample(generator)
-        acted = (actions, distribution.log_prob(actions), values, env_actions(self.env, actions))
-        if states is None:
-            return acted
-        return (*acted, new_states.reshape(len(observations), -1))
+        if new_states is not None:
+            new_states = new_states.reshape(len(observations), -1)
+        return Acted(
+            actions,
+            distribution.log_prob(actions),
+            values,
+            env_actions(self.env, actions),
+            new_states,
+        )
+
+    def _forward_one(
+        self, member: int, observations: torch.Tensor, states: torch.Tensor | None
+    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor | None]:
+        """Member ``member``'s outputs, values and new core states on its envs."""
+        network, actor = self.network, self.actor[member]
+        if not self.shared_trunk:
+            values = self.critic_network.forward_single(self.critic[member], observations)
+            return network.forward_single(actor, observations), values, None
+        features, new_states = layer_table.forward_single_with_state(
+            network.layers[:-1], network.layout, actor, observations, states
+        )
+        outputs = network.head(actor, features)
+        values = torch.addmm(self.value_bias[member], features, self.value_weight[member])
+        return outputs, values, new_states
