@@ -114,7 +114,7 @@ if case in ("nature_cnn", "mlp"):
 else:
     from neuroplug_learners.pbt import PBT, PBTConfig
     from neuroplug.config.schema import EnvConfig, NetConfig
-    from neuroplug.rl.presets import resolve
+    from neuroplug.presets import resolve
     from neuroplug.training.components import build_env_and_network, learner_context
     env, network = build_env_and_network(EnvConfig(task_id="CartPole-v1"), NetConfig(hidden_sizes=[64, 64]))
     context = learner_context(network, env, 0, 1_000_000, num_threads=2)

@@ -8,63 +8,20 @@ An evolutionary generation flows through three plugin kinds::
     algorithm.tell(population, result)
 
 A gradient-based learner (:class:`Learner`, same ``algo`` group) drives its own envs
-instead: ``segment = learner.train_segment()``; both families' deployed policies are
-evaluated by the scheduler and backend.
+instead, through a :class:`LearnerSampler`: ``segment = learner.train_segment()``; both
+families' deployed policies are evaluated by the scheduler and backend.
 
-How a plugin is found
-    Each kind is an entry-point group (``neuroplug.algorithms``, ``neuroplug.learners``,
-    ``neuroplug.backends``, ``neuroplug.schedulers``; :data:`neuroplug.registry.KINDS` is
-    the table). The entry
-    point names a class that subclasses the matching base below and sets
-    ``config_class`` to a dataclass deriving from the matching config base. That dataclass
-    is the plugin's Hydra schema and its defaults: neuroplug stores it in Hydra's
-    ConfigStore under the plugin's group (``algo``, ``backend``, ``scheduler``), so
-    ``algo=<name>`` works as soon as the package is installed, and every field is a
-    setting (``algo.<field>=...``). Give each field a one-line docstring.
-
-Errors
-    Check values in the config's ``__post_init__`` with
-    ``neuroplug.errors.require(condition, "algo.field", problem, allowed)``; it raises
-    :class:`neuroplug.errors.ConfigError`, which reaches the user as one line naming the
-    field and what is allowed, before any environment starts. Raise
-    :class:`neuroplug.errors.ConfigError` the same way for a setting that does not fit the
-    network or env you are given (in ``__init__``). Any other exception a backend or
-    scheduler raises during an evaluation counts as a crashed simulator: the trainer
-    retries that evaluation with the same seeds. One from ``ask``/``tell`` is a bug and
-    stops the run (the last checkpoint stays intact).
-
-Writing an algorithm
-    Subclass :class:`neuroplug.evolution.EvolutionAlgorithm` (it implements the
-    bookkeeping of :class:`Algorithm` for you) and write its hooks:
-
-    - ``_ask() -> Population``: the next population. Draw seeds with
-      ``self.draw_seeds(n)`` (from ``self.rng``, a checkpointed ``numpy`` Generator);
-      fresh networks with ``self.context.fresh_population(seeds)``; the parameter count
-      is ``self.num_params``; the architecture (for layer shapes) ``self.context.network``.
-    - ``_tell(population, fitness, result) -> dict[str, float]``: learn from the finite
-      ``(P,)`` fitness (NaN/inf already replaced by the worst). The stats you return are
-      logged as ``algo/<key>``. Call ``self.continue_generation()`` to ask for another
-      round in the same generation (the GA re-evaluates its elite candidates that way);
-      otherwise the generation ends when ``_tell`` returns.
-    - ``_state() -> dict`` / ``_load_state(dict)``: your own state, as tensors, numpy
-      arrays and plain Python values (the RNG, generation and best-so-far are the base's).
-    - ``policy_params() -> torch.Tensor``: the ``(D,)`` float32 CPU tensor to deploy, in
-      the network's flat layout (:class:`neuroplug.nets.layout.ParameterLayout`).
-
-    Check it with :func:`neuroplug.testing.check_algorithm_contract`.
-
-What a Population costs
-    A :class:`~neuroplug.population.Population` describes member i as
-    ``bases[b_i] + scale_i * (sigma[b_i] ⊙ eps(seed_i))``: ``B x D`` floats for the bases
-    (and ``sigma``, if given) plus a few numbers per member. ES is one base; a diagonal
-    Gaussian (SNES, CEM) is one base with a ``sigma`` vector; fresh init draws are seeds.
-    ``Population.dense(members)`` (every member its own base) costs ``P x D`` floats: use
-    it only when members really are arbitrary vectors.
+Each kind is an entry-point group (:data:`neuroplug.registry.KINDS`); the entry point
+names a class that subclasses the matching base below and sets ``config_class`` to a
+dataclass deriving from the matching config base: the plugin's Hydra schema, stored under
+its group so ``algo=<name>`` works once the package is installed. Check values in the
+config with :func:`neuroplug.errors.require` (one line naming the field and what is
+allowed). The guide, with a worked plugin of each kind, is docs/plugins.md; the checks a
+plugin's tests run are in :mod:`neuroplug.testing`.
 """
 
 from __future__ import annotations
 
-import dataclasses
 from abc import ABC, abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -72,8 +29,38 @@ from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 import numpy as np
 
-from neuroplug.errors import ConfigError, PluginError, require
+from neuroplug.errors import PluginError
 from neuroplug.nets.normalizer import ObservationStats
+from neuroplug.plugin_configs import (
+    AlgorithmConfig,
+    BackendConfig,
+    LearnerConfig,
+    PluginConfig,
+    SchedulerConfig,
+)
+from neuroplug.presets import Mutable, Preset
+
+__all__ = [
+    "CONTRACT_VERSION",
+    "Algorithm",
+    "AlgorithmConfig",
+    "AlgorithmContext",
+    "Backend",
+    "BackendConfig",
+    "EvaluationRequest",
+    "EvaluationResult",
+    "Learner",
+    "LearnerConfig",
+    "LearnerContext",
+    "LearnerSampler",
+    "Mutable",
+    "PluginConfig",
+    "Preset",
+    "SamplerRequest",
+    "Scheduler",
+    "SchedulerConfig",
+    "Segment",
+]
 
 if TYPE_CHECKING:
     import torch
@@ -88,303 +75,11 @@ if TYPE_CHECKING:
 
 # --------------------------------------------------------------------------- contract
 
-CONTRACT_VERSION = 3
+CONTRACT_VERSION = 4
 """The version of the contracts in this file. A plugin class may say which version it was
-written for (``contract = 2``, a class attribute); one written for an older version is
-refused when it loads, in one line naming its distribution and :data:`CONTRACT_CHANGES`."""
-
-CONTRACT_CHANGES: dict[int, str] = {
-    2: (
-        "learners: LearnerConfig fields left None take the reference setting for the task "
-        "(LearnerConfig.presets), a config checks itself in check() rather than "
-        "__post_init__, and a learner's model gives its deployed policy as policy_vector()"
-    ),
-    3: (
-        "American spelling (EvaluationRequest.behavior, neuroplug.behaviors, the 'center' "
-        "of ES states); the ES step and the PPO loss and update left the core for their "
-        "plugins (neuroplug_algorithms.es, neuroplug_learners.ppo); one Adam, "
-        "neuroplug.adam.FlatAdam (neuroplug.evolution.adam and neuroplug.rl.flat_adam "
-        "are gone); a loss hands the actor-critic neuroplug.rl.actor_critic."
-        "OutputGradients; the neuroplug.schedulers alias of neuroplug.engine is gone; the "
-        "core's neuroplug.algorithms is neuroplug.evolution and neuroplug.learners is "
-        "neuroplug.rl (the entry-point groups keep their names)"
-    ),
-}
-"""What each contract version changed, for the message an older plugin gets."""
-
-
-def contract_changes_since(version: int) -> str:
-    """The changes a plugin written for ``version`` has to catch up on, as one sentence."""
-    return "; ".join(
-        f"{number}: {change}"
-        for number, change in sorted(CONTRACT_CHANGES.items())
-        if number > version
-    )
-
-
-# --------------------------------------------------------------------------- configs
-
-
-@dataclass
-class PluginConfig:
-    """Fields every plugin config has; neuroplug fills ``name`` with the plugin's name."""
-
-    name: str = ""
-    """The registered plugin name (set by neuroplug when it stores the schema)."""
-
-    open_fields: ClassVar[tuple[str, ...]] = ()
-    """Dict fields that take any key on the command line (``algo.member.learning_rate=...``
-    without Hydra's ``+``): their keys are checked by the plugin, not by the schema."""
-
-
-@dataclass
-class AlgorithmConfig(PluginConfig):
-    """Base of algorithm configs."""
-
-    population_size: int = 64
-    """Members evaluated per generation."""
-    episodes_per_member: int = 1
-    """Episodes each member plays per generation; its fitness is their mean return."""
-    obs_norm: bool = False
-    """Normalize vector observations by running mean/std (updated between generations)."""
-    action_noise: float = 0.0
-    """Std of Gaussian noise added to continuous actions while training."""
-
-    virtual_batch_norm_families: ClassVar[tuple[str, ...]] = ()
-    """The env families (``atari``) where ``net.vbn: null`` turns virtual batch norm on for
-    this algorithm: where its paper used it."""
-
-    def __post_init__(self) -> None:
-        require(
-            self.population_size >= 2,
-            "algo.population_size",
-            f"must be at least 2, got {self.population_size}",
-            "an integer >= 2",
-        )
-        require(
-            self.episodes_per_member >= 1,
-            "algo.episodes_per_member",
-            f"must be at least 1, got {self.episodes_per_member}",
-            "an integer >= 1",
-        )
-        require(
-            self.action_noise >= 0,
-            "algo.action_noise",
-            f"must be non-negative, got {self.action_noise}",
-            "a float >= 0",
-        )
-
-
-@dataclass
-class BackendConfig(PluginConfig):
-    """Base of backend configs."""
-
-    device: str = "auto"
-    """``auto`` (CUDA when present, else CPU), ``cpu``, ``cuda`` or ``cuda:N``."""
-
-
-@dataclass
-class SchedulerConfig(PluginConfig):
-    """Base of scheduler configs."""
-
-    num_threads: int = 0
-    """EnvPool worker threads; 0 means one per CPU core."""
-    envs_per_shard: int = 0
-    """Learners: the envs in shards of this many, each with its own pool, seeds and action
-    stream, so a run's results do not depend on where the shards are stepped (the same
-    for any number of Ray workers, and locally with the same shards); 0: no shards (one
-    sampler over every env, the local default)."""
-
-    def __post_init__(self) -> None:
-        require(
-            self.num_threads >= 0,
-            "scheduler.num_threads",
-            f"must be >= 0, got {self.num_threads}",
-            "0 (one per core) or a positive integer",
-        )
-        require(
-            self.envs_per_shard >= 0,
-            "scheduler.envs_per_shard",
-            f"must be >= 0, got {self.envs_per_shard}",
-            "0 (no shards) or a positive integer",
-        )
-
-
-PresetFiller = Callable[["LearnerConfig", "EnvSpec"], tuple["LearnerConfig", str]]
-"""A config and an env -> the config with its unset fields filled, and their source."""
-
-
-@dataclass
-class LearnerConfig(PluginConfig):
-    """Base of gradient-based learner configs (``algo=ppo``, ...).
-
-    A field left ``None`` takes the reference setting for the run's kind of task
-    (``pixels``, ``discrete`` or ``continuous``) from :meth:`presets`; a value given on the
-    command line or in a preset file wins. Subclasses extend :meth:`presets` with their own
-    fields' values and :meth:`check` with their own checks.
-    """
-
-    num_envs: int | None = None
-    """Environments stepped side by side for the whole run."""
-    env_groups: int | None = None
-    """Groups of envs stepped in turn (K >= 2 double-buffers: one group's envs step in
-    EnvPool's threads while the policy runs on another's observations)."""
-    segment_steps: int | None = None
-    """Env steps per segment: a checkpoint, an evaluation opportunity and a log line. The
-    envs live for the whole run: a game still running at a segment's end goes on into the
-    next segment and is counted, whole, in the segment where it ends."""
-    reward_clip: bool | None = None
-    """Atari: train on rewards clipped to {-1, 0, 1} (logged returns stay true game scores)."""
-    episodic_life: bool | None = None
-    """Atari: a lost life ends the learner's episode (the game itself goes on)."""
-    device: str = "auto"
-    """Where the learner's network trains: ``auto`` (CUDA when present), ``cpu``, ``cuda``."""
-    torch_threads: int | None = None
-    """PyTorch's CPU threads; 0: auto, one per core while the machine is otherwise idle and
-    1 while other processes want the cores, re-checked every segment
-    (:class:`neuroplug.devices.TorchThreads`). 1 is fastest for small MLPs, whose
-    operations are too small to share out."""
-
-    @classmethod
-    def presets(cls) -> dict[str, Preset]:
-        """Reference settings per kind of task (``pixels``, ``discrete``, ``continuous``)
-        for the fields left ``None``; a subclass extends its parent's."""
-        vector = Preset(
-            "vector tasks",
-            {
-                "num_envs": 8,
-                "env_groups": 1,
-                "segment_steps": 4096,
-                "reward_clip": False,
-                "episodic_life": False,
-                "torch_threads": 1,
-            },
-        )
-        return {
-            "pixels": Preset(
-                "Atari",
-                {
-                    "num_envs": 8,
-                    "env_groups": 2,
-                    "segment_steps": 16384,
-                    "reward_clip": True,
-                    "episodic_life": True,
-                    "torch_threads": 0,
-                },
-            ),
-            "discrete": vector,
-            "continuous": vector,
-        }
-
-    mutable: ClassVar[dict[str, Mutable]] = {}
-    """The fields population-based training may change (``algo=pbt``), with their bounds.
-    A learner that declares none cannot be a population's member. The learner must read
-    them from its config each time it uses them, so a change takes effect at once."""
-
-    def resolve_presets(self, env: EnvSpec, fill: PresetFiller) -> tuple[LearnerConfig, str]:
-        """This config with its unset fields filled for ``env``, and where the values came
-        from (for the start-up line). ``fill`` is the standard rule (the preset of
-        :meth:`presets` for the task's kind:
-        :func:`neuroplug.rl.presets.fill_from_presets`); a config holding another
-        learner's settings (``algo=pbt``) applies it to those too."""
-        return fill(self, env)
-
-    def memory_bytes(self, env: EnvSpec) -> int:
-        """Host memory the learner holds besides its network, in bytes (a replay buffer),
-        so a population can say before it starts whether it fits. Default: 0."""
-        return 0
-
-    def check_task(self, env: EnvSpec) -> None:  # noqa: B027 - optional hook
-        """Refuse a task this learner cannot train on (raise :class:`ConfigError` naming
-        ``algo``); called before the preset is chosen. Default: every task."""
-
-    def unset(self) -> list[str]:
-        """The fields still ``None``: the preset for the run's task fills them."""
-        return [f.name for f in dataclasses.fields(self) if getattr(self, f.name) is None]
-
-    def __post_init__(self) -> None:
-        # Checked once every field has its value: on the command line's config only when it
-        # set everything, else after the preset filled the rest (still before any env).
-        unset = self.unset()
-        if not unset:
-            self.check()
-        else:
-            self._refuse_values_no_task_accepts(unset)
-
-    def _refuse_values_no_task_accepts(self, unset: list[str]) -> None:
-        """Refuse a given value (``algo.learning_rate=-1``) that fails :meth:`check` under
-        every kind of task's preset, before the run's env is known (so before torch or an
-        env is imported); a value that only some tasks refuse is checked once the preset is
-        chosen."""
-        refusals = []
-        for preset in self.presets().values():
-            if not set(unset) <= set(preset.values):
-                continue  # a preset that leaves fields unset is filled by a subclass's
-            try:
-                dataclasses.replace(self, **{name: preset.values[name] for name in unset})
-            except ConfigError as error:
-                refusals.append(error)
-            else:
-                return
-        given = [error for error in refusals if error.field.removeprefix("algo.") not in unset]
-        if given and len(given) == len(refusals):
-            raise given[0]
-
-    def check(self) -> None:
-        """Check the settings (all set), naming a bad field with
-        :func:`neuroplug.errors.require`; a subclass checks its own fields and calls this."""
-        require(self.num_envs >= 1, "algo.num_envs", f"got {self.num_envs}", "an integer >= 1")
-        require(
-            1 <= self.env_groups <= self.num_envs,
-            "algo.env_groups",
-            f"got {self.env_groups} for algo.num_envs={self.num_envs}",
-            "an integer in [1, algo.num_envs]",
-        )
-        require(
-            self.torch_threads >= 0,
-            "algo.torch_threads",
-            f"got {self.torch_threads}",
-            "0 (auto) or a positive integer",
-        )
-        require(
-            self.segment_steps >= 1,
-            "algo.segment_steps",
-            f"got {self.segment_steps}",
-            "an integer >= 1",
-        )
-
-
-@dataclass(frozen=True)
-class Mutable:
-    """A learner setting that population-based training may change, and its bounds."""
-
-    low: float
-    """The smallest value allowed."""
-    high: float
-    """The largest value allowed."""
-    log: bool = True
-    """Change it by factors (rates, coefficients) and draw initial values log-uniformly;
-    False: uniformly."""
-    complement: bool = False
-    """Change ``1 - value`` instead (a discount: 0.99 -> 0.9867 or 0.9925, never past 1)."""
-
-    def clip(self, value: float) -> float:
-        """``value`` held within the bounds."""
-        return min(max(value, self.low), self.high)
-
-
-@dataclass(frozen=True)
-class Preset:
-    """A learner's reference settings for one kind of task, and where they come from."""
-
-    source: str
-    """Where the values come from (the start-up line names it)."""
-    values: dict[str, Any] = field(default_factory=dict)
-    """Config field -> value, for the fields left unset (``None``)."""
-
-    def extended(self, source: str, **values: Any) -> Preset:
-        """This preset with more (or other) values, from ``source``."""
-        return Preset(source, {**self.values, **values})
+written for (``contract = 4``, a class attribute); one written for an older version is
+refused when it loads, in one line naming its distribution and what changed since
+(:data:`neuroplug.contract_history.CONTRACT_CHANGES`; CHANGELOG.md in full)."""
 
 
 # --------------------------------------------------------------------------- data

@@ -16,6 +16,7 @@ from importlib import metadata
 from typing import Any
 
 from neuroplug import api
+from neuroplug.contract_history import contract_changes_since
 from neuroplug.envs.family import EnvFamily
 from neuroplug.errors import PluginError
 
@@ -273,17 +274,20 @@ def _check_contract(plugin: type, kind: str, name: str, info: PluginInfo) -> Non
             f"{who} was written for neuroplug's plugin contract {written_for}; this neuroplug "
             f"has contract {api.CONTRACT_VERSION}: upgrade neuroplug"
         )
-    if isinstance(written_for, int) and written_for < api.CONTRACT_VERSION:
+    older = isinstance(written_for, int) and written_for < api.CONTRACT_VERSION
+    # A version that changed only other kinds of plugin leaves this one as it was.
+    if older and contract_changes_since(written_for, kind):
         raise PluginError(
             f"{who} was written for neuroplug's plugin contract {written_for}; this neuroplug "
-            f"has contract {api.CONTRACT_VERSION}. Changed since: {api.contract_changes_since(written_for)}"
+            f"has contract {api.CONTRACT_VERSION}. Changed since: "
+            f"{contract_changes_since(written_for)}"
         )
     missing = sorted(getattr(plugin, "__abstractmethods__", ()))
     if missing:
         raise PluginError(
             f"{who} does not implement neuroplug.api.{kind_of(kind).base.__name__}'s "
             f"{', '.join(f'{method}()' for method in missing)} (contract {api.CONTRACT_VERSION}; "
-            f"changes by version: {api.contract_changes_since(0)})"
+            f"changes by version: {contract_changes_since(0)})"
         )
 
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Idempotent set-up: a virtualenv in .venv with neuroplug (editable) and its dependencies.
 #   bash scripts/setup.sh          # runtime only
-#   bash scripts/setup.sh --test   # plus pytest, ruff, mkdocs, triton (the Triton noise check) and ray
+#   bash scripts/setup.sh --test   # plus pytest, ruff, mkdocs with mkdocstrings, triton (the Triton noise check) and ray
 # NEUROPLUG_PYTHON picks the interpreter (default python3); NEUROPLUG_TORCH the torch
 # version installed when the venv has none (default 2.13.0: pinned because an unpinned
 # torch on a CPU-only machine pulls several GB of CUDA packages).

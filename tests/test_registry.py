@@ -102,6 +102,13 @@ class Old(Algorithm):
     contract = 1
 """
 
+OLD_LEARNER = """\
+from neuroplug.rl.base import SegmentLearner
+
+class OldLearner(SegmentLearner):
+    contract = 3
+"""
+
 NOT_IMPLEMENTED = """\
 from neuroplug.api import Scheduler
 
@@ -128,6 +135,12 @@ class OneArgument(OpenAIES):
             r"written for neuroplug's plugin contract 1; .*Changed since: 2: learners",
         ),
         (
+            "learners",
+            OLD_LEARNER,
+            "OldLearner",
+            r"written for neuroplug's plugin contract 3; .*Changed since: 4: one learner loop",
+        ),
+        (
             "schedulers",
             NOT_IMPLEMENTED,
             "Partial",
@@ -150,6 +163,21 @@ def test_a_plugin_written_for_another_contract_gets_one_line_naming_its_distribu
         registry.load(kind, "old")
     assert f"from distribution {package} 1.2.3" in str(error.value)
     assert "\n" not in str(error.value)
+
+
+def test_a_version_that_changed_only_other_kinds_leaves_a_plugin_loading(tmp_path, monkeypatch):
+    # Contract 4 changed learners and samplers: an algorithm written for 3 is as it was.
+    _fake_distribution(
+        tmp_path,
+        "neuroplug-three",
+        "[neuroplug.algorithms]\nthree = neuroplug_three:Three\n",
+        module=(
+            "from neuroplug_algorithms.es import OpenAIES\n\n"
+            "class Three(OpenAIES):\n    contract = 3\n"
+        ),
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    assert registry.load("algorithms", "three").__name__ == "Three"
 
 
 def test_a_constructor_of_another_contract_is_reported_not_a_type_error(tmp_path, monkeypatch):

@@ -25,9 +25,9 @@ import dataclasses
 import torch
 
 from neuroplug.api import LearnerConfig
+from neuroplug.presets import resolve
 from neuroplug.rl.base import SegmentLearner
 from neuroplug.rl.population import LearnerPopulation
-from neuroplug.rl.presets import resolve
 from neuroplug.testing.algorithm_contract import ContractViolation, roundtrip
 from neuroplug.testing.learner_contract import learner_context
 from neuroplug.testing.resume_check import same

@@ -33,7 +33,7 @@ from neuroplug.experiment import Experiment, check_virtual_batch_norm
 from neuroplug.nets.build import build_network
 from neuroplug.nets.network import Network
 from neuroplug.nets.policy import Policy
-from neuroplug.rl.presets import resolve as resolve_learner_settings
+from neuroplug.presets import resolve as resolve_learner_settings
 
 
 @dataclass

@@ -14,10 +14,11 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from neuroplug import registry
-from neuroplug.api import LearnerConfig, Mutable, Preset, PresetFiller
+from neuroplug.api import LearnerConfig, Mutable, Preset
 from neuroplug.config.typed import to_dataclass
 from neuroplug.envs.spec import EnvSpec
 from neuroplug.errors import ConfigError, PluginError, require
+from neuroplug.presets import PresetFiller
 
 ENCODER_PRECISIONS = ("auto", "float32", "bfloat16")
 """The values of ``algo.encoder_precision``."""
@@ -499,7 +500,7 @@ class PBTConfig(LearnerConfig):
         mutating = self.check_mutable(schema)
         # Imported here: both modules import torch, which reading this schema does not.
         from neuroplug.devices import available_memory_bytes
-        from neuroplug.rl.presets import task_kind
+        from neuroplug.presets import task_kind
 
         budget = available_memory_bytes()
         needed = self.members * member.memory_bytes(env)

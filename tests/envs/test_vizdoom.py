@@ -67,7 +67,7 @@ def test_evolution_trains_on_doom_through_the_shipped_config(compose, tmp_path):
 def test_learners_take_sample_factorys_doom_settings_and_others_the_pixels_ones():
     from neuroplug_learners.configs import APPOConfig, DQNConfig, PPOConfig
 
-    from neuroplug.rl.presets import resolve
+    from neuroplug.presets import resolve
 
     env = make_spec(EnvConfig(task_id="D1Basic-v1"))
     for config_class in (PPOConfig, APPOConfig):

@@ -10,7 +10,7 @@ from neuroplug.app import run_job
 from neuroplug.config.schema import EnvConfig
 from neuroplug.envs.make import make_spec
 from neuroplug.errors import ConfigError
-from neuroplug.rl.presets import resolve
+from neuroplug.presets import resolve
 from neuroplug.testing import resolved_settings
 
 

@@ -18,7 +18,7 @@ from neuroplug.training.components import build_env_and_network, learner_context
 def _ppo(envs_per_shard: int, num_envs: int = 8, core: str = "none"):
     from neuroplug_learners.ppo import PPO, PPOConfig
 
-    from neuroplug.rl.presets import resolve
+    from neuroplug.presets import resolve
 
     env, network = build_env_and_network(
         EnvConfig(task_id="CartPole-v1"), NetConfig(hidden_sizes=[16], core=core, core_size=8)

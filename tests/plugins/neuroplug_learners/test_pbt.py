@@ -12,7 +12,7 @@ from neuroplug_learners.pbt import PBT, PBTConfig
 
 from neuroplug.config.schema import EnvConfig, NetConfig
 from neuroplug.errors import ConfigError
-from neuroplug.rl.presets import resolve
+from neuroplug.presets import resolve
 from neuroplug.testing import check_learner_contract
 from neuroplug.training.components import build_env_and_network, learner_context
 

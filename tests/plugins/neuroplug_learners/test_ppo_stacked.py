@@ -8,7 +8,7 @@ from neuroplug_learners.pbt import PBT, PBTConfig
 from neuroplug_learners.ppo_stacked import PopulationPPOUpdate
 
 from neuroplug.config.schema import EnvConfig, NetConfig
-from neuroplug.rl.presets import resolve
+from neuroplug.presets import resolve
 from neuroplug.training.components import build_env_and_network, learner_context
 
 
