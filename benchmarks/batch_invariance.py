@@ -121,11 +121,12 @@ else:
     config = PBTConfig(name="pbt", members=8, member={"num_envs": 8, "rollout_length": 64, "minibatches": 4, "epochs": 4})
     settings, _ = resolve(config, env)
     population = PBT(settings, context)
-    population._start_envs(0)
+    population.engine._start_envs(population, 0)
+    population.sampler.start_segment(0)
     for member in population.members:
         member.start_segment(0)
-    population.acting.refresh()
-    rollout = population.sampler.rollout(population._act, 64)
+    population.engine.acting.refresh()
+    rollout = population.sampler.rollout(population.engine.acting, 64)
     if choice == "per-member":
         from neuroplug.nets import gradients
         batched = gradients._stacked_product
@@ -140,7 +141,7 @@ else:
     def update():
         for member, state in zip(population.members, states):
             member.load_state_dict(state)
-        population.update.learn(rollout)
+        population.engine.update.learn(rollout)
     seconds = median_seconds(update, 5)
     population.close()
     print(json.dumps({"updates/s": 1.0 / seconds}))

@@ -124,7 +124,9 @@ SAMPLER_CASES = (
 def _free_policy(spec):
     """A policy that costs nothing: the same action for every env, no network."""
 
-    def act(observations: torch.Tensor, rows: slice):
+    from neuroplug.rl.acting import Acted
+
+    def act(observations: torch.Tensor, rows: slice, states: torch.Tensor | None = None):
         rows = len(observations)
         if spec.discrete:
             actions = torch.zeros(rows, dtype=torch.int64)
@@ -133,7 +135,7 @@ def _free_policy(spec):
             actions = torch.zeros(rows, spec.num_actions)
             env_actions = np.zeros((rows, spec.num_actions), dtype=np.float32)
         zeros = torch.zeros(rows)
-        return actions, zeros, zeros, env_actions
+        return Acted(actions, zeros, zeros, env_actions)
 
     return act
 
@@ -143,7 +145,7 @@ def _sampler_fps(loop, act, length: int, seconds: float) -> float:
     before = loop.env_steps
     started = time.perf_counter()
     while time.perf_counter() - started < seconds:
-        loop.rollout(act, length)
+        loop.rollout_with(act, length)
     elapsed = time.perf_counter() - started
     return (loop.env_steps - before) * loop.env.frame_skip / elapsed
 
@@ -163,7 +165,7 @@ def sampler(seconds: float, repeats: int = 3) -> list[dict]:
         loop = Sampler(spec, envs, groups, threads, torch.device("cpu"))
         loop.start(np.arange(envs))
         act = _free_policy(spec)
-        loop.rollout(act, length)  # warm-up: the first rollout receives the resets
+        loop.rollout_with(act, length)  # warm-up: the first rollout receives the resets
         floors, loops = [], []
         for _ in range(repeats):
             floors.append(measure_floor(spec, envs, threads, seconds)["frames_per_second"])
