@@ -199,7 +199,7 @@ def throughput(seconds: float, learners: list[str]) -> list[dict]:
         for learner in learners:
             overrides = [*SETTINGS[(learner, task)], f"algo.segment_steps={steps}", "logger=none"]
             parts = build_components(typed_experiment(_compose(overrides)))
-            num_envs = parts.config.algo.num_envs
+            num_envs = parts.algorithm.config.num_envs  # resolved: the preset fills it
             if num_envs not in floors:  # the floor for this many envs, measured once
                 threads = parts.config.scheduler.num_threads or os.cpu_count() or 1
                 floors[num_envs] = measure_floor(parts.env, num_envs, threads, seconds)

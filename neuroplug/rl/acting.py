@@ -73,14 +73,22 @@ class Acting(ABC):
         count = members.stop - members.start
         return observations.reshape(count, len(observations) // count, *observations.shape[1:])
 
+    one: Any = None
+    """A lone member's weights as named tensors (split at its first act after a refresh)."""
+
     def snapshot(self) -> Acting:
         """The current weights and settings (:meth:`refresh`'s) without the members, on
         the CPU: what a sampler in another process acts with (it pickles small)."""
         copy = object.__new__(type(self))
         copy.__dict__.update(
-            {name: on_cpu(value) for name, value in vars(self).items() if name != "members"}
+            {
+                name: on_cpu(value)
+                for name, value in vars(self).items()
+                if name not in ("members", "one")
+            }
         )
         copy.members = []
+        copy.one = None  # views of the weights, split again where they are used
         copy.device = torch.device("cpu")
         return copy
 
@@ -125,6 +133,7 @@ class ActorCriticActing(Acting):
                 else torch.stack([model.log_std.detach() for model in models])
             )
         self.env = first.env
+        self.one = None
 
     @torch.no_grad()
     def act(self, observations, rows, states, generator):
@@ -171,13 +180,24 @@ class ActorCriticActing(Acting):
             new_states,
         )
 
+    def critic_of(self, member: int) -> torch.Tensor | None:
+        """Member ``member``'s separate critic (None with a shared trunk)."""
+        return None if self.shared_trunk else self.critic[member]
+
     def _forward_one(
         self, member: int, observations: torch.Tensor, states: torch.Tensor | None
     ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor | None]:
         """Member ``member``'s outputs, values and new core states on its envs."""
-        network, actor = self.network, self.actor[member]
+        network, actor, critic = self.network, self.actor[member], self.critic_of(member)
+        if len(self.actor) == 1:
+            # A lone member acts through its tensors split once per rollout, not per step
+            # (slicing a flat vector costs a view per tensor on every forward).
+            if self.one is None:
+                split = None if critic is None else self.critic_network.layout.split(critic)
+                self.one = (network.layout.split(actor), split)
+            actor, critic = self.one
         if not self.shared_trunk:
-            values = self.critic_network.forward_single(self.critic[member], observations)
+            values = self.critic_network.forward_single(critic, observations)
             return network.forward_single(actor, observations), values, None
         features, new_states = layer_table.forward_single_with_state(
             network.layers[:-1], network.layout, actor, observations, states

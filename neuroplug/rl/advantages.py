@@ -72,7 +72,8 @@ def vtrace(
     rho_clip: float = 1.0,
     c_clip: float = 1.0,
 ) -> tuple[torch.Tensor, torch.Tensor]:
-    """V-trace (Espeholt et al. 2018, IMPALA): ``(value targets v_s, policy advantages)``.
+    """V-trace (Espeholt et al. 2018, IMPALA): ``(policy advantages, value targets v_s)``, in
+    the order :func:`gae` returns its own.
 
     ``v_s = V(s) + sum_t gamma^(t-s) (prod_{i<t} c_i) rho_t delta_t`` with truncated
     importance weights ``rho_t = min(rho_clip, pi/mu)``, ``c_i = min(c_clip, pi/mu)``; the
@@ -96,4 +97,4 @@ def vtrace(
     next_targets = torch.cat((targets[1:], next_values.unsqueeze(0)))
     next_targets = torch.where(ended, following, next_targets)
     advantages = rhos * (rewards + gamma * next_targets * bootstrap - values)
-    return targets, advantages
+    return advantages, targets

@@ -211,7 +211,7 @@ class APPO(SegmentLearner):
                 actions = rollout.actions.reshape(-1, *rollout.actions.shape[2:])
                 log_probs, _ = self.model.log_prob_and_entropy(outputs, actions)
             shape = rollout.values.shape
-            returns, advantages = vtrace(
+            advantages, returns = vtrace(
                 rollout.log_probs,
                 log_probs.reshape(shape),
                 rollout.rewards,

@@ -170,12 +170,19 @@ class EpsilonGreedyActing(Acting):
         self.q = torch.stack([member.q.detach() for member in members])
         epsilons = torch.tensor([member.epsilon() for member in members], device=self.device)
         self.epsilons = epsilons.repeat_interleave(self.envs_per_member)
+        self.one = None
 
     @torch.no_grad()
     def act(self, observations, rows, states, generator):
         members = self.member_slice(rows)
         if members.stop - members.start == 1:  # one member: its plain forward
-            q_values = self.network.forward_single(self.q[members.start], observations)
+            if len(self.q) == 1:  # a lone member: its tensors split once per rollout
+                if self.one is None:
+                    self.one = self.network.layout.split(self.q[0])
+                q = self.one
+            else:
+                q = self.q[members.start]
+            q_values = self.network.forward_single(q, observations)
         else:
             q_values = self.network.forward_members(
                 self.q[members], self.by_member(observations, members)

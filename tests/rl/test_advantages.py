@@ -64,7 +64,7 @@ def test_vtrace_on_policy_gives_n_step_returns():
     next_values = torch.randn(envs, generator=generator)
     log_probs = torch.randn(length, envs, generator=generator)
     terminated, ended, valid = _flags(length, envs)
-    targets, advantages = vtrace(
+    advantages, targets = vtrace(
         log_probs, log_probs, rewards, values, next_values, terminated, ended, valid, 0.9
     )
     # On-policy with rho = c = 1: v_s is the n-step return to the rollout's end.
@@ -79,7 +79,7 @@ def test_vtrace_truncates_the_importance_weights():
     values = torch.tensor([[0.0]])
     terminated, ended, valid = _flags(1)
     behavior, target = torch.tensor([[0.0]]), torch.tensor([[2.0]])  # pi/mu = e^2 > 1
-    targets, advantages = vtrace(
+    advantages, targets = vtrace(
         behavior, target, rewards, values, torch.tensor([0.0]), terminated, ended, valid, 0.9
     )
     torch.testing.assert_close(targets, torch.tensor([[1.0]]))  # rho clipped to 1
