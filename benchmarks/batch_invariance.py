@@ -117,7 +117,7 @@ else:
     from neuroplug.presets import resolve
     from neuroplug.training.components import build_env_and_network, learner_context
     env, network = build_env_and_network(EnvConfig(task_id="CartPole-v1"), NetConfig(hidden_sizes=[64, 64]))
-    context = learner_context(network, env, 0, 1_000_000, num_threads=2)
+    context = learner_context(network, env, 0, 1_000_000, env_threads=2)
     config = PBTConfig(name="pbt", members=8, member={"num_envs": 8, "rollout_length": 64, "minibatches": 4, "epochs": 4})
     settings, _ = resolve(config, env)
     population = PBT(settings, context)
@@ -165,7 +165,7 @@ def _run_frames_per_second(tree: Path, overrides: list[str]) -> float:
     with tempfile.TemporaryDirectory() as output:
         subprocess.run(
             [sys.executable, "-m", "neuroplug", *overrides, "run.max_generations=2"]
-            + ["logger=none", "backend.num_threads=2", f"run.output_dir={output}"],
+            + ["logger=none", "backend.torch_threads=2", f"run.output_dir={output}"],
             check=True,
             capture_output=True,
             cwd=tree,

@@ -3,7 +3,7 @@
     python benchmarks/es_vbn.py                      # Breakout, 5M frames per arm, seed 0
     python benchmarks/es_vbn.py --frames 20000000 --seeds 0 1 --env pong
 
-Both arms run at once, one core each (``backend.num_threads=1``, ``scheduler.num_threads=1``),
+Both arms run at once, one core each (``backend.torch_threads=1``, ``scheduler.env_threads=1``),
 so they share the machine alike; everything else is the same command with ``net.vbn=true``
 or ``net.vbn=false``. Each run writes into
 ``benchmarks/results/es_vbn_<env>/<arm>/seed<k>/``; the script then draws ``curves.png``
@@ -34,8 +34,8 @@ def _command(env: str, frames: int, seed: int, arm: str, run_dir: Path) -> list[
         f"env={env}",
         "env.max_episode_steps=1000",
         ARMS[arm],
-        "backend.num_threads=1",
-        "scheduler.num_threads=1",
+        "backend.torch_threads=1",
+        "scheduler.env_threads=1",
         "run.eval_interval=5",
         "run.eval_episodes=5",
         f"run.seed={seed}",

@@ -201,7 +201,7 @@ def throughput(seconds: float, learners: list[str]) -> list[dict]:
             parts = build_components(typed_experiment(_compose(overrides)))
             num_envs = parts.algorithm.config.num_envs  # resolved: the preset fills it
             if num_envs not in floors:  # the floor for this many envs, measured once
-                threads = parts.config.scheduler.num_threads or os.cpu_count() or 1
+                threads = parts.config.scheduler.env_threads or os.cpu_count() or 1
                 floors[num_envs] = measure_floor(parts.env, num_envs, threads, seconds)
                 rows.append({"task": task, "what": f"floor ({num_envs} envs)", **floors[num_envs]})
             floor = floors[num_envs]

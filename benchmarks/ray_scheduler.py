@@ -74,7 +74,7 @@ def measure(task_id: str, members: int, rounds: int, steps: int | None) -> list[
     population = _es_population(network, members)
     rows = []
     for threads in (1, 2):
-        config = ThreadedSchedulerConfig(name="threaded", num_threads=threads)
+        config = ThreadedSchedulerConfig(name="threaded", env_threads=threads)
         torch.set_num_threads(threads)
         row = _time(ThreadedScheduler(config, env), population, policy, backend, rounds)
         rows.append(

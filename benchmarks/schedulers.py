@@ -136,12 +136,12 @@ def schedulers(spec, lanes: int, threads: int, groups: int):
         "serial": ThreadedScheduler(serial_config(max_envs=lanes), spec),
         "threaded": ThreadedScheduler(
             # groups=1: alternate (its auto default pipelines image tasks on a GPU).
-            ThreadedSchedulerConfig(name="threaded", max_envs=lanes, num_threads=threads, groups=1),
+            ThreadedSchedulerConfig(name="threaded", max_envs=lanes, env_threads=threads, groups=1),
             spec,
         ),
         "pipelined": PipelinedScheduler(
             PipelinedSchedulerConfig(
-                name="pipelined", max_envs=lanes, num_threads=threads, groups=groups
+                name="pipelined", max_envs=lanes, env_threads=threads, groups=groups
             ),
             spec,
         ),
@@ -157,7 +157,7 @@ def run_task(task: Task, args) -> dict:
         backend = FreeBackend(network)
     else:
         backend = TorchBackend(
-            TorchBackendConfig(name="torch", device=args.device, num_threads=args.torch_threads),
+            TorchBackendConfig(name="torch", device=args.device, torch_threads=args.torch_threads),
             network,
         )
     population = es_population(network, task.population, rank=task.rank)

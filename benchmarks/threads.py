@@ -34,13 +34,13 @@ from neuroplug.devices import available_cores
 RESULTS = Path(__file__).resolve().parent / "results"
 
 TASKS = {
-    # Evolution: the population's inference threads are backend.num_threads.
+    # Evolution: the population's inference threads are backend.torch_threads.
     "es_cartpole": (
-        "backend.num_threads",
+        "backend.torch_threads",
         ["algo=es", "env=cartpole", "run.max_generations=30", "run.stop_when_solved=false"],
     ),
     "es_breakout": (
-        "backend.num_threads",
+        "backend.torch_threads",
         [
             "algo=es",
             "env=breakout",

@@ -307,7 +307,7 @@ class LearnerContext:
     """``(D,)`` float32: the network initialised from the run seed."""
     seed: int
     """The run seed."""
-    num_threads: int = 0
+    env_threads: int = 0
     """EnvPool threads (0: one per core), from the scheduler's settings."""
     max_env_steps: int | None = None
     """The run's budget in env steps, when it has one (learning-rate schedules end there)."""
@@ -448,7 +448,7 @@ class SamplerRequest:
     """The learner's envs (a population's: every member's)."""
     groups: int
     """Groups of envs stepped in turn (``algo.env_groups``)."""
-    num_threads: int
+    env_threads: int
     """EnvPool threads (0: one per core)."""
     device: Any
     """The ``torch.device`` the learner's rollouts go to."""

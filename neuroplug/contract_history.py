@@ -29,7 +29,10 @@ CONTRACT_CHANGES: dict[int, str] = {
         "samples; SegmentLearner.act, sample() and shard_acting() are gone; samplers follow "
         "neuroplug.api.LearnerSampler (rollout(acting, length)); presets, Preset and "
         "Mutable live in neuroplug.presets (was neuroplug.rl.presets; neuroplug.api still "
-        "exports Preset and Mutable); the PPO update is neuroplug_learners.ppo_update"
+        "exports Preset and Mutable); the PPO update is neuroplug_learners.ppo_update; "
+        "settings name what they size: LearnerContext.env_threads and "
+        "SamplerRequest.env_threads (were num_threads), scheduler.env_threads and "
+        "backend.torch_threads; neuroplug.replay is neuroplug.watch"
     ),
 }
 """Contract version -> what it changed."""

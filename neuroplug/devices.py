@@ -1,8 +1,8 @@
 """Device settings (``backend.device``, ``algo.device``) as torch devices, checked against
 what this machine has, and the CPU thread counts a run uses (one rule for every family).
 
-Threads: EnvPool gets one worker per available core unless ``scheduler.num_threads`` says
-otherwise. PyTorch's CPU threads (``backend.num_threads``, ``algo.torch_threads``) at 0
+Threads: EnvPool gets one worker per available core unless ``scheduler.env_threads`` says
+otherwise. PyTorch's CPU threads (``backend.torch_threads``, ``algo.torch_threads``) at 0
 ("auto") follow the machine's load, checked before every generation or segment
 (:class:`TorchThreads`): one per core while nothing else wants the cores, 1 while other
 processes do. A fixed thread count is fast only in one of those worlds: on an idle 2-core
@@ -110,7 +110,7 @@ def available_memory_bytes() -> int | None:
     return None
 
 
-def env_threads(requested: int) -> int:
+def available_env_threads(requested: int) -> int:
     """EnvPool worker threads: ``requested``, or one per available core when it is 0."""
     return requested or available_cores()
 

@@ -19,6 +19,7 @@ MOVED: dict[str, tuple[str, int]] = {
     "neuroplug.rl.flat_adam": ("neuroplug.adam", 3),
     "neuroplug.rl.population_acting": ("neuroplug.rl.acting", 4),
     "neuroplug.rl.presets": ("neuroplug.presets", 4),
+    "neuroplug.replay": ("neuroplug.watch", 4),
 }
 """Old module -> (where it went, the contract version that moved it)."""
 

@@ -90,7 +90,7 @@ class BackendConfig(PluginConfig):
 class SchedulerConfig(PluginConfig):
     """Base of scheduler configs."""
 
-    num_threads: int = 0
+    env_threads: int = 0
     """EnvPool worker threads; 0 means one per CPU core."""
     envs_per_shard: int = 0
     """Learners: the envs in shards of this many, each with its own pool, seeds and action
@@ -100,9 +100,9 @@ class SchedulerConfig(PluginConfig):
 
     def __post_init__(self) -> None:
         require(
-            self.num_threads >= 0,
-            "scheduler.num_threads",
-            f"must be >= 0, got {self.num_threads}",
+            self.env_threads >= 0,
+            "scheduler.env_threads",
+            f"must be >= 0, got {self.env_threads}",
             "0 (one per core) or a positive integer",
         )
         require(

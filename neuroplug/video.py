@@ -225,7 +225,7 @@ def prepare_offscreen_gl() -> bool:
         elif "envpool" in sys.modules:
             _egl_problem = (
                 "MuJoCo frames need the system libEGL loaded before EnvPool is imported; "
-                "run `python -m neuroplug.replay` in a fresh process"
+                "run `python -m neuroplug.watch` in a fresh process"
             )
         else:
             try:

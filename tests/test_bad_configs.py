@@ -186,7 +186,18 @@ CASES = {
         "backend.device=cuda", field="backend.device", also=("GPU",), needs_no_gpu=True
     ),
     "zero-max-envs": case("scheduler.max_envs=0", field="scheduler.max_envs"),
-    "negative-num-threads": case("scheduler.num_threads=-1", field="scheduler.num_threads"),
+    "negative-env-threads": case("scheduler.env_threads=-1", field="scheduler.env_threads"),
+    # --- renamed settings: the old key names the new one
+    "renamed-scheduler-threads": case(
+        "scheduler.num_threads=2",
+        field="scheduler.num_threads",
+        also=("was renamed scheduler.env_threads", "scheduler.env_threads=2"),
+    ),
+    "renamed-backend-threads": case(
+        "backend.num_threads=1",
+        field="backend.num_threads",
+        also=("was renamed backend.torch_threads", "backend.torch_threads=1"),
+    ),
     "one-pipelined-group": case(
         "scheduler=pipelined", "scheduler.groups=1", field="scheduler.groups"
     ),

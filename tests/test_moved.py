@@ -17,6 +17,7 @@ import neuroplug  # noqa: F401 - installs the finder
         ("neuroplug.learners.base", "neuroplug.rl"),
         ("neuroplug.rl.population_acting", "neuroplug.rl.acting"),
         ("neuroplug.rl.presets", "neuroplug.presets"),
+        ("neuroplug.replay", "neuroplug.watch"),
     ],
 )
 def test_importing_a_moved_module_names_where_it_went(old, new):

@@ -2,7 +2,7 @@
 
 Every evaluation plays through it — the built-in schedulers (``plugins/neuroplug_schedulers``
 and ``neuroplug_ray``, which differ only in how they group and place lanes) and
-:mod:`neuroplug.replay` — so they all play the same episodes with the same members.
+:mod:`neuroplug.watch` — so they all play the same episodes with the same members.
 
 :mod:`neuroplug.engine.lockstep` holds the engine and the scheduler base built on it;
 :mod:`neuroplug.engine.config` its settings, which import no torch (a scheduler's schema is

@@ -50,7 +50,7 @@ from neuroplug.api import (
     Scheduler,
 )
 from neuroplug.behaviors import resolve
-from neuroplug.devices import env_threads
+from neuroplug.devices import available_env_threads
 from neuroplug.engine.config import LockstepSchedulerConfig
 from neuroplug.envs.make import engine_pool_settings, make_pool
 from neuroplug.envs.spec import EnvSpec
@@ -191,7 +191,7 @@ class LockstepEvaluation:
         request: EvaluationRequest,
         max_envs: int,
         groups: int,
-        num_threads: int,
+        env_threads: int,
         observer: EpisodeObserver | None = None,
         first_member: int = 0,
         pool_cache: PoolCache | None = None,
@@ -214,7 +214,7 @@ class LockstepEvaluation:
         self.num_groups = max(1, min(groups, self.num_lanes))
         # The threads are shared out between the groups' pools: one pool per core-share
         # keeps the envs from fighting each other (and the backend) for the same cores.
-        total_threads = env_threads(num_threads)
+        total_threads = available_env_threads(env_threads)
         self.threads_per_pool = max(1, total_threads // self.num_groups)
         self.lane_item = np.full(self.num_lanes, NO_ITEM, dtype=np.int64)
         self.resetting = np.zeros(self.num_lanes, dtype=bool)
@@ -526,7 +526,7 @@ class LockstepScheduler(Scheduler):
             request,
             max_envs=self.config.max_envs,
             groups=self.groups(backend),
-            num_threads=self.config.num_threads,
+            env_threads=self.config.env_threads,
             pool_cache=self.pool_cache,
         )
         return evaluation.run()

@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from neuroplug.config.schema import EnvConfig
-from neuroplug.devices import env_threads
+from neuroplug.devices import available_env_threads
 from neuroplug.envs.families import detect_family, family_named, family_names
 from neuroplug.envs.flatten import FlatObservationPool, observation_parts
 from neuroplug.envs.masking import MaskedObservationPool
@@ -230,7 +230,7 @@ def make_pool(spec: EnvSpec, seeds: np.ndarray, num_threads: int = 0, **override
     envpool = _envpool_for(spec.task_id, spec.family)
     num_envs = len(seeds)
     # EnvPool reads 0 as "one thread per env", far too many on a small machine.
-    threads = min(env_threads(num_threads), num_envs)
+    threads = min(available_env_threads(num_threads), num_envs)
     pool = envpool.make(
         spec.task_id,
         env_type="gymnasium",

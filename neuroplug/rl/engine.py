@@ -129,7 +129,7 @@ class LearnerEngine:
                 context.env,
                 config.num_envs * len(self.members),
                 env_groups,
-                context.num_threads,
+                context.env_threads,
                 device,
                 config.reward_clip,
                 config.episodic_life,

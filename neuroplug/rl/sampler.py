@@ -28,7 +28,7 @@ steps every env at every step for the whole run, never retires one, and fills fi
 sends, work assignment and info dicts into the per-step path this module keeps at a fixed
 cost, or the sampler's whole-batch buffers into the engine. What the two share lives once
 below both: pool construction (:func:`neuroplug.envs.make.make_pool`), the thread split
-(:func:`neuroplug.devices.env_threads`), seeds (:mod:`neuroplug.seeds`) and each family's
+(:func:`neuroplug.devices.available_env_threads`), seeds (:mod:`neuroplug.seeds`) and each family's
 true score and game-over rule (:class:`neuroplug.envs.family.EnvFamily`).
 
 Bookkeeping: EnvPool resets an env on the step after its episode ended, and that step's
@@ -48,7 +48,7 @@ import numpy as np
 import torch
 
 from neuroplug.api import SamplerRequest
-from neuroplug.devices import env_threads
+from neuroplug.devices import available_env_threads
 from neuroplug.envs.make import make_pool
 from neuroplug.envs.raw_steps import RawSteps, StepBatch, step_driver
 from neuroplug.envs.spec import EnvSpec
@@ -163,7 +163,7 @@ class Sampler:
         env: EnvSpec,
         num_envs: int,
         groups: int,
-        num_threads: int,
+        env_threads: int,
         device: torch.device,
         reward_clip: bool = False,
         episodic_life: bool = False,
@@ -181,7 +181,7 @@ class Sampler:
         self.num_envs = num_envs
         self.unit = unit
         self.num_groups = max(1, min(groups, num_envs // unit))
-        self.num_threads = env_threads(num_threads)
+        self.env_threads = available_env_threads(env_threads)
         self.device = device
         self.overrides = env.learner_pool_settings(
             reward_clip=reward_clip, episodic_life=episodic_life
@@ -220,7 +220,7 @@ class Sampler:
             request.env,
             request.num_envs,
             request.groups,
-            request.num_threads,
+            request.env_threads,
             request.device,
             reward_clip=request.reward_clip,
             episodic_life=request.episodic_life,
@@ -238,7 +238,7 @@ class Sampler:
         """Build the envs with one seed each and reset them: every env starts a new episode."""
         self.close()
         started = time.perf_counter()
-        threads = max(1, self.num_threads // self.num_groups)
+        threads = max(1, self.env_threads // self.num_groups)
         units = np.array_split(np.arange(self.num_envs // self.unit), self.num_groups)
         for first_units in units:
             indices = np.arange(first_units[0] * self.unit, (first_units[-1] + 1) * self.unit)

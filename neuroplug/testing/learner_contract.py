@@ -61,7 +61,7 @@ def learner_context(
     """What a learner is built from, for CartPole-v1 with a 16-unit MLP (or ``network``)."""
     env, default = build_env_and_network(EnvConfig(task_id=TASK), NetConfig(hidden_sizes=[16]))
     policy = network(env) if network is not None else default
-    return _learner_context(policy, env, seed, max_env_steps, num_threads=1)
+    return _learner_context(policy, env, seed, max_env_steps, env_threads=1)
 
 
 def _build(

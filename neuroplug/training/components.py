@@ -94,7 +94,7 @@ def learner_context(
     env: EnvSpec,
     seed: int,
     max_env_steps: int | None,
-    num_threads: int = 0,
+    env_threads: int = 0,
     deterministic: bool = False,
     settings_source: str = "",
 ) -> LearnerContext:
@@ -105,7 +105,7 @@ def learner_context(
         env=env,
         initial_params=AlgorithmContext.for_network(network, seed).initial_params,
         seed=seed,
-        num_threads=num_threads,
+        env_threads=env_threads,
         max_env_steps=max_env_steps,
         deterministic=deterministic,
         settings_source=settings_source,
@@ -149,7 +149,7 @@ def build_components(config: Experiment) -> Components:
             kind.name, config.algo.name, algorithm_class, settings, context
         )
     else:
-        threads = TorchThreads(getattr(config.backend, "num_threads", 0))
+        threads = TorchThreads(getattr(config.backend, "torch_threads", 0))
         policy = Policy(network, env, normalize_observations=config.algo.obs_norm)
         context = AlgorithmContext.for_network(network, config.run.seed)
         algorithm = registry.construct(
@@ -220,7 +220,7 @@ def _learner_context(
         env,
         run.seed,
         max_env_steps,
-        num_threads=config.scheduler.num_threads,
+        env_threads=config.scheduler.env_threads,
         deterministic=run.deterministic,
         settings_source=source,
     )

@@ -154,7 +154,7 @@ class Trainer:
             self.parts.env,
             net.vbn_reference_size,
             self.parts.run.seed,
-            num_threads=self.config.scheduler.num_threads,
+            num_threads=self.config.scheduler.env_threads,
         )
 
     def _send_notices(self) -> None:

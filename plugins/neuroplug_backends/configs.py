@@ -19,7 +19,7 @@ class TorchBackendConfig(BackendConfig):
 
     max_materialized_mb: int = 4096
     """Materialise the population once per evaluation if it fits in this many MiB."""
-    num_threads: int = 0
+    torch_threads: int = 0
     """PyTorch's CPU threads for inference; 0: auto, one per core while the machine is
     otherwise idle and 1 while other processes want the cores, re-checked every generation
     (:class:`neuroplug.devices.TorchThreads`, set by the run)."""

@@ -134,7 +134,7 @@ class RayShards(ShardedSampler):
         ]
         threads = max(1, int(cpus_per_worker))
         worker_request = dataclasses.replace(
-            request, device=torch.device("cpu"), num_threads=threads
+            request, device=torch.device("cpu"), env_threads=threads
         )
         remote = ray.remote(ShardActor).options(
             num_cpus=cpus_per_worker, max_restarts=-1, max_task_retries=0

@@ -104,7 +104,7 @@ class RayScheduler(LockstepScheduler):
             normalize_observations=policy.normalizer is not None,
             max_envs=config.max_envs,
             groups=config.groups,
-            num_threads=config.num_threads or threads,
+            env_threads=config.env_threads or threads,
             torch_threads=threads,
         )
         remote = ray.remote(Evaluator).options(

@@ -35,7 +35,7 @@ class EvaluatorSettings:
     normalize_observations: bool
     max_envs: int
     groups: int
-    num_threads: int
+    env_threads: int
     torch_threads: int
 
 
@@ -81,7 +81,7 @@ class Evaluator:
             request,
             max_envs=settings.max_envs,
             groups=settings.groups,
-            num_threads=settings.num_threads,
+            env_threads=settings.env_threads,
             first_member=first_member,
             pool_cache=self.pool_cache,
         )

@@ -14,7 +14,7 @@ from neuroplug.errors import require
 class ThreadedSchedulerConfig(LockstepSchedulerConfig):
     """Settings of the threaded scheduler."""
 
-    num_threads: int = 0
+    env_threads: int = 0
     """EnvPool worker threads; 0 means one per CPU core."""
     groups: int = 0
     """Groups of envs in flight: 1 alternates stepping and inference; 0 (auto) plays image
@@ -30,7 +30,7 @@ class ThreadedSchedulerConfig(LockstepSchedulerConfig):
 class PipelinedSchedulerConfig(LockstepSchedulerConfig):
     """Settings of the pipelined scheduler."""
 
-    num_threads: int = 0
+    env_threads: int = 0
     """EnvPool worker threads in all, shared out between the groups' pools; 0 means one
     per CPU core."""
     groups: int = 2

@@ -42,5 +42,5 @@ def serial_config(**settings) -> ThreadedSchedulerConfig:
     """The settings of ``scheduler=serial``: one EnvPool thread, one group (``settings``
     override any field but the name)."""
     return ThreadedSchedulerConfig(
-        **{"num_threads": 1, "groups": 1, **settings, "name": "threaded"}
+        **{"env_threads": 1, "groups": 1, **settings, "name": "threaded"}
     )

@@ -20,10 +20,10 @@ def _schedulers(env, max_envs: int):
     return {
         "serial": ThreadedScheduler(serial_config(max_envs=max_envs), env),
         "threaded": ThreadedScheduler(
-            ThreadedSchedulerConfig(name="threaded", max_envs=max_envs, num_threads=2), env
+            ThreadedSchedulerConfig(name="threaded", max_envs=max_envs, env_threads=2), env
         ),
         "pipelined-2": PipelinedScheduler(
-            PipelinedSchedulerConfig(name="pipelined", max_envs=max_envs, num_threads=2), env
+            PipelinedSchedulerConfig(name="pipelined", max_envs=max_envs, env_threads=2), env
         ),
         "pipelined-3": PipelinedScheduler(
             PipelinedSchedulerConfig(name="pipelined", max_envs=max_envs, groups=3), env
@@ -82,8 +82,8 @@ def test_all_schedulers_return_identical_results(
 def test_results_do_not_depend_on_thread_counts():
     env, policy, backend, population = small_evaluation("CartPole-v1", 7)
     request = EvaluationRequest(generation=0, episodes_per_member=2, seed=1)
-    one = ThreadedScheduler(serial_config(max_envs=4, num_threads=1), env)
-    four = ThreadedScheduler(ThreadedSchedulerConfig(name="t", max_envs=4, num_threads=4), env)
+    one = ThreadedScheduler(serial_config(max_envs=4, env_threads=1), env)
+    four = ThreadedScheduler(ThreadedSchedulerConfig(name="t", max_envs=4, env_threads=4), env)
     _assert_identical(
         {
             "serial": one.evaluate(population, policy, backend, request),
@@ -111,7 +111,7 @@ def test_lanes_stay_full_until_the_work_runs_out_and_dead_envs_are_not_stepped(g
     max_envs = 4
     request = EvaluationRequest(generation=0, episodes_per_member=3, seed=0)
     evaluation = _RecordingEvaluation(
-        env, population, policy, backend, request, max_envs, groups, num_threads=1
+        env, population, policy, backend, request, max_envs, groups, env_threads=1
     )
     result = evaluation.run()
     assert result.episodes == 30 > max_envs

@@ -23,7 +23,7 @@ def _ppo(envs_per_shard: int, num_envs: int = 8, core: str = "none"):
     env, network = build_env_and_network(
         EnvConfig(task_id="CartPole-v1"), NetConfig(hidden_sizes=[16], core=core, core_size=8)
     )
-    context = learner_context(network, env, 3, 10_000, num_threads=1)
+    context = learner_context(network, env, 3, 10_000, env_threads=1)
     context = type(context)(**{**vars(context), "envs_per_shard": envs_per_shard})
     settings, _ = resolve(
         PPOConfig(name="ppo", num_envs=num_envs, rollout_length=16, segment_steps=256), env

@@ -8,10 +8,10 @@ import torch
 
 from neuroplug.app import run_job
 from neuroplug.experiment import typed_experiment
-from neuroplug.replay import ReplayError, replay
 from neuroplug.testing import check_resume_is_exact
 from neuroplug.training.checkpoint import BEST_POLICY, checkpoint_dir, load_checkpoint
 from neuroplug.training.components import build_components
+from neuroplug.watch import WatchError, watch
 
 VBN_CARTPOLE = ["net.vbn=true", "algo.obs_norm=false", "net.vbn_reference_size=16"]
 
@@ -45,13 +45,13 @@ def test_a_run_collects_its_reference_batch_once_and_checkpoints_it(compose, tmp
     assert torch.equal(best["reference_batch"], reference)
     assert "vbn: true" in (run_dir / "config.yaml").read_text()
     # A replay normalizes by the same batch: it plays the run's last evaluation again.
-    result = replay(run_dir, video=False)
+    result = watch(run_dir, video=False)
     assert result.returns.mean() == best["eval_return_mean"]
     # Without its batch, a normalized policy cannot be rebuilt: said, not guessed.
     del best["reference_batch"]
     torch.save(best, checkpoint_dir(run_dir) / BEST_POLICY)
-    with pytest.raises(ReplayError, match="no reference batch"):
-        replay(run_dir, video=False)
+    with pytest.raises(WatchError, match="no reference batch"):
+        watch(run_dir, video=False)
 
 
 def test_a_resumed_run_normalizes_by_its_checkpoints_batch(compose, tmp_path, monkeypatch):

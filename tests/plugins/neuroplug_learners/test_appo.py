@@ -66,11 +66,11 @@ def test_bad_appo_settings_name_the_field(field, value):
 
 
 def test_a_recurrent_appo_trains_and_its_policy_replays_with_its_core(compose, tmp_path):
-    from neuroplug.replay import replay
+    from neuroplug.watch import watch
 
     masked = [*CARTPOLE, "env.observation_mask=[1,3]", "net.core=gru", "algo.recurrence=8"]
     tiny = [*masked, "algo.segment_steps=512", "run.max_frames=2048", "run.eval_episodes=3"]
     summary = run_job(compose([*tiny, "logger=none", f"run.output_dir={tmp_path}"]))
     assert summary["frames"] >= 2048
-    replayed = replay(tmp_path, video=False)
+    replayed = watch(tmp_path, video=False)
     assert replayed.returns.mean() == pytest.approx(summary["eval_return_mean"])

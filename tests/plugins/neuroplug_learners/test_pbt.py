@@ -25,7 +25,7 @@ def _cartpole(hidden=(64, 64)):
 
 def _population(config: PBTConfig, budget: int, seed: int = 0) -> PBT:
     env, network = _cartpole()
-    context = learner_context(network, env, seed, budget, num_threads=1)
+    context = learner_context(network, env, seed, budget, env_threads=1)
     settings, _ = resolve(config, context.env)
     return PBT(settings, context)
 

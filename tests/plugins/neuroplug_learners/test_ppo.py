@@ -13,10 +13,10 @@ from neuroplug_learners.ppo import PPOConfig
 
 from neuroplug.app import run_job
 from neuroplug.errors import ConfigError
-from neuroplug.replay import replay
 from neuroplug.testing import check_learner_resume, resolved_settings
 from neuroplug.testing.resume_check import same
 from neuroplug.training.checkpoint import load_checkpoint
+from neuroplug.watch import watch
 
 # RL Zoo's CartPole-v1 PPO settings on a 64-64 MLP: the shipped preset.
 CARTPOLE = ["+experiment=ppo_cartpole"]
@@ -37,7 +37,7 @@ def test_ppo_solves_cartpole_with_the_preset(compose, tmp_path):
     )
     assert summary["eval_return_mean"] >= 475, summary
     # The deployed policy replays the very episodes of the final evaluation.
-    replayed = replay(tmp_path, video=False)
+    replayed = watch(tmp_path, video=False)
     assert replayed.returns.mean() == pytest.approx(summary["eval_return_mean"])
 
 
@@ -176,7 +176,7 @@ def test_a_recurrent_ppo_resumes_and_replays_with_its_core(compose, tmp_path, co
     # The deployed policy, core included, replays the final evaluation's very episodes.
     run = tmp_path / "replay"
     summary = run_job(compose([*tiny, "logger=none", f"run.output_dir={run}"]))
-    replayed = replay(run, video=False)
+    replayed = watch(run, video=False)
     assert replayed.returns.mean() == pytest.approx(summary["eval_return_mean"])
 
 

@@ -16,7 +16,7 @@ def _population_and_rollout(members: int = 3, **member_settings):
     env, network = build_env_and_network(
         EnvConfig(task_id="CartPole-v1"), NetConfig(hidden_sizes=[64, 64])
     )
-    context = learner_context(network, env, 0, 100_000, num_threads=1)
+    context = learner_context(network, env, 0, 100_000, env_threads=1)
     config = PBTConfig(
         name="pbt",
         members=members,
@@ -111,7 +111,7 @@ def test_gaussian_members_stack_their_updates_too():
     env, network = build_env_and_network(
         EnvConfig(task_id="Pendulum-v1"), NetConfig(hidden_sizes=[16])
     )
-    context = learner_context(network, env, 0, 100_000, num_threads=1)
+    context = learner_context(network, env, 0, 100_000, env_threads=1)
     config = PBTConfig(
         name="pbt",
         members=2,

@@ -71,7 +71,7 @@ def _assert_identical(result, reference) -> None:
 def test_ray_gives_exactly_what_threaded_gives(task_id, steps, extra, network):
     env, policy, backend, population = small_evaluation(task_id, 8, steps, **network)
     request = EvaluationRequest(generation=3, episodes_per_member=2, seed=11, **extra)
-    threaded = ThreadedScheduler(ThreadedSchedulerConfig(name="threaded", num_threads=1), env)
+    threaded = ThreadedScheduler(ThreadedSchedulerConfig(name="threaded", env_threads=1), env)
     reference = threaded.evaluate(population, policy, backend, request)
     scheduler = _ray(env, workers=2)
     calls = []
@@ -88,7 +88,7 @@ def test_ray_gives_exactly_what_threaded_gives(task_id, steps, extra, network):
 def test_a_worker_killed_mid_generation_changes_nothing():
     env, policy, backend, population = small_evaluation("CartPole-v1", 8, 200)
     request = EvaluationRequest(generation=0, episodes_per_member=2, seed=5)
-    threaded = ThreadedScheduler(ThreadedSchedulerConfig(name="threaded", num_threads=1), env)
+    threaded = ThreadedScheduler(ThreadedSchedulerConfig(name="threaded", env_threads=1), env)
     reference = threaded.evaluate(population, policy, backend, request)
     scheduler = _ray(env, workers=2)
     killed = []

@@ -57,7 +57,7 @@ def _naive_episode(env, policy, params, seed, behavior: Behavior | None = None):
 
 def test_returns_match_a_naive_one_member_loop():
     env, policy, backend, population = _setup("CartPole-v1")
-    scheduler = ThreadedScheduler(serial_config(num_threads=1), env)
+    scheduler = ThreadedScheduler(serial_config(env_threads=1), env)
     request = EvaluationRequest(generation=3, episodes_per_member=2, seed=11)
     result = scheduler.evaluate(population, policy, backend, request)
     members = population.materialize()
@@ -116,7 +116,7 @@ def test_observation_sums_are_returned_only_when_asked(collect):
 def test_behaviors_match_a_naive_one_member_loop(task_id, name, max_episode_steps):
     env, policy, backend, population = _setup(task_id, max_episode_steps)
     behavior = resolve(name, env)
-    scheduler = ThreadedScheduler(serial_config(num_threads=1), env)
+    scheduler = ThreadedScheduler(serial_config(env_threads=1), env)
     request = EvaluationRequest(generation=1, episodes_per_member=2, seed=7, behavior=name)
     result = scheduler.evaluate(population, policy, backend, request)
     assert result.behaviors.shape == (6, 2, behavior.size)
@@ -151,9 +151,9 @@ def test_serial_is_the_threaded_scheduler_with_one_thread_and_one_group(compose)
     # One scheduler class, one entry point: scheduler=serial is a preset of it.
     assert "serial" not in registry.discover("schedulers")
     config = compose(["scheduler=serial"]).scheduler
-    assert (config.name, config.num_threads, config.groups) == ("threaded", 1, 1)
+    assert (config.name, config.env_threads, config.groups) == ("threaded", 1, 1)
     assert registry.load("schedulers", config.name) is ThreadedScheduler
-    assert compose(["scheduler=serial", "scheduler.num_threads=2"]).scheduler.num_threads == 2
+    assert compose(["scheduler=serial", "scheduler.env_threads=2"]).scheduler.env_threads == 2
     assert serial_config(max_envs=3) == ThreadedSchedulerConfig(
-        name="threaded", max_envs=3, num_threads=1, groups=1
+        name="threaded", max_envs=3, env_threads=1, groups=1
     )

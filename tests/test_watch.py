@@ -20,11 +20,11 @@ from neuroplug.experiment import Experiment
 from neuroplug.nets.build import build_network
 from neuroplug.nets.policy import Policy
 from neuroplug.population import Population
-from neuroplug.replay import log_video_to_wandb, main, replay
 from neuroplug.seeds import EVALUATION_GENERATION_OFFSET
 from neuroplug.training.checkpoint import BEST_POLICY, checkpoint_dir
 from neuroplug.training.components import build_components
 from neuroplug.video import gif_frame_ms
+from neuroplug.watch import log_video_to_wandb, main, watch
 
 needs_ffmpeg = pytest.mark.skipif(
     importlib.util.find_spec("imageio_ffmpeg") is None, reason="MP4 needs imageio-ffmpeg"
@@ -83,13 +83,13 @@ def _scheduler_returns(run_dir, key: str, episodes: int, seed: int) -> np.ndarra
     "which, key", [("policy", "policy_params"), ("best", "best_member_params")]
 )
 def test_scores_are_the_schedulers_for_the_same_episodes(cartpole_run, which, key):
-    result = replay(cartpole_run, episodes=4, seed=7, which=which, video=False)
+    result = watch(cartpole_run, episodes=4, seed=7, which=which, video=False)
     assert np.array_equal(result.returns, _scheduler_returns(cartpole_run, key, 4, seed=7))
     assert result.video is None
 
 
 def test_by_default_the_runs_last_evaluation_is_replayed(cartpole_run, capsys):
-    result = replay(cartpole_run, video=False)
+    result = watch(cartpole_run, video=False)
     assert len(result.returns) == 3  # run.eval_episodes
     assert result.returns.mean() == _checkpoint(cartpole_run)["eval_return_mean"]
     output = capsys.readouterr().out
@@ -97,9 +97,9 @@ def test_by_default_the_runs_last_evaluation_is_replayed(cartpole_run, capsys):
 
 
 def test_the_same_seed_replays_the_same_episodes(cartpole_run):
-    first = replay(cartpole_run, episodes=3, seed=5, video=False)
-    second = replay(cartpole_run, episodes=3, seed=5, video=False)
-    other = replay(cartpole_run, episodes=3, seed=6, video=False)
+    first = watch(cartpole_run, episodes=3, seed=5, video=False)
+    second = watch(cartpole_run, episodes=3, seed=5, video=False)
+    other = watch(cartpole_run, episodes=3, seed=6, video=False)
     assert np.array_equal(first.seeds, second.seeds)
     assert np.array_equal(first.returns, second.returns)
     assert np.array_equal(first.lengths, second.lengths)
@@ -107,7 +107,7 @@ def test_the_same_seed_replays_the_same_episodes(cartpole_run):
 
 
 def test_max_steps_caps_every_episode(cartpole_run):
-    result = replay(cartpole_run, episodes=2, seed=0, max_steps=3, video=False)
+    result = watch(cartpole_run, episodes=2, seed=0, max_steps=3, video=False)
     assert list(result.lengths) == [3, 3]
 
 
@@ -152,7 +152,7 @@ def test_the_engines_observer_sees_each_episode_from_its_reset_to_its_last_step(
             request,
             max_envs=5,
             groups=2,
-            num_threads=1,
+            env_threads=1,
             observer=observer,
         )
         return evaluation.run()
@@ -186,12 +186,12 @@ def _gif_frames(path) -> tuple[tuple[int, int], int]:
 def test_an_atari_es_policy_replays_with_its_virtual_batch_norm(pong_run):
     state = _checkpoint(pong_run)
     assert "vbn: true" in state["config"] and state["reference_batch"] is not None
-    assert replay(pong_run, video=False).returns.mean() == state["eval_return_mean"]
+    assert watch(pong_run, video=False).returns.mean() == state["eval_return_mean"]
 
 
 def test_atari_gif_shows_the_first_episode_in_rgb(pong_run, tmp_path):
     out = tmp_path / "pong.gif"
-    result = replay(pong_run, out=out)
+    result = watch(pong_run, out=out)
     # By default the run's final evaluation is replayed: the scheduler's true game scores.
     assert result.returns.mean() == _checkpoint(pong_run)["eval_return_mean"]
     assert result.video == out
@@ -215,7 +215,7 @@ def test_atari_falls_back_to_observation_frames_without_envpool_rendering(
 
     monkeypatch.setattr(make, "make_pool", make_pool_without_render)
     out = tmp_path / "observations.gif"
-    result = replay(pong_run, episodes=1, out=out, max_steps=5)
+    result = watch(pong_run, episodes=1, out=out, max_steps=5)
     size, duration = _gif_frames(out)
     assert size == (168, 168)  # the 84x84 grayscale frame, upscaled
     assert duration == (result.lengths[0] + 1) * gif_frame_ms(15)
@@ -227,7 +227,7 @@ def test_atari_mp4_of_all_episodes(pong_run, tmp_path):
     import imageio_ffmpeg
 
     out = tmp_path / "pong.mp4"
-    result = replay(pong_run, episodes=2, out=out, record_all=True, max_steps=5)
+    result = watch(pong_run, episodes=2, out=out, record_all=True, max_steps=5)
     frames, _ = imageio_ffmpeg.count_frames_and_secs(str(out))
     assert frames == result.video_frames == int((result.lengths + 1).sum()) == 12
 
@@ -237,7 +237,7 @@ def test_mujoco_without_opengl_still_reports_scores(hopper_run, tmp_path, monkey
         "neuroplug.video.mujoco_render_problem", lambda task, kwargs: "no EGL here; install it"
     )
     out = tmp_path / "hopper.gif"
-    result = replay(hopper_run, out=out)
+    result = watch(hopper_run, out=out)
     assert result.returns.mean() == _checkpoint(hopper_run)["eval_return_mean"]
     assert result.video is None and not out.exists()
     assert "no video: no EGL here; install it" in capsys.readouterr().out
@@ -247,7 +247,7 @@ def test_mujoco_renders_in_a_fresh_process_where_egl_works(hopper_run, tmp_path)
     """The command loads the system libEGL before EnvPool; where no EGL driver exists it
     says how to get one instead (whichever this machine is, the scores come out)."""
     out = tmp_path / "hopper.gif"
-    command = [sys.executable, "-m", "neuroplug.replay", str(hopper_run), "--out", str(out)]
+    command = [sys.executable, "-m", "neuroplug.watch", str(hopper_run), "--out", str(out)]
     done = subprocess.run(command, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
     assert "return mean" in done.stdout
@@ -286,7 +286,7 @@ def test_errors_are_one_line_and_exit_nonzero(cartpole_run, tmp_path, capsys, ar
         main([argument.format(**places) for argument in arguments])
     assert exit_info.value.code == 2
     output = capsys.readouterr()
-    assert output.err.count("\n") == 1 and output.err.startswith("neuroplug.replay: error: ")
+    assert output.err.count("\n") == 1 and output.err.startswith("neuroplug.watch: error: ")
     assert message in output.err
     assert "episode" not in output.out  # nothing was played
     assert not (tmp_path / "video.avi").exists()

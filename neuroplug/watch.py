@@ -1,4 +1,4 @@
-"""Watch a trained policy: ``python -m neuroplug.replay <run dir>``.
+"""Watch a trained policy: ``python -m neuroplug.watch <run dir>``.
 
 Loads the run's ``checkpoints/best_policy.pt``, rebuilds the env, network and policy from
 the config stored in it (Hydra is not started), plays N episodes, prints their scores
@@ -49,7 +49,7 @@ center; GA: the elite), or the best member ever evaluated."""
 OTHER_FPS = 30.0
 
 
-class ReplayError(NeuroplugError):
+class WatchError(NeuroplugError):
     """A replay cannot start: no checkpoint, an unknown choice, a bad value."""
 
 
@@ -68,7 +68,7 @@ class LoadedPolicy:
 
 
 @dataclass
-class ReplayResult:
+class WatchResult:
     """Scores of the replayed episodes and where their video went."""
 
     seeds: np.ndarray
@@ -90,19 +90,19 @@ def load_policy(run_dir: Path, which: str = "policy") -> LoadedPolicy:
     )
 
     if which not in WHICH:
-        raise ReplayError(f"--which: unknown choice {which!r} (allowed: {', '.join(WHICH)})")
+        raise WatchError(f"--which: unknown choice {which!r} (allowed: {', '.join(WHICH)})")
     path = checkpoint_dir(run_dir) / BEST_POLICY
     if not path.is_file():
-        raise ReplayError(f"no checkpoint at {path}; give the output dir of a neuroplug run")
+        raise WatchError(f"no checkpoint at {path}; give the output dir of a neuroplug run")
     try:
         state = load_data(path)
     except UnsafeFileError as error:
-        raise ReplayError(str(error)) from None
+        raise WatchError(str(error)) from None
     except Exception as error:  # truncated copies, files from elsewhere
-        raise ReplayError(f"cannot read {path}: {type(error).__name__}: {error}") from None
+        raise WatchError(f"cannot read {path}: {type(error).__name__}: {error}") from None
     params = state.get(WHICH[which])
     if params is None:
-        raise ReplayError(f"--which {which}: {path} holds no {WHICH[which]} (try --which policy)")
+        raise WatchError(f"--which {which}: {path} holds no {WHICH[which]} (try --which policy)")
     return LoadedPolicy(
         config=OmegaConf.create(state["config"]),
         generation=int(state["generation"]),
@@ -125,13 +125,13 @@ def build_player(loaded: LoadedPolicy) -> tuple[EnvSpec, Policy, Backend]:
         to_dataclass(EnvConfig, config.env, "env"), to_dataclass(NetConfig, config.net, "net")
     )
     if loaded.params.numel() != network.num_params:
-        raise ReplayError(
+        raise WatchError(
             f"the checkpoint holds {loaded.params.numel()} parameters but its config builds "
             f"{network.describe()}"
         )
     if network.normalized:
         if loaded.reference_batch is None:
-            raise ReplayError(
+            raise WatchError(
                 f"its config builds {network.describe()}, and the checkpoint holds no "
                 "reference batch to normalize by"
             )
@@ -231,14 +231,14 @@ def play(
         request,
         max_envs=request.episodes_per_member,
         groups=1,
-        num_threads=0,
+        env_threads=0,
         observer=recorder,
     )
     seeds = lane_seeds(request, evaluation.ledger, evaluation.num_lanes)
     return seeds, evaluation.run()
 
 
-def replay(
+def watch(
     run_dir: Path,
     episodes: int | None = None,
     out: Path | None = None,
@@ -248,7 +248,7 @@ def replay(
     video: bool = True,
     record_all: bool = False,
     fps: float | None = None,
-) -> ReplayResult:
+) -> WatchResult:
     """Play a run's policy, print the scores, write the video; see the module docstring.
 
     ``episodes`` and ``seed`` default to the run's ``eval_episodes`` and ``seed``.
@@ -263,11 +263,11 @@ def replay(
     seed = int(run.seed) if seed is None else seed
     for name, value, low in (("episodes", episodes, 1), ("max-steps", max_steps, 1)):
         if value is not None and value < low:
-            raise ReplayError(f"--{name}: must be at least {low}, got {value}")
+            raise WatchError(f"--{name}: must be at least {low}, got {value}")
     if not 0 <= seed < 2**31:
-        raise ReplayError(f"--seed: must lie in [0, 2**31), got {seed}")
+        raise WatchError(f"--seed: must lie in [0, 2**31), got {seed}")
     if fps is not None and not fps > 0:
-        raise ReplayError(f"--fps: must be positive, got {fps}")
+        raise WatchError(f"--fps: must be positive, got {fps}")
     path = None
     if video:
         path = check_output(Path(out) if out else run_dir / f"replay{default_format()}")
@@ -320,7 +320,7 @@ def replay(
         if recorder.source == "observation":
             fallback = f", from the observations: {recorder.problem}"
         print(f"video: {path} ({frames} frames at {fps:g} fps{fallback})")
-    return ReplayResult(seeds, returns, lengths, path, frames)
+    return WatchResult(seeds, returns, lengths, path, frames)
 
 
 def log_video_to_wandb(run_dir: Path, video: Path) -> str:
@@ -365,9 +365,9 @@ def log_video_to_wandb(run_dir: Path, video: Path) -> str:
 
 
 def main(argv: list[str] | None = None) -> None:
-    """Command line of ``python -m neuroplug.replay``."""
+    """Command line of ``python -m neuroplug.watch``."""
     parser = argparse.ArgumentParser(
-        prog="python -m neuroplug.replay", description=__doc__.splitlines()[0]
+        prog="python -m neuroplug.watch", description=__doc__.splitlines()[0]
     )
     parser.add_argument("run_dir", type=Path, help="a neuroplug run's output dir")
     parser.add_argument(
@@ -402,7 +402,7 @@ def main(argv: list[str] | None = None) -> None:
     )
     arguments = parser.parse_args(argv)
     try:
-        result = replay(
+        result = watch(
             arguments.run_dir,
             episodes=arguments.episodes,
             out=arguments.out,
@@ -414,7 +414,7 @@ def main(argv: list[str] | None = None) -> None:
             fps=arguments.fps,
         )
     except NeuroplugError as error:
-        print(f"neuroplug.replay: error: {error}", file=sys.stderr)
+        print(f"neuroplug.watch: error: {error}", file=sys.stderr)
         raise SystemExit(2) from None
     if arguments.wandb:
         if result.video is None:
