@@ -121,12 +121,7 @@ else:
     config = PBTConfig(name="pbt", members=8, member={"num_envs": 8, "rollout_length": 64, "minibatches": 4, "epochs": 4})
     settings, _ = resolve(config, env)
     population = PBT(settings, context)
-    population.engine._start_envs(population, 0)
-    population.sampler.start_segment(0)
-    for member in population.members:
-        member.start_segment(0)
-    population.engine.acting.refresh()
-    rollout = population.sampler.rollout(population.engine.acting, 64)
+    rollout = population.engine.first_rollout(population, 64)
     if choice == "per-member":
         from neuroplug.nets import gradients
         batched = gradients._stacked_product

@@ -262,6 +262,16 @@ class LearnerEngine:
             part = rollout if len(self.members) == 1 else rollout.columns(slice(k * n, (k + 1) * n))
             self.member_stats[k] = member.learn_rollout(part)
 
+    def first_rollout(self, owner: EngineOwner, length: int) -> Rollout:
+        """Start the envs and segment 0's streams and sample one rollout, learning nothing:
+        what a test or a benchmark inspects an update on."""
+        self._start_envs(owner, 0)
+        self.sampler.start_segment(0)
+        for member in self.members:
+            member.start_segment(0)
+        self.acting.refresh()
+        return self.sampler.rollout(self.acting, length)
+
     def _start_envs(self, owner: EngineOwner, segment: int) -> None:
         """Build the envs, seeded from (run seed, ``segment``); past segment 0 that is a
         resumed run, whose games in progress were lost: say so."""

@@ -25,12 +25,7 @@ def _population_and_rollout(members: int = 3, **member_settings):
     )
     settings, _ = resolve(config, env)
     population = PBT(settings, context)
-    population.engine._start_envs(population, 0)
-    population.sampler.start_segment(0)
-    for member in population.members:
-        member.start_segment(0)
-    population.engine.acting.refresh()
-    rollout = population.sampler.rollout(population.engine.acting, 64)
+    rollout = population.engine.first_rollout(population, 64)
     # Different settings per member, so a mix-up between them would show.
     for member, clip in zip(population.members, (0.2, 0.1, 0.3), strict=False):
         member.config.clip_coef = clip
@@ -122,12 +117,7 @@ def test_gaussian_members_stack_their_updates_too():
     population = PBT(settings, context)
     try:
         assert population.engine.update is not None
-        population.engine._start_envs(population, 0)
-        population.sampler.start_segment(0)
-        for member in population.members:
-            member.start_segment(0)
-        population.engine.acting.refresh()
-        rollout = population.sampler.rollout(population.engine.acting, 64)
+        rollout = population.engine.first_rollout(population, 64)
         before = [member.state_dict() for member in population.members]
         population.engine.update.learn(rollout)
         stacked = [(m.policy_params(), m.model.log_std.detach().cpu()) for m in population.members]
