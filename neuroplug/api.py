@@ -466,7 +466,10 @@ class LearnerSampler(Protocol):
     """Where a learner's envs are stepped: the local :class:`neuroplug.rl.sampler.Sampler`,
     shards of them (:class:`neuroplug.rl.shards.ShardedSampler`), or what a scheduler's
     :meth:`Scheduler.learner_sampler` returns (Ray actors). The envs live for the whole
-    run; a rollout ends with every env's next observation pending."""
+    run; a rollout ends with every env's next observation pending. A sampler that can
+    sample asynchronously (for ``algo=appo``) also sets ``asynchronous = True`` and offers
+    ``rollout_as_ready(acting, version, length)``: the rollouts of the shards that come
+    back first, acted with the newest weights each had."""
 
     num_envs: int
     """The learner's envs (a population's: every member's)."""

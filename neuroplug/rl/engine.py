@@ -155,6 +155,7 @@ class LearnerEngine:
         self._games = Episodes()
         self._clock = 0.0
         self._first_step = 0
+        self._member_steps = 0
 
     # ------------------------------------------------------------------ a segment
 
@@ -175,6 +176,8 @@ class LearnerEngine:
         self._games = Episodes()
         self._clock = time.perf_counter()
         self._first_step = sampler.env_steps
+        # Read once: a member's segment_length() shrinks near the budget as its steps grow.
+        self._member_steps = self.members[0].segment_length()
         try:
             stats, timings = (loop or LearnerEngine.synchronous_loop)(self)
         finally:
@@ -196,7 +199,7 @@ class LearnerEngine:
         (auto-reset steps are not counted, so counting up to the target would add one)."""
         first = self.members[0]
         per_rollout = self.envs_per_member * first.rollout_steps()
-        return math.ceil(first.segment_length() / per_rollout)
+        return math.ceil(self._member_steps / per_rollout)
 
     def synchronous_loop(self) -> tuple[dict[str, float], dict[str, float]]:
         """Sample a rollout, every member learns from its part, repeat."""
@@ -215,8 +218,9 @@ class LearnerEngine:
     def sample(self, length: int, acting: Acting | None = None, version: int | None = None):
         """One rollout of ``length`` steps of every env, acted by ``acting`` (default: the
         members' :attr:`acting`), refreshed first. With ``version`` and a sampler that
-        samples asynchronously (``scheduler=ray``): the next rollout of some of the envs to
-        come back, acted with the newest weights its shards had. Each member's env steps
+        samples asynchronously (``scheduler=ray``): the rollouts of the shards that come back
+        first, as many envs as the learner has or more, acted with the newest weights those
+        shards had. Each member's env steps
         grow by its part; the games that ended go to the owner."""
         acting = self.acting if acting is None else acting
         acting.refresh()
@@ -226,13 +230,12 @@ class LearnerEngine:
         else:
             rollout = sampler.rollout(acting, length)
         checked_for_states(rollout, sampler, self.context.network.state_size)
-        n = self.envs_per_member
-        steps = rollout.valid.reshape(len(rollout.valid), -1, n).sum((0, 2)).tolist()
-        if len(steps) == len(self.members):
-            for member, taken in zip(self.members, steps, strict=True):
-                member.env_steps += int(taken)
-        else:  # an asynchronous rollout of some shards (a lone learner's only)
+        if len(self.members) == 1:  # (an asynchronous rollout may hold more envs than it has)
             self.members[0].env_steps += int(rollout.valid.sum())
+        else:
+            steps = rollout.valid.reshape(len(rollout.valid), len(self.members), -1).sum((0, 2))
+            for member, taken in zip(self.members, steps.tolist(), strict=True):
+                member.env_steps += int(taken)
         finished = sampler.take_episodes()
         self._games.extend(finished)
         owner = self._owner
@@ -243,7 +246,7 @@ class LearnerEngine:
                 segment_progress(
                     owner.generation + 1,
                     done,
-                    self.members[0].segment_length() * len(self.members),
+                    self._member_steps * len(self.members),
                     done * self.context.env.frame_skip,
                     time.perf_counter() - self._clock,
                     self._games,
