@@ -265,7 +265,7 @@ def _summarise(name: str, experiment: Experiment, run_dirs: list[Path], scale: f
     ]
     for seed, run_dir in zip(experiment.seeds, run_dirs, strict=True):
         lines.append(
-            f"| {seed} | {_last(run_dir, 'frames'):,.0f} | {_last(run_dir, 'generation'):.0f} "
+            f"| {seed} | {_last(run_dir, 'frames'):,.0f} | {_last(run_dir, experiment.unit):.0f} "
             f"| {_last(run_dir, 'elapsed'):.0f} | {_last(run_dir, 'eval_return_mean'):.1f} "
             f"| {_last(run_dir, 'return_mean'):.1f} |"
         )

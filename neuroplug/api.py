@@ -75,9 +75,9 @@ if TYPE_CHECKING:
 
 # --------------------------------------------------------------------------- contract
 
-CONTRACT_VERSION = 4
+CONTRACT_VERSION = 5
 """The version of the contracts in this file. A plugin class may say which version it was
-written for (``contract = 4``, a class attribute); one written for an older version is
+written for (``contract = 5``, a class attribute); one written for an older version is
 refused when it loads, in one line naming its distribution and what changed since
 (:data:`neuroplug.contract_history.CONTRACT_CHANGES`; CHANGELOG.md in full)."""
 
@@ -291,8 +291,8 @@ class Segment:
     """Seconds spent per phase (``env``, ``inference``, ``learn``, ...)."""
     tables: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     """Rows for tables of the run's own (``lineage`` -> ``<run dir>/lineage.csv``), each
-    with a ``generation`` column: a resumed run drops the rows past its checkpoint, so
-    each row is there once."""
+    with a ``segment`` column (the segment that wrote it, from 1): a resumed run drops the
+    rows past its checkpoint, so each row is there once."""
 
 
 @dataclass(frozen=True)
@@ -330,8 +330,8 @@ class Learner(ABC):
 
     The trainer calls :meth:`train_segment` until a budget is spent; between segments it
     evaluates ``policy_params()`` on full, unclipped episodes, logs, and checkpoints
-    ``state_dict()``. ``generation`` counts completed segments (the trainer's unit of
-    progress for both families).
+    ``state_dict()``. ``segments`` counts completed segments, as an algorithm's
+    ``generation`` counts its generations (a learner does not count generations).
     """
 
     config_class: ClassVar[type[LearnerConfig]] = LearnerConfig
@@ -343,8 +343,8 @@ class Learner(ABC):
     def __init__(self, config: LearnerConfig, context: LearnerContext) -> None:
         self.config = config
         self.context = context
-        self.generation = 0
-        """Completed segments."""
+        self.segments = 0
+        """Completed segments (checkpoints and metrics call it ``segment``)."""
         self.best_params: torch.Tensor | None = None
         """Learners deploy their current policy; they keep no best member."""
         self.notices: list[str] = []
@@ -354,7 +354,7 @@ class Learner(ABC):
     @abstractmethod
     def train_segment(self) -> Segment:
         """Sample and learn for one segment (``config.segment_steps`` env steps); then
-        ``generation`` grows by one."""
+        ``segments`` grows by one."""
 
     @abstractmethod
     def policy_params(self) -> torch.Tensor:

@@ -34,10 +34,19 @@ CONTRACT_CHANGES: dict[int, str] = {
         "SamplerRequest.env_threads (were num_threads), scheduler.env_threads and "
         "backend.torch_threads; neuroplug.replay is neuroplug.watch"
     ),
+    5: (
+        "learners count segments, not generations: Learner.segments (was "
+        "Learner.generation) grows by one in each train_segment(); a learner's state_dict(), "
+        "the run's checkpoint and metrics.csv call it 'segment', as do a Segment's table rows"
+    ),
 }
 """Contract version -> what it changed."""
 
-CHANGED_KINDS: dict[int, tuple[str, ...]] = {2: ("learners",), 4: ("learners", "schedulers")}
+CHANGED_KINDS: dict[int, tuple[str, ...]] = {
+    2: ("learners",),
+    4: ("learners", "schedulers"),
+    5: ("learners",),
+}
 """The plugin kinds (:data:`neuroplug.registry.KINDS`) a version changed, where it changed
 only some: a plugin of another kind written for the version before still loads."""
 
@@ -50,3 +59,10 @@ def contract_changes_since(version: int, kind: str | None = None) -> str:
         for number, change in sorted(CONTRACT_CHANGES.items())
         if number > version and (kind is None or kind in CHANGED_KINDS.get(number, (kind,)))
     )
+
+
+def saved_count(state: dict, key: str) -> int:
+    """The completed units (``key``: ``generation`` or ``segment``) a saved state records.
+    A learner's state saved before contract 5 counted its segments under ``generation``:
+    such a checkpoint still resumes."""
+    return int(state[key] if key in state else state["generation"])

@@ -20,6 +20,13 @@ MOVED: dict[str, tuple[str, int]] = {
     "neuroplug.rl.population_acting": ("neuroplug.rl.acting", 4),
     "neuroplug.rl.presets": ("neuroplug.presets", 4),
     "neuroplug.replay": ("neuroplug.watch", 4),
+    # Each plugin's config moved beside its code (the learner named by its module).
+    "neuroplug_algorithms.configs": ("neuroplug_algorithms.<algorithm>_config", 5),
+    "neuroplug_learners.configs": ("neuroplug_learners.<learner>_config", 5),
+    "neuroplug_schedulers.configs": ("neuroplug_schedulers.<scheduler>_config", 5),
+    "neuroplug_backends.configs": ("neuroplug_backends.torch_backend_config", 5),
+    "neuroplug_triton.configs": ("neuroplug_triton.backend_config", 5),
+    "neuroplug_ray.configs": ("neuroplug_ray.scheduler_config", 5),
 }
 """Old module -> (where it went, the contract version that moved it)."""
 

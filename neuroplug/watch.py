@@ -59,11 +59,14 @@ class LoadedPolicy:
 
     config: Any
     """The run's resolved config (a DictConfig)."""
-    generation: int
+    completed: int
+    """The generations (an algorithm's run) or segments (a learner's) done when it was saved."""
     params: torch.Tensor
     normalizer: dict[str, Any] | None
     eval_return_mean: float | None
     reference_batch: Any = None
+    unit: str = "generation"
+    """What ``completed`` counts: ``generation`` or ``segment``."""
     """Virtual batch norm's reference observations (a ``torch.Tensor``), when the run used it."""
 
 
@@ -82,6 +85,7 @@ def load_policy(run_dir: Path, which: str = "policy") -> LoadedPolicy:
     """The chosen parameters of ``run_dir``'s ``checkpoints/best_policy.pt`` and its config."""
     from omegaconf import OmegaConf
 
+    from neuroplug.contract_history import saved_count
     from neuroplug.training.checkpoint import (
         BEST_POLICY,
         UnsafeFileError,
@@ -105,7 +109,8 @@ def load_policy(run_dir: Path, which: str = "policy") -> LoadedPolicy:
         raise WatchError(f"--which {which}: {path} holds no {WHICH[which]} (try --which policy)")
     return LoadedPolicy(
         config=OmegaConf.create(state["config"]),
-        generation=int(state["generation"]),
+        completed=saved_count(state, "segment"),
+        unit="segment" if "segment" in state else "generation",
         params=params.float(),
         normalizer=state.get("normalizer"),
         reference_batch=state.get("reference_batch"),
@@ -143,12 +148,13 @@ def build_player(loaded: LoadedPolicy) -> tuple[EnvSpec, Policy, Backend]:
     return env, policy, build_backend(config.backend, network)
 
 
-def evaluation_request(seed: int, generation: int, episodes: int) -> EvaluationRequest:
-    """The request of the run's evaluation at ``generation`` (as the trainer makes it)."""
+def evaluation_request(seed: int, completed: int, episodes: int) -> EvaluationRequest:
+    """The request of the run's evaluation after ``completed`` generations or segments (as
+    the trainer makes it)."""
     from neuroplug.api import EvaluationRequest
 
     return EvaluationRequest(
-        generation=EVALUATION_GENERATION_OFFSET + generation,
+        generation=EVALUATION_GENERATION_OFFSET + completed,
         episodes_per_member=episodes,
         seed=seed,
     )
@@ -283,12 +289,12 @@ def watch(
     evaluated = loaded.eval_return_mean
     algorithm = OmegaConf.select(loaded.config, "algo.name", default="the")
     print(
-        f"replay: {algorithm} {which} parameters of generation "
-        f"{loaded.generation} on {env.task_id}"
+        f"replay: {algorithm} {which} parameters of {loaded.unit} "
+        f"{loaded.completed} on {env.task_id}"
         + (f"; the run's last evaluation: mean {evaluated:.2f}" if evaluated is not None else ""),
         flush=True,
     )
-    request = evaluation_request(seed, loaded.generation, episodes)
+    request = evaluation_request(seed, loaded.completed, episodes)
     writer = VideoWriter(path, fps) if path else None
     recorder = FrameRecorder(writer, episodes if record_all else 1) if writer else None
     try:

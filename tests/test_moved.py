@@ -18,6 +18,8 @@ import neuroplug  # noqa: F401 - installs the finder
         ("neuroplug.rl.population_acting", "neuroplug.rl.acting"),
         ("neuroplug.rl.presets", "neuroplug.presets"),
         ("neuroplug.replay", "neuroplug.watch"),
+        ("neuroplug_learners.configs", "neuroplug_learners.<learner>_config"),
+        ("neuroplug_ray.configs", "neuroplug_ray.scheduler_config"),
     ],
 )
 def test_importing_a_moved_module_names_where_it_went(old, new):

@@ -109,6 +109,13 @@ class OldLearner(SegmentLearner):
     contract = 3
 """
 
+GENERATION_LEARNER = """\
+from neuroplug.rl.base import SegmentLearner
+
+class CountsGenerations(SegmentLearner):
+    contract = 4
+"""
+
 NOT_IMPLEMENTED = """\
 from neuroplug.api import Scheduler
 
@@ -141,6 +148,13 @@ class OneArgument(OpenAIES):
             r"written for neuroplug's plugin contract 3; .*Changed since: 4: one learner loop",
         ),
         (
+            "learners",
+            GENERATION_LEARNER,
+            "CountsGenerations",
+            r"contract 4; .*Changed since: 5: learners count segments, not generations: "
+            r"Learner\.segments \(was Learner\.generation\)",
+        ),
+        (
             "schedulers",
             NOT_IMPLEMENTED,
             "Partial",
@@ -166,7 +180,7 @@ def test_a_plugin_written_for_another_contract_gets_one_line_naming_its_distribu
 
 
 def test_a_version_that_changed_only_other_kinds_leaves_a_plugin_loading(tmp_path, monkeypatch):
-    # Contract 4 changed learners and samplers: an algorithm written for 3 is as it was.
+    # Contracts 4 and 5 changed learners and samplers: an algorithm written for 3 is as it was.
     _fake_distribution(
         tmp_path,
         "neuroplug-three",
@@ -199,7 +213,7 @@ def test_a_constructor_of_another_contract_is_reported_not_a_type_error(tmp_path
 _LIGHT_PLUGIN = """
     from dataclasses import dataclass
 
-    from neuroplug_algorithms.configs import RandomSearchConfig
+    from neuroplug_algorithms.random_search_config import RandomSearchConfig
     from neuroplug_algorithms.random_search import RandomSearch
 
 

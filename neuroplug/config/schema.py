@@ -18,7 +18,7 @@ LOGGER_KINDS = ("console", "csv", "wandb", "none")
 WANDB_MODES = ("online", "offline", "disabled")
 
 
-DEFAULT_GENERATIONS = 100
+DEFAULT_UNITS = 100
 """A run's length (generations, or a learner's segments) when the command line gives no
 budget (``run.max_generations``, ``run.max_segments`` or ``run.max_frames``)."""
 
@@ -31,7 +31,7 @@ class RunConfig:
     """Seeds the initial network, the algorithm's RNG and every environment."""
     max_generations: int | None = None
     """An evolution algorithm's budget: stop after this many generations. Null: no limit
-    when ``max_frames`` is set, else :data:`DEFAULT_GENERATIONS` (see :attr:`generation_budget`)."""
+    when ``max_frames`` is set, else :data:`DEFAULT_UNITS` (see :attr:`unit_budget`)."""
     max_segments: int | None = None
     """A learner's budget: stop after this many segments (a learner's unit of training
     between evaluations and checkpoints); null as for ``max_generations``."""
@@ -40,13 +40,13 @@ class RunConfig:
     stop_when_solved: bool = True
     """Stop when the evaluated policy reaches the env's ``solved_return``."""
     eval_interval: int = 5
-    """Evaluate the deployed policy every this many generations (0: only at the end); with
-    ``stop_when_solved``, also after any generation in which half the episodes reached the
-    env's ``solved_return``."""
+    """Evaluate the deployed policy every this many generations or segments (0: only at the
+    end); with ``stop_when_solved``, also after any one in which half the episodes reached
+    the env's ``solved_return``."""
     eval_episodes: int = 10
     """Episodes per evaluation of the deployed policy."""
     checkpoint_interval: int = 1
-    """Write a checkpoint every this many generations."""
+    """Write a checkpoint every this many generations or segments."""
     retries: int = 2
     """Times a failed evaluation (e.g. a crashed simulator) is retried before the run stops."""
     resume: str | None = None
@@ -60,14 +60,14 @@ class RunConfig:
     convolution autotuner (``torch.backends.cudnn.benchmark``) off."""
 
     @property
-    def generation_budget(self) -> int | None:
-        """The generations the run may take: ``max_generations`` when given; with neither
-        budget given, :data:`DEFAULT_GENERATIONS`; with only ``max_frames``, no limit (the
+    def unit_budget(self) -> int | None:
+        """The generations (segments, for a learner) the run may take: ``max_generations``
+        (``max_segments``) when given; with neither budget given, :data:`DEFAULT_UNITS`; with only ``max_frames``, no limit (the
         frames end the run, not a default the user never asked for)."""
         for budget in (self.max_generations, self.max_segments):
             if budget is not None:
                 return budget
-        return DEFAULT_GENERATIONS if self.max_frames is None else None
+        return DEFAULT_UNITS if self.max_frames is None else None
 
     def __post_init__(self) -> None:
         require(0 <= self.seed < 2**31, "run.seed", f"got {self.seed}", "an integer in [0, 2**31)")

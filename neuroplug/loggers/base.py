@@ -8,18 +8,20 @@ from typing import Any
 
 
 class Logger:
-    """Receives one dict of metrics per generation."""
+    """Receives one dict of metrics per unit of training: an evolutionary algorithm's
+    generation, a learner's segment (the run's ``unit``)."""
 
     def log(self, metrics: dict[str, Any]) -> None:
-        """Record the metrics of one generation (``metrics["generation"]`` is set)."""
+        """Record the metrics of one unit (``metrics[unit]``, ``generation`` or ``segment``,
+        is the number of units done)."""
 
     def message(self, text: str) -> None:
         """A one-off line for the user (start, evaluation, resume, stop)."""
 
     def progress(self, state: dict[str, Any]) -> None:
         """Where the running phase stands (called a few times a second at most): ``phase``
-        (``generation``, ``evaluation`` or a learner's ``segment``), ``generation`` (the one
-        running, from 1), ``episodes_done`` and ``frames`` (the run's, so far); a generation
+        (``generation``, ``evaluation`` or a learner's ``segment``), the run's unit (``generation``
+        or ``segment``: the one running, from 1), ``episodes_done`` and ``frames`` (the run's, so far); a generation
         and an evaluation add ``episodes_total``; a segment adds ``env_steps`` and
         ``segment_steps`` (its own, done and planned), ``frames_per_second`` and
         ``recent_return`` (the mean of its last finished games, NaN before the first)."""
@@ -27,9 +29,9 @@ class Logger:
     def artifact(self, path: Path, name: str, kind: str) -> None:
         """A file worth keeping with the run (a checkpoint, the best policy)."""
 
-    def resumed(self, generation: int) -> None:
-        """The run continues from a checkpoint of ``generation``: anything logged for later
-        generations (by a run that crashed after logging but before checkpointing) is stale."""
+    def resumed(self, completed: int) -> None:
+        """The run continues from a checkpoint after ``completed`` units: anything logged for
+        later ones (by a run that crashed after logging but before checkpointing) is stale."""
 
     def close(self, status: str = "finished") -> None:
         """Flush and release resources; ``status`` is finished, interrupted or failed."""
@@ -66,8 +68,8 @@ class MultiLogger(Logger):
     def artifact(self, path: Path, name: str, kind: str) -> None:
         self._each("artifact", path, name, kind)
 
-    def resumed(self, generation: int) -> None:
-        self._each("resumed", generation)
+    def resumed(self, completed: int) -> None:
+        self._each("resumed", completed)
 
     def close(self, status: str = "finished") -> None:
         self._each("close", status)

@@ -21,16 +21,17 @@ def build_loggers(
 ) -> MultiLogger:
     """The run's local record (``metrics.csv``, always) and the loggers named in
     ``logger.kinds`` (W&B is imported only when asked for; ``csv`` adds nothing more).
-    ``unit`` names a logged row on the console: ``generation``, or a learner's ``segment``."""
+    ``unit`` is what a logged row is and the metric that counts them: ``generation``, or a
+    learner's ``segment``."""
     from neuroplug.loggers.console import ConsoleLogger
     from neuroplug.loggers.csv_logger import METRICS_FILE, CSVLogger
 
-    loggers: list[Logger] = [CSVLogger(Path(run_dir) / METRICS_FILE)]
+    loggers: list[Logger] = [CSVLogger(Path(run_dir) / METRICS_FILE, unit)]
     for kind in settings.kinds:
         if kind == "console":
             loggers.append(ConsoleLogger(budget, unit=unit))
         elif kind == "wandb":
             from neuroplug.loggers.wandb_logger import WandbLogger
 
-            loggers.append(WandbLogger(settings, Path(run_dir), config))
+            loggers.append(WandbLogger(settings, Path(run_dir), config, unit))
     return MultiLogger(loggers)

@@ -43,7 +43,7 @@ def _episodes(progress: dict[str, Any]) -> str:
 
 
 class ConsoleLogger(Logger):
-    """Prints a line per generation to ``stream`` (stdout by default), live on a terminal."""
+    """Prints a line per generation or segment to ``stream`` (stdout by default), live on a terminal."""
 
     REFRESH_S = 0.5
     PLAIN_INTERVAL_S = 30.0
@@ -62,7 +62,7 @@ class ConsoleLogger(Logger):
         self.stream = stream or sys.stdout
         self.live = self.stream.isatty() if live is None else live
         self._lock = threading.Lock()
-        self._generation_started = time.monotonic()
+        self._unit_started = time.monotonic()
         self._last: dict[str, Any] | None = None
         self._progress: dict[str, Any] | None = None
         self._last_line = time.monotonic()
@@ -75,9 +75,9 @@ class ConsoleLogger(Logger):
             self._thread.start()
 
     def _status(self) -> str:
-        running = time.monotonic() - self._generation_started
+        seconds = time.monotonic() - self._unit_started
         last, progress = self._last, self._progress
-        generation = last["generation"] + 1 if last is not None else 1
+        running = last[self.unit] + 1 if last is not None else 1
         if progress is not None and progress["phase"] == "evaluation":
             head = f"evaluating the policy | episodes {_episodes(progress)}"
             if "eval_frames" in progress:
@@ -89,14 +89,14 @@ class ConsoleLogger(Logger):
         elif progress is not None and progress["phase"] == "segment":
             recent = progress["recent_return"]
             head = (
-                f"segment {generation} running for {clock(running)} | steps "
+                f"segment {running} running for {clock(seconds)} | steps "
                 f"{human(progress['env_steps'])}/{human(progress['segment_steps'])} | "
                 f"{human(progress['frames_per_second'])} frames/s | games {progress['episodes_done']}"
                 + (f" (recent mean {recent:.2f})" if math.isfinite(recent) else "")
                 + f" | frames {human(progress['frames'])}"
             )
         else:
-            head = f"{self.unit} {generation} running for {clock(running)}"
+            head = f"{self.unit} {running} running for {clock(seconds)}"
             if progress is not None:
                 head += f" | episodes {_episodes(progress)} | frames {human(progress['frames'])}"
             elif last is not None:
@@ -105,7 +105,7 @@ class ConsoleLogger(Logger):
             return head
         eta = self.eta(last)
         return (
-            f"{head} | best {last['return_max']:.2f} | elapsed {clock(last['elapsed'] + running)}"
+            f"{head} | best {last['return_max']:.2f} | elapsed {clock(last['elapsed'] + seconds)}"
             f" | ETA {clock(eta) if eta is not None else '?'}"
         )
 
@@ -133,8 +133,8 @@ class ConsoleLogger(Logger):
         """Seconds left by whichever budget ends first, from the average pace so far."""
         elapsed = metrics["elapsed"]
         estimates = []
-        if self.budget.get("max_generations") and metrics["generation"] > 0:
-            done = metrics["generation"] / self.budget["max_generations"]
+        if self.budget.get("max_units") and metrics[self.unit] > 0:
+            done = metrics[self.unit] / self.budget["max_units"]
             estimates.append(elapsed * (1 - done) / max(done, 1e-9))
         if self.budget.get("max_frames") and metrics["frames"] > 0:
             done = metrics["frames"] / self.budget["max_frames"]
@@ -144,7 +144,7 @@ class ConsoleLogger(Logger):
     def log(self, metrics: dict[str, Any]) -> None:
         eta = self.eta(metrics)
         line = (
-            f"{self.unit[:3]} {metrics['generation']:>4d} | steps {human(metrics['env_steps']):>6} "
+            f"{self.unit[:3]} {metrics[self.unit]:>4d} | steps {human(metrics['env_steps']):>6} "
             f"| frames {human(metrics['frames']):>6} | episodes {human(metrics['episodes']):>6} "
             f"| return best {metrics['return_max']:8.2f} mean {metrics['return_mean']:8.2f} "
             f"median {metrics['return_median']:8.2f} | {human(metrics['frames_per_second']):>6} frames/s "
@@ -155,7 +155,7 @@ class ConsoleLogger(Logger):
             line += f" | eval {evaluation:.2f}"
         self._last = metrics
         self._progress = None
-        self._generation_started = time.monotonic()
+        self._unit_started = time.monotonic()
         self._print(line)
 
     def message(self, text: str) -> None:

@@ -1,9 +1,10 @@
-"""The run's local record: one CSV row of metrics per generation, in the run dir.
+"""The run's local record: one CSV row of metrics per generation (a learner's segment), in
+the run dir.
 
 Every run writes it, whatever loggers were chosen, so that ``python -m neuroplug.plot`` works
-on any run or sweep dir. Rows are appended as generations end; a column that appears later
+on any run or sweep dir. Rows are appended as generations (segments) end; a column that appears later
 (a learner's loss once learning starts, say) rewrites the file once with the wider header;
-on resume, rows past the checkpoint are dropped so each generation is there exactly once.
+on resume, rows past the checkpoint are dropped so each one is there exactly once.
 """
 
 from __future__ import annotations
@@ -19,10 +20,12 @@ METRICS_FILE = "metrics.csv"
 
 
 class CSVLogger(Logger):
-    """Writes one row per generation; the header is every key seen so far, in first-seen order."""
+    """Writes one row per unit; the header is every key seen so far, in first-seen order.
+    ``unit`` names the column that counts the units (``generation`` or ``segment``)."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, unit: str = "generation") -> None:
         self.path = path
+        self.unit = unit
         self.fields: list[str] | None = None
         if path.is_file():
             with path.open(newline="") as stream:
@@ -38,12 +41,18 @@ class CSVLogger(Logger):
         with self.path.open("a", newline="") as stream:
             csv.DictWriter(stream, fieldnames=self.fields, restval="").writerow(metrics)
 
-    def resumed(self, generation: int) -> None:
-        """Drop rows past the checkpoint, so a resumed run logs each generation exactly once."""
+    def resumed(self, completed: int) -> None:
+        """Drop rows past the checkpoint, so a resumed run logs each unit exactly once."""
         if not self.path.is_file():
             return
         rows = self._rows()
-        kept = [row for row in rows if float(row["generation"]) <= generation]
+        if self.fields and self.unit not in self.fields and "generation" in self.fields:
+            # A learner's record from before contract 5 counted segments as "generation".
+            self.fields = [self.unit if name == "generation" else name for name in self.fields]
+            rows = [{self.unit if k == "generation" else k: v for k, v in r.items()} for r in rows]
+            self._rewrite([row for row in rows if float(row[self.unit]) <= completed])
+            return
+        kept = [row for row in rows if float(row[self.unit]) <= completed]
         if len(kept) != len(rows):
             self._rewrite(kept)
 

@@ -124,11 +124,14 @@ def _take_sidecar() -> subprocess.Popen:
 
 
 class WandbLogger(Logger):
-    """Sends per-generation metrics, the resolved config and artifacts to one W&B run,
-    through the W&B sidecar process."""
+    """Sends per-generation (per-segment) metrics, the resolved config and artifacts to one
+    W&B run, through the W&B sidecar process; ``metrics[unit]`` is W&B's step."""
 
-    def __init__(self, settings: LoggerConfig, run_dir: Path, config: Experiment) -> None:
+    def __init__(
+        self, settings: LoggerConfig, run_dir: Path, config: Experiment, unit: str = "generation"
+    ) -> None:
         self.settings = settings
+        self.unit = unit
         self.run_dir = run_dir
         group, name, tags = hydra_identity()
         id_file = run_dir / RUN_ID_FILE
@@ -156,7 +159,7 @@ class WandbLogger(Logger):
         self.process.stdin.flush()
 
     def log(self, metrics: dict[str, Any]) -> None:
-        self._send("log", metrics)
+        self._send("log", metrics, int(metrics[self.unit]))
 
     def artifact(self, path: Path, name: str, kind: str) -> None:
         if self.settings.log_artifacts and path.is_file():

@@ -2,7 +2,7 @@
 
 :class:`neuroplug.loggers.wandb_logger.WandbLogger` starts it and sends it pickled
 messages on its stdin: first ``("start", mode, init_kwargs, init_timeout)``, then any
-number of ``("log", metrics)`` and ``("artifact", path, name, kind)``, and last
+number of ``("log", metrics, step)`` and ``("artifact", path, name, kind)``, and last
 ``("close", status)``. Importing and starting W&B takes over a second of mostly Python
 work; here it runs on another core while the run imports torch and trains, instead of
 in front of its first env step (a thread would hold the trainer's GIL).
@@ -57,9 +57,9 @@ class Sidecar:
             (run_dir / RUN_ID_FILE).write_text(self.init_kwargs["id"])
             return self._start("offline")
 
-    def log(self, metrics: dict[str, Any]) -> None:
+    def log(self, metrics: dict[str, Any], step: int) -> None:
         if self.run is not None:
-            self.run.log(metrics, step=int(metrics["generation"]))
+            self.run.log(metrics, step=step)
 
     def artifact(self, path: str, name: str, kind: str) -> None:
         if self.run is None or not os.path.isfile(path):

@@ -137,6 +137,7 @@ class ActorCriticActing(Acting):
 
     @torch.no_grad()
     def act(self, observations, rows, states, generator):
+        count = observations.shape[0]
         members = self.member_slice(rows)
         new_states = None
         network = self.network
@@ -161,17 +162,19 @@ class ActorCriticActing(Acting):
             inputs = self.by_member(observations, members)
             outputs = network.forward_members(self.actor[members], inputs)
             values = self.critic_network.forward_members(self.critic[members], inputs)
-        outputs = outputs.reshape(len(observations), -1)
-        values = values.reshape(len(observations))
+        if outputs.dim() != 2:  # (members, rows per member, out) -> (rows, out)
+            outputs = outputs.reshape(count, -1)
+        if values.dim() != 1:
+            values = values.reshape(count)
         if self.log_std is None:
             distribution = Categorical(outputs)
         else:
-            per_member = len(observations) // (members.stop - members.start)
+            per_member = count // (members.stop - members.start)
             log_std = self.log_std[members].repeat_interleave(per_member, dim=0)
             distribution = DiagonalGaussian(outputs, log_std)
         actions = distribution.sample(generator)
-        if new_states is not None:
-            new_states = new_states.reshape(len(observations), -1)
+        if new_states is not None and new_states.dim() != 2:
+            new_states = new_states.reshape(count, -1)
         return Acted(
             actions,
             distribution.log_prob(actions),
@@ -188,14 +191,21 @@ class ActorCriticActing(Acting):
         self, member: int, observations: torch.Tensor, states: torch.Tensor | None
     ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor | None]:
         """Member ``member``'s outputs, values and new core states on its envs."""
-        network, actor, critic = self.network, self.actor[member], self.critic_of(member)
-        if len(self.actor) == 1:
-            # A lone member acts through its tensors split once per rollout, not per step
-            # (slicing a flat vector costs a view per tensor on every forward).
-            if self.one is None:
+        network = self.network
+        if self.one is not None:
+            actor, critic, value_weight, value_bias = self.one
+        else:
+            actor, critic = self.actor[member], self.critic_of(member)
+            value_weight = value_bias = None
+            if self.shared_trunk:
+                value_weight, value_bias = self.value_weight[member], self.value_bias[member]
+            if self.actor.shape[0] == 1:
+                # A lone member acts through its tensors split once per rollout, not per
+                # step (slicing a flat vector, or indexing the stacked weights, costs a
+                # view per tensor on every forward).
                 split = None if critic is None else self.critic_network.layout.split(critic)
-                self.one = (network.layout.split(actor), split)
-            actor, critic = self.one
+                actor, critic = network.layout.split(actor), split
+                self.one = (actor, critic, value_weight, value_bias)
         if not self.shared_trunk:
             values = self.critic_network.forward_single(critic, observations)
             return network.forward_single(actor, observations), values, None
@@ -203,5 +213,5 @@ class ActorCriticActing(Acting):
             network.layers[:-1], network.layout, actor, observations, states
         )
         outputs = network.head(actor, features)
-        values = torch.addmm(self.value_bias[member], features, self.value_weight[member])
+        values = torch.addmm(value_bias, features, value_weight)
         return outputs, values, new_states

@@ -31,6 +31,7 @@ from typing import Any
 import torch
 
 from neuroplug.api import Learner, LearnerConfig, LearnerContext, LearnerSampler, Segment
+from neuroplug.contract_history import saved_count
 from neuroplug.devices import on_cpu, resolve_device
 from neuroplug.rl.acting import Acting, ActorCriticActing
 from neuroplug.rl.engine import NEW_EPISODES, LearnerEngine
@@ -99,7 +100,7 @@ class SegmentLearner(Learner):
         engine = self.engine
         segment = engine.train_segment(self, self.segment_loop)
         segment.stats = {**engine.member_stats[0], **segment.stats}
-        self.generation += 1
+        self.segments += 1
         return segment
 
     def segment_loop(self, engine: LearnerEngine) -> tuple[dict[str, float], dict[str, float]]:
@@ -178,7 +179,7 @@ class SegmentLearner(Learner):
 
     def state_dict(self) -> dict[str, Any]:
         return {
-            "generation": self.generation,
+            "segment": self.segments,
             "env_steps": self.env_steps,
             "model": on_cpu(self.model.state_dict()),
             "learner": on_cpu(self._state()),
@@ -193,7 +194,7 @@ class SegmentLearner(Learner):
                 "it was written by another version of neuroplug or with another algo/net; "
                 "resume it with the version and settings that wrote it, or start a new run"
             )
-        self.generation = int(state["generation"])
+        self.segments = saved_count(state, "segment")
         self.env_steps = int(state["env_steps"])
         self.model.load_state_dict(state["model"])
         self._load_state(state["learner"])

@@ -93,7 +93,7 @@ class EngineOwner(Protocol):
     """What the engine reports to: the learner the trainer drives (a lone learner itself,
     or a population)."""
 
-    generation: int
+    segments: int
     notices: list[str]
     progress: Callable[[dict[str, Any]], None] | None
 
@@ -160,10 +160,10 @@ class LearnerEngine:
     # ------------------------------------------------------------------ a segment
 
     def train_segment(self, owner: EngineOwner, loop: SegmentLoop | None = None) -> Segment:
-        """One segment of ``owner``'s (its ``generation`` is the segment's index): the
+        """One segment of ``owner``'s (its ``segments`` is the segment's index, from 0): the
         rollouts ``loop`` runs (None: :meth:`synchronous_loop`). The segment's stats are
         the loop's and the sampler's; the owner adds its members'."""
-        segment = owner.generation
+        segment = owner.segments
         sampler = self.sampler
         sampler.timings = dict.fromkeys(sampler.timings, 0.0)
         if not sampler.started:
@@ -244,7 +244,7 @@ class LearnerEngine:
             done = sampler.env_steps - self._first_step
             owner.progress(
                 segment_progress(
-                    owner.generation + 1,
+                    owner.segments + 1,
                     done,
                     self._member_steps * len(self.members),
                     done * self.context.env.frame_skip,
@@ -326,7 +326,7 @@ def segment_progress(
     recent = games.returns[-10:]
     return {
         "phase": "segment",
-        "generation": segment,
+        "segment": segment,
         "env_steps": env_steps,
         "segment_steps": segment_steps,
         "frames": frames,

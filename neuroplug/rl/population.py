@@ -28,6 +28,7 @@ import numpy as np
 import torch
 
 from neuroplug.api import Learner, LearnerConfig, LearnerContext, Segment
+from neuroplug.contract_history import saved_count
 from neuroplug.devices import on_cpu, resolve_device
 from neuroplug.errors import require
 from neuroplug.rl.base import SegmentLearner
@@ -123,9 +124,9 @@ class LearnerPopulation(Learner):
     def train_segment(self) -> Segment:
         segment = self.engine.train_segment(self)
         self.env_steps += segment.env_steps
-        self.generation += 1
+        self.segments += 1
         for member in self.members:
-            member.generation = self.generation
+            member.segments = self.segments
         segment.stats = {**self.segment_stats(), **segment.stats}
         segment.tables = self.segment_tables()
         return segment
@@ -166,7 +167,7 @@ class LearnerPopulation(Learner):
 
     def state_dict(self) -> dict[str, Any]:
         return {
-            "generation": self.generation,
+            "segment": self.segments,
             "env_steps": self.env_steps,
             "members": [member.state_dict() for member in self.members],
             "recent": [list(games) for games in self.recent],
@@ -179,7 +180,7 @@ class LearnerPopulation(Learner):
                 f"this checkpoint holds {len(state['members'])} members where this run has "
                 f"{len(self.members)}: resume it with algo.members={len(state['members'])}"
             )
-        self.generation = int(state["generation"])
+        self.segments = saved_count(state, "segment")
         self.env_steps = int(state["env_steps"])
         for member, member_state in zip(self.members, state["members"], strict=True):
             member.load_state_dict(member_state)  # its counters too

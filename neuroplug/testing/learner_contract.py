@@ -8,7 +8,7 @@ Use it from a plugin's own tests::
         check_learner_contract(MyLearner)
 
 The learner trains a few short segments on CartPole-v1 (EnvPool, a 16-unit MLP, CPU), so
-the check runs in seconds. It checks: each ``train_segment`` advances ``generation`` by one
+the check runs in seconds. It checks: each ``train_segment`` advances ``segments`` by one
 and returns honest counters (``frames = env_steps * frame_skip``, at least the segment's
 steps, finite returns of whole games with positive lengths, scalar stats);
 ``policy_params()`` is a finite ``(D,)`` float32 CPU tensor that changes with training; a
@@ -99,8 +99,8 @@ def check_learner_contract(
             for segment_index in range(segments):
                 segment = learner.train_segment()
                 _require(
-                    learner.generation == segment_index + 1,
-                    f"{name}.train_segment() must advance generation by one",
+                    learner.segments == segment_index + 1,
+                    f"{name}.train_segment() must advance segments by one",
                 )
                 frame_skip = learner.context.env.frame_skip
                 _require(

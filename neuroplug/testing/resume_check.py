@@ -91,12 +91,12 @@ def check_learner_resume(
     compose: Callable[[list[str]], Any],
     overrides: list[str],
     workdir: Path,
-    generations: int = 3,
+    segments: int = 3,
     stop_at: int = 1,
 ) -> tuple[dict[str, Any], dict[str, Any]]:
     """Assert what resuming a learner keeps; returns the checkpoints of two resumed copies.
 
-    Runs ``stop_at`` segments, then resumes two copies of that run dir up to ``generations``
+    Runs ``stop_at`` segments, then resumes two copies of that run dir up to ``segments``
     and asserts that: the checkpointed state loads back into a new learner unchanged
     (weights, optimizer, RNG-stream positions, counters); the resumed run says once that its
     envs start new episodes; its counters continue from the checkpoint's; and the two
@@ -106,7 +106,7 @@ def check_learner_resume(
     first, second = Path(workdir) / "first", Path(workdir) / "second"
     run_job(compose([*common, f"run.max_segments={stop_at}", f"run.output_dir={first}"]))
     saved = load_checkpoint(first)
-    assert saved["generation"] == stop_at
+    assert saved["segment"] == stop_at
     composed = compose([*common, f"run.output_dir={first}"])
     learner = build_components(typed_experiment(composed)).algorithm
     learner.load_state_dict(saved["algorithm"])
@@ -117,14 +117,14 @@ def check_learner_resume(
     for run in (first, second):
         printed = io.StringIO()
         with contextlib.redirect_stdout(printed):
-            resumed = [*common, "logger=console", f"run.max_segments={generations}"]
+            resumed = [*common, "logger=console", f"run.max_segments={segments}"]
             summary = run_job(compose([*resumed, f"run.resume={run}"]))
-        assert summary["generation"] == generations
+        assert summary["segment"] == segments
         assert printed.getvalue().count(NEW_EPISODES) == 1, printed.getvalue()
         ended.append(load_checkpoint(run))
     left, right = ended
     for name in ("env_steps", "frames", "forward_passes"):
         assert left["counters"][name] > saved["counters"][name], f"counter {name} restarted"
-    for key in ("generation", "counters", "last_eval", "algorithm"):
+    for key in ("segment", "counters", "last_eval", "algorithm"):
         assert same(left[key], right[key]), f"{key} differs between two resumes of one checkpoint"
     return left, right

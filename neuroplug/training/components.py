@@ -214,7 +214,7 @@ def _learner_context(
     if run.max_frames is not None:
         max_env_steps = run.max_frames // env.frame_skip
     else:
-        max_env_steps = run.generation_budget * settings.segment_steps
+        max_env_steps = run.unit_budget * settings.segment_steps
     return learner_context(
         network,
         env,

@@ -25,6 +25,10 @@ class EvolutionLoop(FamilyLoop):
         self.loggers = loggers
         self.run_dir = run_dir
 
+    @property
+    def completed(self) -> int:
+        return self.parts.algorithm.generation
+
     def describe(self) -> str:
         size = self.parts.algorithm.config.population_size
         plan = self.parts.backend.plan(size)

@@ -25,6 +25,10 @@ class LearnerLoop(FamilyLoop):
         self.started_at: int | None = None
         """The segment this process started from (a resumed run's checkpoint)."""
 
+    @property
+    def completed(self) -> int:
+        return self.learner.segments
+
     def describe(self) -> str:
         context = self.learner.context
         note = self.learner.describe()
@@ -37,8 +41,10 @@ class LearnerLoop(FamilyLoop):
         """One segment; its games are those that ended in it, however long they were."""
         self.learner.progress = progress
         if self.started_at is None:
-            self.started_at = self.learner.generation
+            self.started_at = self.learner.segments
+        before = self.learner.segments
         segment = self.learner.train_segment()
+        self._check_counted(before)
         self._write_tables(segment.tables)
         return Step(
             env_steps=segment.env_steps,
@@ -50,6 +56,17 @@ class LearnerLoop(FamilyLoop):
             timings=dict(segment.timings),
         )
 
+    def _check_counted(self, before: int) -> None:
+        """A learner's ``train_segment`` must count the segment it trained: a learner that
+        still counts ``generation`` (contract 4 and older) would otherwise train forever."""
+        if self.learner.segments != before + 1:
+            name = type(self.learner).__name__
+            raise RuntimeError(
+                f"{name}.train_segment() moved Learner.segments from {before} to "
+                f"{self.learner.segments}; it must add one per segment (contract 5 renamed "
+                "Learner.generation to Learner.segments)"
+            )
+
     def _write_tables(self, tables: dict[str, list[dict]]) -> None:
         """Append the segment's table rows to ``<run dir>/<table>.csv``; the first time a
         table is written in this process, rows past the segment this process started from
@@ -58,7 +75,7 @@ class LearnerLoop(FamilyLoop):
         for name, rows in tables.items():
             table = self.tables.get(name)
             if table is None:
-                table = self.tables[name] = CSVLogger(self.run_dir / f"{name}.csv")
+                table = self.tables[name] = CSVLogger(self.run_dir / f"{name}.csv", self.unit)
                 table.resumed(self.started_at)
             for row in rows:
                 table.log(row)

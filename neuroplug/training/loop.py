@@ -36,6 +36,11 @@ class FamilyLoop(ABC):
     unit: str = "generation"
     """What one unit is called in lines and messages."""
 
+    @property
+    @abstractmethod
+    def completed(self) -> int:
+        """Units completed so far (a resumed run's count includes its checkpoint's)."""
+
     @abstractmethod
     def describe(self) -> str:
         """How big the unit's work is, for the start-up line (``population 64``)."""

@@ -4,7 +4,7 @@ The trainer drives either family through one small interface (:mod:`neuroplug.tr
 an evolutionary algorithm's generation is its ask, evaluate, tell rounds; a learner's
 segment is sampling and learning on envs that live for the whole run. Budgets, evaluation
 of the deployed policy on full unclipped episodes, checkpoints, Ctrl-C/SIGTERM and loggers
-are shared. Everything random is a function of the run seed and the generation (the
+are shared. Everything random is a function of the run seed and the unit's index (the
 algorithm's RNG lives in its checkpointed state), so an evolution run resumed from a
 checkpoint ends in exactly the state of one that was never interrupted; a learner's envs
 start new episodes on resume (:mod:`neuroplug.rl.base`), and ``appo``, asynchronous,
@@ -82,7 +82,7 @@ class Trainer:
             except OSError as error:
                 raise _unwritable(self.run_dir, config, error) from None
             budget = {
-                "max_generations": self.parts.run.generation_budget,
+                "max_units": self.parts.run.unit_budget,
                 "max_frames": self.parts.run.max_frames,
             }
             self.loggers = loggers or build_loggers(
@@ -108,16 +108,16 @@ class Trainer:
     # ------------------------------------------------------------------ state
 
     @property
-    def generation(self) -> int:
-        """Generations completed."""
-        return self.parts.algorithm.generation
+    def completed(self) -> int:
+        """Units completed: an algorithm's generations, a learner's segments."""
+        return self.loop.completed
 
     def state(self) -> dict[str, Any]:
         """Everything a checkpoint holds."""
         normalizer = self.parts.policy.normalizer
         return {
             "config": self.config.to_yaml(),
-            "generation": self.generation,
+            self.unit: self.completed,
             "counters": dict(self.counters),
             "elapsed": self.elapsed_before + (time.perf_counter() - self._started),
             "last_eval": self.last_eval,
@@ -171,7 +171,7 @@ class Trainer:
         atomic_save(
             {
                 "config": state["config"],
-                "generation": state["generation"],
+                self.unit: state[self.unit],
                 "policy_params": state["policy_params"],
                 "best_member_params": state["best_member_params"],
                 "normalizer": state["normalizer"],
@@ -184,10 +184,10 @@ class Trainer:
     # ------------------------------------------------------------------ loop
 
     def budget_left(self) -> bool:
-        """Whether neither the generation nor the frame budget is spent."""
+        """Whether neither the generation (segment) nor the frame budget is spent."""
         run = self.parts.run
-        generations = run.generation_budget
-        if generations is not None and self.generation >= generations:
+        units = run.unit_budget
+        if units is not None and self.completed >= units:
             return False
         return run.max_frames is None or self.counters["frames"] < run.max_frames
 
@@ -212,7 +212,7 @@ class Trainer:
         """Play ``run.eval_episodes`` episodes with the deployed policy (no action noise)."""
         params = self.parts.algorithm.policy_params().unsqueeze(0)
         request = EvaluationRequest(
-            generation=EVALUATION_GENERATION_OFFSET + self.generation,
+            generation=EVALUATION_GENERATION_OFFSET + self.completed,
             episodes_per_member=self.parts.run.eval_episodes,
             seed=self.parts.run.seed,
             progress=self._evaluation_progress(),
@@ -243,7 +243,7 @@ class Trainer:
         frames_before = self.counters["frames"]
 
         def report(state: dict[str, Any]) -> None:
-            self._follow_load()  # within a long generation too (the check is rate-limited)
+            self._follow_load()  # within a long generation or segment too (the check is rate-limited)
             frames = frames_before + (state.get("frames", 0) if count_frames else 0)
             self.loggers.progress({**state, "phase": phase, "frames": frames})
 
@@ -252,7 +252,7 @@ class Trainer:
     def _evaluation_progress(self):
         """An ``EvaluationRequest.progress`` showing the policy evaluation's episodes."""
         report = self._progress("evaluation", count_frames=False)
-        generation = self.generation + 1
+        running = self.completed + 1
         frame_skip = self.parts.env.frame_skip
         started = time.perf_counter()
 
@@ -261,7 +261,7 @@ class Trainer:
             frames = env_steps * frame_skip
             report(
                 {
-                    "generation": generation,
+                    self.unit: running,
                     "episodes_done": episodes_done,
                     "episodes_total": episodes_total,
                     "eval_frames": frames,
@@ -272,7 +272,7 @@ class Trainer:
 
         return progress
 
-    def train_generation(self) -> dict[str, Any]:
+    def train_unit(self) -> dict[str, Any]:
         """One unit of training (an algorithm's generation, a learner's segment); returns
         its metrics."""
         started = time.perf_counter()
@@ -304,12 +304,12 @@ class Trainer:
             )
         )
         metrics: dict[str, Any] = {
-            "generation": self.generation,
+            self.unit: self.completed,
             **self.counters,
             **summary,
             "episode_length_mean": float(step.lengths.mean()) if step.lengths.size else math.nan,
             "frames_per_second": (self.counters["frames"] - frames_before) / max(seconds, 1e-9),
-            "generation_seconds": seconds,
+            f"{self.unit}_seconds": seconds,
             **{f"time_{phase}": value for phase, value in step.timings.items()},
         }
         metrics.update({f"algo/{key}": value for key, value in step.stats.items()})
@@ -326,9 +326,9 @@ class Trainer:
         self._started = time.perf_counter()
         if resume_from is not None:
             self.restore(load_checkpoint(resume_from))
-            self.loggers.message(f"resumed from {resume_from} at {self.unit} {self.generation}")
+            self.loggers.message(f"resumed from {resume_from} at {self.unit} {self.completed}")
         # Rows logged past the checkpoint by a run that died before checkpointing are stale.
-        self.loggers.resumed(self.generation)
+        self.loggers.resumed(self.completed)
         self._collect_reference_batch()
         parts = self.parts
         size = self.loop.describe()
@@ -343,16 +343,16 @@ class Trainer:
             f"writing to {self.run_dir}"
         )
         status = "finished"
-        # The state after the last completed generation: what Ctrl-C saves, since an
-        # interrupted generation has already advanced the algorithm's RNG.
+        # The state after the last completed unit: what Ctrl-C saves, since an
+        # interrupted one has already advanced the algorithm's RNG.
         completed = self.state()
         try:
             while self.budget_left() and not self.solved():
-                metrics = self.train_generation()
+                metrics = self.train_unit()
                 if self._stop.requested:  # a stop whose KeyboardInterrupt was swallowed
                     raise KeyboardInterrupt
                 interval = parts.run.eval_interval
-                evaluate_now = bool(interval and self.generation % interval == 0)
+                evaluate_now = bool(interval and self.completed % interval == 0)
                 evaluate_now = evaluate_now or self._looks_solved(metrics)
                 if evaluate_now or not self.budget_left():
                     self.evaluate_policy()
@@ -360,13 +360,13 @@ class Trainer:
                     self.last_eval if evaluate_now or not self.budget_left() else math.nan
                 )
                 metrics["elapsed"] = self.elapsed_before + time.perf_counter() - self._started
-                metrics["generation"] = self.generation
-                # A stop arriving here waits for the generation's record to be complete.
+                metrics[self.unit] = self.completed
+                # A stop arriving here waits for the unit's record to be complete.
                 with self._stop.deferred():
                     self.loggers.log(metrics)
                     completed = self.state()
                     if (
-                        self.generation % parts.run.checkpoint_interval == 0
+                        self.completed % parts.run.checkpoint_interval == 0
                         or not self.budget_left()
                         or self.solved()
                     ):
@@ -376,7 +376,7 @@ class Trainer:
                 self.checkpoint()
             reason = "solved" if self.solved() else "budget spent"
             self.loggers.message(
-                f"done ({reason}) after {self.generation} {self.unit}s, {self.counters['frames']:,} frames: "
+                f"done ({reason}) after {self.completed} {self.unit}s, {self.counters['frames']:,} frames: "
                 f"policy evaluation mean return {self.last_eval:.2f} over {parts.run.eval_episodes} episodes"
             )
         except BaseException as error:
@@ -389,7 +389,7 @@ class Trainer:
             status = "interrupted"
             self.checkpoint(completed)
             self.loggers.message(
-                f"interrupted: checkpoint of {self.unit} {completed['generation']} written to {checkpoint_dir(self.run_dir)}; "
+                f"interrupted: checkpoint of {self.unit} {completed[self.unit]} written to {checkpoint_dir(self.run_dir)}; "
                 f"continue with run.resume={self.run_dir}"
             )
         finally:
@@ -403,7 +403,7 @@ class Trainer:
             self.lock.release()
         return {
             "status": status,
-            "generation": self.generation,
+            self.unit: self.completed,
             "eval_return_mean": self.last_eval,
             **self.counters,
         }
@@ -454,7 +454,7 @@ class _StopSignals:
 
     The handler raises KeyboardInterrupt at once, and also remembers the request: Python
     drops an exception raised while a finaliser (``__del__``) runs, so the training loop
-    checks :attr:`requested` after every generation too and a stop is never lost.
+    checks :attr:`requested` after every unit too and a stop is never lost.
     """
 
     def __init__(self) -> None:

@@ -31,7 +31,7 @@ from neuroplug.evolution import EvolutionAlgorithm, centered_ranks
 from neuroplug.lowrank import LowRank, lowrank_for, perturbation_vectors
 from neuroplug.nets.network import Network
 from neuroplug.population import Population, draw_seeds
-from neuroplug_algorithms.configs import ESConfig, ESStepConfig
+from neuroplug_algorithms.es_config import ESConfig, ESStepConfig
 
 _SEEDS_PER_CHUNK = 64  # bounds the regenerated noise held at once during the update
 

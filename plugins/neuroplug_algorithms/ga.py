@@ -37,7 +37,7 @@ import torch
 from neuroplug.api import AlgorithmContext, EvaluationResult
 from neuroplug.evolution import EvolutionAlgorithm
 from neuroplug.population import BaseOrigin, Population
-from neuroplug_algorithms.configs import GAConfig
+from neuroplug_algorithms.ga_config import GAConfig
 
 Chain = list[int]
 """A genome: the init seed, then the seed of every mutation since."""

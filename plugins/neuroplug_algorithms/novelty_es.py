@@ -42,9 +42,9 @@ from neuroplug.evolution import EvolutionAlgorithm, centered_ranks
 from neuroplug.noise import MAX_SEED
 from neuroplug.population import Population
 from neuroplug.seeds import algorithm_rng
-from neuroplug_algorithms.configs import NSESConfig, NSRAESConfig
 from neuroplug_algorithms.es import ESCenter
 from neuroplug_algorithms.novelty import BehaviorArchive, novelty_proportional
+from neuroplug_algorithms.novelty_es_config import NSESConfig, NSRAESConfig
 
 _INITIAL, _PERTURBED, _UPDATED = "initial", "perturbed", "updated"
 """The rounds: all centers (generation 0 only), center m's population, the updated center m."""

@@ -32,8 +32,8 @@ from neuroplug.api import Backend
 from neuroplug.devices import resolve_device
 from neuroplug.nets.network import Network
 from neuroplug.population import Population
-from neuroplug_backends.configs import TorchBackendConfig
 from neuroplug_backends.tiles import dense_tile_rows, member_flops, place
+from neuroplug_backends.torch_backend_config import TorchBackendConfig
 from neuroplug_backends.torch_lowrank import LOWRANK_TILE_ROWS, FactoredLowRank, supports
 
 TILED_FLOPS = 1e6

@@ -45,7 +45,7 @@ from neuroplug.rl.advantages import rollout_gae, vtrace
 from neuroplug.rl.base import SegmentLearner
 from neuroplug.rl.engine import LearnerEngine
 from neuroplug.rl.sampler import Rollout
-from neuroplug_learners.configs import APPOConfig
+from neuroplug_learners.appo_config import APPOConfig
 from neuroplug_learners.ppo_stacked import PopulationPPOUpdate, population_ppo_update
 from neuroplug_learners.ppo_update import PPOUpdate, chunked, flatten
 

@@ -37,7 +37,7 @@ from neuroplug.rl.base import SegmentLearner
 from neuroplug.rl.q_network import QNetwork
 from neuroplug.rl.replay_buffer import ReplayBuffer
 from neuroplug.seeds import replay_sampling_rng
-from neuroplug_learners.configs import DQNConfig
+from neuroplug_learners.dqn_config import DQNConfig
 
 
 class DQN(SegmentLearner):

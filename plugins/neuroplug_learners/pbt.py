@@ -51,7 +51,7 @@ import numpy as np
 from neuroplug.api import LearnerContext, Mutable
 from neuroplug.rl.population import LearnerPopulation
 from neuroplug.seeds import population_rng
-from neuroplug_learners.configs import PBTConfig, learner_class
+from neuroplug_learners.pbt_config import PBTConfig, learner_class
 
 
 class PBT(LearnerPopulation):
@@ -132,7 +132,7 @@ class PBT(LearnerPopulation):
             after = self.settings(k)
             if source is not None or after != before:
                 row: dict[str, Any] = {
-                    "generation": self.generation + 1,
+                    "segment": self.segments + 1,
                     "frames": frames,
                     "member": k,
                     "copied_from": "" if source is None else source,

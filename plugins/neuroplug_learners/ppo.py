@@ -28,7 +28,7 @@ from neuroplug.rl.actor_critic import ActorCritic
 from neuroplug.rl.advantages import rollout_gae
 from neuroplug.rl.base import SegmentLearner
 from neuroplug.rl.sampler import Rollout
-from neuroplug_learners.configs import PPOConfig
+from neuroplug_learners.ppo_config import PPOConfig
 from neuroplug_learners.ppo_stacked import PopulationPPOUpdate, population_ppo_update
 from neuroplug_learners.ppo_update import PPOUpdate, chunked, flatten
 

@@ -70,7 +70,7 @@ from neuroplug.adam import FlatAdam
 from neuroplug.rl.actor_critic import ActorCritic, OutputGradients
 from neuroplug.rl.distributions import Categorical, DiagonalGaussian
 from neuroplug.rl.flat_parameters import FlatParameters
-from neuroplug_learners.configs import PPOUpdateConfig
+from neuroplug_learners.ppo_config import PPOUpdateConfig
 
 # -------------------------------------------------------------------------- the loss
 

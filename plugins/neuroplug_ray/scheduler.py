@@ -46,8 +46,8 @@ from neuroplug.nets.policy import Policy
 from neuroplug.population import Population
 from neuroplug.rl.shards import shard_layout
 from neuroplug.stop_signals import STOP_SIGNALS
-from neuroplug_ray.configs import RaySchedulerConfig
 from neuroplug_ray.learner_sampler import RayShards
+from neuroplug_ray.scheduler_config import RaySchedulerConfig
 from neuroplug_ray.shipping import KEPT_POPULATIONS, MissingPopulation, ship
 from neuroplug_ray.worker import Evaluator, EvaluatorSettings
 

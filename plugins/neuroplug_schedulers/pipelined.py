@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from neuroplug.api import Backend
 from neuroplug.engine.lockstep import LockstepScheduler
-from neuroplug_schedulers.configs import PipelinedSchedulerConfig
+from neuroplug_schedulers.pipelined_config import PipelinedSchedulerConfig
 
 
 class PipelinedScheduler(LockstepScheduler):

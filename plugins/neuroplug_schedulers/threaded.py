@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from neuroplug.api import Backend
 from neuroplug.engine.lockstep import LockstepScheduler
-from neuroplug_schedulers.configs import ThreadedSchedulerConfig
+from neuroplug_schedulers.threaded_config import ThreadedSchedulerConfig
 
 PIPELINED_GROUPS = 2
 """Groups of envs in flight when ``groups: 0`` picks pipelining."""

@@ -43,7 +43,7 @@ from neuroplug.errors import ConfigError, require
 from neuroplug.nets.layers import CONV2D, LINEAR, fan_in, kernel_size, out_channels
 from neuroplug.nets.network import Network
 from neuroplug.population import Population
-from neuroplug_triton.configs import DENSE_DTYPE_NAMES, TritonBackendConfig
+from neuroplug_triton.backend_config import DENSE_DTYPE_NAMES, TritonBackendConfig
 
 DENSE_DTYPES = {name: getattr(torch, name) for name in DENSE_DTYPE_NAMES}
 _MATERIALIZE_CHUNK_BYTES = 1 << 30

@@ -39,8 +39,8 @@ def test_the_readme_learner_is_a_population_member(monkeypatch):
     check_population_member(_readme_learner().A2C)
     # algo=pbt algo.learner=a2c, as after `pip install` of the README's package: a learner
     # that declares what may mutate and how it learns from one rollout.
-    import neuroplug_learners.configs as pbt_settings
     import neuroplug_learners.pbt as pbt
+    import neuroplug_learners.pbt_config as pbt_settings
 
     a2c = _readme_learner()
     for module in (pbt, pbt_settings):  # the population and its settings' check

@@ -65,7 +65,9 @@ def test_evolution_trains_on_doom_through_the_shipped_config(compose, tmp_path):
 
 
 def test_learners_take_sample_factorys_doom_settings_and_others_the_pixels_ones():
-    from neuroplug_learners.configs import APPOConfig, DQNConfig, PPOConfig
+    from neuroplug_learners.appo_config import APPOConfig
+    from neuroplug_learners.dqn_config import DQNConfig
+    from neuroplug_learners.ppo_config import PPOConfig
 
     from neuroplug.presets import resolve
 

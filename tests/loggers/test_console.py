@@ -28,7 +28,7 @@ class _Terminal(io.StringIO):
 
 def test_plain_lines_when_output_is_not_a_terminal():
     stream = io.StringIO()
-    logger = ConsoleLogger({"max_generations": 10}, stream)
+    logger = ConsoleLogger({"max_units": 10}, stream)
     logger.log(METRICS)
     logger.close()
     text = stream.getvalue()
@@ -75,7 +75,7 @@ def test_the_status_shows_the_running_generations_episodes_and_frames():
 
 def test_in_a_pipe_progress_lines_come_at_most_every_interval():
     stream = io.StringIO()
-    logger = ConsoleLogger({"max_generations": 10}, stream)
+    logger = ConsoleLogger({"max_units": 10}, stream)
     logger.log(METRICS)
     logger.progress({**PROGRESS, "frames": 5500})  # right after a line: nothing
     assert stream.getvalue().count("\n") == 1
@@ -88,7 +88,7 @@ def test_in_a_pipe_progress_lines_come_at_most_every_interval():
 
 SEGMENT = {
     "phase": "segment",
-    "generation": 3,
+    "segment": 3,
     "env_steps": 5120,
     "segment_steps": 16384,
     "frames": 2_000_000,
@@ -101,7 +101,8 @@ SEGMENT = {
 def test_a_learner_says_segment_and_shows_its_steps_speed_and_games():
     stream = io.StringIO()
     logger = ConsoleLogger({"max_frames": 10_000_000}, stream, live=False, unit="segment")
-    logger.log({**METRICS, "generation": 2})
+    metrics = {key: value for key, value in METRICS.items() if key != "generation"}
+    logger.log({**metrics, "segment": 2})
     assert stream.getvalue().startswith("seg    2 | steps")
     logger.progress(SEGMENT)
     status = logger._status()

@@ -100,7 +100,7 @@ def test_a_run_that_fails_mid_training_is_marked_failed(compose, tmp_path, monke
     def explode(self):
         raise RuntimeError("simulated crash")
 
-    monkeypatch.setattr(Trainer, "train_generation", explode)
+    monkeypatch.setattr(Trainer, "train_unit", explode)
     with pytest.raises(RuntimeError, match="simulated crash"):
         run_job(compose(["logger=wandb", *TINY, f"run.output_dir={tmp_path}"]))
     (run,) = offline_runs(tmp_path).values()
@@ -151,8 +151,8 @@ def test_a_trainer_that_dies_without_closing_leaves_a_failed_run_with_its_metric
     init = {"project": "neuroplug-test", "dir": str(tmp_path), "id": "died0001", "resume": "allow"}
     for message in [
         ("start", "offline", init, 30.0),
-        ("log", {"generation": 1, "return_mean": 3.0}),
-        ("log", {"generation": 2, "return_mean": 5.0}),
+        ("log", {"generation": 1, "return_mean": 3.0}, 1),
+        ("log", {"generation": 2, "return_mean": 5.0}, 2),
     ]:
         pickle.dump(message, sidecar.stdin)
     sidecar.stdin.close()  # as when the trainer's process is gone
@@ -184,7 +184,7 @@ def test_without_wandb_installed_the_sidecar_says_so_and_takes_the_metrics(tmp_p
     init = {"project": "neuroplug-test", "dir": str(tmp_path), "id": "nowandb1"}
     for message in [
         ("start", "offline", init, 30.0),
-        ("log", {"generation": 1}),
+        ("log", {"generation": 1}, 1),
         ("close", "finished"),
     ]:
         pickle.dump(message, sidecar.stdin)  # never a broken pipe for the trainer

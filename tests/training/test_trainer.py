@@ -43,7 +43,7 @@ def test_a_generation_that_never_ends_stops_the_trainer_naming_the_plugin(compos
     trainer = _trainer_with(_EndlessRounds, compose, tmp_path)
     try:
         with pytest.raises(PluginError, match="_EndlessRounds asked for more than 8 rounds"):
-            trainer.train_generation()
+            trainer.train_unit()
     finally:
         trainer.lock.release()
 
@@ -52,7 +52,7 @@ def test_a_tell_that_neither_ends_nor_continues_stops_the_trainer(compose, tmp_p
     trainer = _trainer_with(_SilentTell, compose, tmp_path)
     try:
         with pytest.raises(PluginError, match=r"_SilentTell.tell\(\) must either end"):
-            trainer.train_generation()
+            trainer.train_unit()
     finally:
         trainer.lock.release()
 

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import pytest
-from neuroplug_learners.configs import DQNConfig, PPOConfig
+from neuroplug_learners.dqn_config import DQNConfig
+from neuroplug_learners.ppo_config import PPOConfig
 
 from neuroplug.errors import ConfigError
 

@@ -33,7 +33,7 @@ TINY = [
 
 def test_dqn_resumes_with_its_replay_buffer(compose, tmp_path):
     left, _ = check_learner_resume(
-        compose, [*TINY, "algo.checkpoint_replay=true"], tmp_path, generations=3, stop_at=1
+        compose, [*TINY, "algo.checkpoint_replay=true"], tmp_path, segments=3, stop_at=1
     )
     assert left["algorithm"]["learner"]["updates"] > 0
     assert left["algorithm"]["learner"]["replay"]["size"] > 0

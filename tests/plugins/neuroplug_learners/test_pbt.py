@@ -225,17 +225,17 @@ def test_a_population_run_records_its_lineage_and_resumes_with_each_row_once(com
     ]
     run_job(compose([*overrides, "run.max_segments=2"]))
     lineage = list(csv.DictReader((out / "lineage.csv").open()))
-    assert lineage and {row["generation"] for row in lineage} == {"1", "2"}
+    assert lineage and {row["segment"] for row in lineage} == {"1", "2"}
     # A crash after segment 3's rows were written but before its checkpoint: stale rows.
     with (out / "lineage.csv").open("a") as stream:
         stream.write("3,999,1,,0,," + "," * (2 * 5 - 1) + "\n")
     run_job(compose([*overrides, "run.max_segments=3", f"run.resume={out}"]))
     rows = list(csv.DictReader((out / "lineage.csv").open()))
     assert [row for row in rows if row["frames"] == "999"] == []
-    assert {row["generation"] for row in rows} == {"1", "2", "3"}
+    assert {row["segment"] for row in rows} == {"1", "2", "3"}
     assert rows[: len(lineage)] == lineage
     metrics = list(csv.DictReader((out / "metrics.csv").open()))
-    assert [row["generation"] for row in metrics] == ["1", "2", "3"]
+    assert [row["segment"] for row in metrics] == ["1", "2", "3"]
     (curve,) = load_curves([out])
     assert set(member_series(curve)["learning_rate"]) == {0, 1, 2}
     assert (out / "checkpoints" / "best_policy.pt").is_file()

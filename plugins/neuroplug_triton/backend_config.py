@@ -1,6 +1,9 @@
-"""The settings of this distribution's backend (its config schema), in a module that imports
-no torch: the command line checks a value and prints ``--help`` from it alone, named by
-the ``neuroplug.backend_configs`` entry point."""
+"""The settings of ``backend=triton``: its config schema, beside
+:mod:`neuroplug_triton.backend`.
+
+A module of its own that imports no torch: the command line checks a value and prints
+``--help`` from it alone, named by the ``neuroplug.backend_configs`` entry point ``triton``.
+"""
 
 from __future__ import annotations
 
@@ -10,6 +13,8 @@ from neuroplug.api import BackendConfig
 from neuroplug.errors import require
 
 MODES = ("auto", "noise", "dense")
+
+
 DENSE_DTYPE_NAMES = ("float32", "bfloat16")
 """The dense weights' storage types (the backend maps each to its torch dtype)."""
 

@@ -1,6 +1,10 @@
-"""The settings of this distribution's schedulers (their config schemas), in a module that
-imports no torch: the command line checks a value and prints ``--help`` from them alone,
-named by the ``neuroplug.scheduler_configs`` entry points."""
+"""The settings of ``scheduler=threaded``: its config schema, beside
+:mod:`neuroplug_schedulers.threaded`.
+
+A module of its own that imports no torch: the command line checks a value and prints
+``--help`` from it alone, named by the ``neuroplug.scheduler_configs`` entry point
+``threaded``.
+"""
 
 from __future__ import annotations
 
@@ -24,18 +28,3 @@ class ThreadedSchedulerConfig(LockstepSchedulerConfig):
     def __post_init__(self) -> None:
         super().__post_init__()
         require(self.groups >= 0, "scheduler.groups", f"got {self.groups}", "an integer >= 0")
-
-
-@dataclass
-class PipelinedSchedulerConfig(LockstepSchedulerConfig):
-    """Settings of the pipelined scheduler."""
-
-    env_threads: int = 0
-    """EnvPool worker threads in all, shared out between the groups' pools; 0 means one
-    per CPU core."""
-    groups: int = 2
-    """Groups of envs in flight (K >= 2): one in the backend while the others step."""
-
-    def __post_init__(self) -> None:
-        super().__post_init__()
-        require(self.groups >= 2, "scheduler.groups", f"got {self.groups}", "an integer >= 2")

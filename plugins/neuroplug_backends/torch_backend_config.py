@@ -1,6 +1,9 @@
-"""The settings of this distribution's backend (its config schema), in a module that imports
-no torch: the command line checks a value and prints ``--help`` from it alone, named by
-the ``neuroplug.backend_configs`` entry point."""
+"""The settings of ``backend=torch``: its config schema, beside
+:mod:`neuroplug_backends.torch_backend`.
+
+A module of its own that imports no torch: the command line checks a value and prints
+``--help`` from it alone, named by the ``neuroplug.backend_configs`` entry point ``torch``.
+"""
 
 from __future__ import annotations
 

@@ -1,6 +1,9 @@
-"""The settings of this distribution's scheduler (its config schema), in a module that imports
-no torch: the command line checks a value and prints ``--help`` from it alone, named by
-the ``neuroplug.scheduler_configs`` entry point."""
+"""The settings of ``scheduler=ray``: its config schema, beside
+:mod:`neuroplug_ray.scheduler`.
+
+A module of its own that imports no torch: the command line checks a value and prints
+``--help`` from it alone, named by the ``neuroplug.scheduler_configs`` entry point ``ray``.
+"""
 
 from __future__ import annotations
 

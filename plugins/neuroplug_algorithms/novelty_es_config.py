@@ -1,0 +1,91 @@
+"""The settings of ``algo=ns_es``, ``nsr_es`` and ``nsra_es`` (the novelty-search ES
+family): their config schemas, beside :mod:`neuroplug_algorithms.novelty_es`.
+
+A module of its own that imports no torch: the command line checks a value and prints
+``--help`` from it alone, named by the ``neuroplug.algorithm_configs`` entry points
+``ns_es``, ``nsr_es``, ``nsra_es``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from neuroplug.behaviors import BEHAVIORS
+from neuroplug.errors import require
+from neuroplug_algorithms.es_config import ESStepConfig
+
+
+@dataclass
+class NSESConfig(ESStepConfig):
+    """NS-ES settings; the ES fields are OpenAI ES's (the paper's MuJoCo defaults)."""
+
+    meta_population_size: int = 3
+    """M: ES centers searching at once (paper: 3 on Atari, 5 on Humanoid)."""
+    k: int = 10
+    """Nearest archive neighbours a behavior's novelty averages over."""
+    behavior: str = "auto"
+    """Behavior characterisation: auto, final_obs, final_position or final_ram."""
+    center_episodes: int = 1
+    """Episodes an updated center plays to measure its return and behavior (paper: 1-5)."""
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        require(
+            self.meta_population_size >= 1,
+            "algo.meta_population_size",
+            f"must be at least 1, got {self.meta_population_size}",
+            "an integer >= 1",
+        )
+        require(self.k >= 1, "algo.k", f"must be at least 1, got {self.k}", "an integer >= 1")
+        require(
+            self.behavior in BEHAVIORS,
+            "algo.behavior",
+            f"unknown behavior {self.behavior!r}",
+            ", ".join(BEHAVIORS),
+        )
+        require(
+            self.center_episodes >= 1,
+            "algo.center_episodes",
+            f"must be at least 1, got {self.center_episodes}",
+            "an integer >= 1",
+        )
+        # The update mixes rank vectors of two signals; the paper shapes both by rank.
+        require(
+            self.fitness_shaping == "centered_ranks",
+            "algo.fitness_shaping",
+            f"the NS-ES family mixes centered ranks of returns and novelty, got {self.fitness_shaping!r}",
+            "centered_ranks",
+        )
+
+
+@dataclass
+class NSRAESConfig(NSESConfig):
+    """NSRA-ES settings: NS-ES's plus the adaptation of the reward weight ``w``."""
+
+    initial_reward_weight: float = 1.0
+    """``w`` at the start (1: reward only)."""
+    weight_delta: float = 0.05
+    """How much ``w`` moves on an improvement or a stall."""
+    stall_generations: int = 10
+    """Generations without a better center return before ``w`` decreases."""
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        require(
+            0.0 <= self.initial_reward_weight <= 1.0,
+            "algo.initial_reward_weight",
+            f"got {self.initial_reward_weight}",
+            "a float in [0, 1]",
+        )
+        require(
+            0.0 < self.weight_delta <= 1.0,
+            "algo.weight_delta",
+            f"got {self.weight_delta}",
+            "a float in (0, 1]",
+        )
+        require(
+            self.stall_generations >= 1,
+            "algo.stall_generations",
+            f"got {self.stall_generations}",
+            "an integer >= 1",
+        )
