@@ -12,8 +12,11 @@ from collections.abc import Iterator
 
 
 def list_plugins() -> int:
-    """Print every discovered plugin; reads metadata only."""
+    """Print every discovered plugin, and the config options packages add; reads metadata
+    only."""
     from neuroplug import registry
+    from neuroplug.config.packages import package_options
+    from neuroplug.errors import PluginError
 
     rows = [("kind", "name", "distribution", "version", "target")]
     names: dict[tuple[str, str], int] = {}
@@ -22,6 +25,19 @@ def list_plugins() -> int:
             (registry.singular(info.kind), info.name, info.distribution, info.version, info.target)
         )
         names[(info.kind, info.name)] = names.get((info.kind, info.name), 0) + 1
+    try:
+        for option in package_options():
+            rows.append(
+                (
+                    "config_option",
+                    f"{option.group}={option.name}",
+                    option.distribution,
+                    option.version,
+                    str(option.path),
+                )
+            )
+    except PluginError as error:
+        print(f"warning: {error}")
     widths = [max(len(row[column]) for row in rows) for column in range(len(rows[0]))]
     for row in rows:
         print(
@@ -41,8 +57,10 @@ def _unknown_group_option(argv: list[str]):
     plugin is imported, so a typo costs a fraction of a second. None when all are known (a
     value Hydra resolves itself, ``glob(...)`` say, is left to Hydra)."""
     from neuroplug import registry
+    from neuroplug.config.packages import package_options
     from neuroplug.config.paths import conf_dir
     from neuroplug.config.unknown_option import unknown_group_option
+    from neuroplug.errors import PluginError
 
     options = {
         path.name: {yaml.stem for yaml in path.glob("*.yaml")}
@@ -51,6 +69,11 @@ def _unknown_group_option(argv: list[str]):
     }
     for kind in registry.KINDS.values():
         options.setdefault(kind.config_group, set()).update(registry.discover(kind.name))
+    try:
+        for option in package_options():
+            options.setdefault(option.group, set()).add(option.name)
+    except PluginError:
+        return None  # Hydra's composition reports it, naming the distributions
     for argument in argv:
         key, equals, value = argument.partition("=")
         group = key.lstrip("+~")

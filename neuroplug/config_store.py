@@ -15,12 +15,15 @@ from hydra.core.config_store import ConfigStore
 from omegaconf import OmegaConf
 
 from neuroplug import registry
+from neuroplug.config.packages import package_options
 from neuroplug.config.paths import conf_dir
 from neuroplug.config.run_dir import claim_run_dir
 from neuroplug.config.schema import EnvConfig, LoggerConfig, NetConfig, RunConfig
 from neuroplug.errors import PluginError
 
 CORE_SCHEMAS = {"run": RunConfig, "env": EnvConfig, "net": NetConfig, "logger": LoggerConfig}
+OPEN_CORE_FIELDS = {"env": ("kwargs",)}
+"""Core fields whose keys are not declared (a dict the env's constructor reads)."""
 
 
 def register_schemas(warn=None) -> None:
@@ -28,7 +31,12 @@ def register_schemas(warn=None) -> None:
     warn = warn or (lambda message: print(f"neuroplug: warning: {message}", file=sys.stderr))
     store = ConfigStore.instance()
     for group, schema in CORE_SCHEMAS.items():
-        store.store(group="schema", name=group, node=schema)
+        node = OmegaConf.structured(schema)
+        for open_field in OPEN_CORE_FIELDS.get(group, ()):
+            # Any key goes on the command line (env.kwargs.size=8, no "+"): the env's
+            # constructor is the schema, checked when the env is built.
+            OmegaConf.set_struct(node[open_field], False)
+        store.store(group="schema", name=group, node=node)
     shipped = conf_dir()
     for kind in registry.KINDS.values():
         group = kind.config_group
@@ -55,6 +63,19 @@ def register_schemas(warn=None) -> None:
             store.store(group=f"schema/{group}", name=name, node=node)
             if not (shipped / group / f"{name}.yaml").is_file():
                 store.store(group=group, name=name, node=node)
+    try:
+        options = package_options()
+    except PluginError as error:
+        warn(str(error))
+        options = ()
+    for option in options:
+        # A package's own option (env=gridworld): composed as a shipped yaml is.
+        store.store(
+            group=option.group,
+            name=option.name,
+            node=OmegaConf.load(option.path),
+            provider=option.distribution,
+        )
 
 
 def user_config_groups() -> dict[str, list[str]]:

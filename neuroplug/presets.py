@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from neuroplug.errors import ConfigError, require
+from neuroplug.nets.nature_cnn_geometry import fits_nature_cnn
 
 if TYPE_CHECKING:
     from neuroplug.envs.spec import EnvSpec
@@ -109,8 +110,10 @@ LIFE_AND_CLIP = ("reward_clip", "episodic_life")
 
 
 def task_kind(env: EnvSpec) -> str:
-    """``pixels``, ``discrete`` or ``continuous``: which preset applies to ``env``."""
-    if env.is_image:
+    """``pixels``, ``discrete`` or ``continuous``: which preset applies to ``env``. An image
+    too small for the Nature CNN (MiniGrid's 7x7 view, read flattened by an MLP) is a
+    control task's observation, not frames: its actions' kind decides."""
+    if env.is_image and fits_nature_cnn(env.obs_shape):
         return "pixels"
     return "discrete" if env.discrete else "continuous"
 

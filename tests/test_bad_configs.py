@@ -211,6 +211,13 @@ CASES = {
         field="env.kwargs.not_a_setting",
         also=("max_episode_steps",),  # the allowed list names EnvPool's real settings
     ),
+    "env-kwarg-without-plus": case(  # any key goes without "+": the env checks it
+        "env.kwargs.not_a_setting=3", field="env.kwargs.not_a_setting"
+    ),
+    "gymnasium-wrappers-on-envpool": case("env.wrappers=[a.b:C]", field="env.wrappers"),
+    "malformed-wrapper": case(
+        "env=gymnasium", "env.id=CartPole-v1", "env.wrappers=[no_colon]", field="env.wrappers[0]"
+    ),
     "env-kwarg-wrong-type": case(
         "env=pong",
         "+env.kwargs.repeat_action_probability=banana",

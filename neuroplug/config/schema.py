@@ -7,10 +7,11 @@ when the composed config is turned into these dataclasses — before any environ
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from neuroplug.errors import require
+from neuroplug.errors import ConfigError, require
 
 ACTIVATIONS = ("tanh", "relu", "elu", "sigmoid", "identity")
 VECTORIZATIONS = ("auto", "in_process", "processes")
@@ -129,7 +130,16 @@ class EnvConfig:
     """Mean evaluation return that counts as solved; null: the env's reward threshold."""
     kwargs: dict[str, Any] = field(default_factory=dict)
     """Extra keyword arguments for ``envpool.make`` (e.g. ``repeat_action_probability``), or
-    for a gymnasium env's constructor."""
+    for a gymnasium env's constructor (``env.kwargs.size=8``: any key, no ``+``)."""
+    imports: list[str] = field(default_factory=list)
+    """Gymnasium envs only: modules imported before the env is made, in this process and in
+    every worker, for packages that register their envs with gymnasium when imported
+    (``env.imports=[minigrid]``; ``env.id=minigrid:MiniGrid-Empty-5x5-v0`` does the same
+    for the id's own module, as ``gymnasium.make`` does)."""
+    wrappers: list[Any] = field(default_factory=list)
+    """Gymnasium envs only: wrappers applied to each env in order, each ``module:Class``
+    (``minigrid.wrappers:ImgObsWrapper``) or ``{entry_point: module:Class, kwargs: {...}}``;
+    the observations and actions neuroplug checks are the wrapped env's."""
     vectorization: str = "auto"
     """Gymnasium envs only: ``in_process`` (stepped one after the other here),
     ``processes`` (in ``workers`` worker processes) or ``auto`` (processes when one step
@@ -164,6 +174,22 @@ class EnvConfig:
             ", ".join(VECTORIZATIONS),
         )
         require(self.workers >= 0, "env.workers", f"got {self.workers}", "0 (one per core) or more")
+        gymnasium_only = [name for name in ("imports", "wrappers") if getattr(self, name)]
+        require(
+            not gymnasium_only or self.on_gymnasium,
+            f"env.{gymnasium_only[0] if gymnasium_only else 'imports'}",
+            "applies to gymnasium envs, and this env is an EnvPool task (env.task_id)",
+            "env.id or env.entry_point (env=gymnasium)",
+        )
+        for index, module in enumerate(self.imports):
+            require(
+                isinstance(module, str) and all(p.isidentifier() for p in module.split(".")),
+                f"env.imports[{index}]",
+                f"got {module!r}",
+                "a module name (package.module)",
+            )
+        for index, wrapper in enumerate(self.wrappers):
+            wrapper_entry(wrapper, f"env.wrappers[{index}]")
         mask = list(self.observation_mask)
         require(
             all(int(entry) >= 0 for entry in mask) and len(set(mask)) == len(mask),
@@ -176,6 +202,26 @@ class EnvConfig:
     def on_gymnasium(self) -> bool:
         """Whether the env runs through gymnasium rather than EnvPool."""
         return bool(self.id or self.entry_point)
+
+
+def wrapper_entry(wrapper: Any, field: str) -> tuple[str, dict[str, Any]]:
+    """``(module:Class, kwargs)`` of one ``env.wrappers`` entry (a string, or a dict with
+    ``entry_point`` and optional ``kwargs``); ConfigError naming ``field`` otherwise."""
+    allowed = "module:Class, or {entry_point: module:Class, kwargs: {...}}"
+    if isinstance(wrapper, str):
+        entry, kwargs = wrapper, {}
+    elif isinstance(wrapper, Mapping) and set(wrapper) <= {"entry_point", "kwargs"}:
+        entry, kwargs = wrapper.get("entry_point"), wrapper.get("kwargs") or {}
+    else:
+        raise ConfigError(field, f"got {wrapper!r}", allowed)
+    module, colon, name = str(entry).partition(":")
+    require(
+        isinstance(entry, str) and bool(colon and module and name) and isinstance(kwargs, Mapping),
+        field,
+        f"got {wrapper!r}",
+        allowed,
+    )
+    return entry, dict(kwargs)
 
 
 @dataclass

@@ -14,7 +14,7 @@ Observations become what neuroplug's networks read, as the EnvPool path does:
   layout); ``(C, H, W)`` stays;
 - a ``Discrete(n)`` observation (a state index) becomes a one-hot vector of ``n``;
 - a ``Dict`` of numeric arrays is flattened in its keys' order
-  (:mod:`neuroplug.envs.flatten`), as for DeepMind Control.
+  (:mod:`neuroplug.envs.flatten`), as for DeepMind Control, a ``Discrete`` entry one-hot.
 """
 
 from __future__ import annotations
@@ -52,6 +52,14 @@ class EnvMaker:
     action_dtype: str = "int64"
     info_keys: tuple[str, ...] = ()
     """Numeric ``info`` entries passed on with each step (a family's true score, say)."""
+    imports: tuple[str, ...] = ()
+    """Modules imported before the env is made (they register envs with gymnasium): in
+    every process that builds one, since a worker's registry starts empty."""
+    wrappers: tuple[tuple[str, tuple[tuple[str, Any], ...]], ...] = ()
+    """``(module:Class, kwargs items)`` of each wrapper, applied in order."""
+    categorical: tuple[str, ...] = ()
+    """``dict``: the entries that are a category's index, one-hot encoded (their size is
+    their part's)."""
 
     @property
     def name(self) -> str:
@@ -62,22 +70,28 @@ class EnvMaker:
         """A new env (``extra``: more constructor kwargs, e.g. ``render_mode``)."""
         import gymnasium
 
+        for module in self.imports:
+            importlib.import_module(module)
         kwargs = {**self.kwargs, **extra}
         if self.id is not None:
-            return gymnasium.make(
+            env = gymnasium.make(
                 self.id,
                 max_episode_steps=self.max_episode_steps,
                 disable_env_checker=True,
                 **kwargs,
             )
-        spec = gymnasium.envs.registration.EnvSpec(
-            id=_spec_name(self.name),
-            entry_point=load_entry_point(str(self.entry_point)),
-            max_episode_steps=self.max_episode_steps,
-            disable_env_checker=True,
-            kwargs=kwargs,
-        )
-        return gymnasium.make(spec)
+        else:
+            spec = gymnasium.envs.registration.EnvSpec(
+                id=_spec_name(self.name),
+                entry_point=load_entry_point(str(self.entry_point)),
+                max_episode_steps=self.max_episode_steps,
+                disable_env_checker=True,
+                kwargs=kwargs,
+            )
+            env = gymnasium.make(spec)
+        for entry_point, wrapper_kwargs in self.wrappers:
+            env = load_entry_point(entry_point)(env, **dict(wrapper_kwargs))
+        return env
 
     def shape(self, observation: Any) -> np.ndarray:
         """One raw observation as the networks read it."""
@@ -92,8 +106,19 @@ class EnvMaker:
             row[int(observation)] = 1
             return row
         return np.concatenate(
-            [np.asarray(observation[key], dtype=np.float64).reshape(-1) for key, _ in self.parts]
+            [
+                _one_hot(observation[key], shape[0])
+                if key in self.categorical
+                else np.asarray(observation[key], dtype=np.float64).reshape(-1)
+                for key, shape in self.parts
+            ]
         )
+
+
+def _one_hot(index: Any, size: int) -> np.ndarray:
+    row = np.zeros(size)
+    row[int(index)] = 1.0
+    return row
 
 
 def load_entry_point(entry_point: str):

@@ -10,6 +10,7 @@ constructor does not take, spaces no network or learner here can use.
 
 from __future__ import annotations
 
+import importlib
 import inspect
 import os
 import time
@@ -18,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from neuroplug.config.schema import EnvConfig
+from neuroplug.config.schema import EnvConfig, wrapper_entry
 from neuroplug.envs.families import gymnasium_family
 from neuroplug.envs.gymnasium_env import (
     ARRAY,
@@ -55,30 +56,42 @@ def make_gymnasium_spec(config: EnvConfig) -> EnvSpec:
         raise ConfigError(
             field, f"gymnasium is not installed ({error})", "pip install gymnasium"
         ) from None
-    creator = _creator(gymnasium, config, field)
+    env_id, imports = _id_and_imports(config)
+    creator = _creator(gymnasium, config, env_id, field)
     _check_kwargs(config, creator)
     maker = EnvMaker(
-        id=config.id,
+        id=env_id,
         entry_point=config.entry_point,
         kwargs=dict(config.kwargs),
         max_episode_steps=config.max_episode_steps,
+        imports=imports,
+        wrappers=_wrappers(config),
     )
     name = maker.name
     try:
         env = maker.make()
     except Exception as error:
+        what = "env.wrappers" if config.wrappers else "env.kwargs" if config.kwargs else field
         raise ConfigError(
-            "env.kwargs" if config.kwargs else field,
+            what,
             f"{name} could not be built: {type(error).__name__}: {_first_line(error)}",
-            "an env gymnasium.make can build with these kwargs",
+            "an env gymnasium.make can build with these kwargs, and wrappers that take it"
+            if config.wrappers
+            else "an env gymnasium.make can build with these kwargs",
         ) from error
+    # What the observations and actions are is the wrapped env's doing, where it is wrapped.
+    shaped_by = "env.wrappers" if config.wrappers else field
     try:
-        observation = _observation_shaping(name, env.observation_space)
-        actions = _action_space(name, env.action_space)
+        observation = _observation_shaping(name, env.observation_space, shaped_by)
+        actions = _action_space(name, env.action_space, shaped_by)
         maker = replace(maker, **observation["maker"], **actions["maker"])
-        step_seconds, info_keys = _probe(env, maker)
+        step_seconds, reset_keys, info_keys = _probe(env, maker)
         registered = getattr(env, "spec", None)
-        max_steps = config.max_episode_steps or getattr(registered, "max_episode_steps", None)
+        max_steps = (
+            config.max_episode_steps
+            or getattr(registered, "max_episode_steps", None)
+            or _own_step_cap(env)
+        )
         threshold = getattr(registered, "reward_threshold", None)
     finally:
         env.close()
@@ -90,12 +103,14 @@ def make_gymnasium_spec(config: EnvConfig) -> EnvSpec:
         )
     maker = replace(maker, info_keys=info_keys)
     family = gymnasium_family(config.family, name)
+    _check_score_key(family, name, reset_keys, info_keys)
     return EnvSpec(
         task_id=name,
         family=family,
         obs_shape=observation["shape"],
         obs_dtype=np.dtype(maker.observation_dtype),
         obs_parts=observation["parts"],
+        obs_categorical=observation["maker"].get("categorical", ()),
         discrete=actions["discrete"],
         num_actions=actions["num_actions"],
         action_low=actions["low"],
@@ -115,7 +130,68 @@ def make_gymnasium_spec(config: EnvConfig) -> EnvSpec:
     )
 
 
-def _creator(gymnasium: Any, config: EnvConfig, field: str) -> Any:
+def _id_and_imports(config: EnvConfig) -> tuple[str | None, tuple[str, ...]]:
+    """The gymnasium id without a module prefix, and the modules to import first
+    (``env.imports``, then the prefix of ``module:Id``, as ``gymnasium.make`` reads it), each
+    imported here: one that does not import is refused naming the setting that named it."""
+    env_id, imports = config.id, list(config.imports)
+    fields = [f"env.imports[{index}]" for index in range(len(imports))]
+    if env_id and ":" in env_id:
+        module, _, env_id = env_id.partition(":")
+        if not module or not env_id:
+            raise ConfigError("env.id", f"got {config.id!r}", "Id, or module:Id")
+        imports.append(module)
+        fields.append("env.id")
+    for module, field in zip(imports, fields, strict=True):
+        try:
+            importlib.import_module(module)
+        except Exception as error:
+            raise ConfigError(
+                field,
+                f"module {module!r} does not import: {type(error).__name__}: {_first_line(error)}",
+                "an importable module that registers the env (is its package installed?)",
+            ) from None
+    return env_id, tuple(dict.fromkeys(imports))
+
+
+def _wrappers(config: EnvConfig) -> tuple[tuple[str, tuple[tuple[str, Any], ...]], ...]:
+    """``env.wrappers`` as :attr:`EnvMaker.wrappers`, each class found (or the entry named)."""
+    found = []
+    for index, wrapper in enumerate(config.wrappers):
+        field = f"env.wrappers[{index}]"
+        entry, kwargs = wrapper_entry(wrapper, field)
+        try:
+            load_entry_point(entry)
+        except (ImportError, AttributeError) as error:
+            raise ConfigError(
+                field,
+                f"{entry!r} cannot be loaded: {type(error).__name__}: {_first_line(error)}",
+                "module:Class of a gymnasium wrapper (is its package installed?)",
+            ) from None
+        found.append((entry, tuple(sorted(kwargs.items()))))
+    return tuple(found)
+
+
+def _check_score_key(
+    family: Any, name: str, reset_keys: tuple[str, ...], step_keys: tuple[str, ...]
+) -> None:
+    """A family that reads the true score from ``info`` needs it after every reset and step."""
+    key = family.score_info_key
+    if key is None:
+        return
+    for where, keys in (("reset()", reset_keys), ("step()", step_keys)):
+        if key not in keys:
+            raise ConfigError(
+                "env.family",
+                f"the {family.name} family reads each step's true score from info[{key!r}] "
+                f"(its score_info_key), and {name}'s {where} info has no {key!r} "
+                f"(its numeric entries: {', '.join(keys) or 'none'})",
+                "a family whose score_info_key the env's reset() and step() info both hold, "
+                "or env.family=gymnasium (the reward is the score)",
+            )
+
+
+def _creator(gymnasium: Any, config: EnvConfig, env_id: str | None, field: str) -> Any:
     """The env's class or factory, or a ConfigError naming ``field``."""
     if config.entry_point:
         module, colon, attribute = config.entry_point.partition(":")
@@ -138,12 +214,13 @@ def _creator(gymnasium: Any, config: EnvConfig, field: str) -> Any:
                 field, f"module {module!r} has no {attribute!r}", "package.module:Class"
             ) from None
     try:
-        registered = gymnasium.spec(config.id)
+        registered = gymnasium.spec(env_id)
     except gymnasium.error.Error as error:
         raise ConfigError(
             field,
             _first_line(error),
-            "a registered gymnasium id (python -c 'import gymnasium; gymnasium.pprint_registry()')",
+            "a registered gymnasium id (python -c 'import gymnasium; gymnasium.pprint_registry()'); "
+            "an env its package registers when imported: module:Id, or env.imports=[module]",
         ) from None
     entry = registered.entry_point
     if isinstance(entry, str):
@@ -183,15 +260,17 @@ def _check_kwargs(config: EnvConfig, creator: Any) -> None:
             )
 
 
-def _observation_shaping(name: str, space: Any) -> dict:
-    """How ``space``'s observations become a network's input (see :mod:`gymnasium_env`)."""
+def _observation_shaping(name: str, space: Any, field: str) -> dict:
+    """How ``space``'s observations become a network's input (see :mod:`gymnasium_env`);
+    a space that cannot be used is refused naming ``field``, the setting that chose it."""
     from gymnasium import spaces
 
     def refuse(problem: str) -> ConfigError:
         return ConfigError(
-            "env.id",
+            field,
             f"{name}'s observation space is {problem}",
-            "Box, Discrete (one-hot), or a Dict of numeric Boxes (flattened)",
+            "Box, Discrete (one-hot), or a Dict of numeric Boxes and Discretes (flattened, "
+            "one-hot); a wrapper in env.wrappers can make one (minigrid.wrappers:ImgObsWrapper)",
         )
 
     if isinstance(space, spaces.Discrete):
@@ -202,14 +281,22 @@ def _observation_shaping(name: str, space: Any) -> dict:
             "parts": (),
         }
     if isinstance(space, spaces.Dict):
-        parts = []
+        parts, categorical = [], []
         for key, entry in space.spaces.items():
+            if isinstance(entry, spaces.Discrete) and int(entry.start) == 0:
+                parts.append((str(key), (int(entry.n),)))
+                categorical.append(str(key))
+                continue
             if not isinstance(entry, spaces.Box) or len(entry.shape) >= 3:
                 raise refuse(f"a Dict whose entry {key!r} is {entry}")
             parts.append((str(key), tuple(int(size) for size in entry.shape)))
         size = sum(int(np.prod(shape)) for _, shape in parts)
         return {
-            "maker": {"observation": DICT, "parts": tuple(parts)},
+            "maker": {
+                "observation": DICT,
+                "parts": tuple(parts),
+                "categorical": tuple(categorical),
+            },
             "shape": (size,),
             "parts": tuple(parts),
         }
@@ -235,15 +322,16 @@ def _observation_shaping(name: str, space: Any) -> dict:
     return {"maker": {"observation": ARRAY}, "shape": shape, "parts": ()}
 
 
-def _action_space(name: str, space: Any) -> dict:
-    """Discrete or bounded Box actions; anything else refused naming the space."""
+def _action_space(name: str, space: Any, field: str) -> dict:
+    """Discrete or bounded Box actions; anything else refused naming the space and
+    ``field``, the setting that chose it."""
     from gymnasium import spaces
 
     allowed = "Discrete(n) (start 0) or a bounded Box: the action spaces neuroplug's policies and learners act in"
     if isinstance(space, spaces.Discrete):
         if int(space.start) != 0:
             raise ConfigError(
-                "env.id", f"{name}'s actions are {space}, starting at {space.start}", allowed
+                field, f"{name}'s actions are {space}, starting at {space.start}", allowed
             )
         return {
             "maker": {"discrete_actions": True, "action_dtype": "int64"},
@@ -256,7 +344,7 @@ def _action_space(name: str, space: Any) -> dict:
         low, high = np.asarray(space.low, np.float32), np.asarray(space.high, np.float32)
         if not (np.isfinite(low).all() and np.isfinite(high).all()):
             raise ConfigError(
-                "env.id",
+                field,
                 f"{name}'s actions are {space}, unbounded: a policy cannot scale into it",
                 "bounded Box actions (wrap the env in gymnasium.wrappers.ClipAction)",
             )
@@ -267,15 +355,15 @@ def _action_space(name: str, space: Any) -> dict:
             "low": low.reshape(-1),
             "high": high.reshape(-1),
         }
-    raise ConfigError("env.id", f"{name}'s actions are {space}", allowed)
+    raise ConfigError(field, f"{name}'s actions are {space}", allowed)
 
 
-def _probe(env: Any, maker: EnvMaker) -> tuple[float, tuple[str, ...]]:
+def _probe(env: Any, maker: EnvMaker) -> tuple[float, tuple[str, ...], tuple[str, ...]]:
     """Seconds one step takes (random actions, at most :data:`PROBE_SECONDS`), and the
-    numeric scalar entries of its ``info``."""
+    numeric scalar entries of the first ``reset()``'s ``info`` and of a step's."""
     env.action_space.seed(0)
-    env.reset(seed=0)
-    info: dict = {}
+    _, info = env.reset(seed=0)
+    reset_keys = _numeric_keys(info)
     steps = 0
     started = time.perf_counter()
     while steps < PROBE_STEPS and time.perf_counter() - started < PROBE_SECONDS:
@@ -285,14 +373,24 @@ def _probe(env: Any, maker: EnvMaker) -> tuple[float, tuple[str, ...]]:
         if terminated or truncated:
             env.reset()
     seconds = (time.perf_counter() - started) / max(steps, 1)
-    keys = tuple(
+    return seconds, reset_keys, _numeric_keys(info)
+
+
+def _own_step_cap(env: Any) -> int | None:
+    """The cap an env applies itself without registering one: MiniGrid's ``max_steps``
+    (it truncates its episodes there)."""
+    cap = getattr(getattr(env, "unwrapped", env), "max_steps", None)
+    return cap if isinstance(cap, int) and not isinstance(cap, bool) and cap > 0 else None
+
+
+def _numeric_keys(info: dict) -> tuple[str, ...]:
+    return tuple(
         sorted(
             key
             for key, value in info.items()
             if isinstance(key, str) and np.ndim(value) == 0 and _is_number(value)
         )
     )
-    return seconds, keys
 
 
 def _is_number(value: Any) -> bool:

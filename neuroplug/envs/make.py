@@ -23,7 +23,8 @@ import numpy as np
 from neuroplug.config.schema import EnvConfig
 from neuroplug.devices import available_env_threads
 from neuroplug.envs.families import detect_family, family_named, family_names
-from neuroplug.envs.flatten import FlatObservationPool, observation_parts
+from neuroplug.envs.family import EnvFamily
+from neuroplug.envs.flatten import FlatObservationPool, categorical_entries, observation_parts
 from neuroplug.envs.masking import MaskedObservationPool
 from neuroplug.envs.spec import EnvSpec
 from neuroplug.errors import ConfigError, require
@@ -146,6 +147,7 @@ def _envpool_spec(config: EnvConfig) -> EnvSpec:
     plain = envpool.make_spec(config.task_id)
     # The task's own family (a named one only chose which EnvPool module to import first).
     family = detect_family(plain.config._asdict(), plain)
+    _check_info_keys(family, config.task_id, getattr(plain, "_state_keys", None))
     known = sorted(set(plain.config._fields) - _RESERVED_KWARGS)
     unknown = sorted(set(config.kwargs) - set(known))
     if unknown:
@@ -170,9 +172,11 @@ def _envpool_spec(config: EnvConfig) -> EnvSpec:
     observation_space = envpool_spec.observation_space
     action_space = envpool_spec.action_space
     obs_parts = observation_parts(config.task_id, observation_space)
+    categorical = categorical_entries(observation_space)
     if obs_parts:
         obs_shape: tuple[int, ...] = (sum(int(np.prod(shape)) for _, shape in obs_parts),)
-        obs_dtype = np.result_type(*(entry.dtype for entry in observation_space.spaces.values()))
+        dtypes = [entry.dtype for entry in observation_space.spaces.values()]
+        obs_dtype = np.result_type(*dtypes, *([np.float32] if categorical else []))
     else:
         obs_shape = tuple(int(size) for size in observation_space.shape)
         obs_dtype = np.dtype(observation_space.dtype)
@@ -183,6 +187,7 @@ def _envpool_spec(config: EnvConfig) -> EnvSpec:
         obs_shape=obs_shape,
         obs_dtype=obs_dtype,
         obs_parts=obs_parts,
+        obs_categorical=categorical,
         discrete=discrete,
         num_actions=int(action_space.n) if discrete else int(np.prod(action_space.shape)),
         action_low=None if discrete else np.asarray(action_space.low, dtype=np.float32),
@@ -241,7 +246,26 @@ def make_pool(spec: EnvSpec, seeds: np.ndarray, num_threads: int = 0, **override
         env_seed=[int(seed) for seed in seeds],
         **{**spec.make_kwargs, **overrides},
     )
-    return FlatObservationPool(pool, spec.obs_parts) if spec.obs_parts else pool
+    if not spec.obs_parts:
+        return pool
+    return FlatObservationPool(pool, spec.obs_parts, spec.obs_categorical)
+
+
+def _check_info_keys(family: EnvFamily, task_id: str, state_keys: Any) -> None:
+    """A family that reads the true score or the game's end from ``info`` needs the task to
+    have those entries: refused here, naming them, rather than at the first step."""
+    if state_keys is None:  # an EnvPool that does not list them: the first step will say
+        return
+    present = {key.removeprefix("info:") for key in state_keys if key.startswith("info:")}
+    for trait in ("score_info_key", "game_over_info_key"):
+        key = getattr(family, trait)
+        if key is not None and key not in present:
+            raise ConfigError(
+                "env.family",
+                f"the {family.name} family reads info[{key!r}] (its {trait}), and EnvPool's "
+                f"{task_id} has no such entry (its info: {', '.join(sorted(present))})",
+                f"a family whose {trait} the task's info holds",
+            )
 
 
 def _gymnasium_pool(spec: EnvSpec, seeds: np.ndarray, overrides: dict[str, Any]):

@@ -19,7 +19,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from neuroplug.envs.family import EnvFamily
-from neuroplug.envs.flatten import FlatObservationPool
+from neuroplug.envs.flatten import FlatObservationPool, flatten
 from neuroplug.envs.masking import MaskedObservationPool, MaskedSteps
 
 
@@ -47,6 +47,8 @@ class RawSteps:
 
     def __init__(self, pool: Any, family: EnvFamily) -> None:
         parts = pool.parts if isinstance(pool, FlatObservationPool) else None
+        self.parts = parts
+        self.categorical = pool.categorical if parts is not None else ()
         self.pool = pool.pool if parts is not None else pool
         keys = list(self.pool._state_keys)
         self._index = {key: keys.index(key) for key in keys}
@@ -72,12 +74,12 @@ class RawSteps:
         """The next batch of results (blocks until the pool's batch is ready)."""
         state = self.pool._recv()
         index = self._index
-        if len(self._observation_keys) == 1:
+        if self.parts is None:
             observations = state[self._observation_keys[0]]
         else:
-            rows = len(state[index["info:env_id"]])
-            observations = np.concatenate(
-                [state[key].reshape(rows, -1) for key in self._observation_keys], axis=1
+            entries = dict(zip(self.parts, self._observation_keys, strict=True))
+            observations = flatten(
+                {key: state[at] for (key, _), at in entries.items()}, self.parts, self.categorical
             )
         rewards, done, truncated = (
             state[index["reward"]],

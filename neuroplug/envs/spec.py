@@ -39,6 +39,9 @@ class EnvSpec:
     obs_parts: tuple[tuple[str, tuple[int, ...]], ...] = ()
     """Dict observations (DeepMind Control): ``(key, shape)`` of each entry, in the order
     they are concatenated into the flat observation; empty for array observations."""
+    obs_categorical: tuple[str, ...] = ()
+    """Dict observations: the entries that are a category's index, one-hot encoded (their
+    part's shape is ``(n,)``, the number of categories)."""
     reusable_pools: bool = False
     """Whether an episode's course depends only on its start and the actions taken (Atari
     without sticky actions): one pool may then play many evaluations (building an Atari

@@ -15,6 +15,7 @@ import neuroplug.nets
 from neuroplug.config.schema import NetConfig
 from neuroplug.envs.spec import EnvSpec
 from neuroplug.errors import ConfigError
+from neuroplug.nets.nature_cnn_geometry import fits_nature_cnn
 from neuroplug.nets.network import Network
 
 
@@ -39,7 +40,11 @@ def build_network(config: NetConfig, env: EnvSpec) -> Network:
     """The network ``config`` asks for, checked against ``env``'s observation space."""
     net_type = config.type
     if net_type == "auto":
-        net_type = env.family.default_network(env.is_image)
+        # An image too small for the Nature CNN (MiniGrid's 7x7 view) is read by an MLP,
+        # flattened, as a vector observation is.
+        net_type = env.family.default_network(
+            env.is_image and fits_nature_cnn(env.obs_shape, config.padding)
+        )
     types = network_types()
     if net_type not in types:
         raise ConfigError("net.type", f"got {net_type!r}", ", ".join(["auto", *types]))

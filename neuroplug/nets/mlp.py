@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import torch
 
 from neuroplug.config.schema import NetConfig
@@ -10,6 +12,7 @@ from neuroplug.errors import ConfigError
 from neuroplug.nets.core import check_core, core_layer, core_slots, initialize_core
 from neuroplug.nets.layers import LINEAR, Layer
 from neuroplug.nets.layout import ParameterLayout
+from neuroplug.nets.nature_cnn_geometry import fits_nature_cnn
 from neuroplug.nets.network import Network, normc_
 from neuroplug.nets.virtual_batch_norm import initialize_norm, norm_slots, with_norm
 
@@ -17,7 +20,10 @@ from neuroplug.nets.virtual_batch_norm import initialize_norm, norm_slots, with_
 class MLP(Network):
     """``input -> hidden... -> output`` with one activation between layers; with a
     recurrent core, ``input -> hidden... -> GRU -> output``; with ``vbn``, every hidden
-    layer's output normalized before its activation (virtual batch norm)."""
+    layer's output normalized before its activation (virtual batch norm). An observation of
+    several dimensions (an image too small for the Nature CNN: MiniGrid's 7x7 view) is read
+    flattened, row-major (the first linear layer reshapes its input; uint8 values are scaled
+    to [0, 1]); frames the Nature CNN takes are refused, naming it."""
 
     type_name = "mlp"
 
@@ -30,8 +36,9 @@ class MLP(Network):
         core: str = "none",
         core_size: int | None = None,
         vbn: bool = False,
+        input_shape: tuple[int, ...] | None = None,
     ) -> None:
-        self.input_shape = (input_size,)
+        self.input_shape = tuple(input_shape) if input_shape else (input_size,)
         self.vbn = vbn
         self.output_size = output_size
         self.activation_name = activation
@@ -64,28 +71,33 @@ class MLP(Network):
 
     @classmethod
     def from_config(cls, config: NetConfig, env: EnvSpec) -> MLP:
-        if env.is_image:
+        if env.is_image and fits_nature_cnn(env.obs_shape):
+            # Frames (Atari's 4x84x84): tens of thousands of raw pixels into one dense
+            # layer is almost surely a slip; a small image (MiniGrid's) is read flattened.
             raise ConfigError(
                 "net.type",
-                f"mlp cannot take image observations of shape {env.obs_shape} from {env.task_id}",
-                "nature_cnn or auto",
+                f"mlp would read {env.task_id}'s frames {env.obs_shape} as "
+                f"{math.prod(env.obs_shape):,} raw pixels",
+                "nature_cnn or auto (an MLP reads images too small for the Nature CNN)",
             )
-        if len(env.obs_shape) != 1:
+        if not env.obs_shape or math.prod(env.obs_shape) < 1:
             raise ConfigError(
                 "net.type",
-                f"mlp needs flat vector observations, {env.task_id} observes shape {env.obs_shape}",
-                "tasks with 1-D observations",
+                f"mlp needs observations of at least one number, {env.task_id} observes "
+                f"shape {env.obs_shape}",
+                "tasks with array observations",
             )
         hidden = [int(width) for width in config.hidden_sizes]
         check_core(config.core, config.core_size)
         return cls(
-            env.obs_shape[0],
+            math.prod(env.obs_shape),
             hidden,
             env.num_actions,
             config.activation,
             config.core,
             config.core_size,
             bool(config.vbn),
+            env.obs_shape,
         )
 
     def resized(self, output_size: int) -> MLP:
@@ -97,6 +109,7 @@ class MLP(Network):
             self.core,
             self.core_size or None,
             self.vbn,
+            self.input_shape,
         )
 
     def initial_params(self, generator: torch.Generator) -> torch.Tensor:
@@ -117,4 +130,12 @@ class MLP(Network):
         if self.core_size:
             widths[-2] = f"{self.core.upper()}{self.core_size}"
         norm = ", virtual batch norm" if self.vbn else ""
-        return f"MLP {'-'.join(widths)} ({self.activation_name}{norm}), {self.num_params:,} params"
+        flat = ""
+        if len(self.input_shape) > 1:
+            flat = (
+                f" on the flattened {'x'.join(str(size) for size in self.input_shape)} observation"
+            )
+        return (
+            f"MLP {'-'.join(widths)}{flat} ({self.activation_name}{norm}), "
+            f"{self.num_params:,} params"
+        )

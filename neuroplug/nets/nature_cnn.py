@@ -16,18 +16,11 @@ from neuroplug.errors import ConfigError
 from neuroplug.nets.core import check_core, core_layer, core_slots, initialize_core
 from neuroplug.nets.layers import CONV2D, LINEAR, Layer
 from neuroplug.nets.layout import ParameterLayout
+from neuroplug.nets.nature_cnn_geometry import CONV_LAYERS, conv_output_size
 from neuroplug.nets.network import Network
 from neuroplug.nets.virtual_batch_norm import initialize_norm, norm_slots, with_norm
 
-CONV_LAYERS = ((32, 8, 4), (64, 4, 2), (64, 3, 1))
-"""(channels, kernel, stride) of the three convolutions."""
 HIDDEN_SIZE = 512
-
-
-def _conv_output_size(size: int, kernel: int, stride: int, padding: str) -> int:
-    if padding == "same":
-        return math.ceil(size / stride)
-    return (size - kernel) // stride + 1
 
 
 class NatureCNN(Network):
@@ -68,8 +61,8 @@ class NatureCNN(Network):
                 shapes += norm_slots(f"conv{layer}", out_channels)
                 conv = with_norm(conv, f"conv{layer}")
             layers.append(conv)
-            height = _conv_output_size(height, kernel, stride, padding)
-            width = _conv_output_size(width, kernel, stride, padding)
+            height = conv_output_size(height, kernel, stride, padding)
+            width = conv_output_size(width, kernel, stride, padding)
             channels = out_channels
         if height < 1 or width < 1:
             raise ValueError(
@@ -112,7 +105,12 @@ class NatureCNN(Network):
                 bool(config.vbn),
             )
         except ValueError as error:
-            raise ConfigError("net.type", str(error), "larger frames, or mlp") from error
+            raise ConfigError(
+                "net.type",
+                str(error),
+                "mlp or auto (an MLP reads a small image flattened), net.padding=same, or "
+                "larger frames",
+            ) from error
 
     def resized(self, output_size: int) -> NatureCNN:
         return NatureCNN(

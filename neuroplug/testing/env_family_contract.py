@@ -11,6 +11,7 @@ from __future__ import annotations
 import pickle
 
 from neuroplug.behaviors import BEHAVIORS
+from neuroplug.envs.families import built_in_families
 from neuroplug.envs.family import EnvFamily
 from neuroplug.nets.build import network_types
 
@@ -36,6 +37,12 @@ def check_env_family(family_class: type[EnvFamily]) -> EnvFamily:
     name = getattr(family, "name", None)
     require(
         isinstance(name, str) and name.isidentifier(), f"name must be an identifier, got {name!r}"
+    )
+    shipped = {family.name: type(family) for family in built_in_families()}
+    require(
+        shipped.get(name, family_class) is family_class,
+        f"name {name!r} is a family neuroplug ships ({', '.join(sorted(shipped))}): choose "
+        "another (the entry point's name must be the same)",
     )
     require(
         isinstance(family.registration, str),

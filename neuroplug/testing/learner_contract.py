@@ -8,7 +8,9 @@ Use it from a plugin's own tests::
         check_learner_contract(MyLearner)
 
 The learner trains a few short segments on CartPole-v1 (EnvPool, a 16-unit MLP, CPU), so
-the check runs in seconds. It checks: each ``train_segment`` advances ``segments`` by one
+the check runs in seconds; a learner for another kind of task names one with ``task``
+(``check_learner_contract(MySAC, task="Pendulum-v1")``: an EnvPool task id, or an
+:class:`~neuroplug.config.schema.EnvConfig`, a gymnasium env's say). It checks: each ``train_segment`` advances ``segments`` by one
 and returns honest counters (``frames = env_steps * frame_skip``, at least the segment's
 steps, finite returns of whole games with positive lengths, scalar stats);
 ``policy_params()`` is a finite ``(D,)`` float32 CPU tensor that changes with training; a
@@ -18,7 +20,7 @@ and back through the weights-only loader resuming uses) loads into a new learner
 unchanged.
 
 Arguments: ``config`` (default: the plugin's ``config_class(name=...)``, its unset fields
-filled from its preset for CartPole), ``segments`` trained, ``segment_steps`` per segment,
+filled from its preset for the task), ``task`` (default CartPole-v1), ``segments`` trained, ``segment_steps`` per segment,
 the ``seed``, ``deterministic=False`` for an asynchronous learner whose runs depend
 on thread timing (``appo``), and ``network``: the policy network to train, built from
 the env's spec (default: a 16-unit MLP), so a new architecture can be checked under
@@ -55,11 +57,20 @@ NetworkFactory = Callable[[EnvSpec], Network]
 """Builds the policy network for an env spec."""
 
 
+Task = str | EnvConfig
+"""An EnvPool task id, or a whole env config (a gymnasium env's)."""
+
+
 def learner_context(
-    seed: int = 0, max_env_steps: int | None = None, network: NetworkFactory | None = None
+    seed: int = 0,
+    max_env_steps: int | None = None,
+    network: NetworkFactory | None = None,
+    task: Task = TASK,
 ) -> LearnerContext:
-    """What a learner is built from, for CartPole-v1 with a 16-unit MLP (or ``network``)."""
-    env, default = build_env_and_network(EnvConfig(task_id=TASK), NetConfig(hidden_sizes=[16]))
+    """What a learner is built from, for ``task`` (CartPole-v1) with a 16-unit MLP (or
+    ``network``)."""
+    env_config = task if isinstance(task, EnvConfig) else EnvConfig(task_id=task)
+    env, default = build_env_and_network(env_config, NetConfig(hidden_sizes=[16]))
     policy = network(env) if network is not None else default
     return _learner_context(policy, env, seed, max_env_steps, env_threads=1)
 
@@ -70,8 +81,9 @@ def _build(
     seed: int,
     budget: int | None,
     network: NetworkFactory | None,
+    task: Task,
 ):
-    context = learner_context(seed, budget, network)
+    context = learner_context(seed, budget, network, task)
     settings, _ = resolve(config, context.env)
     return learner_class(settings, context)
 
@@ -84,6 +96,7 @@ def check_learner_contract(
     seed: int = 0,
     deterministic: bool = True,
     network: NetworkFactory | None = None,
+    task: Task = TASK,
 ) -> None:
     """Raise :class:`ContractViolation` naming the first broken part of the contract."""
     name = learner_class.__name__
@@ -92,7 +105,7 @@ def check_learner_contract(
     budget = segments * segment_steps
     runs = []
     for _ in range(2):
-        learner = _build(learner_class, config, seed, budget, network)
+        learner = _build(learner_class, config, seed, budget, network, task)
         initial = learner.policy_params().clone()
         try:
             steps = 0
@@ -139,7 +152,7 @@ def check_learner_contract(
             state = roundtrip(learner.state_dict(), "the learner's state_dict()")
         finally:
             learner.close()
-        fresh = _build(learner_class, config, seed, budget, network)
+        fresh = _build(learner_class, config, seed, budget, network, task)
         try:
             fresh.load_state_dict(state)
             _require(

@@ -4,8 +4,10 @@ it honours the learner contract and learns CartPole."""
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from readme_code import readme_module
 
+from neuroplug.errors import ConfigError
 from neuroplug.testing import (
     check_learner_contract,
     check_population_member,
@@ -63,3 +65,21 @@ def test_the_readme_learner_is_a_population_member(monkeypatch):
         population.close()
     assert segment.env_steps > 0 and population.rounds >= 1
     assert [member.config.learning_rate for member in population.members] != before
+
+
+def _readme_ddpg():
+    """The guide's off-policy example (docs/plugins.md), executed as a module of its own."""
+    return readme_module("class DDPG(", "readme_ddpg")
+
+
+def test_the_off_policy_example_honours_the_contract_on_pendulum():
+    ddpg = _readme_ddpg()
+    # Learning starts within the check's two segments of 256 steps, so the policy changes.
+    config = ddpg.DDPGConfig(name="ddpg", learning_starts=64, batch_size=32)
+    check_learner_contract(ddpg.DDPG, config=config, task="Pendulum-v1")
+
+
+def test_the_off_policy_example_is_refused_on_discrete_actions():
+    ddpg = _readme_ddpg()
+    with pytest.raises(ConfigError, match="discrete"):
+        check_learner_contract(ddpg.DDPG, task="CartPole-v1")

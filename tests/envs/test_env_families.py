@@ -13,7 +13,7 @@ from neuroplug.config.schema import EnvConfig
 from neuroplug.envs import families
 from neuroplug.envs.family import EnvFamily
 from neuroplug.envs.make import make_spec
-from neuroplug.errors import PluginError
+from neuroplug.errors import ConfigError, PluginError
 from neuroplug.testing import check_env_family
 from neuroplug.testing.env_family_contract import FamilyContractViolation
 
@@ -73,8 +73,16 @@ def test_a_registered_family_claims_its_envs_and_its_traits_apply(installed):
     assert "position" in spec.gymnasium.info_keys  # the true score reaches the pools
     # Other gymnasium envs keep the plain family; naming one overrides detection.
     assert make_spec(EnvConfig(id="CartPole-v1")).family.name == "gymnasium"
-    named = EnvConfig(id="CartPole-v1", family="corridors")
+    named = EnvConfig(entry_point="corridor_env:Corridor", max_episode_steps=20, family="corridors")
     assert make_spec(named).family.name == "corridors"
+
+
+def test_a_family_whose_score_key_the_env_lacks_is_refused_at_start_up(installed):
+    installed()
+    # CartPole's info holds no "position": the run would crash at its first reset.
+    with pytest.raises(ConfigError, match=r"corridors family .*info\['position'\]") as error:
+        make_spec(EnvConfig(id="CartPole-v1", family="corridors"))
+    assert error.value.field == "env.family" and "\n" not in str(error.value)
 
 
 def test_a_family_named_unlike_its_entry_point_is_refused(installed):
@@ -115,7 +123,24 @@ def test_the_contract_names_a_broken_trait():
         def default_network(self, is_image):
             return "transformer"
 
+    class Classic(EnvFamily):
+        name = "classic"  # neuroplug ships a family of that name
+
+    with pytest.raises(FamilyContractViolation, match="'classic' is a family neuroplug ships"):
+        check_env_family(Classic)
     with pytest.raises(FamilyContractViolation, match="frame_skip"):
         check_env_family(NoSkip)
     with pytest.raises(FamilyContractViolation, match="transformer"):
         check_env_family(BadNetwork)
+
+
+def test_an_envpool_task_without_its_familys_info_key_is_refused_naming_both():
+    envpool = pytest.importorskip("envpool")
+    from neuroplug.envs import make
+
+    atari = families.family_named("atari")
+    keys = envpool.make_spec("CartPole-v1")._state_keys
+    with pytest.raises(ConfigError, match=r"atari family reads info\['reward'\]") as error:
+        make._check_info_keys(atari, "CartPole-v1", keys)
+    assert error.value.field == "env.family"
+    make._check_info_keys(atari, "Pong-v5", envpool.make_spec("Pong-v5")._state_keys)

@@ -139,13 +139,34 @@ def test_dict_observations_are_flattened_in_the_tasks_own_order():
         assert flat.shape == (2, 24) and np.array_equal(flat, expected)
 
 
-def test_an_observation_that_cannot_be_flattened_honestly_is_refused_naming_the_entry():
+def test_a_category_entry_is_one_hot_and_a_small_image_among_vectors_flattened():
     skip_unless_envpool_has("MiniGrid-Empty-5x5-v0")
+    spec = make_spec(EnvConfig(task_id="MiniGrid-Empty-5x5-v0"))
+    assert spec.obs_parts == (("direction", (4,)), ("image", (7, 7, 3)), ("mission", (96,)))
+    assert spec.obs_categorical == ("direction",) and spec.obs_shape == (247,)
+    pool = make_pool(spec, np.array([1, 2]))
+    try:
+        observations = pool.reset()[0]
+    finally:
+        pool.close()
+    assert observations.shape == (2, 247)
+    assert (observations[:, :4].sum(1) == 1).all() and set(np.unique(observations[:, :4])) <= {0, 1}
+
+
+def test_an_observation_that_cannot_be_flattened_honestly_is_refused_naming_the_entry():
+    from gymnasium import spaces
+
+    from neuroplug.envs.flatten import observation_parts
+
+    vector = spaces.Box(-1, 1, (3,))
+    frames = spaces.Dict({"frame": spaces.Box(0, 255, (84, 84, 3), np.uint8), "speed": vector})
     with pytest.raises(
-        ConfigError,
-        match=r"^env\.task_id: MiniGrid-Empty-5x5-v0's observation entry 'direction' is Discrete\(4\): a category",
+        ConfigError, match=r"^env\.task_id: Task's observation entry 'frame' is an image"
     ):
-        make_spec(EnvConfig(task_id="MiniGrid-Empty-5x5-v0"))
+        observation_parts("Task", frames)
+    nested = spaces.Dict({"inner": spaces.Dict({"speed": vector})})
+    with pytest.raises(ConfigError, match=r"entry 'inner' is itself a Dict"):
+        observation_parts("Task", nested)
 
 
 @pytest.mark.parametrize("algo", ["es", "ppo"])

@@ -22,13 +22,20 @@ from neuroplug.errors import ConfigError, PluginError
 
 
 @cache
-def all_families() -> tuple[EnvFamily, ...]:
-    """Every family, built in and registered, in detection order."""
+def built_in_families() -> tuple[EnvFamily, ...]:
+    """The families neuroplug ships (one module each in this package)."""
     found = []
     for module in pkgutil.iter_modules(__path__):
         family = getattr(importlib.import_module(f"{__name__}.{module.name}"), "FAMILY", None)
         if isinstance(family, EnvFamily):
             found.append(family)
+    return tuple(found)
+
+
+@cache
+def all_families() -> tuple[EnvFamily, ...]:
+    """Every family, built in and registered, in detection order."""
+    found = list(built_in_families())
     found += _registered_families({family.name for family in found})
     return tuple(sorted(found, key=lambda family: (family.detection_order, family.name)))
 

@@ -1,0 +1,89 @@
+"""Config options that installed packages add: ``env=<name>`` without a file in this repository.
+
+A package names a data package of its own whose folders are config groups, as ``conf/`` is
+laid out (``my_pkg/conf/env/gridworld.yaml``), under the ``neuroplug.conf`` entry-point
+group::
+
+    [project.entry-points."neuroplug.conf"]
+    my_pkg = "my_pkg.conf"
+
+Each yaml is then an option of its group (``env=gridworld``), composed like a shipped one
+(its defaults list may start from ``/schema/env@_here_``). Found from metadata and the
+package's files alone: nothing of the package is imported but the data package's parents.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from dataclasses import dataclass
+from functools import cache
+from importlib import metadata
+from pathlib import Path
+
+from neuroplug.config.paths import conf_dir
+from neuroplug.errors import PluginError
+
+ENTRY_POINT_GROUP = "neuroplug.conf"
+"""Where a package names its folder of config groups."""
+
+
+@dataclass(frozen=True)
+class PackageOption:
+    """One option a package adds: ``group=name``, read from ``path``."""
+
+    group: str
+    name: str
+    path: Path
+    distribution: str
+    version: str
+
+
+@cache
+def package_options() -> tuple[PackageOption, ...]:
+    """Every option installed packages add, checked: one a shipped yaml or another package
+    already has is refused naming both, as two plugins claiming one name are."""
+    shipped = conf_dir()
+    found: dict[tuple[str, str], PackageOption] = {}
+    for entry_point in sorted(metadata.entry_points(group=ENTRY_POINT_GROUP), key=_value):
+        distribution = entry_point.dist.name if entry_point.dist else "?"
+        version = entry_point.dist.version if entry_point.dist else "?"
+        folder = _folder(entry_point, distribution)
+        for group in sorted(path for path in folder.iterdir() if path.is_dir()):
+            for yaml in sorted(group.glob("*.yaml")):
+                option = PackageOption(group.name, yaml.stem, yaml, distribution, version)
+                key = (option.group, option.name)
+                if (shipped / group.name / yaml.name).is_file():
+                    raise PluginError(
+                        f"distribution {distribution} {version} adds {group.name}={yaml.stem} "
+                        f"({yaml}), an option neuroplug ships: rename its yaml"
+                    )
+                if key in found:
+                    raise PluginError(
+                        f"{group.name}={yaml.stem} is added by distributions "
+                        f"{found[key].distribution} and {distribution}: uninstall one, or "
+                        "rename its yaml"
+                    )
+                found[key] = option
+    return tuple(found.values())
+
+
+def _value(entry_point: metadata.EntryPoint) -> str:
+    return entry_point.value
+
+
+def _folder(entry_point: metadata.EntryPoint, distribution: str) -> Path:
+    """The directory of the data package an entry point names."""
+    where = f"neuroplug.conf entry point {entry_point.name!r} of distribution {distribution}"
+    try:
+        spec = importlib.util.find_spec(entry_point.value)
+    except (ImportError, ValueError) as error:
+        raise PluginError(
+            f"{where} names {entry_point.value!r}, which does not import: {error}"
+        ) from None
+    locations = list(spec.submodule_search_locations or []) if spec else []
+    if not locations:
+        raise PluginError(
+            f"{where} names {entry_point.value!r}: it must be a package (a folder with "
+            "__init__.py) whose folders are config groups (env/<name>.yaml)"
+        )
+    return Path(locations[0])
