@@ -35,8 +35,8 @@ from neuroplug_schedulers.threaded import ThreadedScheduler, ThreadedSchedulerCo
 from neuroplug.api import EvaluationRequest
 from neuroplug.config.schema import EnvConfig, NetConfig
 from neuroplug.envs.make import make_spec
-from neuroplug.nets.build import build_network
 from neuroplug.nets.policy import Policy
+from neuroplug.networks import build_network
 from neuroplug.population import BaseOrigin, Population
 
 RESULTS = Path(__file__).resolve().parent / "results"

@@ -44,8 +44,8 @@ from neuroplug.api import Backend, BackendConfig, EvaluationRequest
 from neuroplug.config.schema import EnvConfig, NetConfig
 from neuroplug.envs.make import make_pool, make_spec
 from neuroplug.lowrank import lowrank_for
-from neuroplug.nets.build import build_network
 from neuroplug.nets.policy import Policy
+from neuroplug.networks import build_network
 from neuroplug.population import Population
 
 

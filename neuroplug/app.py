@@ -114,6 +114,7 @@ def run_job(config: DictConfig) -> dict[str, Any]:
         check_virtual_batch_norm,
         typed_experiment,
     )
+    from neuroplug.networks import check_network_settings
 
     config, resume_dir = resolve_resume(config)
     # The front door: past this line only the typed, validated form travels. A bad value is
@@ -121,6 +122,7 @@ def run_job(config: DictConfig) -> dict[str, Any]:
     experiment = typed_experiment(config)
     check_budget_unit(experiment)
     check_virtual_batch_norm(experiment)
+    check_network_settings(experiment.net)
     from neuroplug.training.trainer import Trainer
 
     run_dir = resume_dir if resume_dir is not None else _own_run_dir(config)

@@ -22,8 +22,9 @@ from neuroplug.config.schema import EnvConfig, LoggerConfig, NetConfig, RunConfi
 from neuroplug.errors import PluginError
 
 CORE_SCHEMAS = {"run": RunConfig, "env": EnvConfig, "net": NetConfig, "logger": LoggerConfig}
-OPEN_CORE_FIELDS = {"env": ("kwargs",)}
-"""Core fields whose keys are not declared (a dict the env's constructor reads)."""
+OPEN_CORE_FIELDS = {"env": ("kwargs",), "net": ("kwargs",)}
+"""Core fields whose keys are not declared: a dict the env's constructor reads, or the
+chosen network's own settings."""
 
 
 def register_schemas(warn=None) -> None:
@@ -34,7 +35,7 @@ def register_schemas(warn=None) -> None:
         node = OmegaConf.structured(schema)
         for open_field in OPEN_CORE_FIELDS.get(group, ()):
             # Any key goes on the command line (env.kwargs.size=8, no "+"): the env's
-            # constructor is the schema, checked when the env is built.
+            # constructor, or the network's config class, is the schema.
             OmegaConf.set_struct(node[open_field], False)
         store.store(group="schema", name=group, node=node)
     shipped = conf_dir()

@@ -20,6 +20,7 @@ MOVED: dict[str, tuple[str, int]] = {
     "neuroplug.rl.population_acting": ("neuroplug.rl.acting", 4),
     "neuroplug.rl.presets": ("neuroplug.presets", 4),
     "neuroplug.replay": ("neuroplug.watch", 4),
+    "neuroplug.nets.build": ("neuroplug.networks", 5),
     # Each plugin's config moved beside its code (the learner named by its module).
     "neuroplug_algorithms.configs": ("neuroplug_algorithms.<algorithm>_config", 5),
     "neuroplug_learners.configs": ("neuroplug_learners.<learner>_config", 5),

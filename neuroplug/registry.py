@@ -31,8 +31,9 @@ class PluginKind:
     """The entry-point group a package registers under (``neuroplug.algorithms``)."""
     config_group: str
     """The Hydra config group that selects one (``algo``)."""
-    base: type
-    """The class every plugin of this kind subclasses."""
+    base: type | str
+    """The class every plugin of this kind subclasses, or its ``module:Class`` where
+    importing it would import torch (networks): imported only to load a plugin."""
     config_base: type
     """The dataclass every plugin config of this kind derives from."""
     config_entry_point_group: str = ""
@@ -40,6 +41,13 @@ class PluginKind:
     (``neuroplug.algorithm_configs``): a module that imports no torch, so the command line
     checks values and prints ``--help`` without importing the plugin. Optional for a
     plugin; without one, its ``config_class`` is read by loading it."""
+
+    def base_class(self) -> type:
+        """:attr:`base`, imported where it is named."""
+        if isinstance(self.base, str):
+            module, _, name = self.base.partition(":")
+            return getattr(importlib.import_module(module), name)
+        return self.base
 
     @property
     def singular(self) -> str:
@@ -92,7 +100,24 @@ ENV_FAMILIES = PluginKind("env_families", "neuroplug.env_families", "env", EnvFa
 the env they know), with no config class of their own, so not among :data:`KINDS`; listed
 here, loaded by :func:`neuroplug.envs.families.all_families`."""
 
-_ALL_KINDS: dict[str, PluginKind] = {**KINDS, ENV_FAMILIES.name: ENV_FAMILIES}
+NETWORKS = PluginKind(
+    "networks",
+    "neuroplug.networks",
+    "net",
+    "neuroplug.nets.network:Network",
+    object,
+    "neuroplug.network_configs",
+)
+"""Network architectures (:mod:`neuroplug.networks`): selected by ``net.type``, their own
+settings under ``net.kwargs`` (a network's config class, named by its
+``neuroplug.network_configs`` entry point, is the dataclass of those); not among
+:data:`KINDS`, whose config classes are whole Hydra options."""
+
+_ALL_KINDS: dict[str, PluginKind] = {
+    **KINDS,
+    ENV_FAMILIES.name: ENV_FAMILIES,
+    NETWORKS.name: NETWORKS,
+}
 
 
 @dataclass(frozen=True)
@@ -225,6 +250,11 @@ def _config_entry_point(kind: str, name: str, info: PluginInfo) -> PluginInfo | 
     return next((entry for entry in declared if entry.distribution == info.distribution), None)
 
 
+def declares_config_entry_point(kind: str, name: str) -> bool:
+    """Whether the plugin's distribution names its config class apart (metadata only)."""
+    return _config_entry_point(kind, name, resolve(kind, name)) is not None
+
+
 def load_config_class(kind: str, name: str) -> type:
     """The config class of the plugin registered as ``name``: from the config entry point
     its distribution declares (a light module, imported without the plugin and torch), else
@@ -246,7 +276,7 @@ def load(kind: str, name: str) -> type:
     """Import and return the plugin class registered as ``name`` for ``kind``."""
     info = resolve(kind, name)
     plugin = _import_target(kind, name, info)
-    base = kind_of(kind).base
+    base = kind_of(kind).base_class()
     if not (isinstance(plugin, type) and issubclass(plugin, base)):
         raise PluginError(
             f"{singular(kind)} plugin {name!r} from distribution {info.distribution} points at "
@@ -285,7 +315,7 @@ def _check_contract(plugin: type, kind: str, name: str, info: PluginInfo) -> Non
     missing = sorted(getattr(plugin, "__abstractmethods__", ()))
     if missing:
         raise PluginError(
-            f"{who} does not implement neuroplug.api.{kind_of(kind).base.__name__}'s "
+            f"{who} does not implement {_qualified(kind_of(kind).base_class())}'s "
             f"{', '.join(f'{method}()' for method in missing)} (contract {api.CONTRACT_VERSION}; "
             f"changes by version: {contract_changes_since(0)})"
         )
@@ -352,3 +382,7 @@ def selected_config_class(config_group: str, name: str) -> type:
     """The config class of the plugin selected with ``<config_group>=<name>``, read without
     importing the plugin where it declares a config entry point (:func:`load_config_class`)."""
     return load_config_class(selected_kind(config_group, name).name, name)
+
+
+def _qualified(cls: type) -> str:
+    return f"{cls.__module__}.{cls.__qualname__}"

@@ -20,6 +20,7 @@ import neuroplug  # noqa: F401 - installs the finder
         ("neuroplug.replay", "neuroplug.watch"),
         ("neuroplug_learners.configs", "neuroplug_learners.<learner>_config"),
         ("neuroplug_ray.configs", "neuroplug_ray.scheduler_config"),
+        ("neuroplug.nets.build", "neuroplug.networks"),
     ],
 )
 def test_importing_a_moved_module_names_where_it_went(old, new):

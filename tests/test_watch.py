@@ -17,8 +17,8 @@ from neuroplug.config.schema import EnvConfig, NetConfig
 from neuroplug.engine.lockstep import EpisodeObserver, LockstepEvaluation
 from neuroplug.envs.make import make_spec
 from neuroplug.experiment import Experiment
-from neuroplug.nets.build import build_network
 from neuroplug.nets.policy import Policy
+from neuroplug.networks import build_network
 from neuroplug.population import Population
 from neuroplug.seeds import EVALUATION_GENERATION_OFFSET
 from neuroplug.training.checkpoint import BEST_POLICY, checkpoint_dir

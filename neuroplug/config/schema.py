@@ -229,8 +229,15 @@ class NetConfig:
     """The policy network; ``type: auto`` picks an MLP or the Nature CNN from the obs."""
 
     type: str = "auto"
-    """``auto``, ``mlp`` or ``nature_cnn`` (or any architecture in ``neuroplug/nets/``;
-    checked when the network is built, :func:`neuroplug.nets.build.build_network`)."""
+    """``auto`` (the env family's choice), ``mlp``, ``nature_cnn``, or any network a package
+    registers (``python -m neuroplug --list-plugins``; :mod:`neuroplug.networks`)."""
+    kwargs: dict[str, Any] = field(default_factory=dict)
+    """A network's own settings (``net.kwargs.channels=[16,32,32]``: any key, no ``+``),
+    checked against the network's config class; the built-in networks take none, and
+    ``net.type=module`` passes them to the module's constructor."""
+    module: str | None = None
+    """``net.type=module``: ``package.module:Class`` of a ``torch.nn.Module`` built as
+    ``Class(observation_shape, outputs, **net.kwargs)`` (:mod:`neuroplug.nets.module_network`)."""
     hidden_sizes: list[int] = field(default_factory=lambda: [256, 256])
     """MLP hidden layer widths."""
     activation: str = "tanh"

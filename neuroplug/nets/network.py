@@ -27,9 +27,10 @@ class Network(ABC):
 
     A subclass declares its slots (``layout``) and its forward pass as a table of layers
     (``layers``, :mod:`neuroplug.nets.layers`); the forward passes below, both torch
-    backends, the Triton backend and the learners all run it from that table. One module
-    in ``neuroplug/nets/`` defining a subclass with a ``type_name`` makes it
-    ``net.type=<type_name>`` (:func:`neuroplug.nets.build.build_network` finds it).
+    backends, the Triton backend and the learners all run it from that table. Registered
+    under the ``neuroplug.networks`` entry-point group (as ``mlp`` and ``nature_cnn`` are),
+    it is ``net.type=<name>`` (:func:`neuroplug.networks.build_network` builds it with
+    :meth:`from_config`).
     """
 
     layout: ParameterLayout
@@ -39,7 +40,15 @@ class Network(ABC):
     input_shape: tuple[int, ...]
     output_size: int
     type_name: ClassVar[str] = ""
-    """Its ``net.type`` name; empty for networks built only in code (tests, experiments)."""
+    """Its ``net.type`` name, as its ``neuroplug.networks`` entry point names it; empty for
+    networks built only in code (tests, experiments)."""
+    supports_virtual_batch_norm: ClassVar[bool] = True
+    """Whether ``net.vbn`` can normalise its layers (the layer table's); where not, the
+    algorithms whose papers use it run without."""
+    config_class: ClassVar[type | None] = None
+    """The dataclass of the settings it reads from ``net.kwargs`` (None: none); a
+    ``neuroplug.network_configs`` entry point naming it lets them be checked before torch
+    is imported."""
     reference_batch: torch.Tensor | None = None
     """Virtual batch norm's reference observations ``(b, *input_shape)`` as the env gives
     them (``net.vbn``): collected once per run (:mod:`neuroplug.envs.reference_batch`),

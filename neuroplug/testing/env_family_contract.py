@@ -13,7 +13,7 @@ import pickle
 from neuroplug.behaviors import BEHAVIORS
 from neuroplug.envs.families import built_in_families
 from neuroplug.envs.family import EnvFamily
-from neuroplug.nets.build import network_types
+from neuroplug.networks import network_names
 
 
 class FamilyContractViolation(AssertionError):
@@ -62,8 +62,8 @@ def check_env_family(family_class: type[EnvFamily]) -> EnvFamily:
     for is_image in (False, True):
         network = family.default_network(is_image)
         require(
-            network in network_types(),
-            f"default_network({is_image}) is {network!r}; known: {', '.join(network_types())}",
+            network in network_names(),
+            f"default_network({is_image}) is {network!r}; known: {', '.join(network_names())}",
         )
     require(isinstance(family.make_defaults(), dict), "make_defaults() must return a dict")
     require(

@@ -7,12 +7,13 @@ Use it from the tests of a new architecture::
     def test_my_network_honours_the_contract():
         check_network_contract(MyNetwork(...))
 
-It checks that the layer table (:attr:`neuroplug.nets.network.Network.layers`) names each
-slot of the layout once, with the shapes its layer kind takes; that ``initial_params``
+It checks that the layer table (:attr:`neuroplug.nets.network.Network.layers`), where the
+network has one, names each slot of the layout once, with the shapes its layer kind takes
+(a network without one, ``net.type=module``, runs its own forwards); that ``initial_params``
 gives a finite ``(D,)`` vector, the same for the same generator seed; that the batched
 forward of different members matches each member's :meth:`forward_single`, whose outputs
 are ``(b, output_size)``; that :meth:`features` and :meth:`head` compose to the forward
-pass, with ``feature_size`` features; that a network without a shared trunk can be
+pass (with a layer table), with ``feature_size`` features; that a network without a shared trunk can be
 ``resized`` for a critic; and that the torch backend runs it, dense and low-rank, to the
 backend contract (:func:`neuroplug.testing.check_backend_contract`). Learners then run it
 too: pass it to :func:`neuroplug.testing.check_learner_contract` (``network=``).
@@ -38,7 +39,6 @@ def _require(condition: bool, message: str) -> None:
 def _check_table(network: Network) -> None:
     name = type(network).__name__
     slots = network.layout.slots
-    _require(bool(network.layers), f"{name} must describe its forward pass in `layers`")
     used = [
         slot
         for layer in network.layers
@@ -73,7 +73,8 @@ def _check_table(network: Network) -> None:
 def check_network_contract(network: Network, rtol: float = 1e-4, atol: float = 1e-5) -> None:
     """Raise :class:`ContractViolation` naming the first broken part of the contract."""
     name = type(network).__name__
-    _check_table(network)
+    if network.layers:  # a network without a table (a module) runs its own forwards
+        _check_table(network)
     params = network.initial_params(torch.Generator().manual_seed(0))
     again = network.initial_params(torch.Generator().manual_seed(0))
     _require(
@@ -87,16 +88,17 @@ def check_network_contract(network: Network, rtol: float = 1e-4, atol: float = 1
         single.shape == (4, network.output_size),
         f"{name}.forward_single must give (b, {network.output_size}), got {tuple(single.shape)}",
     )
-    features = network.features(params, inputs)
-    _require(
-        features.shape == (4, network.feature_size),
-        f"{name}.features must give (b, feature_size={network.feature_size}), got "
-        f"{tuple(features.shape)}",
-    )
-    _require(
-        torch.allclose(network.head(params, features), single, rtol=rtol, atol=atol),
-        f"{name}: head(features(x)) must be the forward pass",
-    )
+    if network.layers:
+        features = network.features(params, inputs)
+        _require(
+            features.shape == (4, network.feature_size),
+            f"{name}.features must give (b, feature_size={network.feature_size}), got "
+            f"{tuple(features.shape)}",
+        )
+        _require(
+            torch.allclose(network.head(params, features), single, rtol=rtol, atol=atol),
+            f"{name}: head(features(x)) must be the forward pass",
+        )
     members = torch.stack(
         [network.initial_params(torch.Generator().manual_seed(seed)) for seed in range(4)]
     )

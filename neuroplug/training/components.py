@@ -30,9 +30,9 @@ from neuroplug.envs.make import make_spec
 from neuroplug.envs.spec import EnvSpec
 from neuroplug.errors import ConfigError, require
 from neuroplug.experiment import Experiment, check_virtual_batch_norm
-from neuroplug.nets.build import build_network
 from neuroplug.nets.network import Network
 from neuroplug.nets.policy import Policy
+from neuroplug.networks import build_network, network_class
 from neuroplug.presets import resolve as resolve_learner_settings
 
 
@@ -126,6 +126,14 @@ def build_components(config: Experiment) -> Components:
         "schedulers", config.scheduler.name, scheduler_class, config.scheduler, env
     )
     if kind.name == "learners":
+        require(
+            bool(network.layers),
+            "net.type",
+            f"algo={config.algo.name} trains layer-table networks (its heads and written-out "
+            f"gradients read the table), and {network.describe()} has none",
+            "net.type=mlp, nature_cnn or auto; a module network trains with the evolution "
+            "algorithms (es, ga, rs, the novelty family)",
+        )
         if network.state_size:
             require(
                 algorithm_class.trains_recurrent_cores,
@@ -178,6 +186,9 @@ def _decide_virtual_batch_norm(config: Experiment, env: EnvSpec) -> tuple[Experi
     (``AlgorithmConfig.virtual_batch_norm_families``: the ES family on Atari), where the
     backend runs it."""
     vbn, note = config.net.vbn, ""
+    if vbn is None and config.net.type != "auto":
+        if not network_class(config.net.type).supports_virtual_batch_norm:
+            vbn = False  # a network that runs its own forward has no layers to normalise
     if vbn is None:
         families = getattr(type(config.algo), "virtual_batch_norm_families", ())
         vbn = str(env.family) in families

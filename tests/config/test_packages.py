@@ -6,6 +6,7 @@ from __future__ import annotations
 import sys
 
 import pytest
+from fake_distribution import install_distribution
 
 from neuroplug.config import packages
 from neuroplug.errors import PluginError
@@ -13,13 +14,13 @@ from neuroplug.errors import PluginError
 
 def _package(root, option: str) -> None:
     """An installed distribution whose data package holds conf/env/<option>.yaml."""
-    (root / "demo_conf" / "env").mkdir(parents=True)
-    (root / "demo_conf" / "__init__.py").write_text("")
-    (root / "demo_conf" / "env" / f"{option}.yaml").write_text("id: CartPole-v1\n")
-    info = root / "neuroplug_demo-0.1.dist-info"
-    info.mkdir()
-    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: neuroplug-demo\nVersion: 0.1\n")
-    (info / "entry_points.txt").write_text("[neuroplug.conf]\ndemo = demo_conf\n")
+    install_distribution(
+        root,
+        "neuroplug-demo",
+        {"neuroplug.conf": {"demo": "demo_conf"}},
+        {"demo_conf/__init__.py": "", f"demo_conf/env/{option}.yaml": "id: CartPole-v1\n"},
+        version="0.1",
+    )
 
 
 @pytest.fixture

@@ -15,8 +15,8 @@ from neuroplug.engine.lockstep import LockstepScheduler
 from neuroplug.envs.make import make_spec
 from neuroplug.experiment import typed_experiment
 from neuroplug.loggers.base import Logger, MultiLogger
-from neuroplug.nets.build import build_network
 from neuroplug.nets.policy import Policy
+from neuroplug.networks import build_network
 from neuroplug.population import Population
 from neuroplug.testing.resume_check import same
 from neuroplug.training.checkpoint import load_checkpoint

@@ -13,8 +13,8 @@ from neuroplug.behaviors import Behavior, resolve
 from neuroplug.config.schema import EnvConfig, NetConfig
 from neuroplug.envs.make import make_pool, make_spec
 from neuroplug.errors import ConfigError
-from neuroplug.nets.build import build_network
 from neuroplug.nets.policy import Policy
+from neuroplug.networks import build_network
 from neuroplug.population import Population
 from neuroplug.seeds import episode_seeds
 

@@ -1,0 +1,113 @@
+"""net.type=module: a torch.nn.Module of the user's own (tests/support/residual_net.py) as a
+population: batched over members, trained by evolution, refused where it cannot run."""
+
+from __future__ import annotations
+
+import csv
+
+import pytest
+import torch
+from residual_net import ResidualMLP
+
+from neuroplug.app import run_job
+from neuroplug.errors import ConfigError
+from neuroplug.nets.module_network import ModuleNetwork
+from neuroplug.population import Population
+from neuroplug.testing import check_network_contract
+
+MODULE = ["net.type=module", "net.module=residual_net:ResidualMLP", "net.kwargs.width=16"]
+
+
+def _timing(column: str) -> bool:
+    """Columns that time the run (they differ between two runs of one seed)."""
+    return column.startswith("time_") or "second" in column or column == "elapsed"
+
+
+def _metrics(run_dir) -> list[dict]:
+    with (run_dir / "metrics.csv").open() as stream:
+        return [
+            {key: value for key, value in row.items() if not _timing(key)}
+            for row in csv.DictReader(stream)
+        ]
+
+
+def test_a_population_of_a_module_is_one_call_that_agrees_with_each_member_alone():
+    network = ModuleNetwork(ResidualMLP, (4,), 2, {"width": 8, "blocks": 2})
+    generator = torch.Generator().manual_seed(0)
+    params = torch.stack([network.initial_params(generator) for _ in range(5)])
+    assert not torch.equal(params[0], params[1])  # fresh members differ
+    inputs = torch.randn(5, 4, generator=generator)
+    together = network.forward_population(params, inputs)
+    alone = torch.cat([network.forward_single(params[i], inputs[i : i + 1]) for i in range(5)])
+    torch.testing.assert_close(together, alone, rtol=1e-5, atol=1e-6)
+    members = network.forward_members(params[:2], inputs.reshape(1, 5, 4).expand(2, 5, 4))
+    torch.testing.assert_close(members[1], network.forward_single(params[1], inputs))
+    assert network.layout.num_params == sum(
+        tensor.numel() for tensor in ResidualMLP((4,), 2, width=8, blocks=2).parameters()
+    )
+
+
+def test_a_module_network_honours_the_network_contract():
+    check_network_contract(ModuleNetwork(ResidualMLP, (4,), 2, {"width": 8}))
+
+
+@pytest.mark.parametrize("algo", ["es", "ga"])
+def test_evolution_trains_a_module_and_the_same_seed_repeats(algo, compose, tmp_path):
+    overrides = [
+        f"algo={algo}",
+        "env=cartpole",
+        *MODULE,
+        "algo.population_size=8",
+        *(["algo.truncation=2"] if algo == "ga" else []),
+        "run.max_generations=2",
+        "run.eval_episodes=2",
+        "logger=none",
+    ]
+    runs = []
+    for name in ("a", "b"):
+        summary = run_job(compose([*overrides, f"run.output_dir={tmp_path / name}"]))
+        assert summary["frames"] > 0
+        runs.append(_metrics(tmp_path / name))
+    assert runs[0] == runs[1] and len(runs[0]) == 2
+
+
+def test_population_members_are_its_flat_parameters(compose):
+    network = ModuleNetwork(ResidualMLP, (4,), 2)
+    population = Population.dense(
+        torch.stack([network.initial_params(torch.Generator().manual_seed(s)) for s in (1, 2)])
+    )
+    assert population.materialize().shape == (2, network.num_params)
+
+
+@pytest.mark.parametrize(
+    ("overrides", "field", "says"),
+    [
+        (["net.module=no_such_package.nets:Net"], "net.module", "does not import"),
+        (["net.module=residual_net.ResidualMLP"], "net.module", "colon"),
+        (["net.module=residual_net:NOT_A_MODULE"], "net.module", "not a torch.nn.Module"),
+        (["net.module=residual_net:ResidualMLP", "net.kwargs.depth=2"], "net.kwargs", "width"),
+        (["net.module=residual_net:OneOutput"], "net.module", r"expected \(2, 2\)"),
+        (["net.module=residual_net:WithRunningStatistics"], "net.module", "buffers"),
+        (["net.module=residual_net:ResidualMLP", "net.core=gru"], "net.core", "layer-table"),
+        (["net.module=residual_net:ResidualMLP", "backend=triton"], "backend", "backend=torch"),
+        (["net.module=residual_net:ResidualMLP", "algo=ppo"], "net.type", "evolution"),
+    ],
+)
+def test_bad_module_input_fails_before_training_naming_the_field(
+    compose, tmp_path, overrides, field, says
+):
+    with pytest.raises(ConfigError, match=says) as raised:
+        run_job(
+            compose(
+                [
+                    "algo=es",
+                    "env=cartpole",
+                    "net.type=module",
+                    *overrides,
+                    "logger=none",
+                    f"run.output_dir={tmp_path}",
+                ]
+            )
+        )
+    assert raised.value.field == field
+    assert "\n" not in str(raised.value)
