@@ -17,9 +17,12 @@ seed drawn from the member's generator, so its own initialisation is the distrib
 fresh draws come from. Buffers (BatchNorm's running statistics) and parameters that are
 not floating point are refused naming them: a member is its parameters alone.
 
-What the layer table gives and a module does not (yet): the Triton kernels, low-rank
-factored forwards, virtual batch norm, recurrent cores and the learners' encoder; a run
-that asks for one of these is refused naming the setting.
+Learners train it as they train the MLP: the module is the policy, and the critic a second
+module of the same class with one output, both through autograd. What the layer table
+gives and a module does not (yet): the Triton kernels, factored low-rank forwards, virtual
+batch norm, recurrent cores, PBT's stacked update (its members then learn one by one) and a
+shared encoder under reduced precision; a run that asks for one of these is refused naming
+the setting, or runs the general path.
 """
 
 from __future__ import annotations

@@ -105,10 +105,12 @@ class ActorCritic(nn.Module):
         else:
             self.critic = network.resized(1)
             params = self.critic.initial_params(generator)
-            last = self.critic.layout.slots[self.critic.layers[-1].weight]
-            # A unit-scale value layer: returns are far from 0 at the start (an output
-            # layer is initialised small, for near-uniform initial actions).
-            params[last.offset : last.offset + last.size] *= 100.0
+            if self.critic.layers:
+                last = self.critic.layout.slots[self.critic.layers[-1].weight]
+                # A unit-scale value layer: returns are far from 0 at the start (the table's
+                # output layer is initialised small, for near-uniform initial actions; a
+                # module network keeps its own initialisation).
+                params[last.offset : last.offset + last.size] *= 100.0
             self.critic_layers = _trainable(self.critic.layout.split(params))
             self._critic_names = list(self.critic.layout.slots)
         self.log_std = nn.Parameter(torch.zeros(env.num_actions)) if not env.discrete else None
@@ -236,7 +238,10 @@ class ActorCritic(nn.Module):
         if precision == "auto":
             chosen = (
                 "bfloat16"
-                if not self._written_out and device.type == "cpu" and has_native_bfloat16(device)
+                if self.shared_trunk
+                and not self._written_out
+                and device.type == "cpu"
+                and has_native_bfloat16(device)
                 else "float32"
             )
             note = self.train_encoder_in(chosen)
@@ -251,6 +256,14 @@ class ActorCritic(nn.Module):
                 "and critic train by the written-out backward pass, in float32 (reduced "
                 "precision pays off for convolutional encoders: net.type=nature_cnn)",
                 "float32",
+            )
+        if not self.shared_trunk:
+            raise ConfigError(
+                "algo.encoder_precision",
+                f"{precision} runs a shared encoder under autocast, and "
+                f"{self.network.describe()} trains as a separate actor and critic, in float32",
+                "float32 (reduced precision pays off for convolutional encoders: "
+                "net.type=nature_cnn)",
             )
         self.encoder_autocast = getattr(torch, precision)
         if has_native_bfloat16(device):

@@ -126,14 +126,6 @@ def build_components(config: Experiment) -> Components:
         "schedulers", config.scheduler.name, scheduler_class, config.scheduler, env
     )
     if kind.name == "learners":
-        require(
-            bool(network.layers),
-            "net.type",
-            f"algo={config.algo.name} trains layer-table networks (its heads and written-out "
-            f"gradients read the table), and {network.describe()} has none",
-            "net.type=mlp, nature_cnn or auto; a module network trains with the evolution "
-            "algorithms (es, ga, rs, the novelty family)",
-        )
         if network.state_size:
             require(
                 algorithm_class.trains_recurrent_cores,

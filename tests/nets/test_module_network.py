@@ -7,13 +7,16 @@ import csv
 
 import pytest
 import torch
+from neuroplug_learners.dqn import DQN
+from neuroplug_learners.dqn_config import DQNConfig
+from neuroplug_learners.ppo import PPO
 from residual_net import ResidualMLP
 
 from neuroplug.app import run_job
 from neuroplug.errors import ConfigError
 from neuroplug.nets.module_network import ModuleNetwork
 from neuroplug.population import Population
-from neuroplug.testing import check_network_contract
+from neuroplug.testing import check_learner_contract, check_network_contract
 
 MODULE = ["net.type=module", "net.module=residual_net:ResidualMLP", "net.kwargs.width=16"]
 
@@ -71,6 +74,36 @@ def test_evolution_trains_a_module_and_the_same_seed_repeats(algo, compose, tmp_
     assert runs[0] == runs[1] and len(runs[0]) == 2
 
 
+@pytest.mark.parametrize(
+    ("learner", "config"),
+    [(PPO, None), (DQN, DQNConfig(name="dqn", learning_starts=64, batch_size=16))],
+)
+def test_learners_honour_their_contract_with_a_module_network(learner, config):
+    check_learner_contract(
+        learner,
+        config,
+        network=lambda env: ModuleNetwork(ResidualMLP, env.obs_shape, env.num_actions),
+    )
+
+
+def test_ppo_solves_cartpole_with_a_module_network(compose, tmp_path):
+    # The policy is the module; the critic a second one of one output (as for the MLP).
+    summary = run_job(
+        compose(
+            [
+                "+experiment=ppo_cartpole",
+                *MODULE[:2],
+                "net.kwargs.width=64",
+                "run.max_frames=80000",
+                "run.eval_interval=3",
+                "logger=none",
+                f"run.output_dir={tmp_path}",
+            ]
+        )
+    )
+    assert summary["eval_return_mean"] >= 475, summary
+
+
 def test_population_members_are_its_flat_parameters(compose):
     network = ModuleNetwork(ResidualMLP, (4,), 2)
     population = Population.dense(
@@ -90,7 +123,11 @@ def test_population_members_are_its_flat_parameters(compose):
         (["net.module=residual_net:WithRunningStatistics"], "net.module", "buffers"),
         (["net.module=residual_net:ResidualMLP", "net.core=gru"], "net.core", "layer-table"),
         (["net.module=residual_net:ResidualMLP", "backend=triton"], "backend", "backend=torch"),
-        (["net.module=residual_net:ResidualMLP", "algo=ppo"], "net.type", "evolution"),
+        (
+            ["net.module=residual_net:ResidualMLP", "algo=ppo", "algo.encoder_precision=bfloat16"],
+            "algo.encoder_precision",
+            "separate actor and critic",
+        ),
     ],
 )
 def test_bad_module_input_fails_before_training_naming_the_field(

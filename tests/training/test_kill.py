@@ -1,14 +1,19 @@
 """kill -9 at several moments, then resume: the run ends exactly as if never interrupted,
-and the logged metrics have every generation exactly once."""
+and the logged metrics have every generation exactly once; with the layer table's MLP and
+with a module network of the user's own (tests/support/residual_net.py)."""
 
 from __future__ import annotations
 
 import csv
+import os
 import random
 import signal
 import subprocess
 import sys
 import time
+from pathlib import Path
+
+import pytest
 
 from neuroplug.testing.resume_check import same
 from neuroplug.training.checkpoint import existing_checkpoints, load_checkpoint
@@ -17,7 +22,6 @@ GENERATIONS = 8
 COMMON = [
     "logger=console",
     "algo.population_size=16",
-    "net.hidden_sizes=[16]",
     "run.eval_interval=2",
     "run.eval_episodes=2",
     "run.stop_when_solved=false",
@@ -25,15 +29,29 @@ COMMON = [
 ]
 
 
-def _command(run_dir, resume: bool) -> list[str]:
+NETWORKS = {
+    "mlp": ["net.hidden_sizes=[16]"],
+    "module": ["net.type=module", "net.module=residual_net:ResidualMLP", "net.kwargs.width=16"],
+}
+"""The layer table's MLP, and a torch.nn.Module that exists only in the tests."""
+SUPPORT = Path(__file__).resolve().parents[1] / "support"
+ENVIRONMENT = {**os.environ, "PYTHONPATH": str(SUPPORT)}
+
+
+def _command(run_dir, resume: bool, network: str) -> list[str]:
     target = f"run.resume={run_dir}" if resume else f"run.output_dir={run_dir}"
-    return [sys.executable, "-m", "neuroplug", *COMMON, target]
+    return [sys.executable, "-m", "neuroplug", *COMMON, *NETWORKS[network], target]
 
 
 def _run_until_killed(command, cwd, after_line: str, extra_delay: float) -> None:
     """Start ``command``; SIGKILL it ``extra_delay`` s after it prints a line starting with ``after_line``."""
     process = subprocess.Popen(
-        command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=cwd
+        command,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        cwd=cwd,
+        env=ENVIRONMENT,
     )
     for line in process.stdout:
         if line.startswith(after_line) or line.startswith("done ("):
@@ -48,10 +66,16 @@ def _generations(run_dir) -> list[int]:
         return [int(float(row["generation"])) for row in csv.DictReader(stream)]
 
 
-def test_kill_9_at_several_moments_then_resume_matches_the_uninterrupted_run(tmp_path):
+@pytest.mark.parametrize("network", sorted(NETWORKS))
+def test_kill_9_at_several_moments_then_resume_matches_the_uninterrupted_run(tmp_path, network):
     straight = tmp_path / "straight"
     subprocess.run(
-        _command(straight, resume=False), check=True, capture_output=True, cwd=tmp_path, timeout=600
+        _command(straight, resume=False, network=network),
+        check=True,
+        capture_output=True,
+        cwd=tmp_path,
+        timeout=600,
+        env=ENVIRONMENT,
     )
 
     killed = tmp_path / "killed"
@@ -69,10 +93,15 @@ def test_kill_9_at_several_moments_then_resume_matches_the_uninterrupted_run(tmp
         return bool(existing_checkpoints(killed))
 
     for line, delay in moments:
-        _run_until_killed(_command(killed, resume=resumable()), tmp_path, line, delay)
+        _run_until_killed(_command(killed, resumable(), network), tmp_path, line, delay)
     assert resumable()
     finished = subprocess.run(
-        _command(killed, resume=True), capture_output=True, text=True, cwd=tmp_path, timeout=600
+        _command(killed, resume=True, network=network),
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        timeout=600,
+        env=ENVIRONMENT,
     )
     assert finished.returncode == 0, finished.stderr[-2000:]
 
