@@ -4,7 +4,9 @@ table (the ``mlp`` and ``nature_cnn`` fast path), measured side by side in one r
 For the same architecture written both ways (a 64-64 tanh MLP on CartPole's 4 numbers, the
 Nature CNN on 4x84x84 frames), it times the torch backend's forward of a dense population
 (one observation per member), as the evaluation engine calls it, with every member alive
-and with 30% alive, and prints ``layer table / module`` (1.0: the module path is as fast).
+and with 30% alive, and prints ``layer table / module`` (1.0: the module path is as fast);
+then the IMPALA ResNet's population forward (``net.type=impala``) beside the Nature CNN's,
+per frame.
 
     python benchmarks/networks.py --out benchmarks/results/networks.md
 """
@@ -21,6 +23,7 @@ from machine import describe
 from neuroplug_backends.torch_backend import TorchBackend, TorchBackendConfig
 from torch import nn
 
+from neuroplug.nets.impala import ImpalaResNet
 from neuroplug.nets.mlp import MLP
 from neuroplug.nets.module_network import ModuleNetwork
 from neuroplug.nets.nature_cnn import NatureCNN
@@ -122,6 +125,24 @@ def main() -> None:
                 )
                 print(line, flush=True)
                 lines.append(line)
+    lines += [
+        "",
+        "| IMPALA ResNet against the Nature CNN (layer table) | members | alive | Nature CNN (ms) "
+        "| IMPALA (ms) | IMPALA / Nature CNN per frame |",
+        "|---|---|---|---|---|---|",
+    ]
+    nature = NatureCNN((4, 84, 84), 6)
+    impala = ImpalaResNet((4, 84, 84), 6)
+    for members in args.members:
+        repeats = max(3, args.repeats // 4)
+        base = _seconds(nature, members, 1.0, repeats)
+        resnet = _seconds(impala, members, 1.0, repeats)
+        line = (
+            f"| {impala.describe()} | {members} | 100% | {base * 1e3:.2f} | "
+            f"{resnet * 1e3:.2f} | {resnet / base:.2f} |"
+        )
+        print(line, flush=True)
+        lines.append(line)
     if args.out:
         args.out.write_text("\n".join(lines) + "\n")
 
