@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from neuroplug.config.schema import EnvConfig, wrapper_entry
+from neuroplug.config.targets import load_target
 from neuroplug.envs.families import gymnasium_family
 from neuroplug.envs.gymnasium_env import (
     ARRAY,
@@ -160,14 +161,7 @@ def _wrappers(config: EnvConfig) -> tuple[tuple[str, tuple[tuple[str, Any], ...]
     for index, wrapper in enumerate(config.wrappers):
         field = f"env.wrappers[{index}]"
         entry, kwargs = wrapper_entry(wrapper, field)
-        try:
-            load_entry_point(entry)
-        except (ImportError, AttributeError) as error:
-            raise ConfigError(
-                field,
-                f"{entry!r} cannot be loaded: {type(error).__name__}: {_first_line(error)}",
-                "module:Class of a gymnasium wrapper (is its package installed?)",
-            ) from None
+        load_target(entry, field)  # fails here, naming the entry, not in a worker
         found.append((entry, tuple(sorted(kwargs.items()))))
     return tuple(found)
 
@@ -194,25 +188,7 @@ def _check_score_key(
 def _creator(gymnasium: Any, config: EnvConfig, env_id: str | None, field: str) -> Any:
     """The env's class or factory, or a ConfigError naming ``field``."""
     if config.entry_point:
-        module, colon, attribute = config.entry_point.partition(":")
-        if not colon or not module or not attribute:
-            raise ConfigError(
-                field,
-                f"got {config.entry_point!r}",
-                "package.module:Class (a colon before the name)",
-            )
-        try:
-            return load_entry_point(config.entry_point)
-        except ImportError as error:
-            raise ConfigError(
-                field,
-                f"module {module!r} does not import: {type(error).__name__}: {_first_line(error)}",
-                "an importable package.module:Class (is the package installed, or on PYTHONPATH?)",
-            ) from None
-        except AttributeError:
-            raise ConfigError(
-                field, f"module {module!r} has no {attribute!r}", "package.module:Class"
-            ) from None
+        return load_target(config.entry_point, field)
     try:
         registered = gymnasium.spec(env_id)
     except gymnasium.error.Error as error:

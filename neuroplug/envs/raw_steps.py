@@ -56,6 +56,9 @@ class RawSteps:
             self._observation_keys = [self._index["obs"]]
         else:  # a dict observation: its entries, in the order the spec flattens them
             self._observation_keys = [self._index[f"obs:{key}"] for key, _ in parts]
+            self._observation_entries = [
+                (key, at) for (key, _), at in zip(parts, self._observation_keys, strict=True)
+            ]
         self._action_keys = list(self.pool._action_keys)
         score, game_over = family.score_info_key, family.game_over_info_key
         self._game_rewards = self._index[f"info:{score}"] if score else None
@@ -77,10 +80,8 @@ class RawSteps:
         if self.parts is None:
             observations = state[self._observation_keys[0]]
         else:
-            entries = dict(zip(self.parts, self._observation_keys, strict=True))
-            observations = flatten(
-                {key: state[at] for (key, _), at in entries.items()}, self.parts, self.categorical
-            )
+            entries = {key: state[at] for key, at in self._observation_entries}
+            observations = flatten(entries, self.parts, self.categorical)
         rewards, done, truncated = (
             state[index["reward"]],
             state[index["done"]],

@@ -35,6 +35,7 @@ import torch
 from torch.func import functional_call, vmap
 
 from neuroplug.config.schema import NetConfig
+from neuroplug.config.targets import load_target
 from neuroplug.envs.spec import EnvSpec
 from neuroplug.errors import ConfigError
 from neuroplug.nets.layers import as_float
@@ -194,25 +195,7 @@ class ModuleNetwork(Network):
 def load_module_class(target: str) -> type[torch.nn.Module]:
     """The ``torch.nn.Module`` class ``package.module:Class`` names, or a ConfigError
     naming ``net.module``."""
-    import importlib
-
-    module_name, colon, attribute = target.partition(":")
-    if not colon or not module_name or not attribute:
-        raise ConfigError(
-            "net.module", f"got {target!r}", "package.module:Class (a colon before the name)"
-        )
-    try:
-        found = getattr(importlib.import_module(module_name), attribute)
-    except ImportError as error:
-        raise ConfigError(
-            "net.module",
-            f"module {module_name!r} does not import: {type(error).__name__}: {error}",
-            "an importable package.module:Class (is the package installed, or on PYTHONPATH?)",
-        ) from None
-    except AttributeError:
-        raise ConfigError(
-            "net.module", f"module {module_name!r} has no {attribute!r}", "package.module:Class"
-        ) from None
+    found = load_target(target, "net.module")
     if not (isinstance(found, type) and issubclass(found, torch.nn.Module)):
         raise ConfigError(
             "net.module",

@@ -343,7 +343,7 @@ class _TupleObservations(Corridor):
         (
             replace(CORRIDOR, wrappers=["gymnasium.wrappers:TimeAwareObservation", "a.b:C"]),
             "env.wrappers[1]",
-            "cannot be loaded",
+            "does not import",
         ),
     ],
 )
