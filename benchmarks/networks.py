@@ -5,8 +5,10 @@ For the same architecture written both ways (a 64-64 tanh MLP on CartPole's 4 nu
 Nature CNN on 4x84x84 frames), it times the torch backend's forward of a dense population
 (one observation per member), as the evaluation engine calls it, with every member alive
 and with 30% alive, and prints ``layer table / module`` (1.0: the module path is as fast);
-then the IMPALA ResNet's population forward (``net.type=impala``) beside the Nature CNN's,
-per frame.
+then a learner's update (forward, backward of a random loss gradient, an Adam step on a
+minibatch: the MLP's actor and separate critic, the Nature CNN's shared trunk with its
+module written as an encoder, ``net.features=512``) the same way; then the IMPALA ResNet's
+population forward (``net.type=impala``) beside the Nature CNN's, per frame.
 
     python benchmarks/networks.py --out benchmarks/results/networks.md
 """
@@ -17,6 +19,7 @@ import argparse
 import statistics
 import time
 from pathlib import Path
+from types import SimpleNamespace
 
 import torch
 from machine import describe
@@ -29,6 +32,7 @@ from neuroplug.nets.module_network import ModuleNetwork
 from neuroplug.nets.nature_cnn import NatureCNN
 from neuroplug.nets.network import Network
 from neuroplug.population import Population
+from neuroplug.rl.actor_critic import ActorCritic, OutputGradients
 
 
 class MLPModule(nn.Module):
@@ -69,6 +73,47 @@ class NatureCNNModule(nn.Module):
 
     def forward(self, observations: torch.Tensor) -> torch.Tensor:
         return self.layers(observations)
+
+
+class NatureCNNEncoder(nn.Module):
+    """The Nature CNN up to its 512 rectified features, as a module encoder."""
+
+    def __init__(self, observation_shape, features: int) -> None:
+        super().__init__()
+        assert features == 512, "the Nature CNN's features are 512"
+        self.layers = NatureCNNModule(observation_shape, 1).layers[:-1]
+
+    def forward(self, observations: torch.Tensor) -> torch.Tensor:
+        return self.layers(observations)
+
+
+def _update_seconds(network: Network, batch: int, repeats: int) -> float:
+    """Median seconds of one learner update of an actor-critic on ``batch`` observations:
+    forward, backward of a random loss gradient, an Adam step."""
+    generator = torch.Generator().manual_seed(0)
+    env = SimpleNamespace(discrete=True, num_actions=network.output_size)
+    model = ActorCritic(network, env, network.initial_params(generator), seed=0)
+    optimizer = torch.optim.Adam(model.parameters(), lr=1e-4)
+    inputs = network.example_inputs(batch, generator)
+    grads = OutputGradients(
+        torch.randn(batch, network.output_size, generator=generator) / batch,
+        torch.randn(batch, generator=generator) / batch,
+        None,
+    )
+
+    def update() -> None:
+        optimizer.zero_grad(set_to_none=False)
+        _, _, backward = model.forward_for_gradients(inputs)
+        backward(grads)
+        optimizer.step()
+
+    update()  # warm-up
+    times = []
+    for _ in range(repeats):
+        started = time.perf_counter()
+        update()
+        times.append(time.perf_counter() - started)
+    return statistics.median(times)
 
 
 def _seconds(network: Network, members: int, alive: float, repeats: int) -> float:
@@ -125,6 +170,31 @@ def main() -> None:
                 )
                 print(line, flush=True)
                 lines.append(line)
+    lines += [
+        "",
+        "| a learner's update | minibatch | layer table (ms) | module (ms) | "
+        "layer table / module |",
+        "|---|---|---|---|---|",
+    ]
+    updates = [
+        ("64-64 MLP actor and critic, CartPole", cases[0][1], cases[0][2], 128),
+        (
+            "Nature CNN with value head, 4x84x84",
+            cases[1][1],
+            ModuleNetwork(NatureCNNEncoder, (4, 84, 84), 6, features=512),
+            256,
+        ),
+    ]
+    for label, table, module, batch in updates:
+        assert table.num_params == module.num_params, label
+        repeats = args.repeats if "MLP" in label else max(3, args.repeats // 4)
+        fast = _update_seconds(table, batch, repeats)
+        general = _update_seconds(module, batch, repeats)
+        line = (
+            f"| {label} | {batch} | {fast * 1e3:.2f} | {general * 1e3:.2f} | {fast / general:.2f} |"
+        )
+        print(line, flush=True)
+        lines.append(line)
     lines += [
         "",
         "| IMPALA ResNet against the Nature CNN (layer table) | members | alive | Nature CNN (ms) "

@@ -71,6 +71,13 @@ def build_network(config: NetConfig, env: EnvSpec) -> Network:
     name = chosen_type(config, env)
     cls = network_class(name)
     settings = _checked_settings(dataclasses.replace(config, type=name), cls.config_class)
+    if settings.features and not cls.reads_features:
+        raise ConfigError(
+            "net.features",
+            f"got {settings.features}; it sizes a module encoder's features, and "
+            f"net.type={name} has its own widths",
+            "0, or net.type=module",
+        )
     return cls.from_config(settings, env)
 
 

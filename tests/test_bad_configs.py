@@ -229,6 +229,7 @@ CASES = {
     "unknown-activation": case("net.activation=swish", field="net.activation"),
     "unknown-padding": case("net.padding=full", field="net.padding"),
     "unknown-core": case("net.core=lstmm", field="net.core"),
+    "features-of-a-table-network": case("net.features=64", field="net.features", also=("module",)),
     "core-with-a-learner": case("algo=dqn", "net.core=gru", field="net.core", also=("ppo",)),
     "core-on-triton": case("backend=triton", "net.core=gru", field="net.core"),
     "core-in-a-population-of-dqn": case(

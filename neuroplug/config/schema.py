@@ -238,6 +238,12 @@ class NetConfig:
     module: str | None = None
     """``net.type=module``: ``package.module:Class`` of a ``torch.nn.Module`` built as
     ``Class(observation_shape, outputs, **net.kwargs)`` (:mod:`neuroplug.nets.module_network`)."""
+    features: int = 0
+    """``net.type=module``: 0, the module is the whole policy (``Class(observation_shape,
+    outputs)``); N > 0, the module is an *encoder* ``Class(observation_shape, N)`` whose N
+    features feed neuroplug's heads: a linear output layer, and a learner's value head on
+    the same features (a shared trunk). A recurrent module (one with a ``state_size``) is
+    an encoder."""
     hidden_sizes: list[int] = field(default_factory=lambda: [256, 256])
     """MLP hidden layer widths."""
     activation: str = "tanh"
@@ -273,6 +279,12 @@ class NetConfig:
             "net.activation",
             f"got {self.activation!r}",
             ", ".join(ACTIVATIONS),
+        )
+        require(
+            self.features >= 0,
+            "net.features",
+            f"got {self.features}",
+            "0 (the module is the whole policy) or the width of its encoder's features",
         )
         require(
             self.padding in ("valid", "same"), "net.padding", f"got {self.padding!r}", "valid, same"

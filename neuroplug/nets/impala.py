@@ -6,13 +6,15 @@ the "deep" network; Sample Factory's ``resnet_impala``, CleanRL's ``ppo_procgen.
         x = conv3x3(x, channels); x = maxpool3x3(x, stride 2)
         x = x + conv3x3(relu(conv3x3(relu(x))))      # two residual blocks
         x = x + conv3x3(relu(conv3x3(relu(x))))
-    x = relu(linear(flatten(relu(x)), 256)); outputs = linear(x)
+    features = relu(linear(flatten(relu(x)), 256)); outputs = linear(features)
 
-A module network (:mod:`neuroplug.nets.module_network`): a population runs through
-``torch.func`` over its members, a learner trains it through autograd. Its widths are
-``net.kwargs.channels`` and ``net.kwargs.hidden`` (:mod:`neuroplug.nets.impala_config`).
-Departure: the learners' critic is a second ResNet of one output, not a value head on a
-shared trunk (as for every module network so far).
+A module network used as an encoder (:mod:`neuroplug.nets.module_network`, ``net.features``
+set to its 256 units): neuroplug adds the output layer, and a learner's value head reads the
+same features (the paper's shared trunk). A population runs through ``torch.func`` over its
+members, a learner trains it through autograd. Its widths are ``net.kwargs.channels`` and
+``net.kwargs.hidden`` (:mod:`neuroplug.nets.impala_config`). The encoder alone is
+:class:`ImpalaEncoder`, usable as ``net.type=module net.module=neuroplug.nets.impala:ImpalaEncoder
+net.features=256``.
 """
 
 from __future__ import annotations
@@ -50,12 +52,11 @@ class _Stack(nn.Module):
         return self.blocks(self.pool(self.conv(x)))
 
 
-class ImpalaModule(nn.Module):
-    """The network as a ``torch.nn.Module`` (frames ``(b, C, H, W)`` in, ``(b, outputs)``)."""
+class ImpalaEncoder(nn.Module):
+    """The ResNet up to its features, as a ``torch.nn.Module``: frames ``(b, C, H, W)`` in,
+    ``(b, features)`` out (the rectified fully connected layer)."""
 
-    def __init__(
-        self, observation_shape, outputs: int, channels=(16, 32, 32), hidden: int = 256
-    ) -> None:
+    def __init__(self, observation_shape, features: int = 256, channels=(16, 32, 32)) -> None:
         super().__init__()
         stacks, depth = [], observation_shape[0]
         height, width = observation_shape[1:]
@@ -64,22 +65,29 @@ class ImpalaModule(nn.Module):
             depth = int(width_out)
             height, width = (height + 1) // 2, (width + 1) // 2
         self.stacks = nn.Sequential(*stacks)
-        self.hidden = nn.Linear(depth * height * width, hidden)
-        self.out = nn.Linear(hidden, outputs)
+        self.hidden = nn.Linear(depth * height * width, features)
 
     def forward(self, observations: torch.Tensor) -> torch.Tensor:
         x = torch.relu(self.stacks(observations)).flatten(1)
-        return self.out(torch.relu(self.hidden(x)))
+        return torch.relu(self.hidden(x))
 
 
 class ImpalaResNet(ModuleNetwork):
     """The IMPALA ResNet for image observations; see the module docstring."""
 
     type_name = "impala"
+    reads_features = False
     config_class = ImpalaSettings
 
     def __init__(self, input_shape, output_size: int, kwargs: dict | None = None) -> None:
-        super().__init__(ImpalaModule, input_shape, output_size, kwargs, "impala")
+        kwargs = dict(kwargs or {})
+        features = int(kwargs.pop("hidden", 256))
+        super().__init__(ImpalaEncoder, input_shape, output_size, kwargs, "impala", features)
+
+    def resized(self, output_size: int) -> ImpalaResNet:
+        return ImpalaResNet(
+            self.input_shape, output_size, {**self.kwargs, "hidden": self.encoder_features}
+        )
 
     @classmethod
     def from_config(cls, config: NetConfig, env: EnvSpec) -> ImpalaResNet:

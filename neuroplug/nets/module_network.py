@@ -8,21 +8,39 @@ module on a member's tensors, vectorised over members by ``torch.func.vmap`` (th
 founding idea of batching a population of different networks, without a hand-written
 layer table).
 
-The module is built as ``Module(observation_shape, outputs, **net.kwargs)``: the env's
-observation shape (``(C, H, W)`` frames, ``(n,)`` vectors) and the number of outputs
-(action logits, or the means of continuous actions before squashing); its ``forward``
-takes a batch ``(b, *observation_shape)`` of float32 observations (uint8 frames scaled to
-[0, 1]) and returns ``(b, outputs)``. A fresh member is the module built again under a
-seed drawn from the member's generator, so its own initialisation is the distribution
-fresh draws come from. Buffers (BatchNorm's running statistics) and parameters that are
-not floating point are refused naming them: a member is its parameters alone.
+Two ways to build it (``net.features``):
 
-Learners train it as they train the MLP: the module is the policy, and the critic a second
-module of the same class with one output, both through autograd. What the layer table
-gives and a module does not (yet): the Triton kernels, factored low-rank forwards, virtual
-batch norm, recurrent cores, PBT's stacked update (its members then learn one by one) and a
-shared encoder under reduced precision; a run that asks for one of these is refused naming
-the setting, or runs the general path.
+- ``0`` (the default): the module is the whole policy, ``Module(observation_shape,
+  outputs, **net.kwargs)``; learners train a second module of the same class with one
+  output as the critic.
+- ``N > 0``: the module is an *encoder* ``Module(observation_shape, N, **net.kwargs)``
+  returning ``(b, N)`` features, and neuroplug adds the head: a linear output layer
+  (``head.weight``, ``head.bias``, initialised orthogonal with gain 0.01, near-uniform
+  first actions), and for actor-critic learners a value head on the same features (the
+  Atari papers' shared trunk). The encoder's parameters are named ``encoder.<name>``.
+
+``observation_shape`` is the env's (``(C, H, W)`` frames, ``(n,)`` vectors); ``forward``
+takes a batch ``(b, *observation_shape)`` of float32 observations (uint8 frames scaled to
+[0, 1]).
+
+**Recurrent encoders.** A module with an integer attribute ``state_size`` H > 0 is
+recurrent: its forward is ``forward(observations, state) -> (features, new_state)`` with
+``state`` ``(b, H)`` float32, zeros at each episode's first step (neuroplug keeps one state
+per env and per member, and zeroes it where an episode ends, as for ``net.core=gru``).
+Pack an LSTM's two states into one tensor. It must be an encoder (``net.features > 0``).
+Learners train it by truncated backpropagation through time over rollout chunks, stepping
+the whole module once per step.
+
+A fresh member is the module built again under a seed drawn from the member's generator,
+so its own initialisation is the distribution fresh draws come from. Buffers (BatchNorm's
+running statistics) and parameters that are not floating point are refused naming them: a
+member is its parameters alone.
+
+What the layer table gives and a module does not (yet): the Triton kernels, factored
+low-rank forwards (``algo.perturbation=lowrank`` perturbs a module's matrices and
+convolution kernels, materialised), virtual batch norm, PBT's stacked update (its members
+then learn one by one) and the written-out gradients; a run that asks for one of these is
+refused naming the setting, or runs the general path.
 """
 
 from __future__ import annotations
@@ -43,11 +61,37 @@ from neuroplug.nets.layout import ParameterLayout, Params
 from neuroplug.nets.network import Network
 
 
+class _EncoderWithHead(torch.nn.Module):
+    """A user's encoder and neuroplug's linear output layer, one module (so its
+    parameters are one flat layout): ``forward(x, state, part)`` runs all of it, the
+    encoder alone (``part="features"``) or the head alone on features (``part="head"``)."""
+
+    def __init__(self, encoder: torch.nn.Module, features: int, outputs: int) -> None:
+        super().__init__()
+        self.encoder = encoder
+        self.state_size = int(getattr(encoder, "state_size", 0) or 0)
+        self.head = torch.nn.Linear(features, outputs)
+        torch.nn.init.orthogonal_(self.head.weight, gain=0.01)
+        torch.nn.init.zeros_(self.head.bias)
+
+    def forward(self, x: torch.Tensor, state: torch.Tensor | None = None, part: str = "all"):
+        if part == "head":
+            return self.head(x)
+        if not self.state_size:
+            features = self.encoder(x)
+            return features if part == "features" else self.head(features)
+        if state is None:
+            state = x.new_zeros((x.shape[0], self.state_size))
+        features, new_state = self.encoder(x, state)
+        return (features if part == "features" else self.head(features)), new_state
+
+
 class ModuleNetwork(Network):
     """A ``torch.nn.Module`` class (``net.module``) as a :class:`Network` over flat
     parameters; see the module docstring."""
 
     type_name = "module"
+    reads_features = True
     supports_virtual_batch_norm = False
     config_class: ClassVar[type | None] = dict
     """Any ``net.kwargs``: they are the module's constructor arguments, checked by it."""
@@ -59,21 +103,27 @@ class ModuleNetwork(Network):
         output_size: int,
         kwargs: dict[str, Any] | None = None,
         name: str = "",
+        features: int = 0,
     ) -> None:
         self.module_class = module_class
         self.input_shape = tuple(input_shape)
         self.output_size = output_size
         self.kwargs = dict(kwargs or {})
         self.name = name or getattr(module_class, "__qualname__", str(module_class))
+        self.encoder_features = int(features)
         self.module = self._build()
+        self.recurrent_size = int(getattr(self.module, "state_size", 0) or 0)
+        self.critic_shares_trunk = self.encoder_features > 0
         self.layout = ParameterLayout(
             [(name, tuple(tensor.shape)) for name, tensor in self.module.named_parameters()]
         )
         self.layers = ()
 
     def _build(self) -> torch.nn.Module:
-        module = self.module_class(self.input_shape, self.output_size, **self.kwargs)
-        return module.eval()
+        if not self.encoder_features:
+            return self.module_class(self.input_shape, self.output_size, **self.kwargs).eval()
+        encoder = self.module_class(self.input_shape, self.encoder_features, **self.kwargs)
+        return _EncoderWithHead(encoder, self.encoder_features, self.output_size).eval()
 
     @classmethod
     def from_config(cls, config: NetConfig, env: EnvSpec) -> ModuleNetwork:
@@ -94,13 +144,17 @@ class ModuleNetwork(Network):
             )
         module_class = load_module_class(config.module)
         kwargs = dict(config.kwargs)
+        width = config.features or env.num_actions
         try:
-            network = cls(module_class, env.obs_shape, env.num_actions, kwargs, config.module)
+            network = cls(
+                module_class, env.obs_shape, env.num_actions, kwargs, config.module, config.features
+            )
         except TypeError as error:
             raise ConfigError(
                 "net.kwargs",
                 f"{config.module}({_signature(module_class)}) refused "
-                f"(observation_shape={env.obs_shape}, outputs={env.num_actions}"
+                f"(observation_shape={env.obs_shape}, "
+                f"{'features' if config.features else 'outputs'}={width}"
                 + "".join(f", {key}={value!r}" for key, value in kwargs.items())
                 + f"): {error}",
                 "net.kwargs the constructor takes after (observation_shape, outputs)",
@@ -131,23 +185,63 @@ class ModuleNetwork(Network):
             raise ConfigError(
                 "net.module", f"{field_value} has no parameters", "a trainable module"
             )
+        if self.recurrent_size and not self.encoder_features:
+            raise ConfigError(
+                "net.features",
+                f"{field_value} is recurrent (state_size={self.recurrent_size}), and a "
+                "recurrent module is an encoder whose features feed the heads",
+                "net.features=<the width of its features>",
+            )
+        self._check_outputs(field_value)
+
+    def _check_outputs(self, field_value: str) -> None:
         probe = torch.zeros((2, *self.input_shape))
+        width = self.encoder_features or self.output_size
+        what = "features" if self.encoder_features else "outputs"
         with torch.no_grad():
             try:
-                outputs = self.module(probe)
+                if self.encoder_features:
+                    result = self.module(probe, None, "features")
+                else:
+                    result = self.module(probe)
             except Exception as error:
+                takes = "(batch, *observation_shape)" + (
+                    f" and a state (batch, {self.recurrent_size})" if self.recurrent_size else ""
+                )
                 raise ConfigError(
                     "net.module",
                     f"{field_value} failed on a batch of shape {tuple(probe.shape)}: "
                     f"{type(error).__name__}: {error}",
-                    "a forward taking (batch, *observation_shape)",
+                    f"a forward taking {takes}",
                 ) from None
-        if tuple(getattr(outputs, "shape", ())) != (2, self.output_size):
+        state = None
+        if self.recurrent_size:
+            if not (isinstance(result, tuple) and len(result) == 2):
+                raise ConfigError(
+                    "net.module",
+                    f"{field_value} has state_size={self.recurrent_size} and returned "
+                    f"{type(result).__name__}",
+                    "a recurrent forward returning (features, new_state)",
+                )
+            result, state = result
+        if tuple(getattr(result, "shape", ())) != (2, width):
             raise ConfigError(
                 "net.module",
-                f"{field_value} returned {tuple(getattr(outputs, 'shape', ()))} for a batch "
-                f"of 2 observations; expected (2, {self.output_size})",
-                "(batch, outputs): one row of action logits or means per observation",
+                f"{field_value} returned {tuple(getattr(result, 'shape', ()))} for a batch "
+                f"of 2 observations; expected (2, {width})",
+                f"(batch, {what}): one row per observation"
+                + (
+                    ""
+                    if self.encoder_features
+                    else " (or set net.features to use it as an encoder)"
+                ),
+            )
+        if state is not None and tuple(state.shape) != (2, self.recurrent_size):
+            raise ConfigError(
+                "net.module",
+                f"{field_value} returned a state of shape {tuple(state.shape)} for a batch of "
+                f"2; expected (2, {self.recurrent_size}) (its state_size)",
+                "a new state (batch, state_size)",
             )
 
     def initial_params(self, generator: torch.Generator) -> torch.Tensor:
@@ -160,11 +254,41 @@ class ModuleNetwork(Network):
 
     def resized(self, output_size: int) -> ModuleNetwork:
         return ModuleNetwork(
-            self.module_class, self.input_shape, output_size, self.kwargs, self.name
+            self.module_class,
+            self.input_shape,
+            output_size,
+            self.kwargs,
+            self.name,
+            self.encoder_features,
         )
 
-    def _call(self, tensors: dict[str, torch.Tensor], inputs: torch.Tensor) -> torch.Tensor:
-        return functional_call(self.module, tensors, (inputs,))
+    @property
+    def feature_size(self) -> int:
+        """The encoder's features (``net.features``); a whole-policy module has none
+        apart from its outputs."""
+        return self.encoder_features or self.output_size
+
+    @property
+    def state_size(self) -> int:
+        """H: a recurrent encoder's ``state_size``, 0 for a feed-forward module."""
+        return self.recurrent_size
+
+    def _tensors(self, params: Params) -> dict[str, torch.Tensor]:
+        return dict(params) if not isinstance(params, torch.Tensor) else self.layout.split(params)
+
+    def _call(
+        self,
+        tensors: dict[str, torch.Tensor],
+        inputs: torch.Tensor,
+        state: torch.Tensor | None = None,
+        part: str = "all",
+    ):
+        if not self.encoder_features:
+            return functional_call(self.module, tensors, (inputs,))
+        outputs = functional_call(self.module, tensors, (inputs, state, part))
+        # A recurrent module's call returns (outputs, new state): without a state asked
+        # for, the outputs alone.
+        return outputs[0] if self.recurrent_size and state is None else outputs
 
     def _inputs(self, inputs: torch.Tensor, params: torch.Tensor) -> torch.Tensor:
         return as_float(inputs, params.dtype) if inputs.dtype != params.dtype else inputs
@@ -178,18 +302,87 @@ class ModuleNetwork(Network):
         one = vmap(lambda member, x: self._call(member, x.unsqueeze(0)).squeeze(0))
         return one(tensors, inputs)
 
+    def forward_population_with_state(
+        self, params: torch.Tensor, inputs: torch.Tensor, state: torch.Tensor
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """Row j of ``params`` on ``inputs[j]`` from its state ``state[j]``."""
+        if len(params) == 0:
+            return params.new_zeros((0, self.output_size)), state
+        tensors = self.layout.views(params)
+
+        def one(member, x, s):
+            outputs, new_state = self._call(member, x.unsqueeze(0), s.unsqueeze(0))
+            return outputs.squeeze(0), new_state.squeeze(0)
+
+        return vmap(one)(tensors, self._inputs(inputs, params), state)
+
     def forward_members(self, params: torch.Tensor, inputs: torch.Tensor) -> torch.Tensor:
         """Row k of ``params`` ``(K, D)`` on its inputs ``inputs[k]`` ``(K, b, *obs)``."""
         tensors = self.layout.views(params)
         return vmap(self._call)(tensors, self._inputs(inputs, params))
 
     def forward_single(self, params: Params, inputs: torch.Tensor) -> torch.Tensor:
-        tensors = params if not isinstance(params, torch.Tensor) else self.layout.split(params)
+        tensors = self._tensors(params)
         reference = next(iter(tensors.values()))
-        return self._call(dict(tensors), self._inputs(inputs, reference))
+        return self._call(tensors, self._inputs(inputs, reference))
+
+    def features(self, params: Params, inputs: torch.Tensor) -> torch.Tensor:
+        """The encoder's features (a recurrent one's from zero states)."""
+        return self.features_with_state(params, inputs, None)[0]
+
+    def features_with_state(
+        self, params: Params, inputs: torch.Tensor, state: torch.Tensor | None
+    ) -> tuple[torch.Tensor, torch.Tensor | None]:
+        self._require_encoder("features")
+        tensors = self._tensors(params)
+        inputs = self._inputs(inputs, next(iter(tensors.values())))
+        if not self.recurrent_size:
+            return self._call(tensors, inputs, None, "features"), None
+        if state is None:
+            state = inputs.new_zeros((inputs.shape[0], self.recurrent_size))
+        return self._call(tensors, inputs, state, "features")
+
+    def features_members_with_state(
+        self, params: torch.Tensor, inputs: torch.Tensor, state: torch.Tensor | None
+    ) -> tuple[torch.Tensor, torch.Tensor | None]:
+        self._require_encoder("features")
+        tensors = self.layout.views(params)
+        inputs = self._inputs(inputs, params)
+        if not self.recurrent_size:
+            return vmap(lambda member, x: self._call(member, x, None, "features"))(
+                tensors, inputs
+            ), None
+        if state is None:
+            state = inputs.new_zeros((*inputs.shape[:2], self.recurrent_size))
+        return vmap(lambda member, x, s: self._call(member, x, s, "features"))(
+            tensors, inputs, state
+        )
+
+    def head(self, params: Params, features: torch.Tensor) -> torch.Tensor:
+        self._require_encoder("head")
+        tensors = self._tensors(params)
+        return torch.nn.functional.linear(features, tensors["head.weight"], tensors["head.bias"])
+
+    def head_members(self, params: torch.Tensor, features: torch.Tensor) -> torch.Tensor:
+        self._require_encoder("head")
+        tensors = self.layout.views(params)
+        weight, bias = tensors["head.weight"], tensors["head.bias"]
+        return torch.baddbmm(bias.unsqueeze(1), features, weight.transpose(1, 2))
+
+    def _require_encoder(self, part: str) -> None:
+        if not self.encoder_features:
+            raise TypeError(
+                f"{self.describe()} is a whole policy (net.features=0): it has no {part} of its own"
+            )
 
     def describe(self) -> str:
-        return f"module {self.name} (torch.func over members), {self.num_params:,} params"
+        role = (
+            f"encoder of {self.encoder_features} features and a linear head"
+            + (f", recurrent (state {self.recurrent_size})" if self.recurrent_size else "")
+            if self.encoder_features
+            else "whole policy"
+        )
+        return f"module {self.name} ({role}; torch.func over members), {self.num_params:,} params"
 
 
 def load_module_class(target: str) -> type[torch.nn.Module]:

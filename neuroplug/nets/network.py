@@ -53,6 +53,9 @@ class Network(ABC):
     """Virtual batch norm's reference observations ``(b, *input_shape)`` as the env gives
     them (``net.vbn``): collected once per run (:mod:`neuroplug.envs.reference_batch`),
     saved in its checkpoints and set before any member runs; None without it."""
+    reads_features: ClassVar[bool] = False
+    """Whether ``net.features`` means something to it (``net.type=module``: the width of
+    an encoder's features); others refuse a nonzero value rather than ignore it."""
     critic_shares_trunk: ClassVar[bool] = False
     """Whether an actor-critic puts its value head on this network's last hidden features
     (the Atari papers' shared trunk) rather than training a separate network of the same
@@ -162,6 +165,30 @@ class Network(ABC):
     def head(self, params: Params, features: torch.Tensor) -> torch.Tensor:
         """The last layer of one parameter set on :meth:`features`."""
         return layer_table.forward_single(self.layers[-1:], self.layout, params, features)
+
+    def features_with_state(
+        self, params: Params, inputs: torch.Tensor, state: torch.Tensor | None
+    ) -> tuple[torch.Tensor, torch.Tensor | None]:
+        """:meth:`features` of one parameter set continuing from its recurrent ``state``
+        ``(b, H)`` (None: zeros, or a network without a core); returns the features and
+        the new state (None without a core). An actor-critic's shared trunk."""
+        return layer_table.forward_single_with_state(
+            self.layers[:-1], self.layout, params, inputs, state
+        )
+
+    def features_members_with_state(
+        self, params: torch.Tensor, inputs: torch.Tensor, state: torch.Tensor | None
+    ) -> tuple[torch.Tensor, torch.Tensor | None]:
+        """:meth:`features_with_state` of rows ``params`` ``(K, D)``, each on its inputs
+        ``inputs[k]`` ``(K, b, *input)`` and states ``state[k]`` ``(K, b, H)`` (None: zeros):
+        ``(K, b, feature_size)`` and the new states."""
+        return layer_table.forward_members_with_state(
+            self.layers[:-1], self.layout, params, inputs, state
+        )
+
+    def head_members(self, params: torch.Tensor, features: torch.Tensor) -> torch.Tensor:
+        """:meth:`head` of rows ``params`` ``(K, D)``, each on its features ``(K, b, F)``."""
+        return layer_table.forward_members(self.layers[-1:], self.layout, params, features)
 
     def example_inputs(self, count: int, generator: torch.Generator) -> torch.Tensor:
         """``count`` random inputs as the env gives them, for tests and benchmarks: uint8

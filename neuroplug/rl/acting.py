@@ -29,7 +29,6 @@ import numpy as np
 import torch
 
 from neuroplug.devices import on_cpu
-from neuroplug.nets import layers as layer_table
 from neuroplug.rl.actor_critic import env_actions
 from neuroplug.rl.distributions import Categorical, DiagonalGaussian
 
@@ -147,16 +146,12 @@ class ActorCriticActing(Acting):
             outputs, values, new_states = self._forward_one(members.start, observations, states)
         elif self.shared_trunk:  # a recurrent core is shared: each member runs its own
             inputs = self.by_member(observations, members)
-            features, new_states = layer_table.forward_members_with_state(
-                network.layers[:-1],
-                network.layout,
+            features, new_states = network.features_members_with_state(
                 self.actor[members],
                 inputs,
                 None if states is None else self.by_member(states, members),
             )
-            outputs = layer_table.forward_members(
-                network.layers[-1:], network.layout, self.actor[members], features
-            )
+            outputs = network.head_members(self.actor[members], features)
             values = torch.baddbmm(self.value_bias[members], features, self.value_weight[members])
         else:
             inputs = self.by_member(observations, members)
@@ -209,9 +204,7 @@ class ActorCriticActing(Acting):
         if not self.shared_trunk:
             values = self.critic_network.forward_single(critic, observations)
             return network.forward_single(actor, observations), values, None
-        features, new_states = layer_table.forward_single_with_state(
-            network.layers[:-1], network.layout, actor, observations, states
-        )
+        features, new_states = network.features_with_state(actor, observations, states)
         outputs = network.head(actor, features)
         values = torch.addmm(value_bias, features, value_weight)
         return outputs, values, new_states

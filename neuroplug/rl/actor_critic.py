@@ -181,7 +181,7 @@ class ActorCritic(nn.Module):
             outputs, values, _ = self.step(observations, states)
             return outputs, values
         if self.shared_trunk:
-            features = self._encode(self.network.layers[:-1], policy, observations)
+            features = self._encode(policy, observations)
             return self.network.head(policy, features), self.value_head(features).squeeze(1)
         outputs = self.network.forward_single(policy, observations)
         values = self.critic.forward_single(critic, observations).squeeze(1)
@@ -193,10 +193,8 @@ class ActorCritic(nn.Module):
         """One step of a recurrent actor-critic from core ``states`` ``(n, H)``:
         ``(outputs, values, new states)``."""
         policy, _ = self._named_tensors()
-        trunk = self.network.layers[:-1]  # the encoder and the core
-        features, new_states = layer_table.forward_single_with_state(
-            trunk, self.network.layout, policy, observations, states
-        )
+        # The encoder and the core.
+        features, new_states = self.network.features_with_state(policy, observations, states)
         outputs = self.network.head(policy, features)
         return outputs, self.value_head(features).squeeze(1), new_states
 
@@ -210,10 +208,12 @@ class ActorCritic(nn.Module):
         once."""
         policy, _ = self._named_tensors()
         layers, layout = self.network.layers, self.network.layout
-        core = next(i for i, layer in enumerate(layers) if layer.kind in RECURRENT_KINDS)
         steps, envs = starts.shape
+        if not layers:
+            return self._module_sequence(policy, observations, states, starts)
+        core = next(i for i, layer in enumerate(layers) if layer.kind in RECURRENT_KINDS)
         encoded = self._encode(
-            layers[:core], policy, observations.reshape(steps * envs, *observations.shape[2:])
+            policy, observations.reshape(steps * envs, *observations.shape[2:]), layers[:core]
         ).reshape(steps, envs, -1)
         keep = (~starts).unsqueeze(2).to(encoded.dtype)
         features = []
@@ -224,6 +224,28 @@ class ActorCritic(nn.Module):
             features.append(hidden)
         flat = torch.stack(features).reshape(steps * envs, -1)
         flat = layer_table.forward_single(layers[core + 1 : -1], layout, policy, flat)
+        outputs = self.network.head(policy, flat).reshape(steps, envs, -1)
+        return outputs, self.value_head(flat).reshape(steps, envs), states
+
+    def _module_sequence(
+        self,
+        policy: dict[str, torch.Tensor],
+        observations: torch.Tensor,
+        states: torch.Tensor,
+        starts: torch.Tensor,
+    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """:meth:`sequence` for a recurrent module encoder (``net.type=module``): its
+        forward is one call from observations and state to features and state, so it runs
+        step by step whole (a layer table runs only its core step by step)."""
+        steps, envs = starts.shape
+        keep = (~starts).unsqueeze(2).to(states.dtype)
+        features = []
+        for step in range(steps):
+            hidden, states = self.network.features_with_state(
+                policy, observations[step], states * keep[step]
+            )
+            features.append(hidden)
+        flat = torch.stack(features).reshape(steps * envs, -1)
         outputs = self.network.head(policy, flat).reshape(steps, envs, -1)
         return outputs, self.value_head(flat).reshape(steps, envs), states
 
@@ -274,18 +296,26 @@ class ActorCritic(nn.Module):
         )
 
     def _encode(
-        self, layers: list, policy: dict[str, torch.Tensor], observations: torch.Tensor
+        self, policy: dict[str, torch.Tensor], observations: torch.Tensor, layers=None
     ) -> torch.Tensor:
-        """The encoder ``layers``' float32 features of ``observations``. In training, with
+        """The encoder's float32 features of ``observations``: the layer table's ``layers``
+        where given, else the network's :meth:`~neuroplug.nets.network.Network.features`
+        (every layer but the head). In training, with
         :attr:`encoder_autocast` set, its forward runs under autocast (its backward follows
         in the same dtype): mixed precision, the weights stay float32. Acting and the
         targets' forward (no gradients) keep float32."""
         layout = self.network.layout
+
+        def encode() -> torch.Tensor:
+            if layers is None:
+                return self.network.features(policy, observations)
+            return layer_table.forward_single(layers, layout, policy, observations)
+
         dtype = self.encoder_autocast
         if dtype is None or not (self.training and torch.is_grad_enabled()):
-            return layer_table.forward_single(layers, layout, policy, observations)
+            return encode()
         with torch.autocast(observations.device.type, dtype=dtype):
-            features = layer_table.forward_single(layers, layout, policy, observations)
+            features = encode()
         return features.float()
 
     def sequence_for_gradients(

@@ -13,8 +13,10 @@ network has one, names each slot of the layout once, with the shapes its layer k
 gives a finite ``(D,)`` vector, the same for the same generator seed; that the batched
 forward of different members matches each member's :meth:`forward_single`, whose outputs
 are ``(b, output_size)``; that :meth:`features` and :meth:`head` compose to the forward
-pass (with a layer table), with ``feature_size`` features; that a network without a shared trunk can be
-``resized`` for a critic; and that the torch backend runs it, dense and low-rank, to the
+pass (with a layer table or a shared trunk), with ``feature_size`` features, and that a
+population of learners' trunks (:meth:`features_members_with_state`, :meth:`head_members`)
+matches them member by member, carrying a recurrent state from step to step; that a
+network without a shared trunk can be ``resized`` for a critic; and that the torch backend runs it, dense and low-rank, to the
 backend contract (:func:`neuroplug.testing.check_backend_contract`). Learners then run it
 too: pass it to :func:`neuroplug.testing.check_learner_contract` (``network=``).
 """
@@ -88,7 +90,7 @@ def check_network_contract(network: Network, rtol: float = 1e-4, atol: float = 1
         single.shape == (4, network.output_size),
         f"{name}.forward_single must give (b, {network.output_size}), got {tuple(single.shape)}",
     )
-    if network.layers:
+    if network.layers or network.critic_shares_trunk:
         features = network.features(params, inputs)
         _require(
             features.shape == (4, network.feature_size),
@@ -109,6 +111,8 @@ def check_network_contract(network: Network, rtol: float = 1e-4, atol: float = 1
         f"{name}.forward_population must match forward_single member by member (off by "
         f"{float((batched - expected).abs().max()):.2e})",
     )
+    if network.critic_shares_trunk:
+        _check_members_trunk(network, members, inputs, rtol, atol)
     if not network.critic_shares_trunk:
         critic = network.resized(1)
         _require(
@@ -122,3 +126,36 @@ def check_network_contract(network: Network, rtol: float = 1e-4, atol: float = 1
     check_backend_contract(
         registry.load("backends", "torch"), networks=[network], rtol=rtol, atol=atol
     )
+
+
+def _check_members_trunk(
+    network: Network, members: torch.Tensor, inputs: torch.Tensor, rtol: float, atol: float
+) -> None:
+    """Learners acting together: each member's trunk and head, two steps in a row (a
+    recurrent state carried over), match the member's own single forward."""
+    name = type(network).__name__
+    stacked = inputs.unsqueeze(0).expand(len(members), *inputs.shape)
+    states = None
+    expected_states: list = [None] * len(members)
+    for step in range(2):
+        features, states = network.features_members_with_state(members, stacked, states)
+        outputs = network.head_members(members, features)
+        for m in range(len(members)):
+            alone, expected_states[m] = network.features_with_state(
+                members[m], inputs, expected_states[m]
+            )
+            _require(
+                torch.allclose(features[m], alone, rtol=rtol, atol=atol)
+                and torch.allclose(
+                    outputs[m], network.head(members[m], alone), rtol=rtol, atol=atol
+                ),
+                f"{name}.features_members_with_state and head_members must match member "
+                f"{m}'s features_with_state and head (step {step})",
+            )
+        if network.state_size:
+            _require(
+                states is not None
+                and states.shape == (len(members), len(inputs), network.state_size),
+                f"{name}.features_members_with_state must return states "
+                f"(K, b, {network.state_size})",
+            )

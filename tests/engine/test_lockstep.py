@@ -139,8 +139,16 @@ def test_pipelined_needs_two_groups():
         PipelinedSchedulerConfig(name="pipelined", groups=1)
 
 
+NETWORKS = {
+    "mlp": ["net.hidden_sizes=[8]"],
+    # A module of the user's own (tests/support), batched by torch.func over members.
+    "module": ["net.type=module", "net.module=residual_net:ResidualMLP", "net.kwargs.width=8"],
+}
+
+
+@pytest.mark.parametrize("network", sorted(NETWORKS))
 @pytest.mark.parametrize("device", ["cpu", *(["cuda"] if torch.cuda.is_available() else [])])
-def test_training_ends_in_the_same_state_with_every_scheduler(compose, tmp_path, device):
+def test_training_ends_in_the_same_state_with_every_scheduler(compose, tmp_path, device, network):
     """End to end: ES on Pendulum (action noise, observation normalizer, refilled lanes),
     on the CPU and, where the suite finds one, on the GPU; the backend in fixed tiles, so
     no member's outputs depend on which others share its call."""
@@ -157,7 +165,7 @@ def test_training_ends_in_the_same_state_with_every_scheduler(compose, tmp_path,
             "env.max_episode_steps=50",
             "algo.population_size=12",
             "algo.action_noise=0.1",
-            "net.hidden_sizes=[8]",
+            *NETWORKS[network],
             f"scheduler={name}",
             "scheduler.max_envs=5",
             f"backend.device={device}",

@@ -29,6 +29,26 @@ class ResidualMLP(nn.Module):
         return self.head(hidden)
 
 
+class RecurrentEncoder(nn.Module):
+    """A GRU written with linear layers (``torch.func`` batches it over members; the
+    fused ``nn.GRUCell`` has no batching rule and would run member by member): a
+    recurrent module for ``net.features`` > 0, its state its features."""
+
+    def __init__(self, observation_shape, features: int, width: int = 16) -> None:
+        super().__init__()
+        self.state_size = features
+        self.embed = nn.Linear(math.prod(observation_shape), width)
+        self.gates = nn.Linear(width + features, 2 * features)
+        self.candidate = nn.Linear(width + features, features)
+
+    def forward(self, observations: torch.Tensor, state: torch.Tensor):
+        x = torch.tanh(self.embed(observations.flatten(1)))
+        update, reset = torch.sigmoid(self.gates(torch.cat((x, state), 1))).chunk(2, 1)
+        candidate = torch.tanh(self.candidate(torch.cat((x, reset * state), 1)))
+        state = (1 - update) * state + update * candidate
+        return state, state
+
+
 class WithRunningStatistics(ResidualMLP):
     """Keeps BatchNorm's running statistics: state outside its parameters."""
 
