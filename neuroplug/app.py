@@ -25,6 +25,7 @@ RESUMABLE_RUN_FIELDS = (
     "eval_interval",
     "eval_episodes",
     "checkpoint_interval",
+    "checkpoint_share",
 )
 """``run`` settings a resumed run takes from the new command line; the rest come from the checkpoint."""
 

@@ -53,16 +53,22 @@ class AlgorithmConfig(PluginConfig):
     action_noise: float = 0.0
     """Std of Gaussian noise added to continuous actions while training."""
 
+    population_from_dimension: ClassVar[bool] = False
+    """Whether ``population_size: 0`` means the algorithm's own default from the number of
+    parameters (CMA-ES's ``4 + 3 ln D``), resolved when the network is known."""
     virtual_batch_norm_families: ClassVar[tuple[str, ...]] = ()
     """The env families (``atari``) where ``net.vbn: null`` turns virtual batch norm on for
     this algorithm: where its paper used it."""
 
     def __post_init__(self) -> None:
         require(
-            self.population_size >= 2,
+            self.population_size >= 2
+            or (self.population_size == 0 and self.population_from_dimension),
             "algo.population_size",
             f"must be at least 2, got {self.population_size}",
-            "an integer >= 2",
+            "0 (the paper's default for the network's size) or an integer >= 2"
+            if self.population_from_dimension
+            else "an integer >= 2",
         )
         require(
             self.episodes_per_member >= 1,

@@ -384,5 +384,25 @@ def selected_config_class(config_group: str, name: str) -> type:
     return load_config_class(selected_kind(config_group, name).name, name)
 
 
+def plugins_with_setting(config_group: str, setting: str) -> list[str]:
+    """The plugins of ``config_group`` whose config class has a field ``setting`` (read
+    from their config entry points, without importing torch): where a setting given to the
+    wrong plugin belongs (``algo.c_c`` is ``cma_es``'s)."""
+    owners = []
+    for kind in KINDS.values():
+        if kind.config_group != config_group:
+            continue
+        for name in sorted(discover(kind.name)):
+            if not declares_config_entry_point(kind.name, name):
+                continue
+            try:
+                config_class = load_config_class(kind.name, name)
+            except PluginError:
+                continue
+            if setting in getattr(config_class, "__dataclass_fields__", {}):
+                owners.append(name)
+    return owners
+
+
 def _qualified(cls: type) -> str:
     return f"{cls.__module__}.{cls.__qualname__}"

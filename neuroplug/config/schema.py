@@ -48,6 +48,12 @@ class RunConfig:
     """Episodes per evaluation of the deployed policy."""
     checkpoint_interval: int = 1
     """Write a checkpoint every this many generations or segments."""
+    checkpoint_share: float = 0.1
+    """The most of the run's time writing checkpoints may take: when the last one took
+    longer than this share of the time since, the next is put off until it does not (a
+    big state, CMA-ES's D x D covariance, is then written every few generations, not every
+    one); the last unit, a solve and an interruption are always written; 0: every
+    ``checkpoint_interval`` units whatever they cost."""
     retries: int = 2
     """Times a failed evaluation (e.g. a crashed simulator) is retried before the run stops."""
     resume: str | None = None
@@ -103,6 +109,12 @@ class RunConfig:
             "run.checkpoint_interval",
             f"got {self.checkpoint_interval}",
             "an integer >= 1",
+        )
+        require(
+            0 <= self.checkpoint_share < 1,
+            "run.checkpoint_share",
+            f"got {self.checkpoint_share}",
+            "a share in [0, 1) (0: every checkpoint_interval units)",
         )
 
 

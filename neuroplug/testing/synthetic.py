@@ -77,3 +77,68 @@ def synthetic_context(
     if initial_params is not None:
         context = AlgorithmContext(network, initial_params.float(), seed, context.initializer)
     return context
+
+
+# --- Benchmark functions of black-box optimisation, and a driver ------------------------
+# Costs to minimise over rows x (P, D); an algorithm maximises fitness, so it is told -cost.
+
+
+def sphere(x: np.ndarray) -> np.ndarray:
+    """``sum x_i^2``: optimum 0 at the origin."""
+    return np.sum(x * x, axis=1)
+
+
+def rosenbrock(x: np.ndarray) -> np.ndarray:
+    """``sum 100 (x_{i+1} - x_i^2)^2 + (1 - x_i)^2``: optimum 0 at (1, ..., 1)."""
+    return np.sum(100 * (x[:, 1:] - x[:, :-1] ** 2) ** 2 + (1 - x[:, :-1]) ** 2, axis=1)
+
+
+def rastrigin(x: np.ndarray) -> np.ndarray:
+    """``10 D + sum x_i^2 - 10 cos(2 pi x_i)``: optimum 0 at the origin, a local optimum
+    near every integer point."""
+    return 10 * x.shape[1] + np.sum(x * x - 10 * np.cos(2 * np.pi * x), axis=1)
+
+
+def ellipsoid(dimension: int, condition: float = 1e6):
+    """``sum_i condition^((i-1)/(D-1)) x_i^2``: optimum 0 at the origin, its axes the
+    coordinates' (separable: what a diagonal covariance learns)."""
+    scales = condition ** (np.arange(dimension) / max(1, dimension - 1))
+
+    def cost(x: np.ndarray) -> np.ndarray:
+        return np.sum(scales * x * x, axis=1)
+
+    return cost
+
+
+def rotated_ellipsoid(dimension: int, seed: int = 0, condition: float = 1e6):
+    """``sum_i condition^((i-1)/(D-1)) (R x)_i^2`` for a random rotation ``R`` drawn from
+    ``seed``: optimum 0 at the origin, axes neither aligned nor equally scaled (what a
+    diagonal covariance cannot learn)."""
+    rng = np.random.default_rng(seed)
+    rotation, _ = np.linalg.qr(rng.standard_normal((dimension, dimension)))
+    scales = condition ** (np.arange(dimension) / max(1, dimension - 1))
+
+    def cost(x: np.ndarray) -> np.ndarray:
+        rotated = x @ rotation.T
+        return np.sum(scales * rotated * rotated, axis=1)
+
+    return cost
+
+
+def minimize(
+    algorithm, cost: Callable[[np.ndarray], np.ndarray], target: float, max_evaluations: int
+) -> tuple[int, float]:
+    """Run ``algorithm`` (built on a :func:`synthetic_context`) on ``cost`` until a
+    member's cost is at most ``target`` or ``max_evaluations`` are spent; returns the
+    evaluations used and the best cost found."""
+    evaluations, best = 0, float("inf")
+    while evaluations < max_evaluations:
+        population = algorithm.ask()
+        members = population.materialize(device="cpu").double().numpy()
+        costs = cost(members)
+        evaluations += len(costs)
+        best = min(best, float(costs.min()))
+        if best <= target:
+            break
+        algorithm.tell(population, synthetic_result(-costs))
+    return evaluations, best

@@ -30,7 +30,10 @@ class EvolutionLoop(FamilyLoop):
         return self.parts.algorithm.generation
 
     def describe(self) -> str:
-        size = self.parts.algorithm.config.population_size
+        algorithm = self.parts.algorithm
+        # An algorithm that sizes its population itself (CMA-ES from the dimension, IPOP's
+        # growth) says so in its population_size.
+        size = getattr(algorithm, "population_size", algorithm.config.population_size)
         plan = self.parts.backend.plan(size)
         return f"population {size}" + (f" ({plan})" if plan else "")
 

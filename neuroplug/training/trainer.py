@@ -65,6 +65,9 @@ class Trainer:
         self.elapsed_before = 0.0
         self.last_eval: float | None = None
         self._stop = _StopSignals()
+        self._checkpoint_seconds = 0.0
+        """How long the last checkpoint took to write (run.checkpoint_share)."""
+        self._checkpoint_written_at = time.perf_counter()
         loop_class = LOOPS[self.parts.family]
         self.unit = loop_class.unit
         """What one unit of training is called in messages: a generation, or a segment."""
@@ -163,8 +166,26 @@ class Trainer:
         while notices:
             self.loggers.message(f"{self.parts.algorithm.config.name}: {notices.pop(0)}")
 
+    def _checkpoint_due(self) -> bool:
+        run = self.parts.run
+        return checkpoint_due(
+            self.completed,
+            run.checkpoint_interval,
+            run.checkpoint_share,
+            self._checkpoint_seconds,
+            time.perf_counter() - self._checkpoint_written_at,
+        )
+
     def checkpoint(self, state: dict[str, Any] | None = None) -> None:
         """Write the latest checkpoint (``state``, or the current one) and the deployable policy."""
+        started = time.perf_counter()
+        try:
+            self._write_checkpoint(state)
+        finally:
+            self._checkpoint_written_at = time.perf_counter()
+            self._checkpoint_seconds = self._checkpoint_written_at - started
+
+    def _write_checkpoint(self, state: dict[str, Any] | None) -> None:
         state = state or self.state()
         deployables = ("policy_params", "best_member_params")
         save_checkpoint(self.run_dir, {k: v for k, v in state.items() if k not in deployables})
@@ -365,11 +386,7 @@ class Trainer:
                 with self._stop.deferred():
                     self.loggers.log(metrics)
                     completed = self.state()
-                    if (
-                        self.completed % parts.run.checkpoint_interval == 0
-                        or not self.budget_left()
-                        or self.solved()
-                    ):
+                    if self._checkpoint_due() or not self.budget_left() or self.solved():
                         self.checkpoint(completed)
             if self.last_eval is None:
                 self.evaluate_policy()
@@ -407,6 +424,18 @@ class Trainer:
             "eval_return_mean": self.last_eval,
             **self.counters,
         }
+
+
+def checkpoint_due(
+    completed: int, interval: int, share: float, last_write: float, since_write: float
+) -> bool:
+    """Whether unit ``completed`` writes a checkpoint: every ``interval`` units, unless the
+    last write took ``last_write`` seconds, more than ``share`` of the ``since_write``
+    seconds that have passed since it ended (then at the first due unit where it no
+    longer does); ``share`` 0: every ``interval`` units."""
+    if completed % interval != 0:
+        return False
+    return not share or last_write <= share * (last_write + since_write)
 
 
 def _observation_order(env: EnvSpec) -> str:

@@ -1,6 +1,6 @@
 """kill -9 at several moments, then resume: the run ends exactly as if never interrupted,
-and the logged metrics have every generation exactly once; with the layer table's MLP and
-with a module network of the user's own (tests/support/residual_net.py)."""
+and the logged metrics have every generation exactly once; with the layer table's MLP,
+with a module network of the user's own (tests/support/residual_net.py), and for CMA-ES."""
 
 from __future__ import annotations
 
@@ -32,8 +32,10 @@ COMMON = [
 NETWORKS = {
     "mlp": ["net.hidden_sizes=[16]"],
     "module": ["net.type=module", "net.module=residual_net:ResidualMLP", "net.kwargs.width=16"],
+    "cma_es": ["algo=cma_es", "net.hidden_sizes=[16]"],
 }
-"""The layer table's MLP, and a torch.nn.Module that exists only in the tests."""
+"""ES with the layer table's MLP and with a torch.nn.Module that exists only in the tests;
+CMA-ES, whose state is a covariance matrix, paths and a step size."""
 SUPPORT = Path(__file__).resolve().parents[1] / "support"
 ENVIRONMENT = {**os.environ, "PYTHONPATH": str(SUPPORT)}
 

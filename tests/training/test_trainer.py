@@ -109,3 +109,17 @@ def test_a_stop_inside_a_deferred_block_is_raised_when_the_block_ends():
             os.kill(os.getpid(), signal.SIGUSR1)
             finished_block = True
     assert finished_block and stop.requested
+
+
+def test_a_checkpoint_is_put_off_while_writing_them_would_take_more_than_its_share():
+    from neuroplug.training.trainer import checkpoint_due
+
+    # Cheap writes: every interval.
+    assert checkpoint_due(4, 2, 0.1, last_write=0.01, since_write=1.0)
+    assert not checkpoint_due(5, 2, 0.1, last_write=0.01, since_write=1.0)
+    # A 3.5 s write (CMA-ES's covariance) after 1 s of training: put off...
+    assert not checkpoint_due(4, 1, 0.1, last_write=3.5, since_write=1.0)
+    # ...until 10% of the time since the write began is the write.
+    assert checkpoint_due(4, 1, 0.1, last_write=3.5, since_write=31.5)
+    # Share 0: every interval whatever it costs.
+    assert checkpoint_due(4, 1, 0.0, last_write=3.5, since_write=0.1)
