@@ -165,6 +165,26 @@ EXPERIMENTS: dict[str, Experiment] = {
         ),
         unit="segment",
     ),
+    "ppo_pong_impala": Experiment(
+        # ppo_pong's command with the IMPALA ResNet (net.type=impala: three residual stacks,
+        # 256 features, the value head on them): the same 3M-frame budget, so the learning
+        # rate anneals as in ppo_pong and the curves compare at equal frames.
+        overrides=[
+            "algo=ppo",
+            "env=pong",
+            "net.type=impala",
+            "run.eval_interval=5",
+            "run.eval_episodes=3",
+        ],
+        max_frames=3_000_000,
+        seeds=[0],
+        published=(
+            "ppo_pong (the Nature CNN, the same settings and budget) at equal frames; "
+            "Espeholt et al. (2018) report the deep ResNet ahead of the Nature CNN on Atari "
+            "after far longer training (IMPALA, 200M frames)."
+        ),
+        unit="segment",
+    ),
     "appo_pong": Experiment(
         # The plain command: the pixels preset is Sample Factory's Atari settings (V-trace
         # off, GAE, a queue of two rollouts), with envs stepping beside the learner.

@@ -64,7 +64,8 @@ ACTING = Stream(
 VALUE_HEAD = Stream(
     "value_head",
     1,
-    "the actor-critic's value head initialisation (run seed + 1; the policy takes the seed)",
+    "the actor-critic's value head initialisation, and an off-policy learner's critics "
+    "(run seed + 1; the policy takes the seed)",
 )
 POPULATION = Stream(
     "population",

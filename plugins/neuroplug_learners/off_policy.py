@@ -1,0 +1,105 @@
+"""What ``td3`` and ``sac`` share: twin critics as one stacked computation, target-network
+updates, the replay buffer of the run's transitions and random actions before learning.
+
+Actions are kept as the policy emits them, before the squash (``rollout.actions``); the
+envs receive ``tanh`` of them scaled into the box (:func:`neuroplug.rl.actor_critic.
+env_actions`), and the critics read the squashed, unit-box action ``tanh(a)`` in [-1, 1].
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import torch
+
+from neuroplug.api import LearnerContext
+from neuroplug.devices import available_memory_bytes
+from neuroplug.errors import ConfigError
+from neuroplug.rl.replay_buffer import ReplayBuffer
+
+UNIT_EDGE = 1 - 1e-6
+"""Unit actions are kept inside (-1, 1) so that their atanh (the stored action) is finite."""
+
+
+class TwinCritic(torch.nn.Module):
+    """Two Q(s, a) MLPs (ReLU, ``hidden`` widths) whose weights are stacked ``(2, in, out)``:
+    both critics in one batched product per layer, as PBT stacks its members. Initialised
+    as ``nn.Linear`` is (uniform in +-1/sqrt(fan_in)), from ``generator``."""
+
+    def __init__(
+        self, inputs: int, hidden: list[int], generator: torch.Generator, critics: int = 2
+    ) -> None:
+        super().__init__()
+        widths = [inputs, *[int(width) for width in hidden], 1]
+        self.weights = torch.nn.ParameterList()
+        self.biases = torch.nn.ParameterList()
+        for fan_in, fan_out in zip(widths[:-1], widths[1:], strict=True):
+            bound = 1 / math.sqrt(fan_in)
+            weight = (torch.rand(critics, fan_in, fan_out, generator=generator) * 2 - 1) * bound
+            bias = (torch.rand(critics, 1, fan_out, generator=generator) * 2 - 1) * bound
+            self.weights.append(torch.nn.Parameter(weight))
+            self.biases.append(torch.nn.Parameter(bias))
+
+    def forward(self, observations: torch.Tensor, unit_actions: torch.Tensor) -> torch.Tensor:
+        """``(2, b)``: both critics' values of the pairs."""
+        x = torch.cat((observations.flatten(1).float(), unit_actions), dim=1)
+        x = x.unsqueeze(0).expand(len(self.weights[0]), *x.shape)
+        last = len(self.weights) - 1
+        for index, (weight, bias) in enumerate(zip(self.weights, self.biases, strict=True)):
+            x = torch.baddbmm(bias, x, weight)
+            if index < last:
+                x = torch.relu(x)
+        return x.squeeze(2)
+
+
+def critic_of_actions(
+    critic: TwinCritic, observations: torch.Tensor, unit_actions: torch.Tensor
+) -> torch.Tensor:
+    """Both critics' values ``(2, b)`` differentiable in the actions only (an actor's
+    loss): the critics' weights enter detached, so no gradient is computed for them."""
+    weights = {name: tensor.detach() for name, tensor in critic.named_parameters()}
+    return torch.func.functional_call(critic, weights, (observations, unit_actions))
+
+
+def soft_update(target: torch.nn.Module | list, source: torch.nn.Module | list, tau: float):
+    """``target <- tau source + (1 - tau) target``, tensor by tensor, in place."""
+    targets = target.parameters() if isinstance(target, torch.nn.Module) else target
+    sources = source.parameters() if isinstance(source, torch.nn.Module) else source
+    with torch.no_grad():
+        torch._foreach_lerp_(list(targets), list(sources), tau)
+
+
+def replay_buffer(config, context: LearnerContext) -> ReplayBuffer:
+    """The run's buffer, refused in one line where it would not fit in memory."""
+    needed = ReplayBuffer.bytes_needed(config.buffer_size, config.num_envs, context.env)
+    available = available_memory_bytes()
+    if available is not None and needed > 0.8 * available:
+        per = needed / config.buffer_size
+        fits = int(0.8 * available / per)
+        raise ConfigError(
+            "algo.buffer_size",
+            f"{config.buffer_size:,} transitions of {context.env.task_id} need "
+            f"{needed / 2**30:.1f} GiB; {available / 2**30:.1f} GiB is available",
+            f"algo.buffer_size <= {fits:,}",
+        )
+    return ReplayBuffer(config.buffer_size, config.num_envs, context.env, 1, config.gamma)
+
+
+def random_unit_actions(shape, generator: torch.Generator, device) -> torch.Tensor:
+    """Uniform actions in the box (before learning starts, as CleanRL samples the action
+    space), as the pre-squash actions whose tanh they are."""
+    unit = torch.rand(shape, generator=generator, device=device) * 2 - 1
+    return torch.atanh(unit.clamp(-UNIT_EDGE, UNIT_EDGE))
+
+
+def exploring(member, learning_starts: int) -> bool:
+    """Whether a learner still acts uniformly at random (its first learning_starts steps)."""
+    return member.env_steps < learning_starts
+
+
+def sample_batch(buffer: ReplayBuffer, batch_size: int, rng: np.random.Generator, device):
+    """A minibatch with the critics' unit actions."""
+    batch = buffer.sample(batch_size, rng, device)
+    batch["unit_actions"] = torch.tanh(batch["actions"])
+    return batch

@@ -1,0 +1,267 @@
+"""``algo=sac``: soft actor-critic with automatic entropy tuning.
+
+Haarnoja, Zhou, Abbeel & Levine (2018), "Soft Actor-Critic: Off-Policy Maximum Entropy
+Deep Reinforcement Learning with a Stochastic Actor", ICML; the learned temperature of
+Haarnoja et al. (2018b), "Soft Actor-Critic Algorithms and Applications"; CleanRL's
+``sac_continuous_action.py`` settings. Per rollout of T steps of the envs (one gradient step
+per env step)::
+
+    act:  u ~ N(mean(s), std(s)),  a = tanh(u)                 (uniform before learning_starts)
+    store (s, u, r, terminated, s') in the replay buffer
+    for each gradient step:
+        a', log pi(a'|s') from the actor at s'
+        y = r + gamma (1 - terminated) (min(Q1'(s', a'), Q2'(s', a')) - alpha log pi(a'|s'))
+        critics: minimise (Q1(s, a) - y)^2 + (Q2(s, a) - y)^2
+        every policy_frequency steps, policy_frequency times:
+            actor: minimise alpha log pi(a|s) - min(Q1, Q2)(s, a),  a ~ pi(.|s) reparameterised
+            alpha: minimise -alpha (log pi(a|s) + target_entropy),  target_entropy = -|A|
+        every target_network_frequency steps: Q' <- tau Q + (1 - tau) Q'
+
+    log pi(a|s) = log N(u; mean, std) - sum log(1 - tanh(u)^2 + 1e-6)
+
+The mean is the policy network's outputs (what the run deploys: the evaluation, replay and
+video act on ``tanh(mean)``); the log-std a second network of the same shape, squashed by
+``tanh`` into [log_std_min, log_std_max]. The twin critics run as one stacked computation.
+
+Departures: CleanRL's actor shares one trunk between the mean and the log-std; here they
+are two networks of ``net``'s shape (the deployed policy is the mean's alone), tanh
+networks where CleanRL's are ReLU; gradient steps follow a rollout of T = 4 steps.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+from neuroplug.api import LearnerContext
+from neuroplug.rl.acting import Acted, Acting
+from neuroplug.rl.actor_critic import env_actions
+from neuroplug.rl.base import SegmentLearner
+from neuroplug.seeds import init_generator, replay_sampling_rng, value_head_generator
+from neuroplug_learners.off_policy import (
+    TwinCritic,
+    critic_of_actions,
+    exploring,
+    random_unit_actions,
+    replay_buffer,
+    sample_batch,
+    soft_update,
+)
+from neuroplug_learners.sac_config import SACConfig
+
+HALF_LOG_TWO_PI = 0.5 * math.log(2 * math.pi)
+
+
+class SquashedGaussianActorCritic(torch.nn.Module):
+    """The actor's mean (the policy network's flat parameters, deployed) and log-std (a
+    second network of its shape), the twin critics and the temperature."""
+
+    def __init__(self, context: LearnerContext, config: SACConfig) -> None:
+        super().__init__()
+        self.network = context.network
+        self.log_std_network = context.network.resized(context.env.num_actions)
+        self.actor = torch.nn.Parameter(context.initial_params.detach().float().clone())
+        log_std = self.log_std_network.initial_params(init_generator(context.seed + 2))
+        self.log_std = torch.nn.Parameter(log_std.float())
+        inputs = math.prod(context.env.obs_shape) + context.env.num_actions
+        self.critic = TwinCritic(inputs, config.critic_hidden, value_head_generator(context.seed))
+        self.log_alpha = torch.nn.Parameter(torch.tensor(math.log(config.alpha)))
+        self.bounds = (config.log_std_min, config.log_std_max)
+
+    def policy_vector(self) -> torch.Tensor:
+        return self.actor
+
+    def distribution(self, observations: torch.Tensor, mean_params=None, log_std_params=None):
+        """The pre-squash Gaussian's mean and log-std at ``observations``."""
+        observations = observations.float()
+        mean = self.network.forward_single(
+            self.actor if mean_params is None else mean_params, observations
+        )
+        raw = self.log_std_network.forward_single(
+            self.log_std if log_std_params is None else log_std_params, observations
+        )
+        return mean, squash_log_std(raw, *self.bounds)
+
+    def sample(self, observations: torch.Tensor, generator: torch.Generator):
+        """A reparameterised unit action ``tanh(u)`` and its log-likelihood."""
+        mean, log_std = self.distribution(observations)
+        noise = torch.randn(mean.shape, generator=generator, device=mean.device)
+        u = mean + log_std.exp() * noise
+        return torch.tanh(u), squashed_log_prob(u, noise, log_std)
+
+
+def squash_log_std(raw: torch.Tensor, low: float, high: float) -> torch.Tensor:
+    """CleanRL's bounded log-std: ``low + (high - low) (tanh(raw) + 1) / 2``."""
+    return low + 0.5 * (high - low) * (torch.tanh(raw) + 1)
+
+
+def squashed_log_prob(u: torch.Tensor, noise: torch.Tensor, log_std: torch.Tensor):
+    """``log N(u; mean, std) - sum log(1 - tanh(u)^2 + 1e-6)`` per row, ``noise`` being
+    ``(u - mean) / std``."""
+    gaussian = -0.5 * noise.pow(2) - log_std - HALF_LOG_TWO_PI
+    return (gaussian - torch.log(1 - torch.tanh(u).pow(2) + 1e-6)).sum(dim=1)
+
+
+class SquashedGaussianActing(Acting):
+    """Every member's Gaussian in one forward of its two networks; uniform actions before
+    a member's learning starts."""
+
+    def refresh(self) -> None:
+        members = self.members
+        first = members[0].model
+        self.network, self.log_std_network = first.network, first.log_std_network
+        self.bounds = first.bounds
+        self.env = members[0].context.env
+        self.means = torch.stack([member.model.actor.detach() for member in members])
+        self.log_stds = torch.stack([member.model.log_std.detach() for member in members])
+        self.random = torch.tensor(
+            [exploring(member, member.config.learning_starts) for member in members],
+            device=self.device,
+        ).repeat_interleave(self.envs_per_member)
+
+    @torch.no_grad()
+    def act(self, observations, rows, states, generator):
+        members = self.member_slice(rows)
+        inputs = self.by_member(observations.float(), members)
+        count = len(observations)
+        mean = self.network.forward_members(self.means[members], inputs).reshape(count, -1)
+        raw = self.log_std_network.forward_members(self.log_stds[members], inputs)
+        log_std = squash_log_std(raw.reshape(count, -1), *self.bounds)
+        noise = torch.randn(mean.shape, generator=generator, device=self.device)
+        actions = mean + log_std.exp() * noise
+        uniform = random_unit_actions(mean.shape, generator, self.device)
+        actions = torch.where(self.random[rows].unsqueeze(1), uniform, actions)
+        zeros = torch.zeros(count, device=self.device)
+        return Acted(actions, zeros, zeros, env_actions(self.env, actions))
+
+
+class SAC(SegmentLearner):
+    """SAC on the policy network from a replay buffer of the run's transitions."""
+
+    config_class = SACConfig
+
+    def __init__(self, config: SACConfig, context: LearnerContext) -> None:
+        self.buffer = replay_buffer(config, context)  # refused before anything is built
+        super().__init__(config, context)
+        model = self.model
+        self.target_critic = [p.detach().clone() for p in model.critic.parameters()]
+        self.actor_optimizer = torch.optim.Adam([model.actor, model.log_std], config.policy_lr)
+        self.critic_optimizer = torch.optim.Adam(model.critic.parameters(), config.q_lr)
+        self.alpha_optimizer = torch.optim.Adam([model.log_alpha], config.q_lr)
+        self.target_entropy = -float(context.env.num_actions)
+        self.updates = 0
+        self.sampling_rng = replay_sampling_rng(context.seed, 0)
+        self._losses: dict[str, list[float]] = {}
+
+    def build_model(self) -> SquashedGaussianActorCritic:
+        return SquashedGaussianActorCritic(self.context, self.config)
+
+    @classmethod
+    def population_acting(cls, members, envs_per_member: int) -> Acting:
+        return SquashedGaussianActing(members, envs_per_member)
+
+    def envs_started(self) -> None:
+        self.buffer.restart_streams()
+
+    def start_segment(self, segment: int) -> None:
+        super().start_segment(segment)
+        self.sampling_rng = replay_sampling_rng(self.context.seed, segment)
+        self._losses = {"critic_loss": [], "actor_loss": [], "alpha": [], "entropy": []}
+
+    @property
+    def alpha(self) -> float:
+        if not self.config.autotune:
+            return self.config.alpha
+        return float(self.model.log_alpha.detach().exp())
+
+    def learn_rollout(self, rollout) -> dict[str, float]:
+        config = self.config
+        for optimizer, rate in (
+            (self.actor_optimizer, config.policy_lr),
+            (self.critic_optimizer, config.q_lr),
+            (self.alpha_optimizer, config.q_lr),
+        ):
+            for group in optimizer.param_groups:  # a population may have changed it
+                group["lr"] = rate
+        added = self.buffer.add_rollout(rollout)
+        if len(self.buffer) >= max(config.learning_starts, config.batch_size):
+            for _ in range(added):  # one gradient step per env step
+                self._gradient_step()
+        return {
+            name: float(np.mean(values)) if values else math.nan
+            for name, values in self._losses.items()
+        } | {"updates": float(self.updates), "buffer_size": float(len(self.buffer))}
+
+    def _target_values(self, observations, unit_actions) -> torch.Tensor:
+        """The target critics' values ``(2, b)`` (their tensors in the critics' module)."""
+        names = [name for name, _ in self.model.critic.named_parameters()]
+        weights = dict(zip(names, self.target_critic, strict=True))
+        return torch.func.functional_call(self.model.critic, weights, (observations, unit_actions))
+
+    def _gradient_step(self) -> None:
+        config, model = self.config, self.model
+        batch = sample_batch(self.buffer, config.batch_size, self.sampling_rng, self.device)
+        alpha = self.alpha
+        with torch.no_grad():
+            following, log_prob = model.sample(batch["next_observations"], self.generator)
+            future = self._target_values(batch["next_observations"], following).min(dim=0).values
+            targets = batch["rewards"] + batch["discounts"] * (future - alpha * log_prob)
+        values = model.critic(batch["observations"], batch["unit_actions"])
+        critic_loss = F.mse_loss(values[0], targets) + F.mse_loss(values[1], targets)
+        self.critic_optimizer.zero_grad(set_to_none=True)
+        critic_loss.backward()
+        self.critic_optimizer.step()
+        self._losses["critic_loss"].append(float(critic_loss.detach()))
+        self.updates += 1
+        if self.updates % config.policy_frequency == 0:
+            for _ in range(config.policy_frequency):  # CleanRL: the delay made up at once
+                self._actor_step(batch["observations"])
+        if self.updates % config.target_network_frequency == 0:
+            soft_update(self.target_critic, list(model.critic.parameters()), config.tau)
+
+    def _actor_step(self, observations: torch.Tensor) -> None:
+        model = self.model
+        actions, log_prob = model.sample(observations, self.generator)
+        value = critic_of_actions(model.critic, observations, actions).min(dim=0).values
+        actor_loss = (self.alpha * log_prob - value).mean()
+        self.actor_optimizer.zero_grad(set_to_none=True)
+        actor_loss.backward()
+        self.actor_optimizer.step()
+        self._losses["actor_loss"].append(float(actor_loss.detach()))
+        self._losses["entropy"].append(float(-log_prob.detach().mean()))
+        if self.config.autotune:
+            alpha_loss = -(model.log_alpha.exp() * (log_prob.detach() + self.target_entropy)).mean()
+            self.alpha_optimizer.zero_grad(set_to_none=True)
+            alpha_loss.backward()
+            self.alpha_optimizer.step()
+        self._losses["alpha"].append(self.alpha)
+
+    def _state(self) -> dict[str, Any]:
+        state = {
+            "target_critic": [tensor.clone() for tensor in self.target_critic],
+            "actor_optimizer": self.actor_optimizer.state_dict(),
+            "critic_optimizer": self.critic_optimizer.state_dict(),
+            "alpha_optimizer": self.alpha_optimizer.state_dict(),
+            "updates": self.updates,
+        }
+        if self.config.checkpoint_replay:
+            state["replay"] = self.buffer.state_dict()
+        return state
+
+    def _load_state(self, state: dict[str, Any]) -> None:
+        self.target_critic = [tensor.to(self.device).clone() for tensor in state["target_critic"]]
+        self.actor_optimizer.load_state_dict(state["actor_optimizer"])
+        self.critic_optimizer.load_state_dict(state["critic_optimizer"])
+        self.alpha_optimizer.load_state_dict(state["alpha_optimizer"])
+        self.updates = int(state["updates"])
+        if "replay" in state:
+            self.buffer.load_state_dict(state["replay"])
+        else:
+            self.notices.append(
+                "resumed with an empty replay buffer (algo.checkpoint_replay was off): it "
+                f"refills for {self.config.learning_starts} steps before learning goes on"
+            )

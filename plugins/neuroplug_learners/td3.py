@@ -1,0 +1,203 @@
+"""``algo=td3``: twin delayed deep deterministic policy gradient.
+
+Fujimoto, van Hoof & Meger (2018), "Addressing Function Approximation Error in
+Actor-Critic Methods", ICML, Algorithm 1; CleanRL's ``td3_continuous_action.py`` settings.
+Per rollout of T steps of the envs (one gradient step per env step)::
+
+    act:  a = clip(mu(s) + N(0, exploration_noise), -1, 1)     (uniform before learning_starts)
+    store (s, a, r, terminated, s') in the replay buffer
+    for each gradient step:
+        a' = clip(mu'(s') + clip(N(0, policy_noise), -noise_clip, noise_clip), -1, 1)
+        y  = r + gamma (1 - terminated) min(Q1'(s', a'), Q2'(s', a'))
+        critics: minimise (Q1(s, a) - y)^2 + (Q2(s, a) - y)^2
+        every policy_frequency steps:
+            actor: maximise Q1(s, mu(s));  mu' <- tau mu + (1 - tau) mu';  Q' likewise
+
+``mu(s)`` is ``tanh`` of the policy network's outputs (what the run deploys: the
+evaluation, replay and video run the same network); actions are in the unit box, scaled
+into the env's by the envs. The twin critics run as one stacked computation
+(:class:`~neuroplug_learners.off_policy.TwinCritic`).
+
+Departures: the policy network is ``net`` (the MLP neuroplug picks for vector tasks: 256-256
+tanh; CleanRL's actor is 256-256 ReLU); gradient steps follow a rollout of T = 4 steps
+rather than each single step (the same count, in phases).
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+from typing import Any
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+from neuroplug.api import LearnerContext
+from neuroplug.rl.acting import Acted, Acting
+from neuroplug.rl.actor_critic import env_actions
+from neuroplug.rl.base import SegmentLearner
+from neuroplug.seeds import replay_sampling_rng, value_head_generator
+from neuroplug_learners.off_policy import (
+    UNIT_EDGE,
+    TwinCritic,
+    critic_of_actions,
+    exploring,
+    random_unit_actions,
+    replay_buffer,
+    sample_batch,
+    soft_update,
+)
+from neuroplug_learners.td3_config import TD3Config
+
+
+class DeterministicActorCritic(torch.nn.Module):
+    """The actor (the policy network's flat parameters, what the run deploys) and the twin
+    critics."""
+
+    def __init__(self, context: LearnerContext, critic_hidden: list[int]) -> None:
+        super().__init__()
+        self.network = context.network
+        self.actor = torch.nn.Parameter(context.initial_params.detach().float().clone())
+        inputs = math.prod(context.env.obs_shape) + context.env.num_actions
+        self.critic = TwinCritic(inputs, critic_hidden, value_head_generator(context.seed))
+
+    def policy_vector(self) -> torch.Tensor:
+        return self.actor
+
+    def mu(self, observations: torch.Tensor, actor: torch.Tensor | None = None) -> torch.Tensor:
+        """The deterministic unit action ``tanh(network(s))``."""
+        params = self.actor if actor is None else actor
+        return torch.tanh(self.network.forward_single(params, observations.float()))
+
+
+class NoisyDeterministicActing(Acting):
+    """Every member's mu(s) in one forward, plus its Gaussian exploration noise on the
+    squashed action (CleanRL's); uniform actions before a member's learning starts."""
+
+    def refresh(self) -> None:
+        members = self.members
+        self.network = members[0].model.network
+        self.env = members[0].context.env
+        self.actors = torch.stack([member.model.actor.detach() for member in members])
+        noise = [member.config.exploration_noise for member in members]
+        self.noise = torch.tensor(noise, device=self.device).repeat_interleave(self.envs_per_member)
+        self.random = torch.tensor(
+            [exploring(member, member.config.learning_starts) for member in members],
+            device=self.device,
+        ).repeat_interleave(self.envs_per_member)
+
+    @torch.no_grad()
+    def act(self, observations, rows, states, generator):
+        members = self.member_slice(rows)
+        inputs = self.by_member(observations.float(), members)
+        means = self.network.forward_members(self.actors[members], inputs)
+        unit = torch.tanh(means.reshape(len(observations), -1))
+        noise = torch.randn(unit.shape, generator=generator, device=self.device)
+        unit = (unit + self.noise[rows].unsqueeze(1) * noise).clamp(-UNIT_EDGE, UNIT_EDGE)
+        actions = torch.atanh(unit)
+        uniform = random_unit_actions(unit.shape, generator, self.device)
+        actions = torch.where(self.random[rows].unsqueeze(1), uniform, actions)
+        zeros = torch.zeros(len(actions), device=self.device)
+        return Acted(actions, zeros, zeros, env_actions(self.env, actions))
+
+
+class TD3(SegmentLearner):
+    """TD3 on the policy network from a replay buffer of the run's transitions."""
+
+    config_class = TD3Config
+
+    def __init__(self, config: TD3Config, context: LearnerContext) -> None:
+        self.buffer = replay_buffer(config, context)  # refused before anything is built
+        super().__init__(config, context)
+        self.target = copy.deepcopy(self.model).requires_grad_(False)
+        self.actor_optimizer = torch.optim.Adam([self.model.actor], config.learning_rate)
+        self.critic_optimizer = torch.optim.Adam(
+            self.model.critic.parameters(), config.learning_rate
+        )
+        self.updates = 0
+        self.sampling_rng = replay_sampling_rng(context.seed, 0)
+        self._losses: dict[str, list[float]] = {"critic_loss": [], "actor_loss": []}
+
+    def build_model(self) -> DeterministicActorCritic:
+        return DeterministicActorCritic(self.context, self.config.critic_hidden)
+
+    @classmethod
+    def population_acting(cls, members, envs_per_member: int) -> Acting:
+        return NoisyDeterministicActing(members, envs_per_member)
+
+    def envs_started(self) -> None:
+        self.buffer.restart_streams()
+
+    def start_segment(self, segment: int) -> None:
+        super().start_segment(segment)
+        self.sampling_rng = replay_sampling_rng(self.context.seed, segment)
+        self._losses = {"critic_loss": [], "actor_loss": []}
+
+    def learn_rollout(self, rollout) -> dict[str, float]:
+        config = self.config
+        for optimizer in (self.actor_optimizer, self.critic_optimizer):
+            for group in optimizer.param_groups:  # a population may have changed it
+                group["lr"] = config.learning_rate
+        added = self.buffer.add_rollout(rollout)
+        if len(self.buffer) >= max(config.learning_starts, config.batch_size):
+            for _ in range(added):  # one gradient step per env step
+                self._gradient_step()
+        return {
+            name: float(np.mean(values)) if values else math.nan
+            for name, values in self._losses.items()
+        } | {"updates": float(self.updates), "buffer_size": float(len(self.buffer))}
+
+    def _gradient_step(self) -> None:
+        config, model, target = self.config, self.model, self.target
+        batch = sample_batch(self.buffer, config.batch_size, self.sampling_rng, self.device)
+        with torch.no_grad():
+            smoothing = torch.randn(
+                batch["unit_actions"].shape, generator=self.generator, device=self.device
+            )
+            smoothing = (smoothing * config.policy_noise).clamp(
+                -config.noise_clip, config.noise_clip
+            )
+            following = (target.mu(batch["next_observations"]) + smoothing).clamp(-1, 1)
+            future = target.critic(batch["next_observations"], following).min(dim=0).values
+            targets = batch["rewards"] + batch["discounts"] * future
+        values = model.critic(batch["observations"], batch["unit_actions"])
+        critic_loss = F.mse_loss(values[0], targets) + F.mse_loss(values[1], targets)
+        self.critic_optimizer.zero_grad(set_to_none=True)
+        critic_loss.backward()
+        self.critic_optimizer.step()
+        self._losses["critic_loss"].append(float(critic_loss.detach()))
+        self.updates += 1
+        if self.updates % config.policy_frequency:
+            return
+        actions = model.mu(batch["observations"])
+        actor_loss = -critic_of_actions(model.critic, batch["observations"], actions)[0].mean()
+        self.actor_optimizer.zero_grad(set_to_none=True)
+        actor_loss.backward()
+        self.actor_optimizer.step()
+        self._losses["actor_loss"].append(float(actor_loss.detach()))
+        soft_update(target, model, config.tau)
+
+    def _state(self) -> dict[str, Any]:
+        state = {
+            "target": self.target.state_dict(),
+            "actor_optimizer": self.actor_optimizer.state_dict(),
+            "critic_optimizer": self.critic_optimizer.state_dict(),
+            "updates": self.updates,
+        }
+        if self.config.checkpoint_replay:
+            state["replay"] = self.buffer.state_dict()
+        return state
+
+    def _load_state(self, state: dict[str, Any]) -> None:
+        self.target.load_state_dict(state["target"])
+        self.actor_optimizer.load_state_dict(state["actor_optimizer"])
+        self.critic_optimizer.load_state_dict(state["critic_optimizer"])
+        self.updates = int(state["updates"])
+        if "replay" in state:
+            self.buffer.load_state_dict(state["replay"])
+        else:
+            self.notices.append(
+                "resumed with an empty replay buffer (algo.checkpoint_replay was off): it "
+                f"refills for {self.config.learning_starts} steps before learning goes on"
+            )

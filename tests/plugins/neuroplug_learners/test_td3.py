@@ -1,0 +1,57 @@
+"""algo=td3: the learner contract on Pendulum, learning it, an exact resume with its
+replay buffer, and a discrete task refused."""
+
+from __future__ import annotations
+
+import pytest
+from neuroplug_learners.td3 import TD3
+from neuroplug_learners.td3_config import TD3Config
+
+from neuroplug.app import run_job
+from neuroplug.errors import ConfigError
+from neuroplug.testing import check_learner_contract
+from neuroplug.testing.resume_check import check_learner_resume
+
+SMALL = [
+    "algo=td3",
+    "env=pendulum",
+    "net.hidden_sizes=[64,64]",
+    "algo.critic_hidden=[64,64]",
+    "algo.batch_size=64",
+]
+
+
+def test_td3_honours_the_learner_contract():
+    config = TD3Config(
+        name="td3", learning_starts=64, batch_size=32, buffer_size=2000, critic_hidden=[32]
+    )
+    check_learner_contract(TD3, config, task="Pendulum-v1")
+
+
+def test_td3_learns_pendulum(compose, tmp_path):
+    # 2026-11-27 (Zen 5 EPYC), seed 0, 64-64 networks, evaluated every 2k steps: td3
+    # -1464, -1239, -915, -184, -152; sac -1185, -245, -157, -172, -139.
+    overrides = [*SMALL, "algo.learning_starts=500", "algo.segment_steps=2000"]
+    overrides += ["run.max_frames=8000", "run.eval_interval=0", "logger=none"]
+    summary = run_job(compose([*overrides, f"run.output_dir={tmp_path}"]))
+    assert summary["eval_return_mean"] > -400, summary  # random: about -1200
+
+
+def test_td3_resumes_with_its_replay_buffer(compose, tmp_path):
+    overrides = [*SMALL, "algo.learning_starts=200", "algo.segment_steps=400"]
+    left, _ = check_learner_resume(compose, overrides, tmp_path, segments=3, stop_at=1)
+    learner = left["algorithm"]["learner"]
+    # 1,200 steps less the resets after each ended episode (not transitions).
+    assert learner["updates"] > 0 and 1150 < learner["replay"]["size"] <= 1200
+
+
+def test_a_discrete_task_is_refused_naming_the_learners_that_take_it(compose, tmp_path):
+    with pytest.raises(ConfigError, match="algo=dqn, ppo or appo"):
+        run_job(compose(["algo=td3", "env=cartpole", f"run.output_dir={tmp_path}"]))
+
+
+def test_a_buffer_that_cannot_fit_is_refused_saying_what_fits(compose, tmp_path):
+    overrides = ["algo=td3", "env=pendulum", "algo.buffer_size=100_000_000_000"]
+    with pytest.raises(ConfigError, match=r"GiB is available") as raised:
+        run_job(compose([*overrides, f"run.output_dir={tmp_path}"]))
+    assert raised.value.field == "algo.buffer_size" and "algo.buffer_size <=" in str(raised.value)
