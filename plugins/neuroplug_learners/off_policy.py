@@ -9,6 +9,7 @@ env_actions`), and the critics read the squashed, unit-box action ``tanh(a)`` in
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 import torch
@@ -16,7 +17,9 @@ import torch
 from neuroplug.api import LearnerContext
 from neuroplug.devices import available_memory_bytes
 from neuroplug.errors import ConfigError
+from neuroplug.rl.base import SegmentLearner
 from neuroplug.rl.replay_buffer import ReplayBuffer
+from neuroplug.seeds import replay_sampling_rng
 
 UNIT_EDGE = 1 - 1e-6
 """Unit actions are kept inside (-1, 1) so that their atanh (the stored action) is finite."""
@@ -93,9 +96,11 @@ def random_unit_actions(shape, generator: torch.Generator, device) -> torch.Tens
     return torch.atanh(unit.clamp(-UNIT_EDGE, UNIT_EDGE))
 
 
-def exploring(member, learning_starts: int) -> bool:
-    """Whether a learner still acts uniformly at random (its first learning_starts steps)."""
-    return member.env_steps < learning_starts
+def exploring_envs(members, envs_per_member: int, device) -> torch.Tensor:
+    """Per env, whether its member still acts uniformly at random (its first
+    ``learning_starts`` steps, as CleanRL samples the action space)."""
+    flags = [member.env_steps < member.config.learning_starts for member in members]
+    return torch.tensor(flags, device=device).repeat_interleave(envs_per_member)
 
 
 def sample_batch(buffer: ReplayBuffer, batch_size: int, rng: np.random.Generator, device):
@@ -103,3 +108,87 @@ def sample_batch(buffer: ReplayBuffer, batch_size: int, rng: np.random.Generator
     batch = buffer.sample(batch_size, rng, device)
     batch["unit_actions"] = torch.tanh(batch["actions"])
     return batch
+
+
+class OffPolicyLearner(SegmentLearner):
+    """The loop TD3 and SAC share: store each rollout, then one gradient step per env step
+    once ``learning_starts`` transitions are held; the buffer, the update count and the
+    optimizers in the checkpoint. A subclass writes ``_gradient_step`` and lists its
+    optimizers (``optimizers``) and learning rates (``learning_rates``)."""
+
+    losses: tuple[str, ...] = ()
+    """The statistics a segment averages (its ``_losses`` lists)."""
+
+    def __init__(self, config, context: LearnerContext) -> None:
+        self.buffer = replay_buffer(config, context)  # refused before anything is built
+        super().__init__(config, context)
+        self.updates = 0
+        self.sampling_rng = replay_sampling_rng(context.seed, 0)
+        self._losses: dict[str, list[float]] = {name: [] for name in self.losses}
+
+    def optimizers(self) -> dict[str, torch.optim.Optimizer]:
+        """The optimizers by name (checkpointed)."""
+        raise NotImplementedError
+
+    def learning_rates(self) -> dict[str, float]:
+        """Each optimizer's learning rate now, read from the config (a population may
+        change it between rollouts)."""
+        raise NotImplementedError
+
+    def envs_started(self) -> None:
+        self.buffer.restart_streams()
+
+    def start_segment(self, segment: int) -> None:
+        super().start_segment(segment)
+        self.sampling_rng = replay_sampling_rng(self.context.seed, segment)
+        self._losses = {name: [] for name in self.losses}
+
+    def learn_rollout(self, rollout) -> dict[str, float]:
+        config = self.config
+        rates = self.learning_rates()
+        for name, optimizer in self.optimizers().items():
+            for group in optimizer.param_groups:
+                group["lr"] = rates[name]
+        added = self.buffer.add_rollout(rollout)
+        if len(self.buffer) >= max(config.learning_starts, config.batch_size):
+            for _ in range(added):  # one gradient step per env step
+                self._gradient_step(
+                    sample_batch(self.buffer, config.batch_size, self.sampling_rng, self.device)
+                )
+        return {
+            name: float(np.mean(values)) if values else math.nan
+            for name, values in self._losses.items()
+        } | {"updates": float(self.updates), "buffer_size": float(len(self.buffer))}
+
+    def _gradient_step(self, batch: dict[str, torch.Tensor]) -> None:
+        raise NotImplementedError
+
+    def _targets_state(self) -> Any:
+        """The target networks' tensors (checkpointed)."""
+        raise NotImplementedError
+
+    def _load_targets(self, state: Any) -> None:
+        raise NotImplementedError
+
+    def _state(self) -> dict[str, Any]:
+        state = {
+            "targets": self._targets_state(),
+            "optimizers": {name: opt.state_dict() for name, opt in self.optimizers().items()},
+            "updates": self.updates,
+        }
+        if self.config.checkpoint_replay:
+            state["replay"] = self.buffer.state_dict()
+        return state
+
+    def _load_state(self, state: dict[str, Any]) -> None:
+        self._load_targets(state["targets"])
+        for name, optimizer in self.optimizers().items():
+            optimizer.load_state_dict(state["optimizers"][name])
+        self.updates = int(state["updates"])
+        if "replay" in state:
+            self.buffer.load_state_dict(state["replay"])
+        else:
+            self.notices.append(
+                "resumed with an empty replay buffer (algo.checkpoint_replay was off): it "
+                f"refills for {self.config.learning_starts} steps before learning goes on"
+            )

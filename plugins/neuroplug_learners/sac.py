@@ -31,24 +31,20 @@ networks where CleanRL's are ReLU; gradient steps follow a rollout of T = 4 step
 from __future__ import annotations
 
 import math
-from typing import Any
 
-import numpy as np
 import torch
 import torch.nn.functional as F
 
 from neuroplug.api import LearnerContext
 from neuroplug.rl.acting import Acted, Acting
 from neuroplug.rl.actor_critic import env_actions
-from neuroplug.rl.base import SegmentLearner
-from neuroplug.seeds import init_generator, replay_sampling_rng, value_head_generator
+from neuroplug.seeds import init_generator, value_head_generator
 from neuroplug_learners.off_policy import (
+    OffPolicyLearner,
     TwinCritic,
     critic_of_actions,
-    exploring,
+    exploring_envs,
     random_unit_actions,
-    replay_buffer,
-    sample_batch,
     soft_update,
 )
 from neuroplug_learners.sac_config import SACConfig
@@ -118,10 +114,7 @@ class SquashedGaussianActing(Acting):
         self.env = members[0].context.env
         self.means = torch.stack([member.model.actor.detach() for member in members])
         self.log_stds = torch.stack([member.model.log_std.detach() for member in members])
-        self.random = torch.tensor(
-            [exploring(member, member.config.learning_starts) for member in members],
-            device=self.device,
-        ).repeat_interleave(self.envs_per_member)
+        self.random = exploring_envs(members, self.envs_per_member, self.device)
 
     @torch.no_grad()
     def act(self, observations, rows, states, generator):
@@ -139,13 +132,13 @@ class SquashedGaussianActing(Acting):
         return Acted(actions, zeros, zeros, env_actions(self.env, actions))
 
 
-class SAC(SegmentLearner):
+class SAC(OffPolicyLearner):
     """SAC on the policy network from a replay buffer of the run's transitions."""
 
     config_class = SACConfig
+    losses = ("critic_loss", "actor_loss", "alpha", "entropy")
 
     def __init__(self, config: SACConfig, context: LearnerContext) -> None:
-        self.buffer = replay_buffer(config, context)  # refused before anything is built
         super().__init__(config, context)
         model = self.model
         self.target_critic = [p.detach().clone() for p in model.critic.parameters()]
@@ -153,9 +146,6 @@ class SAC(SegmentLearner):
         self.critic_optimizer = torch.optim.Adam(model.critic.parameters(), config.q_lr)
         self.alpha_optimizer = torch.optim.Adam([model.log_alpha], config.q_lr)
         self.target_entropy = -float(context.env.num_actions)
-        self.updates = 0
-        self.sampling_rng = replay_sampling_rng(context.seed, 0)
-        self._losses: dict[str, list[float]] = {}
 
     def build_model(self) -> SquashedGaussianActorCritic:
         return SquashedGaussianActorCritic(self.context, self.config)
@@ -164,13 +154,16 @@ class SAC(SegmentLearner):
     def population_acting(cls, members, envs_per_member: int) -> Acting:
         return SquashedGaussianActing(members, envs_per_member)
 
-    def envs_started(self) -> None:
-        self.buffer.restart_streams()
+    def optimizers(self) -> dict[str, torch.optim.Optimizer]:
+        return {
+            "actor": self.actor_optimizer,
+            "critic": self.critic_optimizer,
+            "alpha": self.alpha_optimizer,
+        }
 
-    def start_segment(self, segment: int) -> None:
-        super().start_segment(segment)
-        self.sampling_rng = replay_sampling_rng(self.context.seed, segment)
-        self._losses = {"critic_loss": [], "actor_loss": [], "alpha": [], "entropy": []}
+    def learning_rates(self) -> dict[str, float]:
+        config = self.config
+        return {"actor": config.policy_lr, "critic": config.q_lr, "alpha": config.q_lr}
 
     @property
     def alpha(self) -> float:
@@ -178,33 +171,14 @@ class SAC(SegmentLearner):
             return self.config.alpha
         return float(self.model.log_alpha.detach().exp())
 
-    def learn_rollout(self, rollout) -> dict[str, float]:
-        config = self.config
-        for optimizer, rate in (
-            (self.actor_optimizer, config.policy_lr),
-            (self.critic_optimizer, config.q_lr),
-            (self.alpha_optimizer, config.q_lr),
-        ):
-            for group in optimizer.param_groups:  # a population may have changed it
-                group["lr"] = rate
-        added = self.buffer.add_rollout(rollout)
-        if len(self.buffer) >= max(config.learning_starts, config.batch_size):
-            for _ in range(added):  # one gradient step per env step
-                self._gradient_step()
-        return {
-            name: float(np.mean(values)) if values else math.nan
-            for name, values in self._losses.items()
-        } | {"updates": float(self.updates), "buffer_size": float(len(self.buffer))}
-
     def _target_values(self, observations, unit_actions) -> torch.Tensor:
         """The target critics' values ``(2, b)`` (their tensors in the critics' module)."""
         names = [name for name, _ in self.model.critic.named_parameters()]
         weights = dict(zip(names, self.target_critic, strict=True))
         return torch.func.functional_call(self.model.critic, weights, (observations, unit_actions))
 
-    def _gradient_step(self) -> None:
+    def _gradient_step(self, batch: dict[str, torch.Tensor]) -> None:
         config, model = self.config, self.model
-        batch = sample_batch(self.buffer, config.batch_size, self.sampling_rng, self.device)
         alpha = self.alpha
         with torch.no_grad():
             following, log_prob = model.sample(batch["next_observations"], self.generator)
@@ -240,28 +214,8 @@ class SAC(SegmentLearner):
             self.alpha_optimizer.step()
         self._losses["alpha"].append(self.alpha)
 
-    def _state(self) -> dict[str, Any]:
-        state = {
-            "target_critic": [tensor.clone() for tensor in self.target_critic],
-            "actor_optimizer": self.actor_optimizer.state_dict(),
-            "critic_optimizer": self.critic_optimizer.state_dict(),
-            "alpha_optimizer": self.alpha_optimizer.state_dict(),
-            "updates": self.updates,
-        }
-        if self.config.checkpoint_replay:
-            state["replay"] = self.buffer.state_dict()
-        return state
+    def _targets_state(self) -> list[torch.Tensor]:
+        return [tensor.clone() for tensor in self.target_critic]
 
-    def _load_state(self, state: dict[str, Any]) -> None:
-        self.target_critic = [tensor.to(self.device).clone() for tensor in state["target_critic"]]
-        self.actor_optimizer.load_state_dict(state["actor_optimizer"])
-        self.critic_optimizer.load_state_dict(state["critic_optimizer"])
-        self.alpha_optimizer.load_state_dict(state["alpha_optimizer"])
-        self.updates = int(state["updates"])
-        if "replay" in state:
-            self.buffer.load_state_dict(state["replay"])
-        else:
-            self.notices.append(
-                "resumed with an empty replay buffer (algo.checkpoint_replay was off): it "
-                f"refills for {self.config.learning_starts} steps before learning goes on"
-            )
+    def _load_targets(self, state: list[torch.Tensor]) -> None:
+        self.target_critic = [tensor.to(self.device).clone() for tensor in state]

@@ -27,25 +27,21 @@ from __future__ import annotations
 
 import copy
 import math
-from typing import Any
 
-import numpy as np
 import torch
 import torch.nn.functional as F
 
 from neuroplug.api import LearnerContext
 from neuroplug.rl.acting import Acted, Acting
 from neuroplug.rl.actor_critic import env_actions
-from neuroplug.rl.base import SegmentLearner
-from neuroplug.seeds import replay_sampling_rng, value_head_generator
+from neuroplug.seeds import value_head_generator
 from neuroplug_learners.off_policy import (
     UNIT_EDGE,
+    OffPolicyLearner,
     TwinCritic,
     critic_of_actions,
-    exploring,
+    exploring_envs,
     random_unit_actions,
-    replay_buffer,
-    sample_batch,
     soft_update,
 )
 from neuroplug_learners.td3_config import TD3Config
@@ -82,10 +78,7 @@ class NoisyDeterministicActing(Acting):
         self.actors = torch.stack([member.model.actor.detach() for member in members])
         noise = [member.config.exploration_noise for member in members]
         self.noise = torch.tensor(noise, device=self.device).repeat_interleave(self.envs_per_member)
-        self.random = torch.tensor(
-            [exploring(member, member.config.learning_starts) for member in members],
-            device=self.device,
-        ).repeat_interleave(self.envs_per_member)
+        self.random = exploring_envs(members, self.envs_per_member, self.device)
 
     @torch.no_grad()
     def act(self, observations, rows, states, generator):
@@ -102,22 +95,19 @@ class NoisyDeterministicActing(Acting):
         return Acted(actions, zeros, zeros, env_actions(self.env, actions))
 
 
-class TD3(SegmentLearner):
+class TD3(OffPolicyLearner):
     """TD3 on the policy network from a replay buffer of the run's transitions."""
 
     config_class = TD3Config
+    losses = ("critic_loss", "actor_loss")
 
     def __init__(self, config: TD3Config, context: LearnerContext) -> None:
-        self.buffer = replay_buffer(config, context)  # refused before anything is built
         super().__init__(config, context)
         self.target = copy.deepcopy(self.model).requires_grad_(False)
         self.actor_optimizer = torch.optim.Adam([self.model.actor], config.learning_rate)
         self.critic_optimizer = torch.optim.Adam(
             self.model.critic.parameters(), config.learning_rate
         )
-        self.updates = 0
-        self.sampling_rng = replay_sampling_rng(context.seed, 0)
-        self._losses: dict[str, list[float]] = {"critic_loss": [], "actor_loss": []}
 
     def build_model(self) -> DeterministicActorCritic:
         return DeterministicActorCritic(self.context, self.config.critic_hidden)
@@ -126,31 +116,14 @@ class TD3(SegmentLearner):
     def population_acting(cls, members, envs_per_member: int) -> Acting:
         return NoisyDeterministicActing(members, envs_per_member)
 
-    def envs_started(self) -> None:
-        self.buffer.restart_streams()
+    def optimizers(self) -> dict[str, torch.optim.Optimizer]:
+        return {"actor": self.actor_optimizer, "critic": self.critic_optimizer}
 
-    def start_segment(self, segment: int) -> None:
-        super().start_segment(segment)
-        self.sampling_rng = replay_sampling_rng(self.context.seed, segment)
-        self._losses = {"critic_loss": [], "actor_loss": []}
+    def learning_rates(self) -> dict[str, float]:
+        return dict.fromkeys(("actor", "critic"), self.config.learning_rate)
 
-    def learn_rollout(self, rollout) -> dict[str, float]:
-        config = self.config
-        for optimizer in (self.actor_optimizer, self.critic_optimizer):
-            for group in optimizer.param_groups:  # a population may have changed it
-                group["lr"] = config.learning_rate
-        added = self.buffer.add_rollout(rollout)
-        if len(self.buffer) >= max(config.learning_starts, config.batch_size):
-            for _ in range(added):  # one gradient step per env step
-                self._gradient_step()
-        return {
-            name: float(np.mean(values)) if values else math.nan
-            for name, values in self._losses.items()
-        } | {"updates": float(self.updates), "buffer_size": float(len(self.buffer))}
-
-    def _gradient_step(self) -> None:
+    def _gradient_step(self, batch: dict[str, torch.Tensor]) -> None:
         config, model, target = self.config, self.model, self.target
-        batch = sample_batch(self.buffer, config.batch_size, self.sampling_rng, self.device)
         with torch.no_grad():
             smoothing = torch.randn(
                 batch["unit_actions"].shape, generator=self.generator, device=self.device
@@ -178,26 +151,8 @@ class TD3(SegmentLearner):
         self._losses["actor_loss"].append(float(actor_loss.detach()))
         soft_update(target, model, config.tau)
 
-    def _state(self) -> dict[str, Any]:
-        state = {
-            "target": self.target.state_dict(),
-            "actor_optimizer": self.actor_optimizer.state_dict(),
-            "critic_optimizer": self.critic_optimizer.state_dict(),
-            "updates": self.updates,
-        }
-        if self.config.checkpoint_replay:
-            state["replay"] = self.buffer.state_dict()
-        return state
+    def _targets_state(self) -> dict[str, torch.Tensor]:
+        return self.target.state_dict()
 
-    def _load_state(self, state: dict[str, Any]) -> None:
-        self.target.load_state_dict(state["target"])
-        self.actor_optimizer.load_state_dict(state["actor_optimizer"])
-        self.critic_optimizer.load_state_dict(state["critic_optimizer"])
-        self.updates = int(state["updates"])
-        if "replay" in state:
-            self.buffer.load_state_dict(state["replay"])
-        else:
-            self.notices.append(
-                "resumed with an empty replay buffer (algo.checkpoint_replay was off): it "
-                f"refills for {self.config.learning_starts} steps before learning goes on"
-            )
+    def _load_targets(self, state: dict[str, torch.Tensor]) -> None:
+        self.target.load_state_dict(state)
