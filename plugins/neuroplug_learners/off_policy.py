@@ -65,12 +65,10 @@ def critic_of_actions(
     return torch.func.functional_call(critic, weights, (observations, unit_actions))
 
 
-def soft_update(target: torch.nn.Module | list, source: torch.nn.Module | list, tau: float):
-    """``target <- tau source + (1 - tau) target``, tensor by tensor, in place."""
-    targets = target.parameters() if isinstance(target, torch.nn.Module) else target
-    sources = source.parameters() if isinstance(source, torch.nn.Module) else source
+def soft_update(target: torch.nn.Module, source: torch.nn.Module, tau: float) -> None:
+    """``target <- tau source + (1 - tau) target``, all tensors in one call, in place."""
     with torch.no_grad():
-        torch._foreach_lerp_(list(targets), list(sources), tau)
+        torch._foreach_lerp_(list(target.parameters()), list(source.parameters()), tau)
 
 
 def replay_buffer(config, context: LearnerContext) -> ReplayBuffer:

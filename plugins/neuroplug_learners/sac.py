@@ -30,6 +30,7 @@ networks where CleanRL's are ReLU; gradient steps follow a rollout of T = 4 step
 
 from __future__ import annotations
 
+import copy
 import math
 
 import torch
@@ -141,10 +142,13 @@ class SAC(OffPolicyLearner):
     def __init__(self, config: SACConfig, context: LearnerContext) -> None:
         super().__init__(config, context)
         model = self.model
-        self.target_critic = [p.detach().clone() for p in model.critic.parameters()]
-        self.actor_optimizer = torch.optim.Adam([model.actor, model.log_std], config.policy_lr)
-        self.critic_optimizer = torch.optim.Adam(model.critic.parameters(), config.q_lr)
-        self.alpha_optimizer = torch.optim.Adam([model.log_alpha], config.q_lr)
+        self.target_critic = copy.deepcopy(model.critic).requires_grad_(False)
+        # Fused: one kernel per step for all tensors (DQN measured about half the time).
+        self.actor_optimizer = torch.optim.Adam(
+            [model.actor, model.log_std], config.policy_lr, fused=True
+        )
+        self.critic_optimizer = torch.optim.Adam(model.critic.parameters(), config.q_lr, fused=True)
+        self.alpha_optimizer = torch.optim.Adam([model.log_alpha], config.q_lr, fused=True)
         self.target_entropy = -float(context.env.num_actions)
 
     def build_model(self) -> SquashedGaussianActorCritic:
@@ -171,18 +175,12 @@ class SAC(OffPolicyLearner):
             return self.config.alpha
         return float(self.model.log_alpha.detach().exp())
 
-    def _target_values(self, observations, unit_actions) -> torch.Tensor:
-        """The target critics' values ``(2, b)`` (their tensors in the critics' module)."""
-        names = [name for name, _ in self.model.critic.named_parameters()]
-        weights = dict(zip(names, self.target_critic, strict=True))
-        return torch.func.functional_call(self.model.critic, weights, (observations, unit_actions))
-
     def _gradient_step(self, batch: dict[str, torch.Tensor]) -> None:
         config, model = self.config, self.model
         alpha = self.alpha
         with torch.no_grad():
             following, log_prob = model.sample(batch["next_observations"], self.generator)
-            future = self._target_values(batch["next_observations"], following).min(dim=0).values
+            future = self.target_critic(batch["next_observations"], following).min(dim=0).values
             targets = batch["rewards"] + batch["discounts"] * (future - alpha * log_prob)
         values = model.critic(batch["observations"], batch["unit_actions"])
         critic_loss = F.mse_loss(values[0], targets) + F.mse_loss(values[1], targets)
@@ -195,7 +193,7 @@ class SAC(OffPolicyLearner):
             for _ in range(config.policy_frequency):  # CleanRL: the delay made up at once
                 self._actor_step(batch["observations"])
         if self.updates % config.target_network_frequency == 0:
-            soft_update(self.target_critic, list(model.critic.parameters()), config.tau)
+            soft_update(self.target_critic, model.critic, config.tau)
 
     def _actor_step(self, observations: torch.Tensor) -> None:
         model = self.model
@@ -214,8 +212,8 @@ class SAC(OffPolicyLearner):
             self.alpha_optimizer.step()
         self._losses["alpha"].append(self.alpha)
 
-    def _targets_state(self) -> list[torch.Tensor]:
-        return [tensor.clone() for tensor in self.target_critic]
+    def _targets_state(self) -> dict[str, torch.Tensor]:
+        return self.target_critic.state_dict()
 
-    def _load_targets(self, state: list[torch.Tensor]) -> None:
-        self.target_critic = [tensor.to(self.device).clone() for tensor in state]
+    def _load_targets(self, state: dict[str, torch.Tensor]) -> None:
+        self.target_critic.load_state_dict(state)

@@ -104,9 +104,12 @@ class TD3(OffPolicyLearner):
     def __init__(self, config: TD3Config, context: LearnerContext) -> None:
         super().__init__(config, context)
         self.target = copy.deepcopy(self.model).requires_grad_(False)
-        self.actor_optimizer = torch.optim.Adam([self.model.actor], config.learning_rate)
+        # Fused: one kernel per step for all tensors (DQN measured about half the time).
+        self.actor_optimizer = torch.optim.Adam(
+            [self.model.actor], config.learning_rate, fused=True
+        )
         self.critic_optimizer = torch.optim.Adam(
-            self.model.critic.parameters(), config.learning_rate
+            self.model.critic.parameters(), config.learning_rate, fused=True
         )
 
     def build_model(self) -> DeterministicActorCritic:
