@@ -229,6 +229,18 @@ CASES = {
     "unknown-activation": case("net.activation=swish", field="net.activation"),
     "unknown-padding": case("net.padding=full", field="net.padding"),
     "unknown-core": case("net.core=lstmm", field="net.core"),
+    "another-strategys-setting": case(
+        "algo=snes",
+        "algo.c_c=0.1",
+        field="algo.c_c",
+        also=("a setting of algo=cma_es, sep_cma_es",),
+    ),
+    "full-covariance-population-too-small": case(
+        "algo=cma_es", "algo.population_size=3", field="algo.population_size", also=("4",)
+    ),
+    "off-policy-learner-on-discrete-actions": case(
+        "algo=sac", "env=cartpole", field="algo", also=("algo=dqn, ppo or appo",)
+    ),
     "features-of-a-table-network": case("net.features=64", field="net.features", also=("module",)),
     "core-with-a-learner": case("algo=dqn", "net.core=gru", field="net.core", also=("ppo",)),
     "core-on-triton": case("backend=triton", "net.core=gru", field="net.core"),
