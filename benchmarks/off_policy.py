@@ -1,0 +1,115 @@
+"""``td3`` and ``sac`` against CleanRL's scripts and Stable-Baselines3's SAC: env steps per
+second at equal settings, side by side in one run.
+
+Every run: one HalfCheetah env, CleanRL's settings (256-256 ReLU actor and twin critics,
+batch 256, buffer 1M, one gradient step per env step after ``--learning-starts`` uniformly
+random steps), ``--steps`` env steps in all; steps per second over the whole run, as
+CleanRL prints its SPS (its running average since its start). The peers run in their own
+venv (``--peer-python``: stable-baselines3, gymnasium[mujoco], tyro, tensorboard) on
+gymnasium's HalfCheetah-v4; CleanRL's scripts from a checkout (``--cleanrl-dir``, the
+``cleanrl`` repository's root). neuroplug steps EnvPool's HalfCheetah-v4.
+
+    python benchmarks/off_policy.py --peer-python /tmp/sb3-venv/bin/python \\
+        --cleanrl-dir /path/to/cleanrl
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import re
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import torch
+from machine import describe
+
+RESULTS = Path(__file__).resolve().parent / "results" / "off_policy.md"
+PEERS = Path(__file__).resolve().parent / "peers"
+
+
+def neuroplug_sps(algo: str, steps: int, starts: int, threads: int) -> float:
+    with tempfile.TemporaryDirectory() as scratch:
+        command = [
+            sys.executable, "-m", "neuroplug", f"algo={algo}", "env=halfcheetah",
+            "net.activation=relu", f"algo.learning_starts={starts}",
+            f"algo.segment_steps={steps}", f"run.max_frames={steps}",
+            "run.eval_interval=0", "run.eval_episodes=1", f"algo.torch_threads={threads}",
+            "logger=none", f"run.output_dir={scratch}",
+        ]
+        subprocess.run(command, check=True, capture_output=True)
+        rows = list(csv.DictReader((Path(scratch) / "metrics.csv").open()))
+        # The segments' sampling and learning time, as CleanRL's SPS counts from after its
+        # set-up.
+        seconds = sum(float(row["segment_seconds"]) for row in rows)
+        return float(rows[-1]["env_steps"]) / seconds
+
+
+def cleanrl_sps(python: str, root: Path, algo: str, steps: int, starts: int) -> float:
+    script = root / "cleanrl" / f"{algo}_continuous_action.py"
+    command = [
+        python, str(script), "--env-id", "HalfCheetah-v4", "--total-timesteps", str(steps),
+        "--learning-starts", str(starts), "--no-cuda", "--seed", "1",
+    ]
+    with tempfile.TemporaryDirectory() as scratch:
+        result = subprocess.run(
+            command, capture_output=True, text=True, cwd=scratch,
+            env={"PYTHONPATH": str(root), "OMP_NUM_THREADS": "1", "PATH": "/usr/bin:/bin"},
+        )
+    rates = re.findall(r"SPS: (\d+)", result.stdout)
+    if not rates:
+        raise RuntimeError(f"CleanRL {algo} printed no SPS:\n{result.stderr[-2000:]}")
+    return float(rates[-1])
+
+
+def sb3_sps(python: str, steps: int, starts: int) -> float:
+    command = [python, str(PEERS / "sb3_sac.py"), "--steps", str(steps),
+               "--learning-starts", str(starts)]
+    result = subprocess.run(command, capture_output=True, text=True, check=True)
+    return json.loads(result.stdout.strip().splitlines()[-1])["sps"]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--peer-python", required=True)
+    parser.add_argument("--cleanrl-dir", type=Path, required=True)
+    parser.add_argument("--steps", type=int, default=15_000)
+    parser.add_argument("--learning-starts", type=int, default=5_000)
+    parser.add_argument("--out", type=Path, default=RESULTS)
+    args = parser.parse_args()
+    steps, starts = args.steps, args.learning_starts
+    rows = []
+    for algo in ("td3", "sac"):
+        ours = {t: neuroplug_sps(algo, steps, starts, t) for t in (1, 0)}
+        theirs = {"CleanRL": cleanrl_sps(args.peer_python, args.cleanrl_dir, algo, steps, starts)}
+        if algo == "sac":
+            theirs["Stable-Baselines3"] = sb3_sps(args.peer_python, steps, starts)
+        for peer, rate in theirs.items():
+            best = max(ours.values())
+            rows.append(
+                f"| {algo} | {peer} | {rate:,.0f} | {ours[1]:,.0f} | {ours[0]:,.0f} | "
+                f"{best / rate:.2f} |"
+            )
+            print(rows[-1], flush=True)
+    lines = [
+        "# Off-policy learners against CleanRL and Stable-Baselines3: env steps per second",
+        "",
+        f"{time.strftime('%Y-%m-%d')}, {describe()}; torch {torch.__version__}. HalfCheetah, "
+        f"{steps:,} steps of one env, the first {starts:,} uniformly random, then a gradient "
+        "step per env step (256-256 ReLU actor and critics, batch 256). "
+        "`python benchmarks/off_policy.py`.",
+        "",
+        "| learner | peer | peer steps/s | neuroplug steps/s (1 thread) | neuroplug (auto "
+        "threads) | neuroplug / peer |",
+        "|---|---|---|---|---|---|",
+        *rows,
+    ]
+    args.out.write_text("\n".join(lines) + "\n")
+
+
+if __name__ == "__main__":
+    main()
