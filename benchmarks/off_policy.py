@@ -35,11 +35,20 @@ PEERS = Path(__file__).resolve().parent / "peers"
 def neuroplug_sps(algo: str, steps: int, starts: int, threads: int) -> float:
     with tempfile.TemporaryDirectory() as scratch:
         command = [
-            sys.executable, "-m", "neuroplug", f"algo={algo}", "env=halfcheetah",
-            "net.activation=relu", f"algo.learning_starts={starts}",
-            f"algo.segment_steps={steps}", f"run.max_frames={steps}",
-            "run.eval_interval=0", "run.eval_episodes=1", f"algo.torch_threads={threads}",
-            "logger=none", f"run.output_dir={scratch}",
+            sys.executable,
+            "-m",
+            "neuroplug",
+            f"algo={algo}",
+            "env=halfcheetah",
+            "net.activation=relu",
+            f"algo.learning_starts={starts}",
+            f"algo.segment_steps={steps}",
+            f"run.max_frames={steps}",
+            "run.eval_interval=0",
+            "run.eval_episodes=1",
+            f"algo.torch_threads={threads}",
+            "logger=none",
+            f"run.output_dir={scratch}",
         ]
         subprocess.run(command, check=True, capture_output=True)
         rows = list(csv.DictReader((Path(scratch) / "metrics.csv").open()))
@@ -52,12 +61,24 @@ def neuroplug_sps(algo: str, steps: int, starts: int, threads: int) -> float:
 def cleanrl_sps(python: str, root: Path, algo: str, steps: int, starts: int) -> float:
     script = root / "cleanrl" / f"{algo}_continuous_action.py"
     command = [
-        python, str(script), "--env-id", "HalfCheetah-v4", "--total-timesteps", str(steps),
-        "--learning-starts", str(starts), "--no-cuda", "--seed", "1",
+        python,
+        str(script),
+        "--env-id",
+        "HalfCheetah-v4",
+        "--total-timesteps",
+        str(steps),
+        "--learning-starts",
+        str(starts),
+        "--no-cuda",
+        "--seed",
+        "1",
     ]
     with tempfile.TemporaryDirectory() as scratch:
         result = subprocess.run(
-            command, capture_output=True, text=True, cwd=scratch,
+            command,
+            capture_output=True,
+            text=True,
+            cwd=scratch,
             env={"PYTHONPATH": str(root), "OMP_NUM_THREADS": "1", "PATH": "/usr/bin:/bin"},
         )
     rates = re.findall(r"SPS: (\d+)", result.stdout)
@@ -67,8 +88,14 @@ def cleanrl_sps(python: str, root: Path, algo: str, steps: int, starts: int) -> 
 
 
 def sb3_sps(python: str, steps: int, starts: int) -> float:
-    command = [python, str(PEERS / "sb3_sac.py"), "--steps", str(steps),
-               "--learning-starts", str(starts)]
+    command = [
+        python,
+        str(PEERS / "sb3_sac.py"),
+        "--steps",
+        str(steps),
+        "--learning-starts",
+        str(starts),
+    ]
     result = subprocess.run(command, capture_output=True, text=True, check=True)
     return json.loads(result.stdout.strip().splitlines()[-1])["sps"]
 
