@@ -215,25 +215,6 @@ def _errors_reported_as_neuroplug(multirun: bool) -> Iterator[None]:
             os.environ["HYDRA_FULL_ERROR"] = user_wants_traceback
 
 
-def _where_it_belongs(message):
-    """An unknown ``<group>.<setting>`` that another plugin of the group has: say which
-    (``algo.c_c`` with ``algo=snes`` is a setting of ``algo=cma_es, sep_cma_es``)."""
-    from neuroplug import registry
-    from neuroplug.errors import ConfigError
-
-    group, _, setting = message.field.partition(".")
-    if not setting or "." in setting:
-        return message
-    owners = registry.plugins_with_setting(group, setting)
-    if not owners:
-        return message
-    return ConfigError(
-        message.field,
-        f"{message.problem}; it is a setting of {group}={', '.join(owners)}",
-        message.allowed,
-    )
-
-
 def _report(error: Exception, multirun: bool) -> int:
     """Print ``error`` for the user; returns the exit status."""
     from hydra.errors import CompactHydraException
@@ -247,9 +228,9 @@ def _report(error: Exception, multirun: bool) -> int:
     if reported(error):  # a sweep job's error, already printed by the job
         print("neuroplug: a sweep job failed (its error is above)", file=sys.stderr)
         return 1
-    message = wrong_type_error(error) or unknown_option_error(error)
-    if message is not None and " no setting " in message.problem:
-        message = _where_it_belongs(message)
+    from neuroplug.registry import plugins_with_setting
+
+    message = wrong_type_error(error) or unknown_option_error(error, plugins_with_setting)
     if (
         message is None
         and isinstance(error, OSError)

@@ -12,8 +12,6 @@ class ConfigError(NeuroplugError, ValueError):
 
     def __init__(self, field: str, problem: str, allowed: str | None = None) -> None:
         self.field = field
-        self.problem = problem
-        self.allowed = allowed
         message = f"{field}: {problem}"
         if allowed:
             message += f" (allowed: {allowed})"

@@ -67,6 +67,11 @@ VALUE_HEAD = Stream(
     "the actor-critic's value head initialisation, and an off-policy learner's critics "
     "(run seed + 1; the policy takes the seed)",
 )
+LOG_STD = Stream(
+    "log_std",
+    2,
+    "an off-policy actor's log-std network initialisation (run seed + 2; algo=sac)",
+)
 POPULATION = Stream(
     "population",
     0xB0B,
@@ -93,6 +98,7 @@ STREAMS = (
     REPLAY_SAMPLING,
     ACTING,
     VALUE_HEAD,
+    LOG_STD,
     POPULATION,
     SHARD,
     REFERENCE,
@@ -181,6 +187,11 @@ def acting_seed(run_seed: int, segment: int) -> int:
 def value_head_generator(run_seed: int) -> torch.Generator:
     """The generator of the actor-critic's value head init (:data:`VALUE_HEAD`)."""
     return torch.Generator().manual_seed(run_seed + VALUE_HEAD.tag)
+
+
+def log_std_generator(run_seed: int) -> torch.Generator:
+    """The generator of SAC's log-std network init (:data:`LOG_STD`)."""
+    return torch.Generator().manual_seed(run_seed + LOG_STD.tag)
 
 
 def algorithm_rng(run_seed: int) -> np.random.Generator:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import difflib
 import re
+from collections.abc import Callable
 
 from neuroplug.errors import ConfigError
 
@@ -30,8 +31,14 @@ _NOT_IN_DEFAULTS = re.compile(r"Could not override '[^']+'\. No match in the def
 _OVERRIDE = re.compile(r"use \+(?P<key>[^=\s]+)=(?P<value>\S*)")
 
 
-def unknown_option_error(error: BaseException) -> ConfigError | None:
-    """The ConfigError for an unknown group option, group or setting in ``error``, else None."""
+def unknown_option_error(
+    error: BaseException, owners_of: Callable[[str, str], list[str]] | None = None
+) -> ConfigError | None:
+    """The ConfigError for an unknown group option, group or setting in ``error``, else None.
+
+    ``owners_of(group, setting)``: the plugins of ``group`` that have ``setting``
+    (:func:`neuroplug.registry.plugins_with_setting`), named where a setting was given to
+    the wrong one (``algo=snes algo.c_c=0.1``: a setting of ``algo=cma_es, sep_cma_es``)."""
     from hydra.errors import ConfigCompositionException, MissingConfigException
     from omegaconf.errors import ConfigAttributeError, ConfigKeyError
 
@@ -64,9 +71,12 @@ def unknown_option_error(error: BaseException) -> ConfigError | None:
         known = [name for name in known if name not in _INTERNAL_KEYS]
         prefix = cause.full_key[: -len(key)] if cause.full_key.endswith(key) else ""
         where = f"{prefix.rstrip('.')} has" if prefix else "the config has"
+        group = prefix.rstrip(".")
+        owners = owners_of(group, key) if owners_of and group and "." not in group else []
+        belongs = f"; it is a setting of {group}={', '.join(owners)}" if owners else ""
         return ConfigError(
             cause.full_key,
-            f"{where} no setting {key!r}{_did_you_mean(key, known, prefix, f'={value}')}",
+            f"{where} no setting {key!r}{_did_you_mean(key, known, prefix, f'={value}')}{belongs}",
             ", ".join(f"{prefix}{name}" for name in sorted(known)),
         )
     return None

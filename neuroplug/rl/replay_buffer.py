@@ -230,6 +230,21 @@ class ReplayBuffer:
         self.pending[:] = -1
 
 
+def restore_or_note(
+    buffer: ReplayBuffer, state: dict[str, Any], notices: list[str], learning_starts: int
+) -> None:
+    """Restore ``buffer`` from a learner's checkpointed ``state["replay"]``, or, where the
+    checkpoint kept none (``algo.checkpoint_replay`` off), say in ``notices`` that the run
+    goes on with an empty buffer."""
+    if "replay" in state:
+        buffer.load_state_dict(state["replay"])
+        return
+    notices.append(
+        "resumed with an empty replay buffer (algo.checkpoint_replay was off): it "
+        f"refills for {learning_starts} steps before learning goes on"
+    )
+
+
 def _frames_per_env(capacity: int, num_envs: int, stack: int) -> int:
     """Frames each env's ring holds: room for every transition's frame plus an episode's
     stack now and then."""

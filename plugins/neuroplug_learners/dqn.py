@@ -35,7 +35,7 @@ from neuroplug.api import LearnerContext
 from neuroplug.rl.acting import Acted, Acting
 from neuroplug.rl.base import SegmentLearner
 from neuroplug.rl.q_network import QNetwork
-from neuroplug.rl.replay_buffer import ReplayBuffer
+from neuroplug.rl.replay_buffer import ReplayBuffer, restore_or_note
 from neuroplug.seeds import replay_sampling_rng
 from neuroplug_learners.dqn_config import DQNConfig
 
@@ -150,13 +150,7 @@ class DQN(SegmentLearner):
         self.optimizer.load_state_dict(state["optimizer"])
         self.updates = int(state["updates"])
         self.since_target_update = int(state["since_target_update"])
-        if "replay" in state:
-            self.buffer.load_state_dict(state["replay"])
-        else:
-            self.notices.append(
-                "resumed with an empty replay buffer (algo.checkpoint_replay was off): it "
-                f"refills for {self.config.learning_starts} steps before learning goes on"
-            )
+        restore_or_note(self.buffer, state, self.notices, self.config.learning_starts)
 
 
 class EpsilonGreedyActing(Acting):

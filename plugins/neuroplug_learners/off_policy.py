@@ -13,12 +13,13 @@ from typing import Any
 
 import numpy as np
 import torch
+import torch.nn.functional as F
 
 from neuroplug.api import LearnerContext
 from neuroplug.devices import available_memory_bytes
 from neuroplug.errors import ConfigError
 from neuroplug.rl.base import SegmentLearner
-from neuroplug.rl.replay_buffer import ReplayBuffer
+from neuroplug.rl.replay_buffer import ReplayBuffer, restore_or_note
 from neuroplug.seeds import replay_sampling_rng
 
 UNIT_EDGE = 1 - 1e-6
@@ -87,11 +88,17 @@ def replay_buffer(config, context: LearnerContext) -> ReplayBuffer:
     return ReplayBuffer(config.buffer_size, config.num_envs, context.env, 1, config.gamma)
 
 
-def random_unit_actions(shape, generator: torch.Generator, device) -> torch.Tensor:
-    """Uniform actions in the box (before learning starts, as CleanRL samples the action
-    space), as the pre-squash actions whose tanh they are."""
-    unit = torch.rand(shape, generator=generator, device=device) * 2 - 1
-    return torch.atanh(unit.clamp(-UNIT_EDGE, UNIT_EDGE))
+def with_random_actions(
+    actions: torch.Tensor, exploring: torch.Tensor, generator: torch.Generator
+) -> torch.Tensor:
+    """``actions`` with the rows of envs still ``exploring`` replaced by uniform actions in
+    the box (before learning starts, as CleanRL samples the action space), as the pre-squash
+    actions whose tanh they are; drawn only while some env explores."""
+    if not bool(exploring.any()):
+        return actions
+    unit = torch.rand(actions.shape, generator=generator, device=actions.device) * 2 - 1
+    uniform = torch.atanh(unit.clamp(-UNIT_EDGE, UNIT_EDGE))
+    return torch.where(exploring.unsqueeze(1), uniform, actions)
 
 
 def exploring_envs(members, envs_per_member: int, device) -> torch.Tensor:
@@ -161,6 +168,17 @@ class OffPolicyLearner(SegmentLearner):
     def _gradient_step(self, batch: dict[str, torch.Tensor]) -> None:
         raise NotImplementedError
 
+    def _critic_step(self, batch: dict[str, torch.Tensor], targets: torch.Tensor) -> None:
+        """Both critics towards ``targets``: minimise (Q1(s, a) - y)^2 + (Q2(s, a) - y)^2
+        (the model's ``critic`` and this learner's ``critic_optimizer``); counts the update."""
+        values = self.model.critic(batch["observations"], batch["unit_actions"])
+        loss = F.mse_loss(values[0], targets) + F.mse_loss(values[1], targets)
+        self.critic_optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        self.critic_optimizer.step()
+        self._losses["critic_loss"].append(float(loss.detach()))
+        self.updates += 1
+
     def _targets_state(self) -> Any:
         """The target networks' tensors (checkpointed)."""
         raise NotImplementedError
@@ -183,10 +201,4 @@ class OffPolicyLearner(SegmentLearner):
         for name, optimizer in self.optimizers().items():
             optimizer.load_state_dict(state["optimizers"][name])
         self.updates = int(state["updates"])
-        if "replay" in state:
-            self.buffer.load_state_dict(state["replay"])
-        else:
-            self.notices.append(
-                "resumed with an empty replay buffer (algo.checkpoint_replay was off): it "
-                f"refills for {self.config.learning_starts} steps before learning goes on"
-            )
+        restore_or_note(self.buffer, state, self.notices, self.config.learning_starts)

@@ -34,19 +34,18 @@ import copy
 import math
 
 import torch
-import torch.nn.functional as F
 
 from neuroplug.api import LearnerContext
 from neuroplug.rl.acting import Acted, Acting
 from neuroplug.rl.actor_critic import env_actions
-from neuroplug.seeds import init_generator, value_head_generator
+from neuroplug.seeds import log_std_generator, value_head_generator
 from neuroplug_learners.off_policy import (
     OffPolicyLearner,
     TwinCritic,
     critic_of_actions,
     exploring_envs,
-    random_unit_actions,
     soft_update,
+    with_random_actions,
 )
 from neuroplug_learners.sac_config import SACConfig
 
@@ -62,7 +61,7 @@ class SquashedGaussianActorCritic(torch.nn.Module):
         self.network = context.network
         self.log_std_network = context.network.resized(context.env.num_actions)
         self.actor = torch.nn.Parameter(context.initial_params.detach().float().clone())
-        log_std = self.log_std_network.initial_params(init_generator(context.seed + 2))
+        log_std = self.log_std_network.initial_params(log_std_generator(context.seed))
         self.log_std = torch.nn.Parameter(log_std.float())
         inputs = math.prod(context.env.obs_shape) + context.env.num_actions
         self.critic = TwinCritic(inputs, config.critic_hidden, value_head_generator(context.seed))
@@ -126,9 +125,7 @@ class SquashedGaussianActing(Acting):
         raw = self.log_std_network.forward_members(self.log_stds[members], inputs)
         log_std = squash_log_std(raw.reshape(count, -1), *self.bounds)
         noise = torch.randn(mean.shape, generator=generator, device=self.device)
-        actions = mean + log_std.exp() * noise
-        uniform = random_unit_actions(mean.shape, generator, self.device)
-        actions = torch.where(self.random[rows].unsqueeze(1), uniform, actions)
+        actions = with_random_actions(mean + log_std.exp() * noise, self.random[rows], generator)
         zeros = torch.zeros(count, device=self.device)
         return Acted(actions, zeros, zeros, env_actions(self.env, actions))
 
@@ -182,13 +179,7 @@ class SAC(OffPolicyLearner):
             following, log_prob = model.sample(batch["next_observations"], self.generator)
             future = self.target_critic(batch["next_observations"], following).min(dim=0).values
             targets = batch["rewards"] + batch["discounts"] * (future - alpha * log_prob)
-        values = model.critic(batch["observations"], batch["unit_actions"])
-        critic_loss = F.mse_loss(values[0], targets) + F.mse_loss(values[1], targets)
-        self.critic_optimizer.zero_grad(set_to_none=True)
-        critic_loss.backward()
-        self.critic_optimizer.step()
-        self._losses["critic_loss"].append(float(critic_loss.detach()))
-        self.updates += 1
+        self._critic_step(batch, targets)
         if self.updates % config.policy_frequency == 0:
             for _ in range(config.policy_frequency):  # CleanRL: the delay made up at once
                 self._actor_step(batch["observations"])

@@ -29,7 +29,6 @@ import copy
 import math
 
 import torch
-import torch.nn.functional as F
 
 from neuroplug.api import LearnerContext
 from neuroplug.rl.acting import Acted, Acting
@@ -41,8 +40,8 @@ from neuroplug_learners.off_policy import (
     TwinCritic,
     critic_of_actions,
     exploring_envs,
-    random_unit_actions,
     soft_update,
+    with_random_actions,
 )
 from neuroplug_learners.td3_config import TD3Config
 
@@ -88,9 +87,7 @@ class NoisyDeterministicActing(Acting):
         unit = torch.tanh(means.reshape(len(observations), -1))
         noise = torch.randn(unit.shape, generator=generator, device=self.device)
         unit = (unit + self.noise[rows].unsqueeze(1) * noise).clamp(-UNIT_EDGE, UNIT_EDGE)
-        actions = torch.atanh(unit)
-        uniform = random_unit_actions(unit.shape, generator, self.device)
-        actions = torch.where(self.random[rows].unsqueeze(1), uniform, actions)
+        actions = with_random_actions(torch.atanh(unit), self.random[rows], generator)
         zeros = torch.zeros(len(actions), device=self.device)
         return Acted(actions, zeros, zeros, env_actions(self.env, actions))
 
@@ -137,13 +134,7 @@ class TD3(OffPolicyLearner):
             following = (target.mu(batch["next_observations"]) + smoothing).clamp(-1, 1)
             future = target.critic(batch["next_observations"], following).min(dim=0).values
             targets = batch["rewards"] + batch["discounts"] * future
-        values = model.critic(batch["observations"], batch["unit_actions"])
-        critic_loss = F.mse_loss(values[0], targets) + F.mse_loss(values[1], targets)
-        self.critic_optimizer.zero_grad(set_to_none=True)
-        critic_loss.backward()
-        self.critic_optimizer.step()
-        self._losses["critic_loss"].append(float(critic_loss.detach()))
-        self.updates += 1
+        self._critic_step(batch, targets)
         if self.updates % config.policy_frequency:
             return
         actions = model.mu(batch["observations"])
