@@ -3,13 +3,16 @@
     python benchmarks/learning_curves.py                   # every experiment below
     python benchmarks/learning_curves.py es_halfcheetah    # just one
     python benchmarks/learning_curves.py --scale 10        # 10x the frame budgets (bigger machines)
+    python benchmarks/learning_curves.py ppo_pong_impala --resume   # continue a stopped run
 
 Each experiment runs ``python -m neuroplug`` once per seed with ``logger=console`` into
 ``benchmarks/results/learning_curves/<experiment>/seed<k>/``, then writes ``curves.png``
 (mean and min-max band over seeds, vs frames and vs wall time) and ``summary.md``: the
 frame budget, seeds, final evaluation returns, the machine and versions, and the published
 result to compare with. Checkpoints are deleted afterwards to keep the results small;
-``metrics.csv`` and ``config.yaml`` stay.
+``metrics.csv`` and ``config.yaml`` stay. A stopped run keeps its
+``checkpoints/`` (ignored by git) and ``--resume`` continues each seed from its last one
+(``run.resume``): a curve longer than a sitting is run in parts.
 """
 
 from __future__ import annotations
@@ -217,12 +220,13 @@ EXPERIMENTS: dict[str, Experiment] = {
 }
 
 
-def _run(name: str, experiment: Experiment, scale: float) -> list[Path]:
+def _run(name: str, experiment: Experiment, scale: float, resume: bool) -> list[Path]:
     run_dirs = []
     frames = int(experiment.max_frames * scale)
     for seed in experiment.seeds:
         run_dir = RESULTS / name / f"seed{seed}"
-        if run_dir.exists():
+        resuming = resume and (run_dir / "checkpoints").exists()
+        if run_dir.exists() and not resuming:
             shutil.rmtree(run_dir)
         command = [
             sys.executable,
@@ -234,12 +238,13 @@ def _run(name: str, experiment: Experiment, scale: float) -> list[Path]:
             f"run.max_frames={frames}",
             "run.max_generations=null",
             "run.stop_when_solved=false",
-            f"run.output_dir={run_dir}",
+            f"run.resume={run_dir}" if resuming else f"run.output_dir={run_dir}",
         ]
         print(" ".join(command), flush=True)
         started = time.time()
         subprocess.run(command, check=True)
         print(f"{name} seed {seed}: {time.time() - started:.0f} s", flush=True)
+        # Finished: the checkpoint is no longer needed to continue, and results stay small.
         shutil.rmtree(run_dir / "checkpoints", ignore_errors=True)
         shutil.rmtree(run_dir / ".hydra", ignore_errors=True)
         (run_dir / "neuroplug.log").unlink(missing_ok=True)
@@ -310,6 +315,11 @@ def main() -> None:
     parser.add_argument(
         "--summarise-only", action="store_true", help="rebuild plots and summaries of existing runs"
     )
+    parser.add_argument(
+        "--resume",
+        action="store_true",
+        help="continue each seed from its run dir's last checkpoint (started ones only)",
+    )
     arguments = parser.parse_args()
     unknown = [name for name in arguments.names if name not in EXPERIMENTS]
     if unknown:
@@ -319,7 +329,7 @@ def main() -> None:
         if arguments.summarise_only:
             run_dirs = [RESULTS / name / f"seed{seed}" for seed in experiment.seeds]
         else:
-            run_dirs = _run(name, experiment, arguments.scale)
+            run_dirs = _run(name, experiment, arguments.scale, arguments.resume)
         _summarise(name, experiment, run_dirs, arguments.scale)
 
 

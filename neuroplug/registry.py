@@ -113,10 +113,22 @@ settings under ``net.kwargs`` (a network's config class, named by its
 ``neuroplug.network_configs`` entry point, is the dataclass of those); not among
 :data:`KINDS`, whose config classes are whole Hydra options."""
 
+CORES = PluginKind(
+    "cores",
+    "neuroplug.cores",
+    "net.core",
+    "neuroplug.nets.cells:RecurrentCore",
+    object,
+)
+"""Recurrent cores (:mod:`neuroplug.nets.core`): selected by ``net.core``, the cell between
+a network's encoder and its output; no settings of their own (``net.core_size`` is their
+width)."""
+
 _ALL_KINDS: dict[str, PluginKind] = {
     **KINDS,
     ENV_FAMILIES.name: ENV_FAMILIES,
     NETWORKS.name: NETWORKS,
+    CORES.name: CORES,
 }
 
 

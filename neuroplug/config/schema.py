@@ -264,8 +264,9 @@ class NetConfig:
     """Nature CNN padding: ``valid`` (~1.7M params) or ``same`` (~4M, the deep GA's large net)."""
     core: str = "none"
     """A recurrent core between the encoder and the output layer: ``none``, ``gru``
-    (Sample Factory's default policy) or ``lstm`` (CleanRL's ``ppo_atari_lstm.py``). Each episode's state starts at zero and is carried
-    from step to step."""
+    (Sample Factory's default policy), ``lstm`` (CleanRL's ``ppo_atari_lstm.py``) or a
+    core a package registers under ``neuroplug.cores``. Each episode's state starts at zero
+    and is carried from step to step."""
     core_size: int | None = None
     """The core's width H; null: the encoder's output width."""
     vbn: bool | None = None

@@ -13,7 +13,9 @@ Layer kinds and their weight slots:
   to ``(n, fan_in)`` first (so a linear layer may follow a convolution);
 - ``conv2d``: weight ``(out_channels, in_channels, k, k)``, bias ``(out_channels,)``,
   with a stride and explicit (left, right, top, bottom) zero padding;
-- ``gru``: a recurrent core (Cho et al. 2014, PyTorch's ``GRUCell`` arithmetic). Input
+- a recurrent core, its kind the core's name (``neuroplug.cores`` plugins,
+  :mod:`neuroplug.nets.core`); the first-party two:
+- ``gru``: (Cho et al. 2014, PyTorch's ``GRUCell`` arithmetic). Input
   weight ``(fan_in, 3H)`` and bias ``(3H,)``, recurrent weight ``(H, 3H)`` and bias
   ``(3H,)``, gates in the order reset, update, new::
 
@@ -21,7 +23,7 @@ Layer kinds and their weight slots:
       n = tanh(x W_n + b_n + r * (h U_n + c_n))   h' = (1 - z) * n + z * h
 
   Its output is ``h'``, which is also the state the next step starts from;
-- ``lstm``: a recurrent core (PyTorch's ``LSTMCell`` arithmetic), the same slots with
+- ``lstm``: (PyTorch's ``LSTMCell`` arithmetic), the same slots with
   ``4H`` gates in the order input, forget, cell, output::
 
       i, f, o = sigmoid(...), g = tanh(...)   c' = f * c + i * g   h' = o * tanh(c')
@@ -65,16 +67,21 @@ from dataclasses import dataclass
 import torch
 import torch.nn.functional as F
 
+from neuroplug.nets.cells import core_names, load_core
 from neuroplug.nets.layout import ParameterLayout, Params
 
 LINEAR = "linear"
 CONV2D = "conv2d"
 GRU = "gru"
 LSTM = "lstm"
-LAYER_KINDS = (LINEAR, CONV2D, GRU, LSTM)
 FEEDFORWARD_KINDS = (LINEAR, CONV2D)
-RECURRENT_KINDS = (GRU, LSTM)
-"""The kinds without state: what a backend that runs no recurrent core supports."""
+"""The kinds without state: what a backend that runs no recurrent core supports. Every
+other kind is a recurrent core's name (:func:`is_recurrent`)."""
+
+
+def is_recurrent(kind: str) -> bool:
+    """Whether a layer of ``kind`` is a recurrent core (``gru``, ``lstm``, a plugin's)."""
+    return kind not in FEEDFORWARD_KINDS
 
 
 def _elu(x: torch.Tensor) -> torch.Tensor:
@@ -149,7 +156,7 @@ class Layer:
     """One layer of a network's forward pass: its kind, slots and activation."""
 
     kind: str
-    """``linear`` or ``conv2d``."""
+    """``linear``, ``conv2d`` or a recurrent core's name (``gru``, ``lstm``, a plugin's)."""
     weight: str
     """Name of the weight slot in the network's layout."""
     bias: str
@@ -171,9 +178,14 @@ class Layer:
     """Virtual batch norm only: the slot of its shift (beta)."""
 
     def __post_init__(self) -> None:
-        if self.kind not in LAYER_KINDS:
-            raise ValueError(f"layer kind {self.kind!r}; known: {', '.join(LAYER_KINDS)}")
-        recurrent = self.kind in RECURRENT_KINDS
+        recurrent = is_recurrent(self.kind)
+        if recurrent:
+            if self.kind not in core_names():
+                known = ", ".join([*FEEDFORWARD_KINDS, *core_names()])
+                raise ValueError(
+                    f"layer kind {self.kind!r}; known: {known} (the last are the installed "
+                    "recurrent cores, neuroplug.cores plugins)"
+                )
         if recurrent != bool(self.recurrent_weight and self.recurrent_bias):
             raise ValueError("a recurrent core, and only a recurrent core, has recurrent slots")
         if bool(self.scale) != bool(self.shift):
@@ -209,13 +221,13 @@ def out_channels(layout: ParameterLayout, layer: Layer) -> int:
 def state_size(layout: ParameterLayout, layers: Sequence[Layer]) -> int:
     """S: the width of the recurrent core's state (H for a GRU, 2H for an LSTM's ``h`` and
     ``c``), 0 for a network without one."""
-    cores = [layer for layer in layers if layer.kind in RECURRENT_KINDS]
+    cores = [layer for layer in layers if is_recurrent(layer.kind)]
     if len(cores) > 1:
         raise ValueError("a network holds at most one recurrent core")
     if not cores:
         return 0
     width = layout.slots[cores[0].recurrent_weight].shape[0]
-    return 2 * width if cores[0].kind == LSTM else width
+    return load_core(cores[0].kind).state_blocks * width
 
 
 def core_update(
@@ -225,18 +237,19 @@ def core_update(
     state_gates: Callable[[torch.Tensor], torch.Tensor],
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """A recurrent core's step: its output and new state from ``x W + b``, its state, and
-    ``state_gates`` (``h -> h U + c``). Element-wise but for ``state_gates``, with the
-    activations of :data:`ACTIVATIONS`, so a row's result does not depend on its company."""
-    if kind == GRU:
-        new_state = gru_update(input_gates, state_gates(state), state)
-        return new_state, new_state
-    size = state.shape[-1] // 2
-    previous, cell = state[..., :size], state[..., size:]
-    gates = input_gates + state_gates(previous)
+    ``state_gates`` (``h -> h U + c``), by the core plugin named ``kind``
+    (:meth:`RecurrentCore.update <neuroplug.nets.cells.RecurrentCore.update>`)."""
+    return load_core(kind).update(input_gates, state, state_gates)
+
+
+def lstm_update(gates: torch.Tensor, cell: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """The LSTM's output ``h'`` and cell ``c'`` from its summed gates ``x W + b + h U + c``
+    (``(..., 4H)``: input, forget, cell, output) and cell ``c``. Element-wise, with the
+    activations of :data:`ACTIVATIONS`."""
+    size = cell.shape[-1]
     forget = _sigmoid(gates[..., size : 2 * size])
     cell = forget * cell + _sigmoid(gates[..., :size]) * _tanh(gates[..., 2 * size : 3 * size])
-    output = _sigmoid(gates[..., 3 * size :]) * _tanh(cell)
-    return output, torch.cat((output, cell), dim=-1)
+    return _sigmoid(gates[..., 3 * size :]) * _tanh(cell), cell
 
 
 def gru_update(
@@ -386,7 +399,7 @@ def members_pre_activation(
         hidden = hidden.reshape(rows, members, -1).transpose(0, 1)
     hidden = hidden.reshape(members, rows, fan_in(layout, layer))
     gates = torch.baddbmm(views[layer.bias].unsqueeze(1), hidden, views[layer.weight])
-    if layer.kind not in RECURRENT_KINDS:
+    if not is_recurrent(layer.kind):
         return gates, None
     size = state_size(layout, [layer])
     previous = state if state is not None else hidden.new_zeros(members, rows, size)
@@ -461,7 +474,7 @@ def forward_single_with_state(
             if hidden.dim() != 2:  # a reshape is one more node for autograd to walk back
                 hidden = hidden.reshape(len(hidden), weight.shape[0])
             hidden = torch.addmm(bias, hidden, weight)
-            if layer.kind in RECURRENT_KINDS:
+            if is_recurrent(layer.kind):
                 recurrent_weight = layout.tensor(params, layer.recurrent_weight)
                 recurrent_bias = layout.tensor(params, layer.recurrent_bias)
                 previous = (

@@ -121,7 +121,7 @@ class MLP(Network):
             normc_(weight, 0.01 if layer == self.num_layers - 1 else 1.0, generator)
             params[slot.offset : slot.offset + slot.size] = weight.flatten()
         if self.core_size:
-            initialize_core(params, self.layout, generator)
+            initialize_core(self.core, params, self.layout, generator)
         initialize_norm(params, self.layout, self.layers)
         return params
 

@@ -142,7 +142,7 @@ class NatureCNN(Network):
             values = torch.randn(slot.shape, generator=generator) * std
             params[slot.offset : slot.offset + slot.size] = values.flatten()
         if self.core_size:
-            initialize_core(params, self.layout, generator)
+            initialize_core(self.core, params, self.layout, generator)
         initialize_norm(params, self.layout, self.layers)
         return params
 

@@ -46,7 +46,7 @@ from neuroplug.envs.spec import EnvSpec
 from neuroplug.errors import ConfigError
 from neuroplug.nets import gradients
 from neuroplug.nets import layers as layer_table
-from neuroplug.nets.layers import RECURRENT_KINDS
+from neuroplug.nets.layers import is_recurrent
 from neuroplug.nets.network import Network
 from neuroplug.rl.distributions import Categorical, DiagonalGaussian
 from neuroplug.seeds import value_head_generator
@@ -211,7 +211,7 @@ class ActorCritic(nn.Module):
         steps, envs = starts.shape
         if not layers:
             return self._module_sequence(policy, observations, states, starts)
-        core = next(i for i, layer in enumerate(layers) if layer.kind in RECURRENT_KINDS)
+        core = next(i for i, layer in enumerate(layers) if is_recurrent(layer.kind))
         encoded = self._encode(
             policy, observations.reshape(steps * envs, *observations.shape[2:]), layers[:core]
         ).reshape(steps, envs, -1)

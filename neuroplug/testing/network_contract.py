@@ -26,8 +26,8 @@ from __future__ import annotations
 import torch
 
 from neuroplug import registry
-from neuroplug.nets.core import GATES
-from neuroplug.nets.layers import CONV2D, RECURRENT_KINDS
+from neuroplug.nets.cells import load_core
+from neuroplug.nets.layers import CONV2D, is_recurrent
 from neuroplug.nets.network import Network
 from neuroplug.testing.algorithm_contract import ContractViolation
 from neuroplug.testing.backend_contract import check_backend_contract
@@ -60,8 +60,8 @@ def _check_table(network: Network) -> None:
             f"{name}: a {layer.kind} layer takes a {dims}-D weight and a bias of its "
             f"{outputs} outputs; {layer.weight} is {weight} and {layer.bias} is {bias}",
         )
-        if layer.kind in RECURRENT_KINDS:
-            gates = GATES[layer.kind]
+        if is_recurrent(layer.kind):
+            gates = load_core(layer.kind).gates
             size = weight[-1] // gates
             recurrent = slots[layer.recurrent_weight].shape, slots[layer.recurrent_bias].shape
             _require(

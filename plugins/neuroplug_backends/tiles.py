@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 import torch
 
-from neuroplug.nets.layers import CONV2D, RECURRENT_KINDS
+from neuroplug.nets.layers import CONV2D, is_recurrent
 
 TILE_FLOPS = 32e6
 """Forward arithmetic per dense tile when ``backend.tile_rows`` is 0 (auto). A tile's call
@@ -56,7 +56,7 @@ def member_flops(network) -> float:
             shape = (weight[0], height, width)
             continue
         flops += 2.0 * weight[0] * weight[1]
-        if layer.kind in RECURRENT_KINDS:
+        if is_recurrent(layer.kind):
             recurrent = layout.slots[layer.recurrent_weight].shape
             flops += 2.0 * recurrent[0] * recurrent[1]
     return flops
