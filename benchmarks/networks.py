@@ -142,6 +142,11 @@ def main() -> None:
     cases = [
         ("64-64 MLP, CartPole", MLP(4, [64, 64], 2, "tanh"), ModuleNetwork(MLPModule, (4,), 2)),
         (
+            "64-64 MLP, CartPole, functional_call under vmap",
+            MLP(4, [64, 64], 2, "tanh"),
+            ModuleNetwork(MLPModule, (4,), 2, lower_chains=False),
+        ),
+        (
             "Nature CNN, 4x84x84",
             NatureCNN((4, 84, 84), 6),
             ModuleNetwork(NatureCNNModule, (4, 84, 84), 6),
@@ -179,8 +184,14 @@ def main() -> None:
     updates = [
         ("64-64 MLP actor and critic, CartPole", cases[0][1], cases[0][2], 128),
         (
-            "Nature CNN with value head, 4x84x84",
+            "64-64 MLP actor and critic, CartPole, functional_call",
             cases[1][1],
+            cases[1][2],
+            128,
+        ),
+        (
+            "Nature CNN with value head, 4x84x84",
+            cases[2][1],
             ModuleNetwork(NatureCNNEncoder, (4, 84, 84), 6, features=512),
             256,
         ),

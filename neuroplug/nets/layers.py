@@ -413,7 +413,7 @@ def members_pre_activation(
     )
 
 
-def _trains_faster_channels_last(inputs: torch.Tensor, weight: torch.Tensor) -> bool:
+def trains_faster_channels_last(inputs: torch.Tensor, weight: torch.Tensor) -> bool:
     """Whether a learner's convolution runs channels-last: on CPU, where autograd records
     it. oneDNN's forward and backward of the Nature CNN over a 1024-frame minibatch took
     0.33 s instead of 0.48 s that way (2 idle cores); acting on a few frames without
@@ -466,7 +466,7 @@ def forward_single_with_state(
         if layer.kind == CONV2D:
             if layer.padded:
                 hidden = F.pad(hidden, layer.padding)
-            if _trains_faster_channels_last(hidden, weight):
+            if trains_faster_channels_last(hidden, weight):
                 hidden = hidden.contiguous(memory_format=torch.channels_last)
                 weight = weight.contiguous(memory_format=torch.channels_last)
             hidden = F.conv2d(hidden, weight, bias, stride=layer.stride)

@@ -36,6 +36,11 @@ so its own initialisation is the distribution fresh draws come from. Buffers (Ba
 running statistics) and parameters that are not floating point are refused naming them: a
 member is its parameters alone.
 
+A module that is only linear layers and element-wise activations (``nn.Sequential`` of
+``nn.Linear`` and ``nn.Tanh``, say) on vector observations runs without ``functional_call``:
+one batched product per layer over the members, as the layer table runs its MLP
+(:mod:`neuroplug.nets.module_chain`); the same operations, at the table's speed.
+
 What the layer table gives and a module does not (yet): the Triton kernels, factored
 low-rank forwards (``algo.perturbation=lowrank`` perturbs a module's matrices and
 convolution kernels, materialised), virtual batch norm, PBT's stacked update (its members
@@ -56,8 +61,9 @@ from neuroplug.config.schema import NetConfig
 from neuroplug.config.targets import load_target
 from neuroplug.envs.spec import EnvSpec
 from neuroplug.errors import ConfigError
-from neuroplug.nets.layers import as_float
+from neuroplug.nets.layers import as_float, trains_faster_channels_last
 from neuroplug.nets.layout import ParameterLayout, Params
+from neuroplug.nets.module_chain import ChainLayer, linear_chain, run_chain, run_chain_members
 from neuroplug.nets.network import Network
 
 
@@ -104,6 +110,7 @@ class ModuleNetwork(Network):
         kwargs: dict[str, Any] | None = None,
         name: str = "",
         features: int = 0,
+        lower_chains: bool = True,
     ) -> None:
         self.module_class = module_class
         self.input_shape = tuple(input_shape)
@@ -118,6 +125,18 @@ class ModuleNetwork(Network):
             [(name, tuple(tensor.shape)) for name, tensor in self.module.named_parameters()]
         )
         self.layers = ()
+        self.lower_chains = lower_chains
+        self.chain = self._linear_chain() if lower_chains else None
+        """The module as linear layers and activations (:mod:`neuroplug.nets.module_chain`),
+        run without ``functional_call``; ``None``: the general path."""
+
+    def _linear_chain(self) -> list[ChainLayer] | None:
+        if len(self.input_shape) != 1 or self.recurrent_size:
+            return None  # a linear layer on frames acts on their last axis: not a chain
+        if not self.encoder_features:
+            return linear_chain(self.module)
+        encoder = linear_chain(self.module.encoder, "encoder.")
+        return encoder and [*encoder, ChainLayer("head.weight", "head.bias")]
 
     def _build(self) -> torch.nn.Module:
         if not self.encoder_features:
@@ -260,6 +279,7 @@ class ModuleNetwork(Network):
             self.kwargs,
             self.name,
             self.encoder_features,
+            self.lower_chains,
         )
 
     @property
@@ -291,7 +311,12 @@ class ModuleNetwork(Network):
         return outputs[0] if self.recurrent_size and state is None else outputs
 
     def _inputs(self, inputs: torch.Tensor, params: torch.Tensor) -> torch.Tensor:
-        return as_float(inputs, params.dtype) if inputs.dtype != params.dtype else inputs
+        inputs = as_float(inputs, params.dtype) if inputs.dtype != params.dtype else inputs
+        if inputs.dim() == 4 and trains_faster_channels_last(inputs, params):
+            # The layer table's choice for a learner's convolutions (layers.py), made for the
+            # module's: frames laid out channels-last, which its convolutions then keep.
+            inputs = inputs.contiguous(memory_format=torch.channels_last)
+        return inputs
 
     def forward_population(self, params: torch.Tensor, inputs: torch.Tensor) -> torch.Tensor:
         """Row j of ``params`` ``(n, D)`` on ``inputs[j]``: one vectorised call."""
@@ -299,6 +324,8 @@ class ModuleNetwork(Network):
             return params.new_zeros((0, self.output_size))
         tensors = self.layout.views(params)
         inputs = self._inputs(inputs, params)
+        if self.chain:
+            return run_chain_members(self.chain, tensors, inputs.unsqueeze(1)).squeeze(1)
         one = vmap(lambda member, x: self._call(member, x.unsqueeze(0)).squeeze(0))
         return one(tensors, inputs)
 
@@ -319,12 +346,16 @@ class ModuleNetwork(Network):
     def forward_members(self, params: torch.Tensor, inputs: torch.Tensor) -> torch.Tensor:
         """Row k of ``params`` ``(K, D)`` on its inputs ``inputs[k]`` ``(K, b, *obs)``."""
         tensors = self.layout.views(params)
+        if self.chain:
+            return run_chain_members(self.chain, tensors, self._inputs(inputs, params))
         return vmap(self._call)(tensors, self._inputs(inputs, params))
 
     def forward_single(self, params: Params, inputs: torch.Tensor) -> torch.Tensor:
         tensors = self._tensors(params)
-        reference = next(iter(tensors.values()))
-        return self._call(tensors, self._inputs(inputs, reference))
+        inputs = self._inputs(inputs, next(iter(tensors.values())))
+        if self.chain:
+            return run_chain(self.chain, tensors, inputs)
+        return self._call(tensors, inputs)
 
     def features(self, params: Params, inputs: torch.Tensor) -> torch.Tensor:
         """The encoder's features (a recurrent one's from zero states)."""
@@ -336,6 +367,8 @@ class ModuleNetwork(Network):
         self._require_encoder("features")
         tensors = self._tensors(params)
         inputs = self._inputs(inputs, next(iter(tensors.values())))
+        if self.chain:
+            return run_chain(self.chain[:-1], tensors, inputs), None
         if not self.recurrent_size:
             return self._call(tensors, inputs, None, "features"), None
         if state is None:
@@ -348,6 +381,8 @@ class ModuleNetwork(Network):
         self._require_encoder("features")
         tensors = self.layout.views(params)
         inputs = self._inputs(inputs, params)
+        if self.chain:
+            return run_chain_members(self.chain[:-1], tensors, inputs), None
         if not self.recurrent_size:
             return vmap(lambda member, x: self._call(member, x, None, "features"))(
                 tensors, inputs
@@ -382,7 +417,8 @@ class ModuleNetwork(Network):
             if self.encoder_features
             else "whole policy"
         )
-        return f"module {self.name} ({role}; torch.func over members), {self.num_params:,} params"
+        path = "linear layers batched over members" if self.chain else "torch.func over members"
+        return f"module {self.name} ({role}; {path}), {self.num_params:,} params"
 
 
 def load_module_class(target: str) -> type[torch.nn.Module]:

@@ -65,3 +65,21 @@ class OneOutput(ResidualMLP):
 
 
 NOT_A_MODULE = object()
+
+
+class PlainMLP(nn.Module):
+    """``nn.Sequential`` of linear layers and tanh: what most small policies are, run
+    without ``functional_call`` (neuroplug.nets.module_chain)."""
+
+    def __init__(self, observation_shape, outputs: int, width: int = 16) -> None:
+        super().__init__()
+        self.layers = nn.Sequential(
+            nn.Linear(observation_shape[0], width),
+            nn.Tanh(),
+            nn.Linear(width, width),
+            nn.ReLU(),
+            nn.Linear(width, outputs),
+        )
+
+    def forward(self, observations: torch.Tensor) -> torch.Tensor:
+        return self.layers(observations)
