@@ -244,6 +244,10 @@ def _run(name: str, experiment: Experiment, scale: float, resume: bool) -> list[
         started = time.time()
         subprocess.run(command, check=True)
         print(f"{name} seed {seed}: {time.time() - started:.0f} s", flush=True)
+        if _last(run_dir, "frames") < frames:
+            # Interrupted (Ctrl-C writes a checkpoint and exits cleanly): keep what --resume
+            # continues from, and stop here.
+            raise SystemExit(f"{name} seed {seed} stopped early; continue it with --resume")
         # Finished: the checkpoint is no longer needed to continue, and results stay small.
         shutil.rmtree(run_dir / "checkpoints", ignore_errors=True)
         shutil.rmtree(run_dir / ".hydra", ignore_errors=True)

@@ -105,9 +105,59 @@ class EvaluationRequest:
     behavior: str | None = None
     """Which behavior characterisation to return per episode (None: none); see
     :mod:`neuroplug.behaviors` for the names."""
+    transitions: bool = False
+    """Whether to return every step's transition (:class:`Transitions`), for algorithms
+    that learn off-policy from the population's experience (CEM-RL, ERL)."""
     progress: Callable[[int, int, int], None] | None = field(default=None, compare=False)
     """Optional: call ``progress(episodes_done, episodes_total, env_steps)`` now and then
     while the evaluation runs (the trainer shows it); never sent to other processes."""
+
+
+@dataclass
+class Transitions:
+    """The steps an evaluation played, one row each, ordered by work item (member-major)
+    and step, whichever schedule played them."""
+
+    observations: np.ndarray
+    """``(N, *obs)`` what the action was chosen on (raw, as the env gave it)."""
+    actions: np.ndarray
+    """``(N, A)`` float32 the env actions sent (continuous: in the box, noise included;
+    discrete: ``(N,)`` int32)."""
+    rewards: np.ndarray
+    """``(N,)`` float32 the env's rewards (not the true score where they differ)."""
+    next_observations: np.ndarray
+    """``(N, *obs)`` the observation that followed (an episode's last one where it ended)."""
+    terminated: np.ndarray
+    """``(N,)`` bool: the episode ended there by the task (not by a time limit)."""
+    members: np.ndarray
+    """``(N,)`` int64 the member that acted."""
+
+    def __len__(self) -> int:
+        return len(self.rewards)
+
+    @classmethod
+    def concatenate(cls, parts: list[Transitions]) -> Transitions:
+        """One batch of ``parts`` in order."""
+        return cls(
+            *(
+                np.concatenate([getattr(part, name) for part in parts])
+                for name in _TRANSITION_FIELDS
+            )
+        )
+
+    def take(self, rows: np.ndarray) -> Transitions:
+        """The rows ``rows``, in that order."""
+        return Transitions(*(getattr(self, name)[rows] for name in _TRANSITION_FIELDS))
+
+
+_TRANSITION_FIELDS = (
+    "observations",
+    "actions",
+    "rewards",
+    "next_observations",
+    "terminated",
+    "members",
+)
 
 
 @dataclass
@@ -128,6 +178,8 @@ class EvaluationResult:
     """Observation sums when the request asked for them."""
     behaviors: np.ndarray | None = None
     """``(P, E, d)`` float64 behavior characterisations, when the request named one."""
+    transitions: Transitions | None = None
+    """Every step played, when the request asked for them."""
     timings: dict[str, float] = field(default_factory=dict)
     """Seconds spent per phase (``env``, ``inference``, ...)."""
     stats: dict[str, float] = field(default_factory=dict)
@@ -162,6 +214,9 @@ class AlgorithmContext:
     initializer: Callable[[int], torch.Tensor]
     """Maps a seed to a fresh ``(D,)`` float32 draw from the network's initialisation
     distribution; picklable, so a population of fresh draws travels as seeds."""
+    env: EnvSpec | None = None
+    """The run's env (observation shape, action space and bounds), for algorithms that
+    learn a critic beside the population (CEM-RL, ERL); None in synthetic tests."""
 
     @property
     def num_params(self) -> int:
@@ -169,12 +224,14 @@ class AlgorithmContext:
         return int(self.initial_params.numel())
 
     @classmethod
-    def for_network(cls, network: Network, seed: int) -> AlgorithmContext:
-        """The context of a run: ``network`` initialised from ``seed``."""
+    def for_network(
+        cls, network: Network, seed: int, env: EnvSpec | None = None
+    ) -> AlgorithmContext:
+        """The context of a run on ``env``: ``network`` initialised from ``seed``."""
         from neuroplug.nets.network import SeededInitializer
 
         initializer = SeededInitializer(network)
-        return cls(network, initializer(seed), seed, initializer)
+        return cls(network, initializer(seed), seed, initializer, env)
 
     def fresh_params(self, seed: int) -> torch.Tensor:
         """A new ``(D,)`` draw from the network's initialisation distribution for ``seed``."""
@@ -201,6 +258,10 @@ class Algorithm(ABC):
     max_rounds_per_generation: ClassVar[int] = 8
     """The most ask/evaluate/tell rounds one generation may take (a runaway plugin fails
     with a clear error instead of looping)."""
+    requires_env: ClassVar[bool] = False
+    """Whether it reads ``context.env`` (an action space and its bounds, for critics of its
+    own): :func:`neuroplug.testing.check_algorithm_contract` then runs it on a small
+    continuous-control task."""
 
     def __init__(self, config: AlgorithmConfig, context: AlgorithmContext) -> None:
         self.config = config
@@ -247,6 +308,16 @@ class Algorithm(ABC):
     def behavior(self) -> str | None:
         """The behavior characterisation this algorithm needs per episode (default: none)."""
         return None
+
+    def action_noise(self) -> float:
+        """Std of the Gaussian noise on continuous actions in the next evaluation round
+        (default: ``config.action_noise``; ERL explores with its learner's round only)."""
+        return self.config.action_noise
+
+    def wants_transitions(self) -> bool:
+        """Whether evaluations return every step's transition (``result.transitions``),
+        for an algorithm that learns from the population's experience (default: no)."""
+        return False
 
     @abstractmethod
     def ask(self) -> Population:

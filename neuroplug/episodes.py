@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from neuroplug.api import EvaluationRequest, EvaluationResult
+from neuroplug.api import EvaluationRequest, EvaluationResult, Transitions
 from neuroplug.behaviors import Behavior
 from neuroplug.nets.normalizer import ObservationStats
 
@@ -37,6 +37,10 @@ class LedgerShard:
     obs_count: int
     forward_passes: int
     timings: dict[str, float]
+    transitions: list[Transitions] | None = None
+    """The steps played, in recorded chunks (when the request asked for them)."""
+    transition_order: list[np.ndarray] | None = None
+    """Each chunk's rows' (item, step) keys, which order them in the result."""
 
 
 class EpisodeLedger:
@@ -79,6 +83,9 @@ class EpisodeLedger:
         self.behavior = behavior
         self._behaviors = np.zeros((items, behavior.size)) if behavior is not None else None
         self._ended = np.zeros(items, dtype=bool)
+        self._transitions: list[Transitions] | None = [] if request.transitions else None
+        self._transition_order: list[np.ndarray] = []
+        """Per recorded chunk, each row's (item, step) as one sortable key."""
 
     def __len__(self) -> int:
         return len(self.member)
@@ -111,6 +118,45 @@ class EpisodeLedger:
         """One agent step of each of ``items`` (alive episodes) with these rewards."""
         self.returns[items] += rewards
         self.lengths[items] += 1
+
+    @property
+    def wants_transitions(self) -> bool:
+        """Whether the request asked for every step's transition."""
+        return self._transitions is not None
+
+    def record_transitions(
+        self,
+        items: np.ndarray,
+        observations: np.ndarray,
+        actions: np.ndarray,
+        rewards: np.ndarray,
+        next_observations: np.ndarray,
+        terminated: np.ndarray,
+    ) -> None:
+        """One step of each of ``items``, before :meth:`record_step` counts it (its index
+        in the episode is the item's length so far)."""
+        if self._transitions is None or len(items) == 0:
+            return
+        self._transitions.append(
+            Transitions(
+                observations.copy(),
+                actions.copy(),
+                rewards.astype(np.float32),
+                next_observations.copy(),
+                terminated.astype(bool),
+                self.member[items].astype(np.int64),
+            )
+        )
+        self._transition_order.append(items.astype(np.int64) << 32 | self.lengths[items])
+
+    def _played_transitions(self) -> Transitions | None:
+        """Every transition recorded, ordered by item and step: the same order whichever
+        schedule (or shard) played them."""
+        if not self._transitions:
+            return None
+        everything = Transitions.concatenate(self._transitions)
+        order = np.argsort(np.concatenate(self._transition_order), kind="stable")
+        return everything.take(order)
 
     def record_ends(
         self, items: np.ndarray, observations: np.ndarray, info: dict, rows: np.ndarray
@@ -158,6 +204,8 @@ class EpisodeLedger:
             obs_count=self._obs_count,
             forward_passes=self.forward_passes,
             timings=dict(self.timings),
+            transitions=None if self._transitions is None else list(self._transitions),
+            transition_order=list(self._transition_order),
         )
 
     def absorb(self, items: slice, shard: LedgerShard) -> None:
@@ -176,6 +224,15 @@ class EpisodeLedger:
             self._obs_total[items] = shard.obs_total
             self._obs_total_squares[items] = shard.obs_total_squares
         self._obs_count += shard.obs_count
+        if self._transitions is not None and shard.transitions:
+            # A shard numbers its items and members from 0 (it played a population of its
+            # own): shift them to where its range sits here.
+            first_item = items.start or 0
+            first_member = first_item // self.episodes_per_member
+            for chunk, order in zip(shard.transitions, shard.transition_order, strict=True):
+                chunk.members = chunk.members + first_member
+                self._transitions.append(chunk)
+                self._transition_order.append(order + (first_item << 32))
         self.forward_passes += shard.forward_passes
         for phase, seconds in shard.timings.items():
             self.timings[phase] = self.timings.get(phase, 0.0) + seconds
@@ -203,5 +260,6 @@ class EpisodeLedger:
             forward_passes=self.forward_passes,
             obs_stats=stats,
             behaviors=behaviors,
+            transitions=self._played_transitions(),
             timings=dict(self.timings),
         )

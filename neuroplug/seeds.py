@@ -84,6 +84,12 @@ SHARD = Stream(
     "a learner's envs in shards (scheduler.envs_per_shard): each shard's action-sampling "
     "generator per segment, and the new episodes of a shard whose sampler was replaced",
 )
+CRITIC = Stream(
+    "critic",
+    0xC217,
+    "the critics beside an evolving population (algo=cem_rl, erl): their initialisation, "
+    "minibatch draws and target-smoothing noise, one torch generator for the run",
+)
 REFERENCE = Stream(
     "reference",
     0x7EF,
@@ -101,6 +107,7 @@ STREAMS = (
     LOG_STD,
     POPULATION,
     SHARD,
+    CRITIC,
     REFERENCE,
 )
 
@@ -192,6 +199,11 @@ def value_head_generator(run_seed: int) -> torch.Generator:
 def log_std_generator(run_seed: int) -> torch.Generator:
     """The generator of SAC's log-std network init (:data:`LOG_STD`)."""
     return torch.Generator().manual_seed(run_seed + LOG_STD.tag)
+
+
+def critic_generator(run_seed: int) -> torch.Generator:
+    """The generator of the critics beside a population (:data:`CRITIC`)."""
+    return torch.Generator().manual_seed(int(_table([run_seed, CRITIC.tag], 1)[0] >> 1))
 
 
 def algorithm_rng(run_seed: int) -> np.random.Generator:

@@ -246,6 +246,9 @@ class LockstepEvaluation:
         self.score_key = env.family.score_info_key
         self.clock = _FlightClock()
         self.overlap = 0.0
+        # Transitions (request.transitions): each lane's last observation and action sent.
+        self.last_observations: np.ndarray | None = None
+        self.last_actions: np.ndarray | None = None
 
     # ------------------------------------------------------------------ the schedule
 
@@ -378,6 +381,10 @@ class LockstepEvaluation:
         stepped = np.flatnonzero(~was_reset)
         items = self.lane_item[lanes[stepped]]
         rewards = (info[self.score_key] if self.score_key else reward)[stepped]
+        if ledger.wants_transitions and len(stepped):
+            self._record_transitions(
+                lanes[stepped], items, observations, reward, terminated, stepped
+            )
         ledger.record_step(items, rewards)
         done = (terminated | truncated)[stepped]
         ended_rows = stepped[done]
@@ -404,6 +411,8 @@ class LockstepEvaluation:
             actions = self._infer(
                 group, groups, self.lane_item[lanes[rows]], lanes[rows], observations[rows]
             )
+        if ledger.wants_transitions and len(rows):
+            self._remember(lanes[rows], observations[rows], actions[: len(rows)])
         # Ended lanes reset on their next step, if any work may be left for them.
         resets = ended_lanes if self.next_item < len(ledger) else ended_lanes[:0]
         self.resetting[resets] = True
@@ -412,6 +421,37 @@ class LockstepEvaluation:
             actions = np.concatenate((actions, self._dummy_actions(len(resets))))
             self._send(group, step_lanes, actions)
         return ended_lanes.tolist()
+
+    def _record_transitions(
+        self,
+        lanes: np.ndarray,
+        items: np.ndarray,
+        observations: np.ndarray,
+        reward: np.ndarray,
+        terminated: np.ndarray,
+        rows: np.ndarray,
+    ) -> None:
+        """The step each of ``lanes`` just took: from the observation its action was chosen
+        on to what came back (an episode's last observation where it ended: EnvPool resets
+        on the step after)."""
+        self.ledger.record_transitions(
+            items,
+            self.last_observations[lanes],
+            self.last_actions[lanes],
+            reward[rows],
+            observations[rows],
+            terminated[rows],
+        )
+
+    def _remember(self, lanes: np.ndarray, observations: np.ndarray, actions: np.ndarray) -> None:
+        """What ``lanes`` act on and send now: the start of their next transitions."""
+        if self.last_observations is None:
+            self.last_observations = np.zeros(
+                (self.num_lanes, *observations.shape[1:]), observations.dtype
+            )
+            self.last_actions = np.zeros((self.num_lanes, *actions.shape[1:]), actions.dtype)
+        self.last_observations[lanes] = observations
+        self.last_actions[lanes] = actions
 
     def _observe(
         self,

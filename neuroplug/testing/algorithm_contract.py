@@ -19,7 +19,11 @@ it was taken from.
 
 Arguments: ``config`` (default: the plugin's ``config_class()``), ``num_params`` of the
 synthetic network (a flat vector; pass ``network`` instead for an algorithm that reads the
-architecture), ``generations`` run before the checks, and the ``seed``.
+architecture), ``generations`` run before the checks, and the ``seed``. An algorithm with
+``requires_env`` (its own critics need the action space) is built for ``task`` (default
+Pendulum-v1, only its spaces are used: nothing is stepped) with a small MLP; one that
+``wants_transitions()`` gets one synthetic step per episode (:func:`~neuroplug.testing.
+synthetic.synthetic_transitions`).
 """
 
 from __future__ import annotations
@@ -28,13 +32,18 @@ import io
 from dataclasses import replace
 from typing import Any
 
+import numpy as np
 import torch
 
 from neuroplug.api import Algorithm, AlgorithmConfig, EvaluationResult
 from neuroplug.errors import PluginError
 from neuroplug.nets.network import Network
 from neuroplug.population import Population
-from neuroplug.testing.synthetic import synthetic_context, synthetic_result
+from neuroplug.testing.synthetic import (
+    synthetic_context,
+    synthetic_result,
+    synthetic_transitions,
+)
 from neuroplug.training.checkpoint import load_data
 
 BEHAVIOR_SIZE = 2
@@ -58,7 +67,13 @@ def _evaluate(
     behaviors = None
     if algorithm.behavior() is not None:
         behaviors = members[:, :BEHAVIOR_SIZE].double().numpy()
-    return synthetic_result(fitness, algorithm.episodes_per_member(), behaviors=behaviors)
+    episodes = algorithm.episodes_per_member()
+    transitions = None
+    if algorithm.wants_transitions():
+        # Deterministic in the members, as the rest of the synthetic result.
+        generator = np.random.default_rng(int(members.abs().sum().item() * 1e3) % 2**32)
+        transitions = synthetic_transitions(algorithm.context.env, fitness, episodes, generator)
+    return synthetic_result(fitness, episodes, behaviors=behaviors, transitions=transitions)
 
 
 def _run_generation(
@@ -116,8 +131,21 @@ def _build(
     num_params: int,
     seed: int,
     network: Network | None,
+    env=None,
 ) -> Algorithm:
-    return algorithm_class(config, synthetic_context(num_params, seed, network=network))
+    return algorithm_class(config, synthetic_context(num_params, seed, network=network, env=env))
+
+
+def _task(task: str, network: Network | None):
+    """``task``'s spec (nothing stepped) and a small MLP for it unless one is given."""
+    from neuroplug.config.schema import EnvConfig
+    from neuroplug.envs.make import make_spec
+    from neuroplug.nets.mlp import MLP
+
+    env = make_spec(EnvConfig(task_id=task))
+    if network is None:
+        network = MLP(env.obs_shape[0], [8], env.num_actions, "tanh")
+    return env, network
 
 
 def roundtrip(state: dict[str, Any], what: str = "the algorithm's state_dict()") -> dict[str, Any]:
@@ -135,8 +163,12 @@ def check_algorithm_contract(
     generations: int = 3,
     seed: int = 0,
     network: Network | None = None,
+    task: str | None = None,
 ) -> None:
     """Raise :class:`ContractViolation` unless ``algorithm_class`` honours the contract."""
+    env = None
+    if task is not None or algorithm_class.requires_env:
+        env, network = _task(task or "Pendulum-v1", network)
     if network is not None:
         num_params = network.num_params
     config = config or algorithm_class.config_class()
@@ -144,14 +176,14 @@ def check_algorithm_contract(
         config = replace(config, name=algorithm_class.__name__.lower())
     target = torch.linspace(-1.0, 1.0, num_params)
 
-    first = _build(algorithm_class, config, num_params, seed, network)
+    first = _build(algorithm_class, config, num_params, seed, network, env)
     _require(first.generation == 0, "a new algorithm must start at generation 0")
     history = [_run_generation(first, target, num_params) for _ in range(generations)]
     _vector_check(first.policy_params(), num_params, "policy_params()")
     if first.best_params is not None:
         _vector_check(first.best_params, num_params, "best_params")
 
-    second = _build(algorithm_class, config, num_params, seed, network)
+    second = _build(algorithm_class, config, num_params, seed, network, env)
     for generation, populations in enumerate(history):
         again = _run_generation(second, target, num_params)
         _require(
@@ -160,7 +192,7 @@ def check_algorithm_contract(
             f"the same seed gave different populations in generation {generation}",
         )
 
-    resumed = _build(algorithm_class, config, num_params, seed + 1, network)
+    resumed = _build(algorithm_class, config, num_params, seed + 1, network, env)
     resumed.load_state_dict(roundtrip(first.state_dict()))
     _require(
         resumed.generation == first.generation, "load_state_dict() did not restore the generation"

@@ -12,11 +12,14 @@ from neuroplug.nets.layout import ParameterLayout
 from neuroplug.nets.network import Network
 
 
-def synthetic_result(fitness, episodes: int = 1, behaviors=None) -> EvaluationResult:
+def synthetic_result(
+    fitness, episodes: int = 1, behaviors=None, transitions=None
+) -> EvaluationResult:
     """What a scheduler returns when every episode of member i scores ``fitness[i]``.
 
     ``behaviors``, if given, is ``(P, d)``: member i's behavior in each of its episodes.
-    Every episode counts as one step, frame and forward pass.
+    Every episode counts as one step, frame and forward pass; ``transitions`` (one per
+    episode, :func:`synthetic_transitions`) are passed through.
     """
     returns = np.repeat(np.asarray(fitness, dtype=np.float64).reshape(-1, 1), episodes, axis=1)
     if behaviors is not None:
@@ -28,6 +31,28 @@ def synthetic_result(fitness, episodes: int = 1, behaviors=None) -> EvaluationRe
         frames=returns.size,
         forward_passes=returns.size,
         behaviors=behaviors,
+        transitions=transitions,
+    )
+
+
+def synthetic_transitions(env, fitness, episodes: int, generator: np.random.Generator):
+    """One step per episode of each member on ``env``'s spaces: random observations and
+    actions in the box, the member's fitness as the reward, never terminated."""
+    from neuroplug.api import Transitions
+
+    members = np.repeat(np.arange(len(fitness)), episodes)
+    rows = len(members)
+    observations = generator.standard_normal((rows + 1, *env.obs_shape)).astype(np.float32)
+    unit = generator.uniform(-1, 1, (rows, env.num_actions))
+    actions = env.action_low + (unit + 1) * 0.5 * (env.action_high - env.action_low)
+    rewards = np.asarray(fitness, dtype=np.float32)[members]
+    return Transitions(
+        observations[:-1],
+        actions.astype(np.float32),
+        np.nan_to_num(rewards, nan=0.0, neginf=-1e6),
+        observations[1:],
+        np.zeros(rows, dtype=bool),
+        members.astype(np.int64),
     )
 
 
@@ -60,22 +85,24 @@ def synthetic_context(
     initializer: Callable[[int], torch.Tensor] | None = None,
     initial_params: torch.Tensor | None = None,
     network: Network | None = None,
+    env=None,
 ) -> AlgorithmContext:
     """An :class:`~neuroplug.api.AlgorithmContext` without an environment.
 
     Defaults: a :class:`VectorNetwork` of ``num_params`` (of ``initial_params``' size when
     given); fresh draws ``0.1 * N(0, 1)`` seeded by their seed; the initial parameters are
     the draw of ``seed``. Pass
-    ``network`` to test an algorithm that reads the architecture (low-rank ES).
+    ``network`` to test an algorithm that reads the architecture (low-rank ES), and ``env``
+    (an :class:`~neuroplug.envs.spec.EnvSpec`) for one that reads the env.
     """
     if network is None:
         size = num_params if initial_params is None else initial_params.numel()
         network = VectorNetwork(size)
-    context = AlgorithmContext.for_network(network, seed)
+    context = AlgorithmContext.for_network(network, seed, env)
     if initializer is not None:
-        context = AlgorithmContext(network, initializer(seed), seed, initializer)
+        context = AlgorithmContext(network, initializer(seed), seed, initializer, env)
     if initial_params is not None:
-        context = AlgorithmContext(network, initial_params.float(), seed, context.initializer)
+        context = AlgorithmContext(network, initial_params.float(), seed, context.initializer, env)
     return context
 
 

@@ -151,7 +151,7 @@ def build_components(config: Experiment) -> Components:
     else:
         threads = TorchThreads(getattr(config.backend, "torch_threads", 0))
         policy = Policy(network, env, normalize_observations=config.algo.obs_norm)
-        context = AlgorithmContext.for_network(network, config.run.seed)
+        context = AlgorithmContext.for_network(network, config.run.seed, env)
         algorithm = registry.construct(
             kind.name, config.algo.name, algorithm_class, config.algo, context
         )

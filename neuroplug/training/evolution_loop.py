@@ -104,11 +104,12 @@ class EvolutionLoop(FamilyLoop):
             generation=generation,
             episodes_per_member=parts.algorithm.episodes_per_member(),
             seed=parts.run.seed,
-            action_noise=parts.algorithm.config.action_noise,
+            action_noise=parts.algorithm.action_noise(),
             # Only the main round's observations update the normalizer.
             collect_obs_stats=parts.policy.normalizer is not None and round_index == 0,
             round=round_index,
             behavior=parts.algorithm.behavior(),
+            transitions=parts.algorithm.wants_transitions(),
             progress=report,
         )
         evaluating = time.perf_counter()

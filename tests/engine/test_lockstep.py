@@ -43,6 +43,11 @@ def _assert_identical(results: dict) -> None:
         ), name
         if reference.behaviors is not None:
             assert np.array_equal(result.behaviors, reference.behaviors), name
+        if reference.transitions is not None:
+            for field in ("observations", "actions", "rewards", "next_observations", "members"):
+                assert np.array_equal(
+                    getattr(result.transitions, field), getattr(reference.transitions, field)
+                ), (name, field)
         if reference.obs_stats is not None:
             assert np.array_equal(result.obs_stats.total, reference.obs_stats.total), name
             assert np.array_equal(
@@ -55,8 +60,9 @@ def _assert_identical(results: dict) -> None:
     [
         # More episodes than lanes: lanes are refilled; BCs and observation sums too.
         ("CartPole-v1", 9, 3, 5, None, {"behavior": "auto", "collect_obs_stats": True}),
-        # Continuous actions with exploration noise, which must not depend on step order.
-        ("Pendulum-v1", 6, 2, 4, 60, {"action_noise": 0.3}),
+        # Continuous actions with exploration noise, which must not depend on step order,
+        # and every step's transition (CEM-RL, ERL) in the same order whatever the schedule.
+        ("Pendulum-v1", 6, 2, 4, 60, {"action_noise": 0.3, "transitions": True}),
         # Atari: frames, game scores and final RAM.
         ("Pong-v5", 4, 1, 3, 20, {"behavior": "auto"}),
     ],
@@ -355,3 +361,25 @@ def test_a_recurrent_core_carries_its_state_through_an_episode(monkeypatch):
     )
     dropped = scheduler.evaluate(population, policy, backend, request)
     assert not np.array_equal(carried.lengths, dropped.lengths)
+
+
+def test_transitions_are_every_step_played_chained_within_each_episode():
+    env, policy, backend, population = small_evaluation("CartPole-v1", 4, None)
+    request = EvaluationRequest(generation=1, episodes_per_member=2, seed=5, transitions=True)
+    result = ThreadedScheduler(serial_config(max_envs=3), env).evaluate(
+        population, policy, backend, request
+    )
+    played = result.transitions
+    assert len(played) == result.env_steps == result.lengths.sum()
+    assert np.array_equal(np.bincount(played.members, minlength=4), result.lengths.sum(axis=1))
+    # Ordered by member, episode and step: each episode's steps follow on from each other
+    # and it ends terminated (CartPole's pole fell) exactly where its length says.
+    ends = np.cumsum(result.lengths.reshape(-1))
+    starts = np.concatenate(([0], ends[:-1]))
+    for start, end, total in zip(starts, ends, result.returns.reshape(-1), strict=True):
+        episode = played.take(np.arange(start, end))
+        assert np.array_equal(episode.next_observations[:-1], episode.observations[1:])
+        assert episode.rewards.sum() == pytest.approx(total)
+        assert not episode.terminated[:-1].any()
+        assert episode.terminated[-1] == (end - start < 500)
+    assert played.actions.dtype == np.int32 and set(np.unique(played.actions)) <= {0, 1}

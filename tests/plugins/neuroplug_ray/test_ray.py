@@ -194,13 +194,23 @@ def test_es_sends_its_center_once_per_generation(compose, tmp_path):
         assert NETWORK_BYTES < float(row["scheduler/bytes_sent"]) < 1.1 * NETWORK_BYTES
 
 
-def test_sep_cma_es_on_ray_ends_where_the_serial_scheduler_does(compose, tmp_path):
-    # Its members travel as the mean, a std per parameter and seeds (a Population with
-    # sigma): workers rebuild them, and the search ends in the same state.
-    common = ["algo=sep_cma_es", "env=cartpole", "env.max_episode_steps=50"]
+@pytest.mark.parametrize(
+    "algorithm",
+    [
+        # Its members travel as the mean, a std per parameter and seeds (a Population with
+        # sigma): workers rebuild them, and the search ends in the same state.
+        ["algo=sep_cma_es", "env=cartpole"],
+        # Every step played comes back from the workers (the replay buffer's content and
+        # order), the learner's round explores with action noise, and its critics learn.
+        ["algo=erl", "env=pendulum", "algo.population_size=4", "algo.learning_starts=100"],
+    ],
+    ids=["sep_cma_es", "erl"],
+)
+def test_an_algorithm_on_ray_ends_where_the_serial_scheduler_does(compose, tmp_path, algorithm):
+    common = [*algorithm, "env.max_episode_steps=50"]
     common += ["net.hidden_sizes=[16]", "run.max_generations=2", "run.eval_episodes=2"]
     common += ["logger=none", "run.stop_when_solved=false"]
-    on_ray = ["scheduler=ray", "scheduler.members_per_shard=4", "scheduler.num_workers=2"]
+    on_ray = ["scheduler=ray", "scheduler.members_per_shard=2", "scheduler.num_workers=2"]
     on_ray.append("scheduler.cpus_per_worker=0.5")
     states = {}
     for name, scheduler in (("serial", ["scheduler=serial"]), ("ray", on_ray)):

@@ -1,0 +1,65 @@
+"""Settings ``cem_rl`` and ``erl`` share: the off-policy learning beside the population
+(replay buffer, TD3's critic and actor steps), in a module that imports no torch."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from neuroplug.api import AlgorithmConfig
+from neuroplug.errors import require
+
+
+@dataclass
+class CooperationConfig(AlgorithmConfig):
+    """The RL half of an evolution-and-RL method: TD3 (Fujimoto et al. 2018) from one replay
+    buffer that the whole population's episodes fill."""
+
+    buffer_size: int = 1_000_000
+    """Transitions the replay buffer keeps (the most recent)."""
+    learning_starts: int = 10_000
+    """Transitions in the buffer before the first gradient step."""
+    batch_size: int = 100
+    """Transitions per minibatch (per learning actor)."""
+    gamma: float = 0.99
+    """Discount."""
+    tau: float = 0.005
+    """Target networks move this share of the way per update."""
+    actor_learning_rate: float = 1e-3
+    """Adam step size of a learning actor."""
+    critic_learning_rate: float = 1e-3
+    """Adam step size of the twin critics."""
+    policy_noise: float = 0.2
+    """Std of the target policy's smoothing noise (unit box)."""
+    noise_clip: float = 0.5
+    """The smoothing noise is clipped to +- this."""
+    critic_hidden: list[int] = field(default_factory=lambda: [400, 300])
+    """The twin critics' hidden widths (ReLU)."""
+    checkpoint_replay: bool = True
+    """Keep the replay buffer in checkpoints (off: a resumed run starts with an empty one
+    and waits for learning_starts transitions again)."""
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        for name in ("buffer_size", "batch_size"):
+            value = getattr(self, name)
+            require(value >= 1, f"algo.{name}", f"got {value}", "an integer >= 1")
+        require(
+            self.learning_starts >= 0,
+            "algo.learning_starts",
+            f"got {self.learning_starts}",
+            "an integer >= 0",
+        )
+        require(0 <= self.gamma <= 1, "algo.gamma", f"got {self.gamma}", "a float in [0, 1]")
+        require(0 < self.tau <= 1, "algo.tau", f"got {self.tau}", "a float in (0, 1]")
+        for name in ("actor_learning_rate", "critic_learning_rate"):
+            value = getattr(self, name)
+            require(value > 0, f"algo.{name}", f"got {value}", "a float > 0")
+        for name in ("policy_noise", "noise_clip"):
+            value = getattr(self, name)
+            require(value >= 0, f"algo.{name}", f"got {value}", "a float >= 0")
+        require(
+            len(self.critic_hidden) >= 1 and all(int(w) >= 1 for w in self.critic_hidden),
+            "algo.critic_hidden",
+            f"got {self.critic_hidden}",
+            "a list of positive widths",
+        )
