@@ -58,12 +58,19 @@ class TwinCritic(torch.nn.Module):
 
 
 def critic_of_actions(
-    critic: TwinCritic, observations: torch.Tensor, unit_actions: torch.Tensor
+    critic: TwinCritic, observations: torch.Tensor, unit_actions: torch.Tensor, critics: int = 2
 ) -> torch.Tensor:
-    """Both critics' values ``(2, b)`` differentiable in the actions only (an actor's
-    loss): the critics' weights enter detached, so no gradient is computed for them."""
-    weights = {name: tensor.detach() for name, tensor in critic.named_parameters()}
-    return torch.func.functional_call(critic, weights, (observations, unit_actions))
+    """The first ``critics`` critics' values ``(critics, b)`` differentiable in the actions
+    only (an actor's loss): the weights enter detached, so no gradient is computed for
+    them, and TD3's actor (``critics=1``) runs only the critic it reads."""
+    x = torch.cat((observations.flatten(1).float(), unit_actions), dim=1)
+    x = x.unsqueeze(0).expand(critics, *x.shape)
+    last = len(critic.weights) - 1
+    for index, (weight, bias) in enumerate(zip(critic.weights, critic.biases, strict=True)):
+        x = torch.baddbmm(bias[:critics].detach(), x, weight[:critics].detach())
+        if index < last:
+            x = torch.relu(x)
+    return x.squeeze(2)
 
 
 def soft_update(target: torch.nn.Module, source: torch.nn.Module, tau: float) -> None:

@@ -115,7 +115,7 @@ class StackedTD3:
         observations = batch["observations"]
         actions = self.mu(actors, observations)
         flat = observations.flatten(0, 1)
-        values = critic_of_actions(self.critic, flat, actions.flatten(0, 1))[0]
+        values = critic_of_actions(self.critic, flat, actions.flatten(0, 1), critics=1)[0]
         # Summed over actors: each actor's gradient is its own loss's (their rows are apart).
         loss = -values.reshape(len(actors), -1).mean(1).sum()
         optimizer.zero_grad(set_to_none=True)

@@ -138,7 +138,7 @@ class TD3(OffPolicyLearner):
         if self.updates % config.policy_frequency:
             return
         actions = model.mu(batch["observations"])
-        actor_loss = -critic_of_actions(model.critic, batch["observations"], actions)[0].mean()
+        actor_loss = -critic_of_actions(model.critic, batch["observations"], actions, 1)[0].mean()
         self.actor_optimizer.zero_grad(set_to_none=True)
         actor_loss.backward()
         self.actor_optimizer.step()

@@ -33,9 +33,19 @@ NETWORKS = {
     "mlp": ["net.hidden_sizes=[16]"],
     "module": ["net.type=module", "net.module=residual_net:ResidualMLP", "net.kwargs.width=16"],
     "cma_es": ["algo=cma_es", "net.hidden_sizes=[16]"],
+    "cem_rl": [
+        "algo=cem_rl",
+        "env=pendulum",
+        "env.max_episode_steps=25",
+        "net.hidden_sizes=[16]",
+        "algo.critic_hidden=[16]",
+        "algo.learning_starts=200",
+        "algo.batch_size=16",
+    ],
 }
 """ES with the layer table's MLP and with a torch.nn.Module that exists only in the tests;
-CMA-ES, whose state is a covariance matrix, paths and a step size."""
+CMA-ES, whose state is a covariance matrix, paths and a step size; CEM-RL, whose state
+holds a replay buffer, critics and their optimiser beside the distribution."""
 SUPPORT = Path(__file__).resolve().parents[1] / "support"
 ENVIRONMENT = {**os.environ, "PYTHONPATH": str(SUPPORT)}
 
