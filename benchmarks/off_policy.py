@@ -1,5 +1,10 @@
-"""``td3`` and ``sac`` against CleanRL's scripts and Stable-Baselines3's SAC: env steps per
-second at equal settings, side by side in one run.
+"""``td3`` and ``sac`` against CleanRL's scripts and Stable-Baselines3's SAC, and ``dqn``
+against Stable-Baselines3's DQN: env steps per second at equal settings, side by side in
+one run.
+
+DQN: CartPole-v1 with RL Zoo's settings on both sides (256-256 ReLU, batch 64, lr 2.3e-3,
+learning starts 1000, a gradient step per two env steps, plain one-step DQN), ``--dqn-steps``
+env steps; neuroplug keeps its 8 envs (the same gradient steps per env step).
 
 Every run: one HalfCheetah env, CleanRL's settings (256-256 ReLU actor and twin critics,
 batch 256, buffer 1M, one gradient step per env step after ``--learning-starts`` uniformly
@@ -100,17 +105,68 @@ def sb3_sps(python: str, steps: int, starts: int) -> float:
     return json.loads(result.stdout.strip().splitlines()[-1])["sps"]
 
 
+def neuroplug_dqn_sps(steps: int, threads: int) -> float:
+    """Env steps per second of a whole ``dqn`` run at RL Zoo's CartPole settings (the
+    segments' time, without start-up)."""
+    with tempfile.TemporaryDirectory() as scratch:
+        command = [
+            sys.executable,
+            "-m",
+            "neuroplug",
+            "algo=dqn",
+            "env=cartpole",
+            "net.hidden_sizes=[256,256]",
+            "net.activation=relu",
+            "algo.batch_size=64",
+            "algo.learning_rate=2.3e-3",
+            "algo.learning_starts=1000",
+            "algo.double_q=false",
+            "algo.n_step=1",
+            f"run.max_frames={steps}",
+            "run.stop_when_solved=false",
+            "run.eval_interval=0",
+            "run.eval_episodes=1",
+            f"algo.torch_threads={threads}",
+            "logger=none",
+            f"run.output_dir={scratch}",
+        ]
+        subprocess.run(command, check=True, capture_output=True)
+        rows = list(csv.DictReader((Path(scratch) / "metrics.csv").open()))
+        seconds = sum(float(row["segment_seconds"]) for row in rows)
+        return float(rows[-1]["env_steps"]) / seconds
+
+
+def sb3_dqn_sps(python: str, steps: int) -> float:
+    result = subprocess.run(
+        [python, str(PEERS / "sb3_dqn.py"), "--steps", str(steps)],
+        check=True,
+        capture_output=True,
+        text=True,
+    )
+    return json.loads(result.stdout.strip().splitlines()[-1])["sps"]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--peer-python", required=True)
     parser.add_argument("--cleanrl-dir", type=Path, required=True)
     parser.add_argument("--steps", type=int, default=15_000)
     parser.add_argument("--learning-starts", type=int, default=5_000)
+    parser.add_argument("--dqn-steps", type=int, default=50_000)
+    parser.add_argument("--learners", nargs="+", default=["td3", "sac", "dqn"])
     parser.add_argument("--out", type=Path, default=RESULTS)
     args = parser.parse_args()
     steps, starts = args.steps, args.learning_starts
     rows = []
-    for algo in ("td3", "sac"):
+    if "dqn" in args.learners:
+        ours = {t: neuroplug_dqn_sps(args.dqn_steps, t) for t in (1, 0)}
+        rate = sb3_dqn_sps(args.peer_python, args.dqn_steps)
+        rows.append(
+            f"| dqn (CartPole, RL Zoo settings) | Stable-Baselines3 | {rate:,.0f} | "
+            f"{ours[1]:,.0f} | {ours[0]:,.0f} | {max(ours.values()) / rate:.2f} |"
+        )
+        print(rows[-1], flush=True)
+    for algo in [name for name in ("td3", "sac") if name in args.learners]:
         ours = {t: neuroplug_sps(algo, steps, starts, t) for t in (1, 0)}
         theirs = {"CleanRL": cleanrl_sps(args.peer_python, args.cleanrl_dir, algo, steps, starts)}
         if algo == "sac":
@@ -125,10 +181,11 @@ def main() -> None:
     lines = [
         "# Off-policy learners against CleanRL and Stable-Baselines3: env steps per second",
         "",
-        f"{time.strftime('%Y-%m-%d')}, {describe()}; torch {torch.__version__}. HalfCheetah, "
-        f"{steps:,} steps of one env, the first {starts:,} uniformly random, then a gradient "
-        "step per env step (256-256 ReLU actor and critics, batch 256). "
-        "`python benchmarks/off_policy.py`.",
+        f"{time.strftime('%Y-%m-%d')}, {describe()}; torch {torch.__version__}. td3 and sac: "
+        f"HalfCheetah, {steps:,} steps of one env, the first {starts:,} uniformly random, then "
+        "a gradient step per env step (256-256 ReLU actor and critics, batch 256). dqn: "
+        f"CartPole-v1, {args.dqn_steps:,} env steps at RL Zoo's settings. Nothing else ran "
+        "(background runs stopped with SIGSTOP). `python benchmarks/off_policy.py`.",
         "",
         "| learner | peer | peer steps/s | neuroplug steps/s (1 thread) | neuroplug (auto "
         "threads) | neuroplug / peer |",

@@ -32,6 +32,7 @@ import torch
 import torch.nn.functional as F
 
 from neuroplug.api import LearnerContext
+from neuroplug.nets import gradients
 from neuroplug.rl.acting import Acted, Acting
 from neuroplug.rl.base import SegmentLearner
 from neuroplug.rl.q_network import QNetwork
@@ -57,6 +58,9 @@ class DQN(SegmentLearner):
         )
         self.updates = 0
         self.since_target_update = 0
+        # An MLP's step by the written-out backward pass (no autograd graph): per-op overhead
+        # is most of a small network's step.
+        self._written_out = gradients.written_out(context.network.layers)
         self.sampling_rng = replay_sampling_rng(context.seed, 0)  # reseeded per segment
         self._segment_losses: list[float] = []
 
@@ -115,24 +119,64 @@ class DQN(SegmentLearner):
     def _gradient_step(self) -> float:
         config = self.config
         batch = self.buffer.sample(config.batch_size, self.sampling_rng, self.device)
+        if self._written_out:
+            loss = self._written_out_step(batch)
+        else:
+            loss = self._autograd_step(batch)
+        torch.nn.utils.clip_grad_norm_([self.q], config.max_grad_norm)
+        self.optimizer.step()
+        self.updates += 1
+        return loss
+
+    def _targets(self, batch, next_target, next_online) -> torch.Tensor:
+        """``r + discount * Q_target(s', a*)``, ``a*`` the online argmax (double DQN) or the
+        target's."""
+        if self.config.double_q:
+            next_value = next_target.gather(1, next_online.argmax(1, keepdim=True)).squeeze(1)
+        else:
+            next_value = next_target.max(dim=1).values
+        # discounts = gamma ** n, or 0 where the episode terminated within the n steps.
+        return batch["rewards"] + batch["discounts"] * next_value
+
+    def _autograd_step(self, batch) -> float:
         with torch.no_grad():
             next_target = self.model(batch["next_observations"], self.target)
-            if config.double_q:
-                next_online = self.model(batch["next_observations"])
-                next_value = next_target.gather(1, next_online.argmax(1, keepdim=True)).squeeze(1)
-            else:
-                next_value = next_target.max(dim=1).values
-            # discounts = gamma ** n, or 0 where the episode terminated within the n steps.
-            targets = batch["rewards"] + batch["discounts"] * next_value
+            next_online = self.model(batch["next_observations"]) if self.config.double_q else None
+            targets = self._targets(batch, next_target, next_online)
         q_values = self.model(batch["observations"])
         chosen = q_values.gather(1, batch["actions"].unsqueeze(1)).squeeze(1)
         loss = F.smooth_l1_loss(chosen, targets)
         self.optimizer.zero_grad(set_to_none=True)
         loss.backward()
-        torch.nn.utils.clip_grad_norm_([self.q], config.max_grad_norm)
-        self.optimizer.step()
-        self.updates += 1
         return float(loss.detach())
+
+    def _written_out_step(self, batch) -> float:
+        """The same step without autograd (an MLP's layer table): one forward of the online
+        network on s' and s together, the Huber loss's gradient with respect to the chosen
+        Q-values written out, and the layers' backward pass (:mod:`neuroplug.nets.
+        gradients`) into the flat gradient. A 64-64 MLP's step is mostly per-op overhead."""
+        network, size = self.context.network, len(batch["actions"])
+        tensors = network.layout.split(self.q.detach())
+        with torch.no_grad():
+            both = torch.cat((batch["next_observations"], batch["observations"]))
+            outputs, layer_inputs = gradients.forward(network.layers, network.layout, tensors, both)
+            next_target = network.forward_single(self.target, batch["next_observations"])
+            targets = self._targets(batch, next_target, outputs[:size])
+            q_values = outputs[size:]
+            actions = batch["actions"].unsqueeze(1)
+            error = q_values.gather(1, actions).squeeze(1) - targets
+            absolute = error.abs()
+            loss = torch.where(absolute < 1, 0.5 * error.square(), absolute - 0.5).mean()
+            grad_outputs = torch.zeros_like(q_values)
+            grad_outputs.scatter_(1, actions, (error.clamp(-1, 1) / size).unsqueeze(1))
+            if self.q.grad is None:
+                self.q.grad = torch.zeros_like(self.q)
+            into = network.layout.split(self.q.grad)
+            kept = [inputs[size:] for inputs in layer_inputs]
+            gradients.backward(
+                network.layers, network.layout, tensors, kept, q_values, grad_outputs, into
+            )
+        return float(loss)
 
     def _state(self) -> dict[str, Any]:
         state = {

@@ -107,3 +107,35 @@ def test_dqn_refuses_continuous_actions_before_any_env_starts(compose, tmp_path)
 def test_bad_dqn_settings_name_the_field(settings, field):
     with pytest.raises(ConfigError, match=f"algo.{field}"):
         resolved_settings(DQNConfig(name="dqn", **settings))
+
+
+@pytest.mark.parametrize("double_q", [True, False])
+def test_the_written_out_step_computes_autograds_loss_and_gradient(double_q):
+    import numpy as np
+    import torch
+    from neuroplug_learners.dqn import DQN
+
+    from neuroplug.presets import resolve
+    from neuroplug.testing.learner_contract import learner_context
+
+    context = learner_context()
+    config, _ = resolve(DQNConfig(name="dqn", double_q=double_q), context.env)
+    learner = DQN(config, context)
+    assert learner._written_out  # the 16-unit MLP
+    generator = torch.Generator().manual_seed(0)
+    size = 32
+    batch = {
+        "observations": torch.randn(size, 4, generator=generator),
+        "next_observations": torch.randn(size, 4, generator=generator),
+        "actions": torch.randint(0, 2, (size,), generator=generator),
+        "rewards": torch.ones(size),
+        "discounts": torch.full((size,), 0.97) * torch.from_numpy(np.arange(size) % 5 > 0),
+    }
+    learner.target = learner.q.detach() + 0.1 * torch.randn(learner.q.shape, generator=generator)
+    learner.q.grad = None
+    written = learner._written_out_step(batch)
+    written_grad = learner.q.grad.clone()
+    learner.q.grad = None
+    expected = learner._autograd_step(batch)
+    assert written == pytest.approx(expected, rel=1e-5)
+    torch.testing.assert_close(written_grad, learner.q.grad, rtol=1e-4, atol=1e-6)
