@@ -20,6 +20,7 @@ import argparse
 import csv
 import math
 import re
+import warnings
 from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -246,6 +247,60 @@ def plot_population(curve: Curve, output: Path) -> Path:
     return output
 
 
+def archive_of(run_dir: Path) -> dict | None:
+    """The quality-diversity archive in ``run_dir``'s checkpoint (``algo=map_elites``), or
+    None for a run without one."""
+    from neuroplug.training.checkpoint import load_checkpoint
+
+    state = load_checkpoint(run_dir).get("algorithm", {})
+    return (state.get("algorithm") or {}).get("archive") if isinstance(state, dict) else None
+
+
+def plot_archive(archive: dict, output: Path, title: str = "") -> Path:
+    """The archive as a heat map of its elites' fitness: a grid's cells (one or two
+    descriptor dimensions; more are shown over the first two), or a CVT archive's elites
+    at their descriptors (the first two dimensions)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    bounds = np.asarray(archive["bounds"], dtype=float)
+    fitness = np.asarray(archive["fitness"], dtype=float)
+    figure, axis = plt.subplots(figsize=(6, 4.5))
+    if "shape" in archive:
+        shape = tuple(int(size) for size in archive["shape"])
+        grid = np.full(int(np.prod(shape)), np.nan)
+        grid[np.asarray(archive["cells"], dtype=np.int64)] = fitness
+        grid = grid.reshape(shape)
+        if grid.ndim == 1:
+            grid = grid[None, :]
+            extent = (*bounds[0], 0, 1)
+        else:
+            with warnings.catch_warnings():  # cells whose column is empty stay blank
+                warnings.simplefilter("ignore", RuntimeWarning)
+                grid = np.nanmax(grid.reshape(shape[0], shape[1], -1), axis=2).T
+            extent = (*bounds[0], *bounds[1])
+        image = axis.imshow(grid, origin="lower", extent=extent, aspect="auto", cmap="viridis")
+    else:
+        descriptors = np.asarray(archive["descriptors"], dtype=float)
+        second = descriptors[:, 1] if descriptors.shape[1] > 1 else np.zeros(len(descriptors))
+        image = axis.scatter(descriptors[:, 0], second, c=fitness, cmap="viridis", s=12)
+        axis.set_xlim(*bounds[0])
+        if descriptors.shape[1] > 1:
+            axis.set_ylim(*bounds[1])
+    figure.colorbar(image, ax=axis, label="elite fitness")
+    axis.set_xlabel("descriptor 0")
+    axis.set_ylabel("descriptor 1" if len(bounds) > 1 else "")
+    coverage = len(fitness) / int(archive["size"])
+    axis.set_title(f"{title} {len(fitness)} elites, coverage {coverage:.0%}".strip(), fontsize=9)
+    figure.tight_layout()
+    output.parent.mkdir(parents=True, exist_ok=True)
+    figure.savefig(output, dpi=110)
+    plt.close(figure)
+    return output
+
+
 def main(argv: list[str] | None = None) -> None:
     """Command line of ``python -m neuroplug.plot``."""
     parser = argparse.ArgumentParser(
@@ -268,6 +323,9 @@ def main(argv: list[str] | None = None) -> None:
     for curve in curves:  # a population's members and their settings, beside each such run
         if member_series(curve):
             print(plot_population(curve, curve.run_dir / "population.png"))
+        archive = archive_of(curve.run_dir) if (curve.run_dir / "checkpoints").is_dir() else None
+        if archive is not None:  # a quality-diversity run: its archive, beside it
+            print(plot_archive(archive, curve.run_dir / "archive.png", curve.label))
 
 
 if __name__ == "__main__":

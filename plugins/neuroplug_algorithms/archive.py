@@ -1,0 +1,159 @@
+"""Quality-diversity archives: descriptor space cut into cells, each keeping its best member.
+
+A *grid* cuts every descriptor dimension's range into equal intervals (MAP-Elites, Mouret &
+Clune 2015); a *CVT* archive's cells are the Voronoi regions of centroids spread over the
+range by k-means on uniform samples (Vassiliades et al. 2018), for descriptors of more than
+two or three dimensions, where a grid's cell count explodes. A descriptor outside the
+range falls into the nearest cell at the edge.
+
+The archive keeps, per cell, the elite's fitness, descriptor and parameters; QD metrics
+(QD-score, coverage, best fitness) are read from it. Its checkpoint holds the occupied
+cells only.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+import torch
+
+from neuroplug.devices import available_memory_bytes
+from neuroplug.errors import ConfigError
+
+
+class Archive:
+    """Cells of descriptor space, each with its elite (the best member that landed there)."""
+
+    def __init__(self, cells: int, num_params: int, bounds: np.ndarray) -> None:
+        needed = cells * num_params * 4
+        available = available_memory_bytes()
+        if available is not None and needed > 0.8 * available:
+            raise ConfigError(
+                "algo.cells",
+                f"{cells:,} cells of {num_params:,}-parameter elites need "
+                f"{needed / 2**30:.1f} GiB; {available / 2**30:.1f} GiB is available",
+                f"at most {int(0.8 * available / (num_params * 4)):,} cells, or a smaller net",
+            )
+        self.cells = cells
+        self.bounds = np.asarray(bounds, dtype=np.float64)
+        self.fitness = np.full(cells, -np.inf)
+        self.descriptors = np.zeros((cells, len(self.bounds)))
+        self.params = torch.zeros(cells, num_params)
+
+    def index(self, descriptors: np.ndarray) -> np.ndarray:
+        """The cell of each descriptor ``(n, d)``."""
+        raise NotImplementedError
+
+    @property
+    def occupied(self) -> np.ndarray:
+        """Indices of the cells that hold an elite."""
+        return np.flatnonzero(np.isfinite(self.fitness))
+
+    def add(self, params: torch.Tensor, fitness: np.ndarray, descriptors: np.ndarray) -> dict:
+        """Offer members ``(n, D)`` with their fitness and descriptors: each takes its cell
+        if the cell is empty or holds a worse elite (the best of the batch per cell).
+        Returns how many filled new cells and how many improved occupied ones."""
+        cells = self.index(descriptors)
+        order = np.argsort(-fitness, kind="stable")  # the batch's best first per cell
+        _, first = np.unique(cells[order], return_index=True)
+        winners = order[first]
+        better = fitness[winners] > self.fitness[cells[winners]]
+        winners = winners[better]
+        targets = cells[winners]
+        new = int(np.isinf(self.fitness[targets]).sum())
+        self.fitness[targets] = fitness[winners]
+        self.descriptors[targets] = descriptors[winners]
+        self.params[torch.from_numpy(targets)] = params[torch.from_numpy(winners)].float()
+        return {"new_cells": new, "improved_cells": len(targets) - new}
+
+    def metrics(self, qd_offset: float) -> dict[str, float]:
+        """QD-score (``sum(fitness - qd_offset)`` over occupied cells), coverage, best."""
+        held = self.fitness[self.occupied]
+        return {
+            "qd_score": float(np.sum(held - qd_offset)) if len(held) else 0.0,
+            "coverage": len(held) / self.cells,
+            "archive_best": float(held.max()) if len(held) else float("nan"),
+            "archive_size": float(len(held)),
+        }
+
+    def best(self) -> int:
+        """The cell of the best elite (the archive must hold one)."""
+        return int(np.argmax(self.fitness))
+
+    def state_dict(self) -> dict[str, Any]:
+        """The occupied cells: their indices, fitness, descriptors and elites."""
+        cells = self.occupied
+        return {
+            "cells": cells,
+            "fitness": self.fitness[cells],
+            "descriptors": self.descriptors[cells],
+            "params": self.params[torch.from_numpy(cells)].clone(),
+            "bounds": self.bounds.copy(),
+            "size": self.cells,
+        }
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        """Restore :meth:`state_dict` into an empty archive of the same shape."""
+        cells = np.asarray(state["cells"], dtype=np.int64)
+        self.fitness[cells] = state["fitness"]
+        self.descriptors[cells] = state["descriptors"]
+        self.params[torch.from_numpy(cells)] = state["params"]
+
+
+class GridArchive(Archive):
+    """Equal intervals per dimension: ``shape[k]`` of them over ``bounds[k]``."""
+
+    def __init__(self, shape: list[int], num_params: int, bounds: np.ndarray) -> None:
+        super().__init__(math.prod(shape), num_params, bounds)
+        self.shape = tuple(int(size) for size in shape)
+
+    def state_dict(self) -> dict[str, Any]:
+        """The occupied cells and the grid's shape (for a heat map)."""
+        return {**super().state_dict(), "shape": np.asarray(self.shape)}
+
+    def index(self, descriptors: np.ndarray) -> np.ndarray:
+        low, high = self.bounds[:, 0], self.bounds[:, 1]
+        scaled = (np.asarray(descriptors, dtype=np.float64) - low) / (high - low)
+        sizes = np.asarray(self.shape)
+        coordinates = np.clip(np.floor(scaled * sizes).astype(np.int64), 0, sizes - 1)
+        return np.ravel_multi_index(tuple(coordinates.T), self.shape)
+
+
+class CVTArchive(Archive):
+    """Voronoi cells of ``cells`` centroids: k-means (Lloyd's iterations) on ``samples``
+    uniform points of the bounds, seeded, so a resumed run rebuilds the same cells."""
+
+    def __init__(
+        self,
+        cells: int,
+        num_params: int,
+        bounds: np.ndarray,
+        seed: int,
+        samples: int = 25_000,
+        iterations: int = 20,
+    ) -> None:
+        super().__init__(cells, num_params, bounds)
+        rng = np.random.default_rng(seed)
+        low, high = self.bounds[:, 0], self.bounds[:, 1]
+        points = torch.from_numpy(rng.uniform(low, high, (max(samples, cells), len(low))))
+        centroids = points[torch.from_numpy(rng.choice(len(points), cells, replace=False))]
+        for _ in range(iterations):
+            nearest = torch.cdist(points, centroids).argmin(dim=1)
+            sums = torch.zeros_like(centroids).index_add_(0, nearest, points)
+            counts = torch.bincount(nearest, minlength=cells).unsqueeze(1)
+            centroids = torch.where(counts > 0, sums / counts.clamp(min=1), centroids)
+        self.centroids = centroids
+
+    def index(self, descriptors: np.ndarray) -> np.ndarray:
+        points = torch.from_numpy(np.asarray(descriptors, dtype=np.float64))
+        return torch.cdist(points, self.centroids).argmin(dim=1).numpy()
+
+    def state_dict(self) -> dict[str, Any]:
+        """The occupied cells and the centroids (the cells' geometry travels with them)."""
+        return {**super().state_dict(), "centroids": self.centroids.clone()}
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        self.centroids = state["centroids"].clone()
+        super().load_state_dict(state)

@@ -1,0 +1,126 @@
+"""``algo=map_elites``: an archive of the best policy per kind of behaviour.
+
+Mouret & Clune (2015), "Illuminating search spaces by mapping elites", with the Iso+LineDD
+variation of Vassiliades & Mouret (2018), "Discovering the Elite Hypervolume by Leveraging
+Interspecies Correlation", GECCO::
+
+    archive <- empty (cells over the descriptor's bounds: a grid, or CVT regions)
+    generation 0: evaluate population_size fresh networks; add each to its cell
+    every later generation:
+        for each of population_size offspring:
+            x_i, x_j <- two elites drawn uniformly from the occupied cells
+            x' = x_i + sigma_iso N(0, I) + sigma_line (x_j - x_i) N(0, 1)       # Iso+LineDD
+        evaluate them -> fitness f, descriptor b (the behavior, averaged over episodes)
+        each offspring takes cell(b) if it is empty or its elite's fitness is below f
+
+The archive is the result: the run deploys its best elite; ``algo/qd_score``,
+``algo/coverage`` and ``algo/archive_best`` are logged every generation and the checkpoint
+holds every occupied cell (:mod:`neuroplug_algorithms.archive`). The offspring are one
+population, so they act in one batched forward, alive members only, on any scheduler.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import torch
+
+from neuroplug.api import AlgorithmContext, EvaluationResult
+from neuroplug.behaviors import resolve
+from neuroplug.errors import ConfigError
+from neuroplug.evolution import EvolutionAlgorithm
+from neuroplug.population import Population
+from neuroplug_algorithms.archive import Archive, CVTArchive, GridArchive
+from neuroplug_algorithms.map_elites_config import MAPElitesConfig
+
+SYNTHETIC_DIMENSIONS = 2
+"""Without an env (the contract check) the descriptor is two-dimensional."""
+
+
+def build_archive(config: MAPElitesConfig, context: AlgorithmContext) -> Archive:
+    """The configured archive over the task's descriptor, refused in one line where the
+    bounds do not match it."""
+    if context.env is None:
+        dimensions = SYNTHETIC_DIMENSIONS
+        bounds = config.bounds or [[-1.0, 1.0]]
+    else:
+        dimensions = resolve(config.behavior, context.env).size
+        if config.bounds is None:
+            raise ConfigError(
+                "algo.bounds",
+                f"the {config.behavior} descriptor of {context.env.task_id} has {dimensions} "
+                "dimension(s) and no known range",
+                "[[low, high]] per dimension (one pair for all), e.g. algo.bounds=[[-10,10]]",
+            )
+        bounds = config.bounds
+    if len(bounds) == 1:
+        bounds = bounds * dimensions
+    if len(bounds) != dimensions:
+        raise ConfigError(
+            "algo.bounds",
+            f"{len(bounds)} ranges for a {dimensions}-dimensional descriptor",
+            f"{dimensions} pairs [low, high], or one for all",
+        )
+    bounds = np.asarray(bounds, dtype=np.float64)
+    if config.archive == "cvt":
+        return CVTArchive(int(config.cells[0]), context.num_params, bounds, context.seed)
+    shape = list(config.cells) * dimensions if len(config.cells) == 1 else list(config.cells)
+    if len(shape) != dimensions:
+        raise ConfigError(
+            "algo.cells",
+            f"{len(shape)} grid sizes for a {dimensions}-dimensional descriptor",
+            f"{dimensions} integers, or one for all",
+        )
+    return GridArchive(shape, context.num_params, bounds)
+
+
+class MAPElites(EvolutionAlgorithm):
+    """MAP-Elites with Iso+LineDD variation over a grid or CVT archive."""
+
+    config_class = MAPElitesConfig
+
+    def __init__(self, config: MAPElitesConfig, context: AlgorithmContext) -> None:
+        super().__init__(config, context)
+        self.archive = build_archive(config, context)
+        self._offspring: torch.Tensor | None = None
+
+    def behavior(self) -> str | None:
+        return self.config.behavior
+
+    def _ask(self) -> Population:
+        config, occupied = self.config, self.archive.occupied
+        size = config.population_size
+        if len(occupied) == 0:
+            return self.context.fresh_population(self.draw_seeds(size))
+        first = torch.from_numpy(self.rng.choice(occupied, size))
+        second = torch.from_numpy(self.rng.choice(occupied, size))
+        parents, partners = self.archive.params[first], self.archive.params[second]
+        iso = torch.from_numpy(self.rng.standard_normal(parents.shape)).float()
+        line = torch.from_numpy(self.rng.standard_normal((size, 1))).float()
+        offspring = (
+            parents + config.iso_sigma * iso + config.line_sigma * line * (partners - parents)
+        )
+        return Population.dense(offspring)
+
+    def _tell(
+        self, population: Population, fitness: np.ndarray, result: EvaluationResult
+    ) -> dict[str, float]:
+        if result.behaviors is None:
+            raise RuntimeError(
+                f"the scheduler returned no behaviors for request.behavior={self.behavior()!r}"
+            )
+        descriptors = result.behaviors.reshape(*result.behaviors.shape[:2], -1).mean(axis=1)
+        members = population.materialize(device="cpu")
+        added = self.archive.add(members, fitness, descriptors)
+        self.best_params = self.archive.params[self.archive.best()].clone()
+        return {**self.archive.metrics(self.config.qd_offset), **added}
+
+    def policy_params(self) -> torch.Tensor:
+        return self.best_params.clone()
+
+    def _state(self) -> dict[str, Any]:
+        return {"archive": self.archive.state_dict()}
+
+    def _load_state(self, state: dict[str, Any]) -> None:
+        self.archive.load_state_dict(state["archive"])

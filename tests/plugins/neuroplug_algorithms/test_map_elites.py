@@ -1,0 +1,111 @@
+"""algo=map_elites: grid and CVT cells, an elite per cell kept only when beaten, the archive
+filling on a real task, an exact resume of the archive, and bad input refused before
+training."""
+
+from __future__ import annotations
+
+import csv
+
+import numpy as np
+import pytest
+import torch
+from neuroplug_algorithms.archive import CVTArchive, GridArchive
+from neuroplug_algorithms.map_elites import MAPElites
+from neuroplug_algorithms.map_elites_config import MAPElitesConfig
+
+from neuroplug.app import run_job
+from neuroplug.errors import ConfigError
+from neuroplug.plot import archive_of, plot_archive
+from neuroplug.testing import check_algorithm_contract
+from neuroplug.testing.resume_check import check_resume_is_exact
+
+CARTPOLE = [
+    "algo=map_elites",
+    "env=cartpole",
+    "env.max_episode_steps=100",
+    "net.hidden_sizes=[16]",
+    "algo.behavior=final_obs",
+    "algo.archive=cvt",
+    "algo.cells=[64]",
+    "algo.bounds=[[-2.5,2.5]]",
+    "algo.population_size=32",
+]
+
+
+def test_map_elites_honours_the_contract_with_a_grid_and_cvt_cells():
+    check_algorithm_contract(MAPElites)
+    check_algorithm_contract(
+        MAPElites, MAPElitesConfig(name="map_elites", archive="cvt", cells=[20])
+    )
+
+
+def test_a_cell_keeps_the_best_member_that_landed_there():
+    archive = GridArchive([4, 2], 3, np.array([[0.0, 4.0], [-1.0, 1.0]]))
+    descriptors = np.array([[0.5, -0.5], [0.6, -0.9], [3.9, 0.5], [9.0, 9.0]])
+    assert archive.index(descriptors).tolist() == [0, 0, 7, 7]  # outside: the edge cell
+    params = torch.arange(12.0).reshape(4, 3)
+    assert archive.add(params, np.array([1.0, 2.0, 5.0, 3.0]), descriptors) == {
+        "new_cells": 2,
+        "improved_cells": 0,
+    }
+    assert torch.equal(archive.params[0], params[1]) and torch.equal(archive.params[7], params[2])
+    # A worse member leaves the elite; a better one replaces it.
+    archive.add(params[:1], np.array([1.5]), descriptors[:1])
+    assert archive.fitness[0] == 2.0
+    assert archive.add(params[:1], np.array([2.5]), descriptors[:1])["improved_cells"] == 1
+    metrics = archive.metrics(qd_offset=-1.0)
+    assert metrics["qd_score"] == pytest.approx((2.5 + 1) + (5 + 1))
+    assert metrics["coverage"] == pytest.approx(2 / 8)
+
+
+def test_cvt_cells_are_the_nearest_centroid_and_the_same_for_a_seed():
+    bounds = np.array([[0.0, 1.0], [0.0, 1.0]])
+    first, again = (CVTArchive(16, 2, bounds, seed=3, samples=2000) for _ in range(2))
+    assert torch.equal(first.centroids, again.centroids)
+    points = np.random.default_rng(0).uniform(0, 1, (50, 2))
+    distances = ((points[:, None, :] - first.centroids.numpy()[None]) ** 2).sum(-1)
+    assert np.array_equal(first.index(points), distances.argmin(1))
+    assert len(np.unique(first.index(points))) > 8  # spread over the square
+
+
+def test_the_archive_fills_on_cartpole(compose, tmp_path):
+    run_job(
+        compose(
+            [*CARTPOLE, "run.max_generations=6", "logger=console", f"run.output_dir={tmp_path}"]
+        )
+    )
+    with (tmp_path / "metrics.csv").open() as stream:
+        rows = list(csv.DictReader(stream))
+    coverage = [float(row["algo/coverage"]) for row in rows]
+    qd_score = [float(row["algo/qd_score"]) for row in rows]
+    assert coverage[-1] > coverage[0] and qd_score[-1] > qd_score[0], (coverage, qd_score)
+    assert all(b >= a for a, b in zip(qd_score, qd_score[1:], strict=False))  # elites only improve
+    archive = archive_of(tmp_path)
+    assert len(archive["cells"]) == round(coverage[-1] * 64)
+    assert plot_archive(archive, tmp_path / "archive.png").stat().st_size > 0
+
+
+def test_map_elites_resumes_exactly_with_its_archive(compose, tmp_path):
+    left, _ = check_resume_is_exact(compose, CARTPOLE, tmp_path, generations=4, stop_at=2)
+    assert len(left["algorithm"]["algorithm"]["archive"]["cells"]) > 1
+
+
+@pytest.mark.parametrize(
+    ("overrides", "field", "says"),
+    [
+        (["algo.bounds=[[1,1]]"], "algo.bounds", "positive width"),
+        (["algo.bounds=null"], "algo.bounds", "no known range"),
+        (
+            ["algo.archive=grid", "algo.cells=[100000]", "net.hidden_sizes=[256,256]"],
+            "algo.cells",
+            "GiB",
+        ),
+        (["algo.bounds=[[0,1],[0,1]]"], "algo.bounds", "4-dimensional"),
+    ],
+)
+def test_bad_input_is_refused_before_training_naming_the_field(
+    compose, tmp_path, overrides, field, says
+):
+    with pytest.raises(ConfigError, match=says) as raised:
+        run_job(compose([*CARTPOLE, *overrides, "logger=none", f"run.output_dir={tmp_path}"]))
+    assert raised.value.field == field
