@@ -217,7 +217,56 @@ EXPERIMENTS: dict[str, Experiment] = {
         ),
         unit="segment",
     ),
+    # Evolution and RL cooperating (issue 50) against TD3 alone, at equal frames on one
+    # task, each at its own paper's settings; compared in cooperation_halfcheetah.png.
+    "td3_halfcheetah": Experiment(
+        overrides=["algo=td3", "env=halfcheetah", "run.eval_interval=1", "run.eval_episodes=5"],
+        max_frames=100_000,
+        seeds=[0],
+        published=(
+            "Fujimoto et al. (2018) and CleanRL's td3_continuous_action.py report HalfCheetah "
+            "after 1M steps; this is the first tenth, beside cem_rl and erl at equal frames."
+        ),
+        unit="segment",
+    ),
+    "cem_rl_halfcheetah": Experiment(
+        overrides=["algo=cem_rl", "env=halfcheetah", "run.eval_interval=1", "run.eval_episodes=5"],
+        max_frames=200_000,
+        seeds=[0],
+        published=(
+            "Pourchot & Sigaud (2019) report CEM-TD3 on HalfCheetah-v2 after 1M steps; this is "
+            "the first fifth, beside td3 and erl at equal frames."
+        ),
+    ),
+    "erl_halfcheetah": Experiment(
+        overrides=["algo=erl", "env=halfcheetah", "run.eval_interval=1", "run.eval_episodes=5"],
+        max_frames=100_000,
+        seeds=[0],
+        published=(
+            "Khadka & Tumer (2018) report ERL (DDPG) on HalfCheetah-v2 over 2M+ steps; here "
+            "with TD3, the first 100k steps, beside td3 and cem_rl at equal frames."
+        ),
+    ),
 }
+
+COMPARISONS: dict[str, list[str]] = {
+    "cooperation_halfcheetah": ["td3_halfcheetah", "cem_rl_halfcheetah", "erl_halfcheetah"],
+}
+"""Experiments plotted together (``<name>.png``, the deployed policy's return), by name."""
+
+
+def _compare(name: str) -> None:
+    """One plot of the experiments in :data:`COMPARISONS` ``name`` that have run."""
+    from neuroplug.plot import load_curves, plot_curves
+
+    dirs = [
+        RESULTS / experiment / f"seed{seed}"
+        for experiment in COMPARISONS[name]
+        for seed in EXPERIMENTS[experiment].seeds
+        if (RESULTS / experiment / f"seed{seed}" / "metrics.csv").exists()
+    ]
+    if dirs:
+        plot_curves(load_curves(dirs), RESULTS / f"{name}.png", "eval_return_mean")
 
 
 def _run(name: str, experiment: Experiment, scale: float, resume: bool) -> list[Path]:
@@ -335,6 +384,9 @@ def main() -> None:
         else:
             run_dirs = _run(name, experiment, arguments.scale, arguments.resume)
         _summarise(name, experiment, run_dirs, arguments.scale)
+    for comparison, members in COMPARISONS.items():
+        if any(name in members for name in arguments.names or list(EXPERIMENTS)):
+            _compare(comparison)
 
 
 if __name__ == "__main__":

@@ -66,7 +66,12 @@ def _evaluate(
     fitness = -((members - target) ** 2).sum(dim=1).double().numpy()
     behaviors = None
     if algorithm.behavior() is not None:
-        behaviors = members[:, :BEHAVIOR_SIZE].double().numpy()
+        size = BEHAVIOR_SIZE
+        if algorithm.context.env is not None:  # the descriptor's size on the task
+            from neuroplug.behaviors import resolve
+
+            size = resolve(algorithm.behavior(), algorithm.context.env).size
+        behaviors = members[:, :size].double().numpy()
     episodes = algorithm.episodes_per_member()
     transitions = None
     if algorithm.wants_transitions():

@@ -15,7 +15,7 @@ Interspecies Correlation", GECCO::
 
 The archive is the result: the run deploys its best elite; ``algo/qd_score``,
 ``algo/coverage`` and ``algo/archive_best`` are logged every generation and the checkpoint
-holds every occupied cell (:mod:`neuroplug_algorithms.archive`). The offspring are one
+holds every occupied cell (:mod:`neuroplug.evolution.archive`). The offspring are one
 population, so they act in one batched forward, alive members only, on any scheduler.
 """
 
@@ -27,52 +27,10 @@ import numpy as np
 import torch
 
 from neuroplug.api import AlgorithmContext, EvaluationResult
-from neuroplug.behaviors import resolve
-from neuroplug.errors import ConfigError
 from neuroplug.evolution import EvolutionAlgorithm
+from neuroplug.evolution.archive import build_archive
 from neuroplug.population import Population
-from neuroplug_algorithms.archive import Archive, CVTArchive, GridArchive
 from neuroplug_algorithms.map_elites_config import MAPElitesConfig
-
-SYNTHETIC_DIMENSIONS = 2
-"""Without an env (the contract check) the descriptor is two-dimensional."""
-
-
-def build_archive(config: MAPElitesConfig, context: AlgorithmContext) -> Archive:
-    """The configured archive over the task's descriptor, refused in one line where the
-    bounds do not match it."""
-    if context.env is None:
-        dimensions = SYNTHETIC_DIMENSIONS
-        bounds = config.bounds or [[-1.0, 1.0]]
-    else:
-        dimensions = resolve(config.behavior, context.env).size
-        if config.bounds is None:
-            raise ConfigError(
-                "algo.bounds",
-                f"the {config.behavior} descriptor of {context.env.task_id} has {dimensions} "
-                "dimension(s) and no known range",
-                "[[low, high]] per dimension (one pair for all), e.g. algo.bounds=[[-10,10]]",
-            )
-        bounds = config.bounds
-    if len(bounds) == 1:
-        bounds = bounds * dimensions
-    if len(bounds) != dimensions:
-        raise ConfigError(
-            "algo.bounds",
-            f"{len(bounds)} ranges for a {dimensions}-dimensional descriptor",
-            f"{dimensions} pairs [low, high], or one for all",
-        )
-    bounds = np.asarray(bounds, dtype=np.float64)
-    if config.archive == "cvt":
-        return CVTArchive(int(config.cells[0]), context.num_params, bounds, context.seed)
-    shape = list(config.cells) * dimensions if len(config.cells) == 1 else list(config.cells)
-    if len(shape) != dimensions:
-        raise ConfigError(
-            "algo.cells",
-            f"{len(shape)} grid sizes for a {dimensions}-dimensional descriptor",
-            f"{dimensions} integers, or one for all",
-        )
-    return GridArchive(shape, context.num_params, bounds)
 
 
 class MAPElites(EvolutionAlgorithm):

@@ -3,71 +3,27 @@ that imports no torch: the command line checks them before anything is built."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass
 
-from neuroplug.api import AlgorithmConfig
-from neuroplug.behaviors import BEHAVIORS
+from neuroplug.archive_config import ArchiveConfig
 from neuroplug.errors import require
-
-ARCHIVES = ("grid", "cvt")
 
 
 @dataclass
-class MAPElitesConfig(AlgorithmConfig):
+class MAPElitesConfig(ArchiveConfig):
     """MAP-Elites (Mouret & Clune 2015) with Iso+LineDD variation (Vassiliades & Mouret
     2018, their sigma_iso 0.005 and sigma_line 0.05); a batch of ``population_size``
     offspring per generation, the first of fresh networks."""
 
     population_size: int = 64
     """Offspring evaluated per generation (the first generation: fresh draws)."""
-    behavior: str = "auto"
-    """The descriptor (``neuroplug.behaviors``): ``auto`` takes the env family's."""
-    archive: str = "grid"
-    """``grid`` (equal intervals per dimension) or ``cvt`` (Voronoi cells, for descriptors
-    of many dimensions)."""
-    cells: list[int] = field(default_factory=lambda: [32])
-    """Grid: intervals per descriptor dimension (one number: the same for every
-    dimension). CVT: one number, the cell count."""
-    bounds: list[Any] | None = None
-    """``[[low, high], ...]`` per descriptor dimension (one pair: the same for every
-    dimension). Required on a real task; the synthetic contract check uses [-1, 1]."""
     iso_sigma: float = 0.005
     """Std of the isotropic Gaussian added to a parent (Iso+LineDD's sigma_iso)."""
     line_sigma: float = 0.05
     """Std of the step along the line to a second elite (Iso+LineDD's sigma_line)."""
-    qd_offset: float = 0.0
-    """Subtracted from every elite's fitness in the QD-score (set it to the task's lowest
-    return so every elite counts positively, as pyribs' ``qd_score_offset``)."""
 
     def __post_init__(self) -> None:
         super().__post_init__()
-        require(self.archive in ARCHIVES, "algo.archive", f"got {self.archive!r}", "grid or cvt")
-        require(
-            self.behavior in BEHAVIORS,
-            "algo.behavior",
-            f"got {self.behavior!r}",
-            ", ".join(BEHAVIORS),
-        )
-        require(
-            len(self.cells) >= 1 and all(int(size) >= 1 for size in self.cells),
-            "algo.cells",
-            f"got {self.cells}",
-            "positive integers: intervals per dimension (grid) or the cell count (cvt)",
-        )
-        require(
-            self.archive == "grid" or len(self.cells) == 1,
-            "algo.cells",
-            f"a CVT archive takes one cell count, got {self.cells}",
-            "one integer, algo.cells=[1000]",
-        )
-        for low_high in self.bounds or []:
-            require(
-                len(low_high) == 2 and float(low_high[1]) > float(low_high[0]),
-                "algo.bounds",
-                f"{low_high} is not a range of positive width",
-                "[low, high] with high > low for every descriptor dimension",
-            )
         for name in ("iso_sigma", "line_sigma"):
             value = getattr(self, name)
             require(value >= 0, f"algo.{name}", f"got {value}", "a float >= 0")

@@ -9,12 +9,12 @@ import csv
 import numpy as np
 import pytest
 import torch
-from neuroplug_algorithms.archive import CVTArchive, GridArchive
 from neuroplug_algorithms.map_elites import MAPElites
 from neuroplug_algorithms.map_elites_config import MAPElitesConfig
 
 from neuroplug.app import run_job
 from neuroplug.errors import ConfigError
+from neuroplug.evolution.archive import CVTArchive, GridArchive
 from neuroplug.plot import archive_of, plot_archive
 from neuroplug.testing import check_algorithm_contract
 from neuroplug.testing.resume_check import check_resume_is_exact

@@ -6,6 +6,9 @@ range by k-means on uniform samples (Vassiliades et al. 2018), for descriptors o
 two or three dimensions, where a grid's cell count explodes. A descriptor outside the
 range falls into the nearest cell at the edge.
 
+Used by ``map_elites`` and ``pga_me`` (two plugin distributions), so it lives here beside
+the other shared machinery of evolution, as the replay buffer does for learners.
+
 The archive keeps, per cell, the elite's fitness, descriptor and parameters; QD metrics
 (QD-score, coverage, best fitness) are read from it. Its checkpoint holds the occupied
 cells only.
@@ -19,6 +22,9 @@ from typing import Any
 import numpy as np
 import torch
 
+from neuroplug.api import AlgorithmContext
+from neuroplug.archive_config import ArchiveConfig
+from neuroplug.behaviors import resolve
 from neuroplug.devices import available_memory_bytes
 from neuroplug.errors import ConfigError
 
@@ -157,3 +163,44 @@ class CVTArchive(Archive):
     def load_state_dict(self, state: dict[str, Any]) -> None:
         self.centroids = state["centroids"].clone()
         super().load_state_dict(state)
+
+
+SYNTHETIC_DIMENSIONS = 2
+"""Without an env (the contract check) the descriptor is two-dimensional."""
+
+
+def build_archive(config: ArchiveConfig, context: AlgorithmContext) -> Archive:
+    """The configured archive over the task's descriptor, refused in one line where the
+    bounds do not match it."""
+    if context.env is None:
+        dimensions = SYNTHETIC_DIMENSIONS
+        bounds = config.bounds or [[-1.0, 1.0]]
+    else:
+        dimensions = resolve(config.behavior, context.env).size
+        if config.bounds is None:
+            raise ConfigError(
+                "algo.bounds",
+                f"the {config.behavior} descriptor of {context.env.task_id} has {dimensions} "
+                "dimension(s) and no known range",
+                "[[low, high]] per dimension (one pair for all), e.g. algo.bounds=[[-10,10]]",
+            )
+        bounds = config.bounds
+    if len(bounds) == 1:
+        bounds = bounds * dimensions
+    if len(bounds) != dimensions:
+        raise ConfigError(
+            "algo.bounds",
+            f"{len(bounds)} ranges for a {dimensions}-dimensional descriptor",
+            f"{dimensions} pairs [low, high], or one for all",
+        )
+    bounds = np.asarray(bounds, dtype=np.float64)
+    if config.archive == "cvt":
+        return CVTArchive(int(config.cells[0]), context.num_params, bounds, context.seed)
+    shape = list(config.cells) * dimensions if len(config.cells) == 1 else list(config.cells)
+    if len(shape) != dimensions:
+        raise ConfigError(
+            "algo.cells",
+            f"{len(shape)} grid sizes for a {dimensions}-dimensional descriptor",
+            f"{dimensions} integers, or one for all",
+        )
+    return GridArchive(shape, context.num_params, bounds)

@@ -1,0 +1,148 @@
+"""``algo=pga_me``: policy-gradient-assisted MAP-Elites.
+
+Nilsson & Cully (2021), "Policy Gradient Assisted MAP-Elites", GECCO, Algorithm 1 (with
+QDax's defaults)::
+
+    archive <- empty;  critics Q1, Q2 (TD3), greedy actor pi_g, replay buffer R
+    generation 0: evaluate population_size fresh networks into the archive
+    every later generation, a batch of offspring:
+        ga_proportion of them by Iso+LineDD from uniformly drawn elites (as map_elites)
+        the rest: an elite each, then pg_steps steps of maximising Q1(s, pi(s)) on
+            minibatches of R (Adam, policy_learning_rate), the critics fixed
+        (inject_greedy: pi_g takes one of the PG places)
+        evaluate the batch; each offspring takes its cell if empty or better; steps -> R
+        critic_steps TD3 critic steps with pi_g's target as the target policy,
+            pi_g one step (and its target) every policy_frequency of them
+
+The PG offspring take their steps as one stacked computation (one forward and backward of
+all of them per step, :class:`~neuroplug_learners.stacked_td3.StackedTD3`); the batch acts
+in one batched forward over its alive members on any scheduler, which returns every step
+played. The archive is :mod:`neuroplug.evolution.archive` (the same as ``map_elites``).
+
+Departures: the actor is the run's ``net`` (QDax: 128-128 on Brax); the descriptor is the
+env family's (``final_position`` on MuJoCo, not the feet-contact rates the paper used,
+which EnvPool's MuJoCo info does not expose).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import torch
+
+from neuroplug.api import AlgorithmContext, EvaluationResult
+from neuroplug.evolution import EvolutionAlgorithm
+from neuroplug.evolution.archive import build_archive
+from neuroplug.population import Population
+from neuroplug.seeds import critic_generator
+from neuroplug_learners.cem_rl import require_continuous_task
+from neuroplug_learners.pga_me_config import PGAMEConfig
+from neuroplug_learners.stacked_td3 import StackedActors, StackedTD3
+from neuroplug_learners.transition_buffer import transition_buffer
+
+
+class PGAME(EvolutionAlgorithm):
+    """MAP-Elites whose offspring come from Iso+LineDD and from a TD3 critic's gradient."""
+
+    config_class = PGAMEConfig
+    requires_env = True
+
+    def __init__(self, config: PGAMEConfig, context: AlgorithmContext) -> None:
+        super().__init__(config, context)
+        require_continuous_task("pga_me", context)
+        self.archive = build_archive(config, context)
+        self.buffer = transition_buffer(config.buffer_size, context.env)
+        self.td3 = StackedTD3(
+            context.network,
+            context.env,
+            config.critic_hidden,
+            config.critic_learning_rate,
+            config.gamma,
+            config.tau,
+            config.policy_noise,
+            config.noise_clip,
+            critic_generator(context.seed),
+        )
+        self.greedy = StackedActors(context.initial_params.unsqueeze(0), config.actor_learning_rate)
+        self._pg_stats: dict[str, float] = {}
+
+    def behavior(self) -> str | None:
+        return self.config.behavior
+
+    def wants_transitions(self) -> bool:
+        return True
+
+    def _learning(self) -> bool:
+        return len(self.buffer) >= max(self.config.learning_starts, self.config.batch_size)
+
+    def _ask(self) -> Population:
+        config, occupied = self.config, self.archive.occupied
+        size = config.population_size
+        self._pg_stats = {}
+        if len(occupied) == 0:
+            return self.context.fresh_population(self.draw_seeds(size))
+        ga = size if not self._learning() else round(size * config.ga_proportion)
+        offspring = [self._iso_line(ga)]
+        pg = size - ga - (int(config.inject_greedy) if ga < size else 0)
+        if pg > 0:
+            parents = self.archive.params[torch.from_numpy(self.rng.choice(occupied, pg))]
+            learners = StackedActors(parents, config.policy_learning_rate)
+            stats = self.td3.train(learners, self.buffer, config.pg_steps, 0, config.batch_size)
+            self._pg_stats = {"pg_actor_loss": stats["actor_loss"]}
+            offspring.append(learners.params.detach())
+        if ga < size and config.inject_greedy:
+            offspring.append(self.greedy.params.detach())
+        return Population.dense(torch.cat(offspring))
+
+    def _iso_line(self, count: int) -> torch.Tensor:
+        """Iso+LineDD offspring of uniformly drawn elites (Vassiliades & Mouret 2018)."""
+        config, occupied = self.config, self.archive.occupied
+        first = torch.from_numpy(self.rng.choice(occupied, count))
+        second = torch.from_numpy(self.rng.choice(occupied, count))
+        parents, partners = self.archive.params[first], self.archive.params[second]
+        iso = torch.from_numpy(self.rng.standard_normal(parents.shape)).float()
+        line = torch.from_numpy(self.rng.standard_normal((count, 1))).float()
+        return parents + config.iso_sigma * iso + config.line_sigma * line * (partners - parents)
+
+    def _tell(
+        self, population: Population, fitness: np.ndarray, result: EvaluationResult
+    ) -> dict[str, float]:
+        config = self.config
+        descriptors = result.behaviors.reshape(*result.behaviors.shape[:2], -1).mean(axis=1)
+        added = self.archive.add(population.materialize(device="cpu"), fitness, descriptors)
+        self.best_params = self.archive.params[self.archive.best()].clone()
+        if result.transitions is not None:
+            self.buffer.add(result.transitions)
+        stats = {**self.archive.metrics(config.qd_offset), **added, **self._pg_stats}
+        if self._learning():
+            trained = self.td3.train(
+                self.greedy,
+                self.buffer,
+                actor_steps=config.critic_steps // config.policy_frequency,
+                critic_steps=config.critic_steps,
+                batch_size=config.batch_size,
+            )
+            stats.update({f"greedy_{key}": value for key, value in trained.items()})
+        stats["buffer"] = float(len(self.buffer))
+        return stats
+
+    def policy_params(self) -> torch.Tensor:
+        return self.best_params.clone()
+
+    def _state(self) -> dict[str, Any]:
+        state: dict[str, Any] = {
+            "archive": self.archive.state_dict(),
+            "td3": self.td3.state_dict(),
+            "greedy": self.greedy.state_dict(),
+        }
+        if self.config.checkpoint_replay:
+            state["replay"] = self.buffer.state_dict()
+        return state
+
+    def _load_state(self, state: dict[str, Any]) -> None:
+        self.archive.load_state_dict(state["archive"])
+        self.td3.load_state_dict(state["td3"])
+        self.greedy.load_state_dict(state["greedy"])
+        if "replay" in state:
+            self.buffer.load_state_dict(state["replay"])
