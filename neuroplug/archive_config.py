@@ -29,12 +29,18 @@ class ArchiveConfig(AlgorithmConfig):
     bounds: list[Any] | None = None
     """``[[low, high], ...]`` per descriptor dimension (one pair: the same for every
     dimension). Required on a real task; the synthetic contract check uses [-1, 1]."""
+    init_sigma: float = 0.1
+    """Std of the Gaussian added to every parameter of the first generation's fresh
+    networks, so that their behaviours differ: neuroplug's networks start with near-zero
+    outputs (OpenAI ES's small last layer), which suits a search around one point, not an
+    archive (pyribs' users start from x0 plus noise the same way)."""
     qd_offset: float = 0.0
     """Subtracted from every elite's fitness in the QD-score (set it to the task's lowest
     return so every elite counts positively, as pyribs' ``qd_score_offset``)."""
 
     def __post_init__(self) -> None:
         super().__post_init__()
+        require(self.init_sigma >= 0, "algo.init_sigma", f"got {self.init_sigma}", "a float >= 0")
         require(self.archive in ARCHIVES, "algo.archive", f"got {self.archive!r}", "grid or cvt")
         require(
             self.behavior in BEHAVIORS,

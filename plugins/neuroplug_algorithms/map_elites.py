@@ -28,7 +28,7 @@ import torch
 
 from neuroplug.api import AlgorithmContext, EvaluationResult
 from neuroplug.evolution import EvolutionAlgorithm
-from neuroplug.evolution.archive import build_archive
+from neuroplug.evolution.archive import build_archive, first_generation
 from neuroplug.population import Population
 from neuroplug_algorithms.map_elites_config import MAPElitesConfig
 
@@ -50,7 +50,10 @@ class MAPElites(EvolutionAlgorithm):
         config, occupied = self.config, self.archive.occupied
         size = config.population_size
         if len(occupied) == 0:
-            return self.context.fresh_population(self.draw_seeds(size))
+            first = first_generation(
+                self.context, self.draw_seeds(size), config.init_sigma, self.rng
+            )
+            return Population.dense(first)
         first = torch.from_numpy(self.rng.choice(occupied, size))
         second = torch.from_numpy(self.rng.choice(occupied, size))
         parents, partners = self.archive.params[first], self.archive.params[second]

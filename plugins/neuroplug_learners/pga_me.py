@@ -33,7 +33,7 @@ import torch
 
 from neuroplug.api import AlgorithmContext, EvaluationResult
 from neuroplug.evolution import EvolutionAlgorithm
-from neuroplug.evolution.archive import build_archive
+from neuroplug.evolution.archive import build_archive, first_generation
 from neuroplug.population import Population
 from neuroplug.seeds import critic_generator
 from neuroplug_learners.cem_rl import require_continuous_task
@@ -81,7 +81,10 @@ class PGAME(EvolutionAlgorithm):
         size = config.population_size
         self._pg_stats = {}
         if len(occupied) == 0:
-            return self.context.fresh_population(self.draw_seeds(size))
+            first = first_generation(
+                self.context, self.draw_seeds(size), config.init_sigma, self.rng
+            )
+            return Population.dense(first)
         ga = size if not self._learning() else round(size * config.ga_proportion)
         offspring = [self._iso_line(ga)]
         pg = size - ga - (int(config.inject_greedy) if ga < size else 0)
