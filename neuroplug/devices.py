@@ -16,6 +16,9 @@ population forwards give the same bits at 1 and 2 threads
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
+
 import os
 import time
 from typing import Any
@@ -182,6 +185,19 @@ class TorchThreads:
         self.threads = self.choose()
         self._set(self.threads)
         return self.threads
+
+    @contextlib.contextmanager
+    def fixed(self) -> Iterator[None]:
+        """Inside: the run's fixed count (``requested``, else one per core), whatever the
+        load. An algorithm's own dense linear algebra (CMA-ES's products and
+        eigendecomposition) gives different bits at different counts, so it runs at one
+        count; the count the load chose comes back after."""
+        before = torch.get_num_threads()
+        self._set(self.requested or self.cores)
+        try:
+            yield
+        finally:
+            self._set(before)
 
     @staticmethod
     def _set(threads: int) -> None:

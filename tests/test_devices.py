@@ -115,3 +115,26 @@ def test_low_rank_population_forwards_are_the_same_bits_at_any_thread_count(netw
         torch.set_num_threads(count)
         outputs.append(backend.forward(torch.arange(size), inputs))
     assert all(torch.equal(outputs[0], other) for other in outputs[1:])
+
+
+def test_cma_es_ends_in_the_same_state_whatever_the_load_does_to_the_thread_count(
+    compose, tmp_path, monkeypatch
+):
+    # CMA-ES's products and eigendecomposition give other bits at another thread count:
+    # the algorithm's math runs at the run's fixed count (TorchThreads.fixed) while the
+    # load moves the population's forwards between 1 and 2 threads.
+    from itertools import cycle
+
+    from neuroplug.app import run_job
+    from neuroplug.testing.resume_check import same
+    from neuroplug.training.checkpoint import load_checkpoint
+
+    overrides = ["algo=cma_es", "net.hidden_sizes=[16]", "algo.population_size=16"]
+    overrides += ["run.max_generations=5", "run.stop_when_solved=false", "logger=none"]
+    states = []
+    for name, counts in (("steady", cycle([2])), ("loaded", cycle([1, 2, 1, 1, 2]))):
+        monkeypatch.setattr(TorchThreads, "choose", lambda self, counts=counts: next(counts))
+        run_job(compose([*overrides, f"run.output_dir={tmp_path / name}"]))
+        states.append(load_checkpoint(tmp_path / name))
+    assert same(states[0]["algorithm"], states[1]["algorithm"])
+    assert same(states[0]["counters"], states[1]["counters"])

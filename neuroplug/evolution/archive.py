@@ -165,6 +165,20 @@ class CVTArchive(Archive):
         super().load_state_dict(state)
 
 
+def iso_line_offspring(
+    archive: Archive, count: int, iso_sigma: float, line_sigma: float, rng: np.random.Generator
+) -> torch.Tensor:
+    """Iso+LineDD (Vassiliades & Mouret 2018): ``x_i + iso_sigma N(0, I) + line_sigma
+    (x_j - x_i) N(0, 1)`` for elites ``x_i``, ``x_j`` drawn uniformly from the occupied cells."""
+    occupied = archive.occupied
+    first = torch.from_numpy(rng.choice(occupied, count))
+    second = torch.from_numpy(rng.choice(occupied, count))
+    parents, partners = archive.params[first], archive.params[second]
+    iso = torch.from_numpy(rng.standard_normal(tuple(parents.shape))).float()
+    line = torch.from_numpy(rng.standard_normal((count, 1))).float()
+    return parents + iso_sigma * iso + line_sigma * line * (partners - parents)
+
+
 def first_generation(context: AlgorithmContext, seeds, init_sigma: float, rng) -> torch.Tensor:
     """The first batch of a quality-diversity run: fresh networks (one per seed), each
     parameter moved by ``N(0, init_sigma^2)`` from ``rng`` so that the behaviours differ."""

@@ -85,7 +85,8 @@ class EvolutionLoop(FamilyLoop):
         """
         parts = self.parts
         started = time.perf_counter()
-        population = parts.algorithm.ask()
+        with parts.threads.fixed():  # the algorithm's math: the same bits at any load
+            population = parts.algorithm.ask()
         generation = parts.algorithm.generation
         frame_skip = parts.env.frame_skip
 
@@ -122,7 +123,8 @@ class EvolutionLoop(FamilyLoop):
                 "returns or outputs; scored as the worst of the population"
             )
         before = parts.algorithm.round_marker()
-        stats = parts.algorithm.tell(population, result)
+        with parts.threads.fixed():
+            stats = parts.algorithm.tell(population, result)
         ended = parts.algorithm.generation_ended(before)
         self._timings["algorithm"] += (evaluating - started) + (time.perf_counter() - telling)
         for key, value in result.stats.items():

@@ -28,7 +28,7 @@ import torch
 
 from neuroplug.api import AlgorithmContext, EvaluationResult
 from neuroplug.evolution import EvolutionAlgorithm
-from neuroplug.evolution.archive import build_archive, first_generation
+from neuroplug.evolution.archive import build_archive, first_generation, iso_line_offspring
 from neuroplug.population import Population
 from neuroplug_algorithms.map_elites_config import MAPElitesConfig
 
@@ -54,13 +54,8 @@ class MAPElites(EvolutionAlgorithm):
                 self.context, self.draw_seeds(size), config.init_sigma, self.rng
             )
             return Population.dense(first)
-        first = torch.from_numpy(self.rng.choice(occupied, size))
-        second = torch.from_numpy(self.rng.choice(occupied, size))
-        parents, partners = self.archive.params[first], self.archive.params[second]
-        iso = torch.from_numpy(self.rng.standard_normal(parents.shape)).float()
-        line = torch.from_numpy(self.rng.standard_normal((size, 1))).float()
-        offspring = (
-            parents + config.iso_sigma * iso + config.line_sigma * line * (partners - parents)
+        offspring = iso_line_offspring(
+            self.archive, size, config.iso_sigma, config.line_sigma, self.rng
         )
         return Population.dense(offspring)
 

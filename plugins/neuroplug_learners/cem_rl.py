@@ -43,7 +43,7 @@ import torch
 from neuroplug.api import Algorithm, AlgorithmContext, EvaluationResult
 from neuroplug.errors import ConfigError
 from neuroplug.population import Population
-from neuroplug.seeds import algorithm_rng, critic_generator
+from neuroplug.seeds import algorithm_rng
 from neuroplug_learners.cem_rl_config import CEMRLConfig
 from neuroplug_learners.stacked_td3 import StackedActors, StackedTD3
 from neuroplug_learners.transition_buffer import transition_buffer
@@ -84,17 +84,7 @@ class CEMRL(Algorithm):
         self.weights = log_weights(config.parent_count)
         self.rng = algorithm_rng(context.seed)
         self.buffer = transition_buffer(config.buffer_size, context.env)
-        self.td3 = StackedTD3(
-            context.network,
-            context.env,
-            config.critic_hidden,
-            config.critic_learning_rate,
-            config.gamma,
-            config.tau,
-            config.policy_noise,
-            config.noise_clip,
-            critic_generator(context.seed),
-        )
+        self.td3 = StackedTD3.for_algorithm(config, context)
         self.last_env_steps = 0
         """Env steps the previous generation played: how long the learners train."""
         self.elite: torch.Tensor | None = None

@@ -43,7 +43,7 @@ import torch
 
 from neuroplug.api import Algorithm, AlgorithmContext, EvaluationResult
 from neuroplug.population import Population
-from neuroplug.seeds import algorithm_rng, critic_generator
+from neuroplug.seeds import algorithm_rng
 from neuroplug_learners.cem_rl import require_continuous_task
 from neuroplug_learners.erl_config import ERLConfig
 from neuroplug_learners.stacked_td3 import StackedActors, StackedTD3
@@ -67,17 +67,7 @@ class ERL(Algorithm):
         seeds = self.rng.integers(0, 2**31, size=config.population_size)
         self.population = torch.stack([context.fresh_params(int(seed)) for seed in seeds])
         self.buffer = transition_buffer(config.buffer_size, context.env)
-        self.td3 = StackedTD3(
-            context.network,
-            context.env,
-            config.critic_hidden,
-            config.critic_learning_rate,
-            config.gamma,
-            config.tau,
-            config.policy_noise,
-            config.noise_clip,
-            critic_generator(context.seed),
-        )
+        self.td3 = StackedTD3.for_algorithm(config, context)
         self.learner = StackedActors(
             context.initial_params.unsqueeze(0), config.actor_learning_rate
         )

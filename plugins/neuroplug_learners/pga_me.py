@@ -33,9 +33,8 @@ import torch
 
 from neuroplug.api import AlgorithmContext, EvaluationResult
 from neuroplug.evolution import EvolutionAlgorithm
-from neuroplug.evolution.archive import build_archive, first_generation
+from neuroplug.evolution.archive import build_archive, first_generation, iso_line_offspring
 from neuroplug.population import Population
-from neuroplug.seeds import critic_generator
 from neuroplug_learners.cem_rl import require_continuous_task
 from neuroplug_learners.pga_me_config import PGAMEConfig
 from neuroplug_learners.stacked_td3 import StackedActors, StackedTD3
@@ -53,17 +52,7 @@ class PGAME(EvolutionAlgorithm):
         require_continuous_task("pga_me", context)
         self.archive = build_archive(config, context)
         self.buffer = transition_buffer(config.buffer_size, context.env)
-        self.td3 = StackedTD3(
-            context.network,
-            context.env,
-            config.critic_hidden,
-            config.critic_learning_rate,
-            config.gamma,
-            config.tau,
-            config.policy_noise,
-            config.noise_clip,
-            critic_generator(context.seed),
-        )
+        self.td3 = StackedTD3.for_algorithm(config, context)
         self.greedy = StackedActors(context.initial_params.unsqueeze(0), config.actor_learning_rate)
         self._pg_stats: dict[str, float] = {}
 
@@ -86,7 +75,9 @@ class PGAME(EvolutionAlgorithm):
             )
             return Population.dense(first)
         ga = size if not self._learning() else round(size * config.ga_proportion)
-        offspring = [self._iso_line(ga)]
+        offspring = [
+            iso_line_offspring(self.archive, ga, config.iso_sigma, config.line_sigma, self.rng)
+        ]
         pg = size - ga - (int(config.inject_greedy) if ga < size else 0)
         if pg > 0:
             parents = self.archive.params[torch.from_numpy(self.rng.choice(occupied, pg))]
@@ -97,16 +88,6 @@ class PGAME(EvolutionAlgorithm):
         if ga < size and config.inject_greedy:
             offspring.append(self.greedy.params.detach())
         return Population.dense(torch.cat(offspring))
-
-    def _iso_line(self, count: int) -> torch.Tensor:
-        """Iso+LineDD offspring of uniformly drawn elites (Vassiliades & Mouret 2018)."""
-        config, occupied = self.config, self.archive.occupied
-        first = torch.from_numpy(self.rng.choice(occupied, count))
-        second = torch.from_numpy(self.rng.choice(occupied, count))
-        parents, partners = self.archive.params[first], self.archive.params[second]
-        iso = torch.from_numpy(self.rng.standard_normal(parents.shape)).float()
-        line = torch.from_numpy(self.rng.standard_normal((count, 1))).float()
-        return parents + config.iso_sigma * iso + config.line_sigma * line * (partners - parents)
 
     def _tell(
         self, population: Population, fitness: np.ndarray, result: EvaluationResult

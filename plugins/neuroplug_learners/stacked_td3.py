@@ -20,6 +20,7 @@ import torch.nn.functional as F
 
 from neuroplug.envs.spec import EnvSpec
 from neuroplug.nets.network import Network
+from neuroplug.seeds import critic_generator
 from neuroplug_learners.off_policy import TwinCritic, critic_of_actions, soft_update
 from neuroplug_learners.transition_buffer import TransitionBuffer
 
@@ -75,6 +76,22 @@ class StackedTD3:
         self.target_critic = copy.deepcopy(self.critic).requires_grad_(False)
         self.critic_optimizer = torch.optim.Adam(
             self.critic.parameters(), critic_learning_rate, fused=True
+        )
+
+    @classmethod
+    def for_algorithm(cls, config: Any, context: Any) -> StackedTD3:
+        """The critics an algorithm's settings (a ``CooperationConfig``) ask for, on its
+        network and env, drawing from the run's critic stream (``neuroplug.seeds.CRITIC``)."""
+        return cls(
+            context.network,
+            context.env,
+            config.critic_hidden,
+            config.critic_learning_rate,
+            config.gamma,
+            config.tau,
+            config.policy_noise,
+            config.noise_clip,
+            critic_generator(context.seed),
         )
 
     def mu(self, actors: torch.Tensor, observations: torch.Tensor) -> torch.Tensor:
