@@ -17,10 +17,9 @@ population forwards give the same bits at 1 and 2 threads
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator
-
 import os
 import time
+from collections.abc import Iterator
 from typing import Any
 
 import torch
