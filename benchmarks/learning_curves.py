@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import argparse
 import csv
-import os
 import platform
 import shutil
 import subprocess
@@ -48,6 +47,11 @@ class Experiment:
     unit: str = "generation"
     """What one row of metrics.csv is: a generation (evolution) or a segment (learners)."""
 
+
+COOPERATION_NOTE = (
+    "The three cooperation runs shared the machine's two cores with each other and with other "
+    "jobs: compare them on the frames axis, not by wall time."
+)
 
 EXPERIMENTS: dict[str, Experiment] = {
     "es_halfcheetah": Experiment(
@@ -228,6 +232,7 @@ EXPERIMENTS: dict[str, Experiment] = {
             "after 1M steps; this is the first tenth, beside cem_rl and erl at equal frames."
         ),
         unit="segment",
+        notes=COOPERATION_NOTE,
     ),
     "cem_rl_halfcheetah": Experiment(
         overrides=["algo=cem_rl", "env=halfcheetah", "run.eval_interval=1", "run.eval_episodes=5"],
@@ -237,6 +242,7 @@ EXPERIMENTS: dict[str, Experiment] = {
             "Pourchot & Sigaud (2019) report CEM-TD3 on HalfCheetah-v2 after 1M steps; this is "
             "the first fifth, beside td3 and erl at equal frames."
         ),
+        notes=COOPERATION_NOTE,
     ),
     "erl_halfcheetah": Experiment(
         overrides=["algo=erl", "env=halfcheetah", "run.eval_interval=1", "run.eval_episodes=5"],
@@ -246,6 +252,7 @@ EXPERIMENTS: dict[str, Experiment] = {
             "Khadka & Tumer (2018) report ERL (DDPG) on HalfCheetah-v2 over 2M+ steps; here "
             "with TD3, the first 100k steps, beside td3 and cem_rl at equal frames."
         ),
+        notes=COOPERATION_NOTE,
     ),
 }
 
@@ -290,6 +297,7 @@ def _run(name: str, experiment: Experiment, scale: float, resume: bool) -> list[
             f"run.resume={run_dir}" if resuming else f"run.output_dir={run_dir}",
         ]
         print(" ".join(command), flush=True)
+        _record_machine(run_dir, resuming)
         started = time.time()
         subprocess.run(command, check=True)
         print(f"{name} seed {seed}: {time.time() - started:.0f} s", flush=True)
@@ -317,12 +325,31 @@ def _last(run_dir: Path, key: str) -> float:
 
 def _machine() -> str:
     import envpool
-    import torch
+    from machine import describe
 
     return (
-        f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores, no GPU used; "
-        f"Python {platform.python_version()}, torch {torch.__version__}, envpool {envpool.__version__}"
+        f"{describe()}; no GPU used; Python {platform.python_version()}, "
+        f"envpool {envpool.__version__}"
     )
+
+
+def _record_machine(run_dir: Path, resuming: bool) -> None:
+    """Append this machine to the run dir's ``machine.txt``: a run continued with --resume
+    on another machine names both, and the summary names the machines that produced it,
+    not the one that draws it."""
+    run_dir.mkdir(parents=True, exist_ok=True)
+    with (run_dir / "machine.txt").open("a" if resuming else "w") as stream:
+        stream.write(f"{time.strftime('%Y-%m-%d')}: {_machine()}\n")
+
+
+def _machines(run_dirs: list[Path]) -> str:
+    """The machines recorded in the run dirs (oldest first), else this one."""
+    recorded: list[str] = []
+    for run_dir in run_dirs:
+        path = run_dir / "machine.txt"
+        if path.is_file():
+            recorded += [line for line in path.read_text().splitlines() if line.strip()]
+    return "; then ".join(dict.fromkeys(recorded)) or f"{_machine()} (not recorded at run time)"
 
 
 def _summarise(name: str, experiment: Experiment, run_dirs: list[Path], scale: float) -> None:
@@ -335,13 +362,18 @@ def _summarise(name: str, experiment: Experiment, run_dirs: list[Path], scale: f
         "",
         f"- command: `python -m neuroplug {' '.join(experiment.overrides)} run.max_frames={int(experiment.max_frames * scale)}`",
         f"- seeds: {experiment.seeds}",
-        f"- machine: {_machine()}",
-        f"- measured on: {time.strftime('%Y-%m-%d')}",
+        f"- machine: {_machines(run_dirs)}",
+        f"- summarised on: {time.strftime('%Y-%m-%d')}",
         "",
         f"| seed | frames | {experiment.unit}s | wall time (s) | final eval return | last {experiment.unit}'s mean return |",
         "|---|---|---|---|---|---|",
     ]
+    budget = int(experiment.max_frames * scale)
+    partial: list[str] = []
     for seed, run_dir in zip(experiment.seeds, run_dirs, strict=True):
+        frames = _last(run_dir, "frames")
+        if frames < budget:
+            partial.append(f"seed {seed} stopped at {frames:,.0f} of {budget:,} frames")
         lines.append(
             f"| {seed} | {_last(run_dir, 'frames'):,.0f} | {_last(run_dir, experiment.unit):.0f} "
             f"| {_last(run_dir, 'elapsed'):.0f} | {_last(run_dir, 'eval_return_mean'):.1f} "
@@ -349,6 +381,14 @@ def _summarise(name: str, experiment: Experiment, run_dirs: list[Path], scale: f
         )
     lines += [
         "",
+        *(
+            [
+                f"**Partial:** {'; '.join(partial)} (continue with `--resume` where checkpoints remain).",
+                "",
+            ]
+            if partial
+            else []
+        ),
         "Curves: `curves.png` (population mean return), `eval_curves.png` (deployed policy).",
         "",
         f"Compare with: {experiment.published}",

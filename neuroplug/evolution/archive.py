@@ -179,14 +179,6 @@ def iso_line_offspring(
     return parents + iso_sigma * iso + line_sigma * line * (partners - parents)
 
 
-def first_generation(context: AlgorithmContext, seeds, init_sigma: float, rng) -> torch.Tensor:
-    """The first batch of a quality-diversity run: fresh networks (one per seed), each
-    parameter moved by ``N(0, init_sigma^2)`` from ``rng`` so that the behaviours differ."""
-    members = torch.stack([context.fresh_params(int(seed)) for seed in seeds])
-    noise = torch.from_numpy(rng.standard_normal(tuple(members.shape))).float()
-    return members + init_sigma * noise
-
-
 SYNTHETIC_DIMENSIONS = 2
 """Without an env (the contract check) the descriptor is two-dimensional."""
 

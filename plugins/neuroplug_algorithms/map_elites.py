@@ -28,7 +28,8 @@ import torch
 
 from neuroplug.api import AlgorithmContext, EvaluationResult
 from neuroplug.evolution import EvolutionAlgorithm
-from neuroplug.evolution.archive import build_archive, first_generation, iso_line_offspring
+from neuroplug.evolution.archive import build_archive, iso_line_offspring
+from neuroplug.evolution.initial import perturbed_fresh_members
 from neuroplug.population import Population
 from neuroplug_algorithms.map_elites_config import MAPElitesConfig
 
@@ -50,7 +51,7 @@ class MAPElites(EvolutionAlgorithm):
         config, occupied = self.config, self.archive.occupied
         size = config.population_size
         if len(occupied) == 0:
-            first = first_generation(
+            first = perturbed_fresh_members(
                 self.context, self.draw_seeds(size), config.init_sigma, self.rng
             )
             return Population.dense(first)

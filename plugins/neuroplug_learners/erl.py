@@ -3,7 +3,7 @@
 Khadka & Tumer (2018), "Evolution-Guided Policy Gradient in Reinforcement Learning",
 NeurIPS, Algorithm 1, with TD3 as the learner (their CERL follow-up's choice)::
 
-    population of k actors (fresh draws), the learner's actor pi_rl and critics, buffer R
+    population of k actors (fresh draws + N(0, init_sigma^2)), the learner's actor pi_rl and critics, buffer R
     every generation:
         round 0: every actor plays its episode(s), no noise; transitions -> R
             rank by fitness; the best e are elites (kept unchanged)
@@ -25,7 +25,9 @@ the learner's episode is a second evaluation round of one member, so both rounds
 are seeded by the run seed, the generation and the round. The learner's gradient steps run
 on :class:`~neuroplug_learners.stacked_td3.StackedTD3` (a stack of one actor).
 
-Departures: TD3 rather than DDPG; crossover exchanges the units of each parameter tensor
+Departures: TD3 rather than DDPG; the first actors are fresh draws moved by
+``N(0, init_sigma^2)`` (their fan-in initialisation acts diversely; neuroplug's small last
+layer makes every fresh draw stand still, and critics fed only that diverged); crossover exchanges the units of each parameter tensor
 (rows along its first axis) between an offspring and an elite, as their code does per
 layer; "the weakest member" replaced at a sync is an offspring's slot of the next
 population (their code overwrites the slot the weakest held, which a new offspring
@@ -42,6 +44,7 @@ import numpy as np
 import torch
 
 from neuroplug.api import Algorithm, AlgorithmContext, EvaluationResult
+from neuroplug.evolution.initial import perturbed_fresh_members
 from neuroplug.population import Population
 from neuroplug.seeds import algorithm_rng
 from neuroplug_learners.cem_rl import require_continuous_task
@@ -65,7 +68,7 @@ class ERL(Algorithm):
         require_continuous_task("erl", context)
         self.rng = algorithm_rng(context.seed)
         seeds = self.rng.integers(0, 2**31, size=config.population_size)
-        self.population = torch.stack([context.fresh_params(int(seed)) for seed in seeds])
+        self.population = perturbed_fresh_members(context, seeds, config.init_sigma, self.rng)
         self.buffer = transition_buffer(config.buffer_size, context.env)
         self.td3 = StackedTD3.for_algorithm(config, context)
         self.learner = StackedActors(

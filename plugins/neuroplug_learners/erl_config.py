@@ -18,6 +18,11 @@ class ERLConfig(CooperationConfig):
 
     population_size: int = 10
     """Actors in the GA's population (the learner's actor is apart)."""
+    init_sigma: float = 0.1
+    """Std of the Gaussian added to every parameter of the first population's fresh
+    networks so that they act differently (neuroplug's fresh networks all stand still, and
+    critics trained on that one behaviour diverged: HalfCheetah's Q estimates reached
+    millions). 0 starts from the plain fresh draws."""
     elite_fraction: float = 0.1
     """Share of the population kept unchanged as elites (at least one)."""
     tournament_size: int = 3
@@ -64,6 +69,7 @@ class ERLConfig(CooperationConfig):
             f"got {self.elite_fraction}",
             "a float in (0, 1)",
         )
+        require(self.init_sigma >= 0, "algo.init_sigma", f"got {self.init_sigma}", "a float >= 0")
         require(
             1 <= self.tournament_size <= self.population_size,
             "algo.tournament_size",

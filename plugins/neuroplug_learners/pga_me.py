@@ -33,7 +33,8 @@ import torch
 
 from neuroplug.api import AlgorithmContext, EvaluationResult
 from neuroplug.evolution import EvolutionAlgorithm
-from neuroplug.evolution.archive import build_archive, first_generation, iso_line_offspring
+from neuroplug.evolution.archive import build_archive, iso_line_offspring
+from neuroplug.evolution.initial import perturbed_fresh_members
 from neuroplug.population import Population
 from neuroplug_learners.cem_rl import require_continuous_task
 from neuroplug_learners.pga_me_config import PGAMEConfig
@@ -70,7 +71,7 @@ class PGAME(EvolutionAlgorithm):
         size = config.population_size
         self._pg_stats = {}
         if len(occupied) == 0:
-            first = first_generation(
+            first = perturbed_fresh_members(
                 self.context, self.draw_seeds(size), config.init_sigma, self.rng
             )
             return Population.dense(first)
