@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from neuroplug.behaviors import BEHAVIORS
+from neuroplug.behaviors import ALLOWED, is_known
 from neuroplug.errors import require
 from neuroplug.plugin_configs import AlgorithmConfig
 
@@ -43,10 +43,10 @@ class ArchiveConfig(AlgorithmConfig):
         require(self.init_sigma >= 0, "algo.init_sigma", f"got {self.init_sigma}", "a float >= 0")
         require(self.archive in ARCHIVES, "algo.archive", f"got {self.archive!r}", "grid or cvt")
         require(
-            self.behavior in BEHAVIORS,
+            is_known(self.behavior),
             "algo.behavior",
             f"got {self.behavior!r}",
-            ", ".join(BEHAVIORS),
+            ALLOWED,
         )
         require(
             len(self.cells) >= 1 and all(int(size) >= 1 for size in self.cells),

@@ -12,6 +12,9 @@ name                      vector                                                
 ``final_position``        the agent's final ``x`` (and ``y`` where the task has it)  MuJoCo,
                                                                                      some DMC
 ``final_ram``             the Atari console's 128-byte RAM at the end, as floats     Atari
+``feet_contact``          each foot's share of the episode's steps on the ground      gymnasium
+                          (QDax's and PGA-ME's walker descriptor), in [0, 1]          MuJoCo
+``module:function``       your descriptor: ``function(observations, info)``           any
 ``auto``                  the env family's ``default_behavior``: ``final_obs`` (classic,
                           DeepMind Control), ``final_position`` (MuJoCo), ``final_ram``
                           (Atari), none (ViZDoom)
@@ -26,6 +29,18 @@ humanoid's root ``x, y``). The others (Cheetah, Walker, Hopper observe joints re
 their root) are rejected, as are MuJoCo tasks without a position (Reacher,
 InvertedPendulum). Which info keys a task has is read from its EnvPool spec, so
 :func:`resolve` checks a name against an env before any environment starts.
+
+``feet_contact`` reads ``info["foot_contact_<k>"]``, which
+:class:`neuroplug.envs.feet_contact.FeetContactRates` adds to gymnasium's MuJoCo walkers
+(``env.wrappers``): EnvPool's MuJoCo reports no contacts, so the walkers' standard QD
+descriptor needs gymnasium's (``env=gymnasium env.id=Walker2d-v5``).
+
+A descriptor of your own is an entry point, ``algo.behavior=my_pkg.qd:descriptor``: a
+function of the ended episodes' final ``observations`` ``(n, *obs_shape)`` and their
+``info`` (a dict of ``(n,)`` arrays: the env's numeric entries) returning ``(n, d)`` floats.
+It is called once on zeros when the run is set up, which fixes ``d`` (and refuses a
+function that fails, naming it). To read simulator state the observation lacks, a gymnasium
+wrapper puts it into ``info`` (as ``FeetContactRates`` does).
 """
 
 from __future__ import annotations
@@ -39,12 +54,25 @@ import numpy as np
 from neuroplug.envs.spec import EnvSpec
 from neuroplug.errors import ConfigError
 
-BEHAVIORS = ("auto", "final_obs", "final_position", "final_ram")
-"""The names ``algo.behavior`` accepts."""
+BEHAVIORS = ("auto", "final_obs", "final_position", "final_ram", "feet_contact")
+"""The names ``algo.behavior`` accepts (besides a ``module:function`` entry point)."""
+_FOOT_PREFIX = "foot_contact_"
 _POSITION_KEYS = ("x_position", "y_position")
 _RAM_KEY = "ram"
 _RAM_BYTES = 128  # the Atari 2600's whole RAM
 _FIELD = "algo.behavior"
+ALLOWED = ", ".join(BEHAVIORS) + ", or module:function (a descriptor of your own)"
+"""What ``algo.behavior`` may be, for error messages."""
+
+
+def is_descriptor_function(name: str) -> bool:
+    """Whether ``algo.behavior`` names a ``module:function`` descriptor (torch-free check)."""
+    return ":" in str(name)
+
+
+def is_known(name: str) -> bool:
+    """Whether ``algo.behavior`` is a name here or a ``module:function`` descriptor."""
+    return name in BEHAVIORS or is_descriptor_function(name)
 
 
 @dataclass(frozen=True)
@@ -59,16 +87,43 @@ class Behavior:
     """Length of the vector."""
     obs_start: int = 0
     """Without info keys: the BC is the flat observation's ``size`` values from here."""
+    function: str | None = None
+    """A ``module:function`` descriptor, given the observations and ``info_keys``' entries
+    (kept as its name: a Behavior travels to worker processes and Ray nodes)."""
+    bounds: tuple[float, float] | None = None
+    """The range every dimension lies in, where the descriptor fixes one (``feet_contact``:
+    [0, 1]); an archive over it then needs no ``algo.bounds``."""
 
     def extract(
         self, observations: np.ndarray, info: Mapping[str, np.ndarray], rows: np.ndarray
     ) -> np.ndarray:
         """``(len(rows), size)`` float64 BCs of batch rows ``rows`` of one EnvPool step."""
+        if self.function is not None:
+            return self._call(
+                observations[rows], {key: np.asarray(info[key])[rows] for key in self.info_keys}
+            )
         if not self.info_keys:
             flat = observations[rows].reshape(len(rows), -1)
             return flat[:, self.obs_start : self.obs_start + self.size].astype(np.float64)
         parts = [np.asarray(info[key])[rows].reshape(len(rows), -1) for key in self.info_keys]
         return np.concatenate(parts, axis=1).astype(np.float64)
+
+    def _call(self, observations: np.ndarray, info: dict[str, np.ndarray]) -> np.ndarray:
+        """The descriptor function's ``(n, size)`` values, or a ValueError naming it."""
+        values = np.asarray(_load_descriptor(self.function)(observations, info), np.float64)
+        if values.shape != (len(observations), self.size):
+            raise ValueError(
+                f"algo.behavior={self.function} returned shape {values.shape} for "
+                f"{len(observations)} episodes; expected ({len(observations)}, {self.size})"
+            )
+        return values
+
+
+@functools.cache
+def _load_descriptor(function: str):
+    from neuroplug.config.targets import load_target
+
+    return load_target(function, _FIELD)
 
 
 @functools.cache
@@ -93,6 +148,22 @@ def _candidate(name: str, env: EnvSpec) -> Behavior | str:
     if name == "final_position" and env.family.position_entries:
         return _observed_position(env)
     keys = frozenset(env.gymnasium.info_keys) if env.on_gymnasium else _info_keys(env.task_id)
+    if name == "feet_contact":
+        feet = sorted(
+            (
+                key
+                for key in keys
+                if key.startswith(_FOOT_PREFIX) and key[len(_FOOT_PREFIX) :].isdigit()
+            ),
+            key=lambda key: int(key[len(_FOOT_PREFIX) :]),
+        )
+        if not feet:
+            return (
+                f"feet_contact needs info['{_FOOT_PREFIX}0', ...]; {env.task_id} has none (wrap "
+                "a gymnasium MuJoCo walker: env.wrappers=[neuroplug.envs.feet_contact:FeetContactRates]; "
+                "EnvPool's MuJoCo reports no contacts)"
+            )
+        return Behavior(name, tuple(feet), len(feet), bounds=(0.0, 1.0))
     if name == "final_position":
         present = tuple(key for key in _POSITION_KEYS if key in keys)
         if "x_position" not in present:
@@ -127,10 +198,13 @@ def _observed_position(env: EnvSpec) -> Behavior | str:
 def resolve(name: str, env: EnvSpec) -> Behavior:
     """The BC ``name`` (``auto`` resolved by env family) for ``env``; ConfigError if it does not apply.
 
-    Cheap and env-free, so a trainer can call it while validating a config.
+    Cheap and env-free, so a trainer can call it while validating a config (a
+    ``module:function`` descriptor is imported and called once on zeros).
     """
+    if is_descriptor_function(name):
+        return _function_behavior(name, env)
     if name not in BEHAVIORS:
-        raise ConfigError(_FIELD, f"unknown behavior {name!r}", ", ".join(BEHAVIORS))
+        raise ConfigError(_FIELD, f"unknown behavior {name!r}", ALLOWED)
     default = env.family.default_behavior
     concrete = default if name == "auto" else name
     found = (
@@ -146,3 +220,37 @@ def resolve(name: str, env: EnvSpec) -> Behavior:
     allowed = ", ".join(fitting) if fitting else f"none: {env.task_id} has no BC here"
     via = f"auto means {concrete} for {env.family} envs; " if name == "auto" and concrete else ""
     raise ConfigError(_FIELD, via + found, allowed)
+
+
+def _function_behavior(name: str, env: EnvSpec) -> Behavior:
+    """A ``module:function`` descriptor, its size found by one call on zeros (a final
+    observation of the env's shape, each numeric info entry 0)."""
+    from neuroplug.config.targets import load_target
+
+    function = load_target(name, _FIELD)
+    if not callable(function):
+        raise ConfigError(_FIELD, f"{name} is a {type(function).__name__}, not a function", ALLOWED)
+    if env.on_gymnasium:
+        keys = tuple(sorted(env.gymnasium.info_keys))
+    else:  # EnvPool's bookkeeping entries say which env stepped, not what it did
+        bookkeeping = ("env_id", "players.")
+        keys = tuple(sorted(k for k in _info_keys(env.task_id) if not k.startswith(bookkeeping)))
+    observations = np.zeros((1, *env.obs_shape), dtype=env.obs_dtype)
+    info = {key: np.zeros(1) for key in keys}
+    try:
+        values = np.asarray(function(observations, info), dtype=np.float64)
+    except Exception as error:
+        first = (str(error).strip().splitlines() or [""])[0]
+        raise ConfigError(
+            _FIELD,
+            f"{name}(observations, info) failed on one zero observation {observations.shape} "
+            f"and info keys {list(keys)}: {type(error).__name__}: {first}",
+            "a function of (observations (n, *obs_shape), info {key: (n,) array}) returning (n, d) floats",
+        ) from None
+    if values.ndim != 2 or values.shape[0] != 1 or values.shape[1] == 0:
+        raise ConfigError(
+            _FIELD,
+            f"{name} returned shape {values.shape} for one episode",
+            "(n, d) floats: one row of d >= 1 values per episode",
+        )
+    return Behavior(name, keys, int(values.size), function=name)

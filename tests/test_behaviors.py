@@ -94,6 +94,45 @@ def test_extract_reads_the_requested_rows():
     assert np.array_equal(position.extract(observations, info, rows), [[2.5, -3.0], [0.5, -1.0]])
 
 
+# --------------------------------------------------------------------------- feet contact and your own
+
+
+def test_feet_contact_reads_the_wrapped_walkers_rates_in_the_unit_range():
+    pytest.importorskip("mujoco")
+    wrapped = EnvConfig(id="Walker2d-v5", wrappers=["neuroplug.envs.feet_contact:FeetContactRates"])
+    behavior = resolve("feet_contact", make_spec(wrapped))
+    assert behavior.info_keys == ("foot_contact_0", "foot_contact_1")
+    assert behavior.size == 2 and behavior.bounds == (0.0, 1.0)
+    with pytest.raises(
+        ConfigError, match=r"FeetContactRates.*EnvPool's MuJoCo reports no contacts"
+    ):
+        resolve("feet_contact", make_spec(EnvConfig(id="Walker2d-v5")))
+
+
+def test_a_descriptor_function_is_sized_by_one_call_and_reads_the_final_steps():
+    behavior = resolve("descriptors:cart_and_pole", _spec("CartPole-v1"))
+    assert behavior.size == 2 and behavior.function == "descriptors:cart_and_pole"
+    observations = np.arange(12.0).reshape(3, 4)
+    values = behavior.extract(observations, {}, np.array([2, 0]))
+    assert np.array_equal(values, [[8.0, 10.0], [0.0, 2.0]])
+
+
+@pytest.mark.parametrize(
+    ("name", "message"),
+    [
+        ("descriptors:one_value", r"returned shape \(1,\) for one episode"),
+        ("descriptors:broken", r"failed on one zero observation \(1, 4\).*KeyError"),
+        ("descriptors:NOT_A_FUNCTION", "is a int, not a function"),
+        ("descriptors:missing", "module 'descriptors' has no 'missing'"),
+        ("no_such_package.qd:descriptor", "does not import"),
+    ],
+)
+def test_a_descriptor_function_that_cannot_serve_is_refused_naming_it(name, message):
+    with pytest.raises(ConfigError, match=r"^algo\.behavior: ") as error:
+        resolve(name, _spec("CartPole-v1"))
+    assert error.match(message)
+
+
 # --------------------------------------------------------------------------- EnvPool facts
 
 

@@ -190,15 +190,19 @@ def build_archive(config: ArchiveConfig, context: AlgorithmContext) -> Archive:
         dimensions = SYNTHETIC_DIMENSIONS
         bounds = config.bounds or [[-1.0, 1.0]]
     else:
-        dimensions = resolve(config.behavior, context.env).size
-        if config.bounds is None:
+        behavior = resolve(config.behavior, context.env)
+        dimensions = behavior.size
+        if config.bounds is None and behavior.bounds is not None:
+            bounds = [list(behavior.bounds)]
+        elif config.bounds is None:
             raise ConfigError(
                 "algo.bounds",
                 f"the {config.behavior} descriptor of {context.env.task_id} has {dimensions} "
                 "dimension(s) and no known range",
                 "[[low, high]] per dimension (one pair for all), e.g. algo.bounds=[[-10,10]]",
             )
-        bounds = config.bounds
+        else:
+            bounds = config.bounds
     if len(bounds) == 1:
         bounds = bounds * dimensions
     if len(bounds) != dimensions:

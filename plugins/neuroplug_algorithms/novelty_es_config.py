@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from neuroplug.behaviors import BEHAVIORS
+from neuroplug.behaviors import ALLOWED, is_known
 from neuroplug.errors import require
 from neuroplug_algorithms.es_config import ESStepConfig
 
@@ -38,10 +38,10 @@ class NSESConfig(ESStepConfig):
         )
         require(self.k >= 1, "algo.k", f"must be at least 1, got {self.k}", "an integer >= 1")
         require(
-            self.behavior in BEHAVIORS,
+            is_known(self.behavior),
             "algo.behavior",
             f"unknown behavior {self.behavior!r}",
-            ", ".join(BEHAVIORS),
+            ALLOWED,
         )
         require(
             self.center_episodes >= 1,

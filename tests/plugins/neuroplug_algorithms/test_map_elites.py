@@ -85,6 +85,30 @@ def test_the_archive_fills_on_cartpole(compose, tmp_path):
     assert plot_archive(archive, tmp_path / "archive.png").stat().st_size > 0
 
 
+def test_walkers_fill_a_feet_contact_archive_in_the_unit_square(compose, tmp_path):
+    # QDax's walker descriptor: gymnasium's Walker2d with the feet-contact wrapper; the
+    # descriptor's range is [0, 1], so no algo.bounds.
+    pytest.importorskip("mujoco")
+    overrides = ["algo=map_elites", "env=gymnasium", "env.id=Walker2d-v5"]
+    overrides += ["env.wrappers=[neuroplug.envs.feet_contact:FeetContactRates]"]
+    overrides += ["algo.behavior=feet_contact", "algo.cells=[8]", "algo.population_size=16"]
+    overrides += ["net.hidden_sizes=[16]", "run.max_generations=3", "run.eval_interval=0"]
+    run_job(compose([*overrides, "logger=console", f"run.output_dir={tmp_path}"]))
+    archive = archive_of(tmp_path)
+    descriptors = np.asarray(archive["descriptors"])  # the occupied cells' own
+    assert len(archive["cells"]) >= 4  # 48 walkers, more than a few gaits
+    assert descriptors.min() >= 0.0 and descriptors.max() <= 1.0
+
+
+def test_a_descriptor_of_your_own_runs_through_its_entry_point(compose, tmp_path):
+    overrides = [*CARTPOLE, "algo.behavior=descriptors:cart_and_pole", "algo.bounds=[[-2.5,2.5]]"]
+    overrides += ["run.max_generations=2", "logger=console", f"run.output_dir={tmp_path}"]
+    run_job(compose(overrides))
+    archive = archive_of(tmp_path)
+    assert np.asarray(archive["descriptors"]).shape[1] == 2  # cart position and pole angle
+    assert len(archive["cells"]) > 1
+
+
 def test_map_elites_resumes_exactly_with_its_archive(compose, tmp_path):
     left, _ = check_resume_is_exact(compose, CARTPOLE, tmp_path, generations=4, stop_at=2)
     assert len(left["algorithm"]["algorithm"]["archive"]["cells"]) > 1
