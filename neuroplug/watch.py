@@ -2,7 +2,9 @@
 
 Loads the run's ``checkpoints/best_policy.pt``, rebuilds the env, network and policy from
 the config stored in it (Hydra is not started), plays N episodes, prints their scores
-and writes a video (GIF or MP4) of the first episode, or of all of them.
+and writes a video (GIF or MP4) of the first episode, or of all of them. A quality-diversity
+run's archive holds a policy per cell: ``--cell N`` plays the elite of cell ``N`` instead
+(``--cell list`` prints the occupied cells, their descriptors and fitness).
 
 The episodes are an evaluation of the policy played by the schedulers' episode engine
 (:class:`~neuroplug.engine.lockstep.LockstepEvaluation`), asked for exactly as the run
@@ -81,8 +83,9 @@ class WatchResult:
     video_frames: int
 
 
-def load_policy(run_dir: Path, which: str = "policy") -> LoadedPolicy:
-    """The chosen parameters of ``run_dir``'s ``checkpoints/best_policy.pt`` and its config."""
+def load_policy(run_dir: Path, which: str = "policy", cell: int | None = None) -> LoadedPolicy:
+    """The chosen parameters of ``run_dir``'s ``checkpoints/best_policy.pt`` and its config;
+    with ``cell``, the elite of that cell of the run's QD archive (its last checkpoint)."""
     from omegaconf import OmegaConf
 
     from neuroplug.contract_history import saved_count
@@ -104,7 +107,7 @@ def load_policy(run_dir: Path, which: str = "policy") -> LoadedPolicy:
         raise WatchError(str(error)) from None
     except Exception as error:  # truncated copies, files from elsewhere
         raise WatchError(f"cannot read {path}: {type(error).__name__}: {error}") from None
-    params = state.get(WHICH[which])
+    params = state.get(WHICH[which]) if cell is None else archive_cell(run_dir, cell)["params"]
     if params is None:
         raise WatchError(f"--which {which}: {path} holds no {WHICH[which]} (try --which policy)")
     return LoadedPolicy(
@@ -116,6 +119,56 @@ def load_policy(run_dir: Path, which: str = "policy") -> LoadedPolicy:
         reference_batch=state.get("reference_batch"),
         eval_return_mean=state.get("eval_return_mean"),
     )
+
+
+def archive_cells(run_dir: Path) -> dict[str, np.ndarray]:
+    """The occupied cells of ``run_dir``'s quality-diversity archive: ``cells``,
+    ``fitness``, ``descriptors`` and ``params`` (rows in the same order)."""
+    from neuroplug.plot import archive_of
+
+    try:
+        archive = archive_of(Path(run_dir))
+    except Exception as error:  # no checkpoint, or one from elsewhere
+        raise WatchError(f"--cell: cannot read {run_dir}'s checkpoint: {error}") from None
+    if archive is None:
+        raise WatchError(
+            f"--cell: {run_dir} holds no archive (quality diversity: algo=map_elites, "
+            "cma_mae, pga_me)"
+        )
+    return {key: archive[key] for key in ("cells", "fitness", "descriptors", "params")}
+
+
+def archive_cell(run_dir: Path, cell: int) -> dict[str, Any]:
+    """Cell ``cell``'s elite: its ``params``, ``fitness`` and ``descriptor``."""
+    archive = archive_cells(run_dir)
+    cells = np.asarray(archive["cells"])
+    found = np.flatnonzero(cells == cell)
+    if not len(found):
+        shown = ", ".join(str(int(index)) for index in cells[:12])
+        more = f", ... ({len(cells)} in all)" if len(cells) > 12 else ""
+        raise WatchError(
+            f"--cell {cell}: that cell is empty; the occupied cells are {shown}{more} "
+            "(--cell list shows them with their descriptors)"
+        )
+    row = int(found[0])
+    return {
+        "params": archive["params"][row].float(),
+        "fitness": float(archive["fitness"][row]),
+        "descriptor": np.asarray(archive["descriptors"][row]),
+    }
+
+
+def list_cells(run_dir: Path) -> str:
+    """The occupied cells as lines of ``cell  fitness  descriptor``, best first."""
+    archive = archive_cells(run_dir)
+    order = np.argsort(-np.asarray(archive["fitness"]), kind="stable")
+    lines = [f"{'cell':>6}  {'fitness':>10}  descriptor"]
+    for row in order:
+        descriptor = ", ".join(f"{value:.3g}" for value in np.asarray(archive["descriptors"][row]))
+        lines.append(
+            f"{int(archive['cells'][row]):>6}  {archive['fitness'][row]:>10.2f}  [{descriptor}]"
+        )
+    return "\n".join(lines)
 
 
 def build_player(loaded: LoadedPolicy) -> tuple[EnvSpec, Policy, Backend]:
@@ -254,8 +307,10 @@ def watch(
     video: bool = True,
     record_all: bool = False,
     fps: float | None = None,
+    cell: int | None = None,
 ) -> WatchResult:
-    """Play a run's policy, print the scores, write the video; see the module docstring.
+    """Play a run's policy (or its archive's ``cell``), print the scores, write the video;
+    see the module docstring.
 
     ``episodes`` and ``seed`` default to the run's ``eval_episodes`` and ``seed``.
     """
@@ -263,7 +318,7 @@ def watch(
     from omegaconf import OmegaConf
 
     run_dir = Path(run_dir)
-    loaded = load_policy(run_dir, which)
+    loaded = load_policy(run_dir, which, cell)
     run = loaded.config.run
     episodes = int(run.eval_episodes) if episodes is None else episodes
     seed = int(run.seed) if seed is None else seed
@@ -276,7 +331,8 @@ def watch(
         raise WatchError(f"--fps: must be positive, got {fps}")
     path = None
     if video:
-        path = check_output(Path(out) if out else run_dir / f"replay{default_format()}")
+        name = "replay" if cell is None else f"replay_cell{cell}"
+        path = check_output(Path(out) if out else run_dir / f"{name}{default_format()}")
     env, policy, backend = build_player(loaded)
     if max_steps is not None:
         env = replace(
@@ -288,8 +344,9 @@ def watch(
     fps = fps or (native / env.frame_skip if native else OTHER_FPS)
     evaluated = loaded.eval_return_mean
     algorithm = OmegaConf.select(loaded.config, "algo.name", default="the")
+    chosen = f"cell {cell}'s elite" if cell is not None else f"{which} parameters"
     print(
-        f"replay: {algorithm} {which} parameters of {loaded.unit} "
+        f"replay: {algorithm} {chosen} of {loaded.unit} "
         f"{loaded.completed} on {env.task_id}"
         + (f"; the run's last evaluation: mean {evaluated:.2f}" if evaluated is not None else ""),
         flush=True,
@@ -404,10 +461,19 @@ def main(argv: list[str] | None = None) -> None:
     )
     parser.add_argument("--fps", type=float, default=None, help="video frame rate")
     parser.add_argument(
+        "--cell",
+        default=None,
+        help="a QD run: play the elite of this archive cell; 'list' prints the occupied cells",
+    )
+    parser.add_argument(
         "--wandb", action="store_true", help="also log the video to the run's W&B run"
     )
     arguments = parser.parse_args(argv)
     try:
+        if arguments.cell == "list":
+            print(list_cells(arguments.run_dir))
+            return
+        cell = _cell_number(arguments.cell)
         result = watch(
             arguments.run_dir,
             episodes=arguments.episodes,
@@ -418,6 +484,7 @@ def main(argv: list[str] | None = None) -> None:
             video=not arguments.no_video,
             record_all=arguments.all_episodes,
             fps=arguments.fps,
+            cell=cell,
         )
     except NeuroplugError as error:
         print(f"neuroplug.watch: error: {error}", file=sys.stderr)
@@ -427,6 +494,15 @@ def main(argv: list[str] | None = None) -> None:
             print("W&B: skipped (no video was written)")
         else:
             print(log_video_to_wandb(arguments.run_dir, result.video))
+
+
+def _cell_number(text: str | None) -> int | None:
+    if text is None:
+        return None
+    try:
+        return int(text)
+    except ValueError:
+        raise WatchError(f"--cell: got {text!r}; a cell number, or list") from None
 
 
 if __name__ == "__main__":

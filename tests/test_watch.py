@@ -24,7 +24,7 @@ from neuroplug.seeds import EVALUATION_GENERATION_OFFSET
 from neuroplug.training.checkpoint import BEST_POLICY, checkpoint_dir
 from neuroplug.training.components import build_components
 from neuroplug.video import gif_frame_ms
-from neuroplug.watch import log_video_to_wandb, main, watch
+from neuroplug.watch import archive_cell, archive_cells, log_video_to_wandb, main, watch
 
 needs_ffmpeg = pytest.mark.skipif(
     importlib.util.find_spec("imageio_ffmpeg") is None, reason="MP4 needs imageio-ffmpeg"
@@ -60,12 +60,22 @@ def hopper_run(compose, tmp_path_factory):
     return _train(compose, tmp_path_factory.mktemp("hopper"), overrides)
 
 
+@pytest.fixture(scope="module")
+def qd_run(compose, tmp_path_factory):
+    """MAP-Elites on CartPole's final cart position and pole angle, 2 generations."""
+    overrides = ["algo=map_elites", "algo.behavior=descriptors:cart_and_pole"]
+    overrides += ["algo.cells=[6]", "algo.bounds=[[-2.5,2.5]]", "algo.population_size=16"]
+    overrides += ["env.max_episode_steps=60", "net.hidden_sizes=[8]", "run.max_generations=2"]
+    return _train(compose, tmp_path_factory.mktemp("qd"), overrides)
+
+
 def _checkpoint(run_dir) -> dict:
     return torch.load(checkpoint_dir(run_dir) / BEST_POLICY, weights_only=False)
 
 
-def _scheduler_returns(run_dir, key: str, episodes: int, seed: int) -> np.ndarray:
-    """What the run's own scheduler reports for these parameters on the replay's episodes."""
+def _scheduler_returns(run_dir, key, episodes: int, seed: int) -> np.ndarray:
+    """What the run's own scheduler reports for these parameters (a checkpoint key, or the
+    parameters themselves) on the replay's episodes."""
     state = _checkpoint(run_dir)
     parts = build_components(Experiment.from_yaml(state["config"]))
     if parts.policy.normalizer is not None:
@@ -75,7 +85,8 @@ def _scheduler_returns(run_dir, key: str, episodes: int, seed: int) -> np.ndarra
         episodes_per_member=episodes,
         seed=seed,
     )
-    population = Population.dense(state[key].unsqueeze(0))
+    params = state[key] if isinstance(key, str) else key
+    population = Population.dense(params.unsqueeze(0))
     return parts.scheduler.evaluate(population, parts.policy, parts.backend, request).returns[0]
 
 
@@ -290,6 +301,35 @@ def test_errors_are_one_line_and_exit_nonzero(cartpole_run, tmp_path, capsys, ar
     assert message in output.err
     assert "episode" not in output.out  # nothing was played
     assert not (tmp_path / "video.avi").exists()
+
+
+def test_any_cell_of_a_qd_archive_replays_its_elite(qd_run, capsys):
+    main([str(qd_run), "--cell", "list"])
+    lines = capsys.readouterr().out.splitlines()
+    rows = [line.split(maxsplit=2) for line in lines[1:]]
+    fitness = [float(row[1]) for row in rows]
+    assert lines[0].split()[:2] == ["cell", "fitness"] and len(rows) > 1
+    assert fitness == sorted(fitness, reverse=True)  # best first
+    cell = int(rows[-1][0])  # the weakest elite: not the run's deployed policy
+    result = watch(qd_run, episodes=2, seed=5, video=False, cell=cell)
+    elite = archive_cell(qd_run, cell)["params"]
+    assert np.array_equal(result.returns, _scheduler_returns(qd_run, elite, 2, 5))
+    assert f"cell {cell}'s elite" in capsys.readouterr().out
+
+
+def test_a_cell_that_cannot_be_replayed_is_refused_in_one_line(qd_run, cartpole_run, capsys):
+    occupied = set(archive_cells(qd_run)["cells"].tolist())
+    empty = next(cell for cell in range(36) if cell not in occupied)
+    cases = [
+        ([str(qd_run), "--cell", str(empty)], "that cell is empty; the occupied cells are"),
+        ([str(qd_run), "--cell", "best"], "--cell: got 'best'; a cell number, or list"),
+        ([str(cartpole_run), "--cell", "0"], "holds no archive (quality diversity"),
+    ]
+    for arguments, message in cases:
+        with pytest.raises(SystemExit):
+            main([*arguments, "--no-video"])
+        error = capsys.readouterr().err
+        assert error.count("\n") == 1 and message in error, error
 
 
 class _FakeWandb(types.ModuleType):
