@@ -203,8 +203,12 @@ def test_es_sends_its_center_once_per_generation(compose, tmp_path):
         # Every step played comes back from the workers (the replay buffer's content and
         # order), the learner's round explores with action noise, and its critics learn.
         ["algo=erl", "env=pendulum", "algo.population_size=4", "algo.learning_starts=100"],
+        # Each episode's descriptor comes back from the workers, so the archive fills the
+        # same cells with the same elites.
+        ["algo=map_elites", "env=cartpole", "algo.behavior=final_obs", "algo.cells=[3]"]
+        + ["algo.bounds=[[-2.5,2.5]]", "algo.population_size=8"],
     ],
-    ids=["sep_cma_es", "erl"],
+    ids=["sep_cma_es", "erl", "map_elites"],
 )
 def test_an_algorithm_on_ray_ends_where_the_serial_scheduler_does(compose, tmp_path, algorithm):
     common = [*algorithm, "env.max_episode_steps=50"]
