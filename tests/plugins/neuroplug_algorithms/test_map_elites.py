@@ -17,7 +17,8 @@ from neuroplug.errors import ConfigError
 from neuroplug.evolution.archive import CVTArchive, GridArchive
 from neuroplug.plot import archive_of, plot_archive
 from neuroplug.testing import check_algorithm_contract
-from neuroplug.testing.resume_check import check_resume_is_exact
+from neuroplug.testing.resume_check import check_resume_is_exact, same
+from neuroplug.training.checkpoint import load_checkpoint
 
 CARTPOLE = [
     "algo=map_elites",
@@ -107,6 +108,30 @@ def test_a_descriptor_of_your_own_runs_through_its_entry_point(compose, tmp_path
     archive = archive_of(tmp_path)
     assert np.asarray(archive["descriptors"]).shape[1] == 2  # cart position and pole angle
     assert len(archive["cells"]) > 1
+
+
+@pytest.mark.parametrize(
+    "algorithm",
+    [
+        ["algo=map_elites", "algo.population_size=16"],
+        ["algo=cma_mae", "algo.emitters=2", "algo.emitter_batch=8"],
+    ],
+    ids=["map_elites", "cma_mae"],
+)
+def test_every_scheduler_fills_the_same_archive(compose, tmp_path, algorithm):
+    # Refilled lanes (5 envs for 16 members) and descriptors gathered however the
+    # schedule played the episodes: the same cells, elites and thresholds.
+    overrides = [*CARTPOLE[1:-1], *algorithm, "run.max_generations=2"]  # its own batch
+    overrides += ["scheduler.max_envs=5", "run.eval_episodes=2", "logger=none"]
+    states = {}
+    for name in ("serial", "threaded", "pipelined"):
+        run_dir = tmp_path / name
+        run_job(compose([*overrides, f"scheduler={name}", f"run.output_dir={run_dir}"]))
+        states[name] = load_checkpoint(run_dir)
+    assert len(states["serial"]["algorithm"]["algorithm"]["archive"]["cells"]) > 1
+    for name in ("threaded", "pipelined"):
+        assert same(states["serial"]["algorithm"], states[name]["algorithm"]), name
+        assert same(states["serial"]["last_eval"], states[name]["last_eval"]), name
 
 
 def test_map_elites_resumes_exactly_with_its_archive(compose, tmp_path):
