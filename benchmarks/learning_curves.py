@@ -191,6 +191,15 @@ EXPERIMENTS: dict[str, Experiment] = {
             "after far longer training (IMPALA, 200M frames)."
         ),
         unit="segment",
+        notes=(
+            "At equal frames (networks_pong.png, training games' mean): at 720k frames the "
+            "Nature CNN's last segment averaged -20.18 and the ResNet's -19.13 (best game -17), "
+            "the ResNet's segments before it -20.3 to -20.8; both evaluations at 654k scored "
+            "-21. One seed and under a quarter of the budget: not yet evidence either way. "
+            "Wall times do not compare (other jobs shared both runs' cores); "
+            "benchmarks/results/networks.md measures the ResNet at 2.7-3.1x the Nature CNN's "
+            "cost per frame, nothing else running."
+        ),
     ),
     "appo_pong": Experiment(
         # The plain command: the pixels preset is Sample Factory's Atari settings (V-trace
@@ -256,24 +265,30 @@ EXPERIMENTS: dict[str, Experiment] = {
     ),
 }
 
-COMPARISONS: dict[str, list[str]] = {
-    "cooperation_halfcheetah": ["td3_halfcheetah", "cem_rl_halfcheetah", "erl_halfcheetah"],
+COMPARISONS: dict[str, tuple[list[str], str]] = {
+    "cooperation_halfcheetah": (
+        ["td3_halfcheetah", "cem_rl_halfcheetah", "erl_halfcheetah"],
+        "eval_return_mean",
+    ),
+    # Training games' mean: the Pong runs evaluate every 5th segment only.
+    "networks_pong": (["ppo_pong", "ppo_pong_impala"], "return_mean"),
 }
-"""Experiments plotted together (``<name>.png``, the deployed policy's return), by name."""
+"""Experiments plotted together (``<name>.png``) and the metric drawn, by name."""
 
 
 def _compare(name: str) -> None:
     """One plot of the experiments in :data:`COMPARISONS` ``name`` that have run."""
     from neuroplug.plot import load_curves, plot_curves
 
+    experiments, metric = COMPARISONS[name]
     dirs = [
         RESULTS / experiment / f"seed{seed}"
-        for experiment in COMPARISONS[name]
+        for experiment in experiments
         for seed in EXPERIMENTS[experiment].seeds
         if (RESULTS / experiment / f"seed{seed}" / "metrics.csv").exists()
     ]
     if dirs:
-        plot_curves(load_curves(dirs), RESULTS / f"{name}.png", "eval_return_mean")
+        plot_curves(load_curves(dirs), RESULTS / f"{name}.png", metric)
 
 
 def _run(name: str, experiment: Experiment, scale: float, resume: bool) -> list[Path]:
@@ -424,7 +439,7 @@ def main() -> None:
         else:
             run_dirs = _run(name, experiment, arguments.scale, arguments.resume)
         _summarise(name, experiment, run_dirs, arguments.scale)
-    for comparison, members in COMPARISONS.items():
+    for comparison, (members, _) in COMPARISONS.items():
         if any(name in members for name in arguments.names or list(EXPERIMENTS)):
             _compare(comparison)
 

@@ -98,7 +98,7 @@ def group_runs(curves: list[Curve]) -> dict[str, list[Curve]]:
     """Label every curve by what tells its group apart, and return the groups by label.
 
     A setting splits runs when runs of the same algorithm and task take different values of
-    it (what differs only because the algorithm differs, such as GA's truncation beside
+    it, each run having one (what differs only because the algorithm differs, such as GA's truncation beside
     ES, is implied by the algorithm's name)."""
     by_identity: dict[tuple[str, ...], list[Curve]] = defaultdict(list)
     for curve in curves:
@@ -107,7 +107,10 @@ def group_runs(curves: list[Curve]) -> dict[str, list[Curve]]:
     for members in by_identity.values():
         keys = {key for curve in members for key in curve.settings if _is_setting(key)}
         for key in keys - set(IDENTITY):
-            if len({curve.settings.get(key) for curve in members}) > 1:
+            # A setting some runs lack came with another version of the config (an older
+            # run's): it tells nothing apart.
+            held = [curve.settings[key] for curve in members if key in curve.settings]
+            if len(held) == len(members) and len(set(held)) > 1:
                 differing.add(key)
     groups: dict[str, list[Curve]] = defaultdict(list)
     for curve in curves:
