@@ -251,12 +251,11 @@ def plot_population(curve: Curve, output: Path) -> Path:
 
 
 def archive_of(run_dir: Path) -> dict | None:
-    """The quality-diversity archive in ``run_dir``'s checkpoint (``algo=map_elites``), or
-    None for a run without one."""
-    from neuroplug.training.checkpoint import load_checkpoint
+    """The quality-diversity archive in ``run_dir``'s checkpoint, or None for a run without
+    one (:func:`neuroplug.training.checkpoint.archive_of`)."""
+    from neuroplug.training import checkpoint
 
-    state = load_checkpoint(run_dir).get("algorithm", {})
-    return (state.get("algorithm") or {}).get("archive") if isinstance(state, dict) else None
+    return checkpoint.archive_of(run_dir)
 
 
 def plot_archive(archive: dict, output: Path, title: str = "") -> Path:

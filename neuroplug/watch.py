@@ -124,7 +124,7 @@ def load_policy(run_dir: Path, which: str = "policy", cell: int | None = None) -
 def archive_cells(run_dir: Path) -> dict[str, np.ndarray]:
     """The occupied cells of ``run_dir``'s quality-diversity archive: ``cells``,
     ``fitness``, ``descriptors`` and ``params`` (rows in the same order)."""
-    from neuroplug.plot import archive_of
+    from neuroplug.training.checkpoint import archive_of
 
     try:
         archive = archive_of(Path(run_dir))
@@ -135,7 +135,22 @@ def archive_cells(run_dir: Path) -> dict[str, np.ndarray]:
             f"--cell: {run_dir} holds no archive (quality diversity: algo=map_elites, "
             "cma_mae, pga_me)"
         )
+    if "params" not in archive:  # a compact archive: its elites are seed chains
+        archive = _rebuilt_archive(Path(run_dir))
     return {key: archive[key] for key in ("cells", "fitness", "descriptors", "params")}
+
+
+def _rebuilt_archive(run_dir: Path) -> dict[str, Any]:
+    """A compact archive with its elites' weights: the run's algorithm, rebuilt from its
+    config, replays the seed chains as a resume would."""
+    from neuroplug.experiment import Experiment
+    from neuroplug.training.checkpoint import load_checkpoint
+    from neuroplug.training.components import build_components
+
+    state = load_checkpoint(run_dir)
+    algorithm = build_components(Experiment.from_yaml(state["config"])).algorithm
+    algorithm.load_state_dict(state["algorithm"])
+    return algorithm.archive.state_dict()
 
 
 def archive_cell(run_dir: Path, cell: int) -> dict[str, Any]:

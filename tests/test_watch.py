@@ -317,6 +317,18 @@ def test_any_cell_of_a_qd_archive_replays_its_elite(qd_run, capsys):
     assert f"cell {cell}'s elite" in capsys.readouterr().out
 
 
+def test_a_cell_of_a_compact_archive_replays_from_its_seed_chain(compose, tmp_path):
+    overrides = ["algo=map_elites", "algo.behavior=descriptors:cart_and_pole"]
+    overrides += ["algo.variation=gaussian", "algo.cells=[6]", "algo.bounds=[[-2.5,2.5]]"]
+    overrides += ["algo.population_size=16", "env.max_episode_steps=60", "net.hidden_sizes=[8]"]
+    run_dir = _train(compose, tmp_path, [*overrides, "run.max_generations=2"])
+    cells = archive_cells(run_dir)  # rebuilt: the checkpoint holds seed chains
+    cell = int(cells["cells"][-1])
+    result = watch(run_dir, episodes=2, seed=5, video=False, cell=cell)
+    elite = archive_cell(run_dir, cell)["params"]
+    assert np.array_equal(result.returns, _scheduler_returns(run_dir, elite, 2, 5))
+
+
 def test_a_cell_that_cannot_be_replayed_is_refused_in_one_line(qd_run, cartpole_run, capsys):
     occupied = set(archive_cells(qd_run)["cells"].tolist())
     empty = next(cell for cell in range(36) if cell not in occupied)

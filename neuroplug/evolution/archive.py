@@ -17,6 +17,7 @@ cells only.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -47,6 +48,9 @@ class Archive:
         self.fitness = np.full(cells, -np.inf)
         self.descriptors = np.zeros((cells, len(self.bounds)))
         self.params = torch.zeros(cells, num_params)
+        self.genomes: list[list[int] | None] | None = None
+        """Each cell's elite as a seed chain, where the algorithm describes its members so
+        (MAP-Elites' Gaussian variation): a compact checkpoint keeps these, not weights."""
 
     def index(self, descriptors: np.ndarray) -> np.ndarray:
         """The cell of each descriptor ``(n, d)``."""
@@ -57,10 +61,17 @@ class Archive:
         """Indices of the cells that hold an elite."""
         return np.flatnonzero(np.isfinite(self.fitness))
 
-    def add(self, params: torch.Tensor, fitness: np.ndarray, descriptors: np.ndarray) -> dict:
-        """Offer members ``(n, D)`` with their fitness and descriptors: each takes its cell
-        if the cell is empty or holds a worse elite (the best of the batch per cell).
-        Returns how many filled new cells and how many improved occupied ones."""
+    def add(
+        self,
+        params: torch.Tensor,
+        fitness: np.ndarray,
+        descriptors: np.ndarray,
+        genomes: list[list[int]] | None = None,
+    ) -> dict:
+        """Offer members ``(n, D)`` with their fitness and descriptors (and, optionally,
+        their seed chains): each takes its cell if the cell is empty or holds a worse elite
+        (the best of the batch per cell). Returns how many filled new cells and how many
+        improved occupied ones."""
         cells = self.index(descriptors)
         order = np.argsort(-fitness, kind="stable")  # the batch's best first per cell
         _, first = np.unique(cells[order], return_index=True)
@@ -72,6 +83,11 @@ class Archive:
         self.fitness[targets] = fitness[winners]
         self.descriptors[targets] = descriptors[winners]
         self.params[torch.from_numpy(targets)] = params[torch.from_numpy(winners)].float()
+        if genomes is not None:
+            if self.genomes is None:
+                self.genomes = [None] * self.cells
+            for winner, target in zip(winners.tolist(), targets.tolist(), strict=True):
+                self.genomes[target] = list(genomes[winner])
         return {"new_cells": new, "improved_cells": len(targets) - new}
 
     def metrics(self, qd_offset: float) -> dict[str, float]:
@@ -88,24 +104,44 @@ class Archive:
         """The cell of the best elite (the archive must hold one)."""
         return int(np.argmax(self.fitness))
 
-    def state_dict(self) -> dict[str, Any]:
-        """The occupied cells: their indices, fitness, descriptors and elites."""
+    def state_dict(self, compact: bool = False) -> dict[str, Any]:
+        """The occupied cells: their indices, fitness, descriptors and elites (``compact``:
+        the elites' seed chains instead of their weights)."""
         cells = self.occupied
-        return {
+        state = {
             "cells": cells,
             "fitness": self.fitness[cells],
             "descriptors": self.descriptors[cells],
-            "params": self.params[torch.from_numpy(cells)].clone(),
             "bounds": self.bounds.copy(),
             "size": self.cells,
         }
+        if compact:
+            state["genomes"] = [list(self.genomes[cell]) for cell in cells.tolist()]
+        else:
+            state["params"] = self.params[torch.from_numpy(cells)].clone()
+        return state
 
-    def load_state_dict(self, state: dict[str, Any]) -> None:
-        """Restore :meth:`state_dict` into an empty archive of the same shape."""
+    def load_state_dict(
+        self,
+        state: dict[str, Any],
+        build: Callable[[list[list[int]]], torch.Tensor] | None = None,
+    ) -> None:
+        """Restore :meth:`state_dict` into an empty archive of the same shape; a compact
+        one's weights are ``build(genomes)``."""
         cells = np.asarray(state["cells"], dtype=np.int64)
         self.fitness[cells] = state["fitness"]
         self.descriptors[cells] = state["descriptors"]
-        self.params[torch.from_numpy(cells)] = state["params"]
+        if "genomes" in state:
+            genomes = [[int(seed) for seed in chain] for chain in state["genomes"]]
+            self.genomes = [None] * self.cells
+            for cell, chain in zip(cells.tolist(), genomes, strict=True):
+                self.genomes[cell] = chain
+            if build is None:
+                raise ValueError("a compact archive (seed chains) needs build() to load")
+            params = build(genomes) if genomes else torch.zeros(0, self.params.shape[1])
+        else:
+            params = state["params"]
+        self.params[torch.from_numpy(cells)] = params
 
 
 class GridArchive(Archive):
@@ -115,9 +151,9 @@ class GridArchive(Archive):
         super().__init__(math.prod(shape), num_params, bounds)
         self.shape = tuple(int(size) for size in shape)
 
-    def state_dict(self) -> dict[str, Any]:
+    def state_dict(self, compact: bool = False) -> dict[str, Any]:
         """The occupied cells and the grid's shape (for a heat map)."""
-        return {**super().state_dict(), "shape": np.asarray(self.shape)}
+        return {**super().state_dict(compact), "shape": np.asarray(self.shape)}
 
     def index(self, descriptors: np.ndarray) -> np.ndarray:
         low, high = self.bounds[:, 0], self.bounds[:, 1]
@@ -156,13 +192,17 @@ class CVTArchive(Archive):
         points = torch.from_numpy(np.asarray(descriptors, dtype=np.float64))
         return torch.cdist(points, self.centroids).argmin(dim=1).numpy()
 
-    def state_dict(self) -> dict[str, Any]:
+    def state_dict(self, compact: bool = False) -> dict[str, Any]:
         """The occupied cells and the centroids (the cells' geometry travels with them)."""
-        return {**super().state_dict(), "centroids": self.centroids.clone()}
+        return {**super().state_dict(compact), "centroids": self.centroids.clone()}
 
-    def load_state_dict(self, state: dict[str, Any]) -> None:
+    def load_state_dict(
+        self,
+        state: dict[str, Any],
+        build: Callable[[list[list[int]]], torch.Tensor] | None = None,
+    ) -> None:
         self.centroids = state["centroids"].clone()
-        super().load_state_dict(state)
+        super().load_state_dict(state, build)
 
 
 def iso_line_offspring(

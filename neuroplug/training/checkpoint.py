@@ -213,3 +213,11 @@ def load_checkpoint(run_dir: Path) -> dict[str, Any]:
         f"run.resume: no usable checkpoint in {folder} ({'; '.join(problems)}); "
         "point run.resume at a run's output dir"
     )
+
+
+def archive_of(run_dir: Path) -> dict | None:
+    """The quality-diversity archive in ``run_dir``'s checkpoint (``algo=map_elites``,
+    ``cma_mae``, ``pga_me``: ``state_dict`` of :class:`neuroplug.evolution.archive.Archive`),
+    or None for a run without one."""
+    state = load_checkpoint(run_dir).get("algorithm", {})
+    return (state.get("algorithm") or {}).get("archive") if isinstance(state, dict) else None

@@ -27,7 +27,6 @@ one more than the paper's "top 9 plus the elite" when the elite is not among the
 
 from __future__ import annotations
 
-from collections import defaultdict
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -37,10 +36,9 @@ import torch
 from neuroplug.api import AlgorithmContext, EvaluationResult
 from neuroplug.evolution import EvolutionAlgorithm
 from neuroplug.population import BaseOrigin, Population
+from neuroplug_algorithms import seed_chains
 from neuroplug_algorithms.ga_config import GAConfig
-
-Chain = list[int]
-"""A genome: the init seed, then the seed of every mutation since."""
+from neuroplug_algorithms.seed_chains import Chain
 
 
 @dataclass
@@ -155,33 +153,9 @@ class DeepGA(EvolutionAlgorithm):
     def build(self, chains: list[Chain]) -> torch.Tensor:
         """The ``(n, D)`` weights of genomes, replayed seed by seed as the generations built
         them (so bit-identical), each prefix that several genomes share once."""
-        weights = torch.empty(len(chains), self.num_params)
-        # Depth first over the tree of shared prefixes: (weights after `depth` seeds, genomes).
-        pending: list[tuple[torch.Tensor | None, list[int], int]] = [
-            (None, list(range(len(chains))), 0)
-        ]
-        while pending:
-            prefix, genomes, depth = pending.pop()
-            branches: dict[int, list[int]] = defaultdict(list)
-            for genome in genomes:
-                if len(chains[genome]) == depth:
-                    weights[genome] = prefix
-                else:
-                    branches[chains[genome][depth]].append(genome)
-            for seed, branch in branches.items():
-                child = self.fresh_params(seed) if prefix is None else self._mutate(prefix, seed)
-                pending.append((child, branch, depth + 1))
-        return weights
-
-    def _mutate(self, params: torch.Tensor, seed: int) -> torch.Tensor:
-        """``params + sigma * eps(seed)``, by the code path that materialises children."""
-        child = Population(
-            bases=params.unsqueeze(0),
-            base_index=torch.zeros(1, dtype=torch.int64),
-            scale=torch.tensor([self.config.sigma], dtype=torch.float32),
-            seed=torch.tensor([seed], dtype=torch.int64),
+        return seed_chains.build(
+            chains, self.num_params, self.fresh_params, lambda depth: self.config.sigma
         )
-        return child.materialize(device="cpu")[0]
 
     def policy_params(self) -> torch.Tensor:
         return (self.parents[0] if self.parent_chains else self.best_params).clone()

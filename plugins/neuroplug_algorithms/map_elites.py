@@ -13,10 +13,16 @@ Interspecies Correlation", GECCO::
         evaluate them -> fitness f, descriptor b (the behavior, averaged over episodes)
         each offspring takes cell(b) if it is empty or its elite's fitness is below f
 
+    variation=gaussian instead (the deep GA's mutation, one parent):
+        generation 0:  x = init(s_0) + init_sigma eps(s_1)         chain [s_0, s_1]
+        later:         x' = x_i + sigma eps(s)                      chain of x_i + [s]
+
 The archive is the result: the run deploys its best elite; ``algo/qd_score``,
 ``algo/coverage`` and ``algo/archive_best`` are logged every generation and the checkpoint
-holds every occupied cell (:mod:`neuroplug.evolution.archive`). The offspring are one
-population, so they act in one batched forward, alive members only, on any scheduler.
+holds every occupied cell (:mod:`neuroplug.evolution.archive`): with ``gaussian``
+variation as seed chains (the deep GA's compact encoding, replayed bit-identically on
+resume), else as weights. The offspring are one population, so they act in one batched
+forward, alive members only, on any scheduler.
 """
 
 from __future__ import annotations
@@ -31,7 +37,9 @@ from neuroplug.evolution import EvolutionAlgorithm
 from neuroplug.evolution.archive import build_archive, iso_line_offspring
 from neuroplug.evolution.initial import perturbed_fresh_members
 from neuroplug.population import Population
+from neuroplug_algorithms import seed_chains
 from neuroplug_algorithms.map_elites_config import MAPElitesConfig
+from neuroplug_algorithms.seed_chains import Chain
 
 
 class MAPElites(EvolutionAlgorithm):
@@ -42,7 +50,10 @@ class MAPElites(EvolutionAlgorithm):
     def __init__(self, config: MAPElitesConfig, context: AlgorithmContext) -> None:
         super().__init__(config, context)
         self.archive = build_archive(config, context)
-        self._offspring: torch.Tensor | None = None
+        self.compact = config.variation == "gaussian"
+        # Compact: the best elite is rebuilt from its chain on load, like every other.
+        self.checkpoints_best_params = not self.compact
+        self._chains: list[Chain] | None = None
 
     def behavior(self) -> str | None:
         return self.config.behavior
@@ -50,6 +61,8 @@ class MAPElites(EvolutionAlgorithm):
     def _ask(self) -> Population:
         config, occupied = self.config, self.archive.occupied
         size = config.population_size
+        if self.compact:
+            return self._gaussian_offspring(size, occupied)
         if len(occupied) == 0:
             first = perturbed_fresh_members(
                 self.context, self.draw_seeds(size), config.init_sigma, self.rng
@@ -60,6 +73,43 @@ class MAPElites(EvolutionAlgorithm):
         )
         return Population.dense(offspring)
 
+    def _gaussian_offspring(self, size: int, occupied: np.ndarray) -> Population:
+        """Parents (fresh draws at first, then uniform elites) plus ``scale * eps(seed)``,
+        as a Population of bases and seeds; their chains are remembered for the archive."""
+        if len(occupied) == 0:
+            starts, seeds = self.draw_seeds(size), self.draw_seeds(size)
+            bases = torch.stack([self.fresh_params(int(seed)) for seed in starts.tolist()])
+            index, scale = torch.arange(size), self.config.init_sigma
+            self._chains = [[a, b] for a, b in zip(starts.tolist(), seeds.tolist(), strict=True)]
+        else:
+            parents = occupied[self.rng.integers(0, len(occupied), size=size)]
+            unique, inverse = np.unique(parents, return_inverse=True)
+            seeds = self.draw_seeds(size)
+            bases = self.archive.params[torch.from_numpy(unique)]
+            index, scale = torch.from_numpy(inverse.astype(np.int64)), self.config.sigma
+            genomes = self.archive.genomes
+            self._chains = [
+                genomes[parent] + [seed]
+                for parent, seed in zip(parents.tolist(), seeds.tolist(), strict=True)
+            ]
+        return Population(
+            bases=bases,
+            base_index=index,
+            scale=torch.full((size,), float(scale)),
+            seed=seeds,
+        )
+
+    def build(self, chains: list[Chain]) -> torch.Tensor:
+        """Weights of seed chains: ``init(s_0)``, then ``init_sigma`` for the first
+        mutation and ``sigma`` for every later one."""
+        config = self.config
+        return seed_chains.build(
+            chains,
+            self.num_params,
+            self.fresh_params,
+            lambda depth: config.init_sigma if depth == 1 else config.sigma,
+        )
+
     def _tell(
         self, population: Population, fitness: np.ndarray, result: EvaluationResult
     ) -> dict[str, float]:
@@ -69,7 +119,7 @@ class MAPElites(EvolutionAlgorithm):
             )
         descriptors = result.behaviors.reshape(*result.behaviors.shape[:2], -1).mean(axis=1)
         members = population.materialize(device="cpu")
-        added = self.archive.add(members, fitness, descriptors)
+        added = self.archive.add(members, fitness, descriptors, self._chains)
         self.best_params = self.archive.params[self.archive.best()].clone()
         return {**self.archive.metrics(self.config.qd_offset), **added}
 
@@ -77,7 +127,9 @@ class MAPElites(EvolutionAlgorithm):
         return self.best_params.clone()
 
     def _state(self) -> dict[str, Any]:
-        return {"archive": self.archive.state_dict()}
+        return {"archive": self.archive.state_dict(compact=self.compact)}
 
     def _load_state(self, state: dict[str, Any]) -> None:
-        self.archive.load_state_dict(state["archive"])
+        self.archive.load_state_dict(state["archive"], self.build)
+        if self.compact and len(self.archive.occupied):
+            self.best_params = self.archive.params[self.archive.best()].clone()

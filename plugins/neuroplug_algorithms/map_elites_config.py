@@ -8,6 +8,9 @@ from dataclasses import dataclass
 from neuroplug.archive_config import ArchiveConfig
 from neuroplug.errors import require
 
+VARIATIONS = ("iso_line", "gaussian")
+"""The offspring operators ``algo.variation`` names."""
+
 
 @dataclass
 class MAPElitesConfig(ArchiveConfig):
@@ -21,9 +24,22 @@ class MAPElitesConfig(ArchiveConfig):
     """Std of the isotropic Gaussian added to a parent (Iso+LineDD's sigma_iso)."""
     line_sigma: float = 0.05
     """Std of the step along the line to a second elite (Iso+LineDD's sigma_line)."""
+    variation: str = "iso_line"
+    """``iso_line`` (Iso+LineDD), or ``gaussian``: a parent plus ``sigma * eps(seed)``
+    (the deep GA's mutation), each elite kept as its seed chain, so the checkpoint holds
+    seeds, not weights, and members travel to Ray workers as seeds."""
+    sigma: float = 0.02
+    """``gaussian`` variation's mutation std."""
 
     def __post_init__(self) -> None:
         super().__post_init__()
+        require(
+            self.variation in VARIATIONS,
+            "algo.variation",
+            f"got {self.variation!r}",
+            " or ".join(VARIATIONS),
+        )
+        require(self.sigma > 0, "algo.sigma", f"got {self.sigma}", "a float > 0")
         for name in ("iso_sigma", "line_sigma"):
             value = getattr(self, name)
             require(value >= 0, f"algo.{name}", f"got {value}", "a float >= 0")

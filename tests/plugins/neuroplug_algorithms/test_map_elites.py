@@ -16,6 +16,7 @@ from neuroplug.app import run_job
 from neuroplug.errors import ConfigError
 from neuroplug.evolution.archive import CVTArchive, GridArchive
 from neuroplug.plot import archive_of, plot_archive
+from neuroplug.population import Population
 from neuroplug.testing import check_algorithm_contract
 from neuroplug.testing.resume_check import check_resume_is_exact, same
 from neuroplug.training.checkpoint import load_checkpoint
@@ -139,6 +140,48 @@ def test_map_elites_resumes_exactly_with_its_archive(compose, tmp_path):
     assert len(left["algorithm"]["algorithm"]["archive"]["cells"]) > 1
 
 
+GAUSSIAN = [*CARTPOLE, "algo.variation=gaussian", "algo.sigma=0.05", "algo.cells=[32]"]
+
+
+def test_gaussian_variation_checkpoints_seed_chains_and_resumes_exactly(compose, tmp_path):
+    left, _ = check_resume_is_exact(compose, GAUSSIAN, tmp_path, generations=4, stop_at=2)
+    archive = left["algorithm"]["algorithm"]["archive"]
+    assert "params" not in archive and "best_params" not in left["algorithm"]
+    chains = archive["genomes"]
+    assert len(chains) == len(archive["cells"]) > 1
+    # Every chain: an init seed, the first generation's spread, one seed per mutation.
+    assert all(2 <= len(chain) <= 5 for chain in chains)  # 4 generations
+    assert max(len(chain) for chain in chains) > 2  # offspring of elites took cells
+
+
+def test_a_chain_rebuilds_the_elite_it_names(compose, tmp_path):
+    from neuroplug.experiment import Experiment
+    from neuroplug.training.components import build_components
+
+    config = compose([*GAUSSIAN, "run.max_generations=3", "logger=none"])
+    config.run.output_dir = str(tmp_path)
+    run_job(config)
+    state = load_checkpoint(tmp_path)
+    algorithm = build_components(Experiment.from_yaml(state["config"])).algorithm
+    algorithm.load_state_dict(state["algorithm"])
+    archive = algorithm.archive
+    cells = archive.occupied
+    # Rebuilt from the chains, the elites are the weights the run evaluated: replaying a
+    # chain by hand, init then mutations, lands on the same tensor bit for bit.
+    cell = int(cells[np.argmax([len(archive.genomes[c]) for c in cells])])
+    chain = archive.genomes[cell]
+    weights = algorithm.fresh_params(chain[0])
+    for depth, seed in enumerate(chain[1:], start=1):
+        scale = algorithm.config.init_sigma if depth == 1 else algorithm.config.sigma
+        noise = Population(
+            bases=torch.zeros(1, len(weights)), base_index=torch.zeros(1, dtype=torch.int64),
+            scale=torch.ones(1), seed=torch.tensor([seed]),
+        ).materialize(device="cpu")[0]  # fmt: skip
+        weights = weights + scale * noise
+    assert torch.allclose(archive.params[cell], weights, atol=1e-6)
+    assert not torch.equal(archive.params[cell], algorithm.fresh_params(chain[0]))
+
+
 @pytest.mark.parametrize(
     ("overrides", "field", "says"),
     [
@@ -150,6 +193,7 @@ def test_map_elites_resumes_exactly_with_its_archive(compose, tmp_path):
             "GiB",
         ),
         (["algo.bounds=[[0,1],[0,1]]"], "algo.bounds", "4-dimensional"),
+        (["algo.variation=cross"], "algo.variation", "iso_line or gaussian"),
     ],
 )
 def test_bad_input_is_refused_before_training_naming_the_field(

@@ -207,8 +207,11 @@ def test_es_sends_its_center_once_per_generation(compose, tmp_path):
         # same cells with the same elites.
         ["algo=map_elites", "env=cartpole", "algo.behavior=final_obs", "algo.cells=[3]"]
         + ["algo.bounds=[[-2.5,2.5]]", "algo.population_size=8"],
+        # Offspring travel as parents and seeds, and the archive keeps seed chains.
+        ["algo=map_elites", "env=cartpole", "algo.behavior=final_obs", "algo.cells=[3]"]
+        + ["algo.bounds=[[-2.5,2.5]]", "algo.population_size=8", "algo.variation=gaussian"],
     ],
-    ids=["sep_cma_es", "erl", "map_elites"],
+    ids=["sep_cma_es", "erl", "map_elites", "map_elites_gaussian"],
 )
 def test_an_algorithm_on_ray_ends_where_the_serial_scheduler_does(compose, tmp_path, algorithm):
     common = [*algorithm, "env.max_episode_steps=50"]
