@@ -42,10 +42,19 @@ NETWORKS = {
         "algo.learning_starts=200",
         "algo.batch_size=16",
     ],
+    "map_elites": [
+        "algo=map_elites",
+        "algo.variation=gaussian",
+        "algo.behavior=final_obs",
+        "algo.cells=[4]",
+        "algo.bounds=[[-2.5,2.5]]",
+        "net.hidden_sizes=[16]",
+    ],
 }
 """ES with the layer table's MLP and with a torch.nn.Module that exists only in the tests;
 CMA-ES, whose state is a covariance matrix, paths and a step size; CEM-RL, whose state
-holds a replay buffer, critics and their optimiser beside the distribution."""
+holds a replay buffer, critics and their optimiser beside the distribution; MAP-Elites,
+whose archive is checkpointed as seed chains and rebuilt on resume."""
 SUPPORT = Path(__file__).resolve().parents[1] / "support"
 ENVIRONMENT = {**os.environ, "PYTHONPATH": str(SUPPORT)}
 
