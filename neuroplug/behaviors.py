@@ -217,7 +217,8 @@ def resolve(name: str, env: EnvSpec) -> Behavior:
     fitting = [other for other in BEHAVIORS[1:] if isinstance(_candidate(other, env), Behavior)]
     if default in fitting:
         fitting.insert(0, "auto")
-    allowed = ", ".join(fitting) if fitting else f"none: {env.task_id} has no BC here"
+    own = "module:function, a descriptor of your own (docs/algorithms/quality-diversity.md)"
+    allowed = ", ".join([*fitting, own]) if fitting else f"{own}: {env.task_id} has no built-in one"
     via = f"auto means {concrete} for {env.family} envs; " if name == "auto" and concrete else ""
     raise ConfigError(_FIELD, via + found, allowed)
 
