@@ -201,6 +201,26 @@ EXPERIMENTS: dict[str, Experiment] = {
             "cost per frame, nothing else running."
         ),
     ),
+    "ppo_pong_impala_bf16": Experiment(
+        # ppo_pong_impala with the encoder trained in bfloat16 under autocast: 0.61x the
+        # float32 update's time on an AMX Xeon (8k frames, other jobs running), so the
+        # ResNet's 3M frames fit in about two hours of two cores.
+        overrides=[
+            "algo=ppo",
+            "env=pong",
+            "net.type=impala",
+            "algo.encoder_precision=bfloat16",
+            "run.eval_interval=5",
+            "run.eval_episodes=3",
+        ],
+        max_frames=3_000_000,
+        seeds=[0],
+        published=(
+            "ppo_pong (the Nature CNN in float32) and ppo_pong_impala (the ResNet in float32) "
+            "at equal frames: networks_pong.png."
+        ),
+        unit="segment",
+    ),
     "appo_pong": Experiment(
         # The plain command: the pixels preset is Sample Factory's Atari settings (V-trace
         # off, GAE, a queue of two rollouts), with envs stepping beside the learner.
@@ -271,7 +291,7 @@ COMPARISONS: dict[str, tuple[list[str], str]] = {
         "eval_return_mean",
     ),
     # Training games' mean: the Pong runs evaluate every 5th segment only.
-    "networks_pong": (["ppo_pong", "ppo_pong_impala"], "return_mean"),
+    "networks_pong": (["ppo_pong", "ppo_pong_impala", "ppo_pong_impala_bf16"], "return_mean"),
 }
 """Experiments plotted together (``<name>.png``) and the metric drawn, by name."""
 
