@@ -281,7 +281,16 @@ EXPERIMENTS: dict[str, Experiment] = {
             "Khadka & Tumer (2018) report ERL (DDPG) on HalfCheetah-v2 over 2M+ steps; here "
             "with TD3, the first 100k steps, beside td3 and cem_rl at equal frames."
         ),
-        notes=COOPERATION_NOTE,
+        notes=(
+            COOPERATION_NOTE
+            + " Run on 2026-11-28 (Xeon, family 6 model 207) beside a Pong run, before ERL "
+            "deployed its learner: the eval column is the population's champion, which the "
+            "learner joined only at the 10th generation (sync_period), while the learner's "
+            "exploring episodes (algo/learner_return in metrics.csv) returned -880 at 22k, "
+            "1,170 at 55k, 2,545 at 77k and 3,429 at 110k frames: TD3 alone evaluated 3,323 "
+            "at 69k and 4,933 at 100k. Against the run before the init_sigma fix (critic "
+            "loss 1e7, the learner never above -150), the critics stayed at a loss of 3-13."
+        ),
     ),
 }
 

@@ -77,6 +77,19 @@ def test_a_generation_is_the_population_without_noise_then_the_learner_exploring
     assert erl.generation == 1 and len(erl.buffer) == 5 * 4 + 4
 
 
+def test_the_learner_is_deployed_when_its_episode_beats_every_member():
+    erl = _algorithm(population_size=4, learning_starts=10**6)
+    members = erl.population.clone()
+    erl.tell(None, _result([1.0, 5.0, 3.0, 2.0]))
+    erl.tell(None, _result([4.0]))  # below the best member's 5: the member stays deployed
+    assert torch.equal(erl.policy_params(), members[1])
+    learner = erl.learner.params.detach()[0].clone()
+    erl.tell(None, _result([1.0, 2.0, 3.0, 2.0]))
+    erl.tell(None, _result([9.0]))  # above them all
+    assert torch.equal(erl.policy_params(), learner)
+    assert torch.equal(erl.best_params, learner)
+
+
 def test_the_learner_replaces_an_offspring_every_sync_period():
     erl = _algorithm(population_size=4, sync_period=2, learning_starts=10**6)
     for generation in range(2):
