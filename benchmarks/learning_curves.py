@@ -220,6 +220,14 @@ EXPERIMENTS: dict[str, Experiment] = {
             "at equal frames: networks_pong.png."
         ),
         unit="segment",
+        notes=(
+            "At equal frames (networks_pong.png, training games' mean): the ResNet went from "
+            "-20.8 to -19.4 at 720k, -11.4 at 982k (evaluation 0.0) and +3.0 at 1.24M, where "
+            "the Nature CNN (ppo_pong, float32, an AMD EPYC) was at -20.2, -20.2 (evaluation "
+            "-21) and -20.5; the Nature CNN ended its 3M frames at -18.7. One seed, stopped "
+            "at the session's end (2026-11-28, Xeon family 6 model 207, 220-340 "
+            "frames/s; other jobs shared its cores for much of the run)."
+        ),
     ),
     "appo_pong": Experiment(
         # The plain command: the pixels preset is Sample Factory's Atari settings (V-trace
