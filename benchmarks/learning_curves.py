@@ -300,6 +300,39 @@ EXPERIMENTS: dict[str, Experiment] = {
             "loss 1e7, the learner never above -150), the critics stayed at a loss of 3-13."
         ),
     ),
+    # The same three on Hopper, where an episode ends when the hopper falls: the task on
+    # which the CEM-RL and ERL papers report cooperation paying most against TD3 alone.
+    "td3_hopper": Experiment(
+        overrides=["algo=td3", "env=hopper", "run.eval_interval=1", "run.eval_episodes=5"],
+        max_frames=100_000,
+        seeds=[0],
+        published=(
+            "Fujimoto et al. (2018) and CleanRL's td3_continuous_action.py report Hopper "
+            "after 1M steps; this is the first tenth, beside cem_rl and erl at equal frames."
+        ),
+        unit="segment",
+        notes=COOPERATION_NOTE,
+    ),
+    "cem_rl_hopper": Experiment(
+        overrides=["algo=cem_rl", "env=hopper", "run.eval_interval=1", "run.eval_episodes=5"],
+        max_frames=100_000,
+        seeds=[0],
+        published=(
+            "Pourchot & Sigaud (2019) report CEM-TD3 on Hopper-v2 after 1M steps; this is "
+            "the first tenth, beside td3 and erl at equal frames."
+        ),
+        notes=COOPERATION_NOTE,
+    ),
+    "erl_hopper": Experiment(
+        overrides=["algo=erl", "env=hopper", "run.eval_interval=1", "run.eval_episodes=5"],
+        max_frames=100_000,
+        seeds=[0],
+        published=(
+            "Khadka & Tumer (2018) report ERL (DDPG) on Hopper-v2 over 1M+ steps; here with "
+            "TD3, the first 100k steps, beside td3 and cem_rl at equal frames."
+        ),
+        notes=COOPERATION_NOTE,
+    ),
 }
 
 COMPARISONS: dict[str, tuple[list[str], str]] = {
@@ -307,6 +340,7 @@ COMPARISONS: dict[str, tuple[list[str], str]] = {
         ["td3_halfcheetah", "cem_rl_halfcheetah", "erl_halfcheetah"],
         "eval_return_mean",
     ),
+    "cooperation_hopper": (["td3_hopper", "cem_rl_hopper", "erl_hopper"], "eval_return_mean"),
     # Training games' mean: the Pong runs evaluate every 5th segment only.
     "networks_pong": (["ppo_pong", "ppo_pong_impala", "ppo_pong_impala_bf16"], "return_mean"),
 }

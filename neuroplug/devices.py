@@ -12,6 +12,12 @@ waits for all its threads and each wait is a time slice another process holds
 (``benchmarks/results/threads.md`` measures every setting, quiet and loaded). The
 population forwards give the same bits at 1 and 2 threads
 (``tests/test_devices.py``), so switching does not change an evolution run's results.
+
+Denormals: every process of a run flushes floats below 1.2e-38 to zero
+(:func:`flush_denormals`). Adam's second moments of parameters whose gradient stays zero (a
+dead ReLU's weights) decay through that range for thousands of steps, and x86 CPUs take
+about a hundred cycles per denormal operand: a DQN's fused Adam step on CartPole took 8x its
+time (1.35 ms against 0.16 ms for 67k parameters, half of them denormal, on an AMX Xeon).
 """
 
 from __future__ import annotations
@@ -110,6 +116,16 @@ def available_memory_bytes() -> int | None:
     except OSError:
         pass
     return None
+
+
+def flush_denormals() -> None:
+    """Flush denormal floats to zero in this process's CPU arithmetic (PyTorch's threads
+    included): a value below 1.2e-38 in a network, a gradient or an optimizer's state is
+    zero to every result a run reports, and computing with it costs x86 CPUs about 100
+    cycles an operand. Every process that computes a run's numbers calls it (the run's own,
+    Ray's evaluators and samplers), so they all give the same bits. A no-op where the CPU
+    has no such mode."""
+    torch.set_flush_denormal(True)
 
 
 def available_env_threads(requested: int) -> int:

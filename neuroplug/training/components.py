@@ -25,7 +25,7 @@ from neuroplug.api import (
 from neuroplug.behaviors import resolve as resolve_behavior
 from neuroplug.config.schema import EnvConfig, NetConfig
 from neuroplug.config.typed import to_dataclass
-from neuroplug.devices import TorchThreads
+from neuroplug.devices import TorchThreads, flush_denormals
 from neuroplug.envs.make import make_spec
 from neuroplug.envs.spec import EnvSpec
 from neuroplug.errors import ConfigError, require
@@ -117,6 +117,7 @@ def build_components(config: Experiment) -> Components:
     components' config is ``config`` with the defaults that depend on the task decided
     (``net.vbn``), so a checkpoint's record rebuilds the same network."""
     check_virtual_batch_norm(config)
+    flush_denormals()
     env = make_spec(config.env)
     config, network_note = _decide_virtual_batch_norm(config, env)
     network = build_network(config.net, env)

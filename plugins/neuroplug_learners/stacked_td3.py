@@ -16,7 +16,6 @@ import math
 from typing import Any
 
 import torch
-import torch.nn.functional as F
 
 from neuroplug.envs.spec import EnvSpec
 from neuroplug.nets.network import Network
@@ -111,13 +110,12 @@ class StackedTD3:
             future = self.target_critic(batch["next_observations"], following).min(dim=0).values
             continues = 1.0 - batch["terminated"].float()
             targets = batch["rewards"] + self.gamma * continues * future
-        values = self.critic(batch["observations"], batch["unit_actions"])
-        loss = F.mse_loss(values, targets.expand_as(values), reduction="none").mean(1).sum()
-        self.critic_optimizer.zero_grad(set_to_none=True)
-        loss.backward()
+        loss = self.critic.regression_gradient(
+            batch["observations"], batch["unit_actions"], targets
+        )
         self.critic_optimizer.step()
         soft_update(self.target_critic, self.critic, self.tau)
-        return float(loss.detach())
+        return loss
 
     def actor_step(
         self,

@@ -34,6 +34,7 @@ import numpy as np
 import torch
 
 from neuroplug.api import SamplerRequest
+from neuroplug.devices import flush_denormals
 from neuroplug.rl.acting import Acting
 from neuroplug.rl.sampler import Episodes, Rollout
 from neuroplug.rl.shards import ShardedSampler, ShardLayout, ShardSampling
@@ -66,6 +67,7 @@ class ShardActor:
         self, request: SamplerRequest, layout: ShardLayout, shards: list[int], threads: int
     ) -> None:
         torch.set_num_threads(max(1, threads))
+        flush_denormals()  # as the run's own process computes
         self.sampling = ShardSampling(request, layout, shards)
         self._acting_key: int | None = None
         self._acting: Acting | None = None

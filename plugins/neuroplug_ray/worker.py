@@ -17,6 +17,7 @@ import torch
 
 from neuroplug import registry
 from neuroplug.api import BackendConfig, EvaluationRequest
+from neuroplug.devices import flush_denormals
 from neuroplug.engine.lockstep import LockstepEvaluation, PoolCache
 from neuroplug.envs.spec import EnvSpec
 from neuroplug.episodes import LedgerShard
@@ -45,6 +46,7 @@ class Evaluator:
     def __init__(self, settings: EvaluatorSettings) -> None:
         self.settings = settings
         torch.set_num_threads(max(1, settings.torch_threads))
+        flush_denormals()  # as the run's own process computes
         backend_class = registry.load("backends", settings.backend.name)
         self.backend = backend_class(settings.backend, settings.network)
         self.policy = Policy(settings.network, settings.env, settings.normalize_observations)

@@ -132,6 +132,8 @@ def test_the_written_out_step_computes_autograds_loss_and_gradient(double_q):
         "discounts": torch.full((size,), 0.97) * torch.from_numpy(np.arange(size) % 5 > 0),
     }
     learner.target = learner.q.detach() + 0.1 * torch.randn(learner.q.shape, generator=generator)
+    batch["next_target"] = learner.model(batch["next_observations"], learner.target)
+    learner._tensors = context.network.layout.split(learner.q.detach())
     learner.q.grad = None
     written = learner._written_out_step(batch)
     written_grad = learner.q.grad.clone()
