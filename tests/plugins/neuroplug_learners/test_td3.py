@@ -55,3 +55,28 @@ def test_a_buffer_that_cannot_fit_is_refused_saying_what_fits(compose, tmp_path)
     with pytest.raises(ConfigError, match=r"GiB is available") as raised:
         run_job(compose([*overrides, f"run.output_dir={tmp_path}"]))
     assert raised.value.field == "algo.buffer_size" and "algo.buffer_size <=" in str(raised.value)
+
+
+def test_the_written_out_actor_step_computes_autograds_loss_and_gradient():
+    import torch
+    from neuroplug_learners.off_policy import critic_of_actions
+
+    from neuroplug.presets import resolve
+    from neuroplug.testing.learner_contract import learner_context
+
+    context = learner_context(task="Pendulum-v1")
+    config, _ = resolve(TD3Config(name="td3", critic_hidden=[32, 16]), context.env)
+    learner = TD3(config, context)
+    assert learner._written_out  # the 16-unit MLP
+    model = learner.model
+    observations = torch.randn(24, 3, generator=torch.Generator().manual_seed(0))
+
+    loss = -critic_of_actions(model.critic, observations, model.mu(observations), 1)[0].mean()
+    loss.backward()
+    expected = model.actor.grad.clone()
+    model.actor.grad.fill_(7.0)  # overwritten, not accumulated into
+
+    written = learner._written_out_actor_gradient(observations)
+    assert written == pytest.approx(float(loss), rel=1e-5)
+    torch.testing.assert_close(model.actor.grad, expected, rtol=1e-4, atol=1e-6)
+    assert not any(tensor.grad is not None for tensor in model.critic.parameters())
