@@ -53,6 +53,21 @@ COOPERATION_NOTE = (
     "jobs: compare them on the frames axis, not by wall time."
 )
 
+
+def _cooperation(
+    algo: str, env: str, published: str, max_frames: int = 100_000, **fields
+) -> Experiment:
+    """One of the cooperation comparison's runs: ``algo`` on ``env``, evaluated (5
+    episodes) after every generation or segment, one seed."""
+    return Experiment(
+        overrides=[f"algo={algo}", f"env={env}", "run.eval_interval=1", "run.eval_episodes=5"],
+        max_frames=max_frames,
+        seeds=[0],
+        published=published,
+        **{"notes": COOPERATION_NOTE, **fields},
+    )
+
+
 EXPERIMENTS: dict[str, Experiment] = {
     "es_halfcheetah": Experiment(
         overrides=[
@@ -260,35 +275,25 @@ EXPERIMENTS: dict[str, Experiment] = {
     ),
     # Evolution and RL cooperating (issue 50) against TD3 alone, at equal frames on one
     # task, each at its own paper's settings; compared in cooperation_halfcheetah.png.
-    "td3_halfcheetah": Experiment(
-        overrides=["algo=td3", "env=halfcheetah", "run.eval_interval=1", "run.eval_episodes=5"],
-        max_frames=100_000,
-        seeds=[0],
-        published=(
-            "Fujimoto et al. (2018) and CleanRL's td3_continuous_action.py report HalfCheetah "
-            "after 1M steps; this is the first tenth, beside cem_rl and erl at equal frames."
-        ),
+    "td3_halfcheetah": _cooperation(
+        "td3",
+        "halfcheetah",
+        "Fujimoto et al. (2018) and CleanRL's td3_continuous_action.py report HalfCheetah "
+        "after 1M steps; this is the first tenth, beside cem_rl and erl at equal frames.",
         unit="segment",
-        notes=COOPERATION_NOTE,
     ),
-    "cem_rl_halfcheetah": Experiment(
-        overrides=["algo=cem_rl", "env=halfcheetah", "run.eval_interval=1", "run.eval_episodes=5"],
+    "cem_rl_halfcheetah": _cooperation(
+        "cem_rl",
+        "halfcheetah",
+        "Pourchot & Sigaud (2019) report CEM-TD3 on HalfCheetah-v2 after 1M steps; this is "
+        "the first fifth, beside td3 and erl at equal frames.",
         max_frames=200_000,
-        seeds=[0],
-        published=(
-            "Pourchot & Sigaud (2019) report CEM-TD3 on HalfCheetah-v2 after 1M steps; this is "
-            "the first fifth, beside td3 and erl at equal frames."
-        ),
-        notes=COOPERATION_NOTE,
     ),
-    "erl_halfcheetah": Experiment(
-        overrides=["algo=erl", "env=halfcheetah", "run.eval_interval=1", "run.eval_episodes=5"],
-        max_frames=100_000,
-        seeds=[0],
-        published=(
-            "Khadka & Tumer (2018) report ERL (DDPG) on HalfCheetah-v2 over 2M+ steps; here "
-            "with TD3, the first 100k steps, beside td3 and cem_rl at equal frames."
-        ),
+    "erl_halfcheetah": _cooperation(
+        "erl",
+        "halfcheetah",
+        "Khadka & Tumer (2018) report ERL (DDPG) on HalfCheetah-v2 over 2M+ steps; here "
+        "with TD3, the first 100k steps, beside td3 and cem_rl at equal frames.",
         notes=(
             COOPERATION_NOTE
             + " Run on 2026-11-28 (Xeon, family 6 model 207) beside a Pong run, before ERL "
@@ -302,36 +307,24 @@ EXPERIMENTS: dict[str, Experiment] = {
     ),
     # The same three on Hopper, where an episode ends when the hopper falls: the task on
     # which the CEM-RL and ERL papers report cooperation paying most against TD3 alone.
-    "td3_hopper": Experiment(
-        overrides=["algo=td3", "env=hopper", "run.eval_interval=1", "run.eval_episodes=5"],
-        max_frames=100_000,
-        seeds=[0],
-        published=(
-            "Fujimoto et al. (2018) and CleanRL's td3_continuous_action.py report Hopper "
-            "after 1M steps; this is the first tenth, beside cem_rl and erl at equal frames."
-        ),
+    "td3_hopper": _cooperation(
+        "td3",
+        "hopper",
+        "Fujimoto et al. (2018) and CleanRL's td3_continuous_action.py report Hopper after 1M "
+        "steps; this is the first tenth, beside cem_rl and erl at equal frames.",
         unit="segment",
-        notes=COOPERATION_NOTE,
     ),
-    "cem_rl_hopper": Experiment(
-        overrides=["algo=cem_rl", "env=hopper", "run.eval_interval=1", "run.eval_episodes=5"],
-        max_frames=100_000,
-        seeds=[0],
-        published=(
-            "Pourchot & Sigaud (2019) report CEM-TD3 on Hopper-v2 after 1M steps; this is "
-            "the first tenth, beside td3 and erl at equal frames."
-        ),
-        notes=COOPERATION_NOTE,
+    "cem_rl_hopper": _cooperation(
+        "cem_rl",
+        "hopper",
+        "Pourchot & Sigaud (2019) report CEM-TD3 on Hopper-v2 after 1M steps; this is the "
+        "first tenth, beside td3 and erl at equal frames.",
     ),
-    "erl_hopper": Experiment(
-        overrides=["algo=erl", "env=hopper", "run.eval_interval=1", "run.eval_episodes=5"],
-        max_frames=100_000,
-        seeds=[0],
-        published=(
-            "Khadka & Tumer (2018) report ERL (DDPG) on Hopper-v2 over 1M+ steps; here with "
-            "TD3, the first 100k steps, beside td3 and cem_rl at equal frames."
-        ),
-        notes=COOPERATION_NOTE,
+    "erl_hopper": _cooperation(
+        "erl",
+        "hopper",
+        "Khadka & Tumer (2018) report ERL (DDPG) on Hopper-v2 over 1M+ steps; here with TD3, "
+        "the first 100k steps, beside td3 and cem_rl at equal frames.",
     ),
 }
 

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 
 from neuroplug.api import AlgorithmConfig
 from neuroplug.errors import require
+from neuroplug_learners.critic_settings import check_critic_settings
 
 
 @dataclass
@@ -43,23 +44,10 @@ class CooperationConfig(AlgorithmConfig):
         for name in ("buffer_size", "batch_size"):
             value = getattr(self, name)
             require(value >= 1, f"algo.{name}", f"got {value}", "an integer >= 1")
-        require(
-            self.learning_starts >= 0,
-            "algo.learning_starts",
-            f"got {self.learning_starts}",
-            "an integer >= 0",
-        )
-        require(0 <= self.gamma <= 1, "algo.gamma", f"got {self.gamma}", "a float in [0, 1]")
-        require(0 < self.tau <= 1, "algo.tau", f"got {self.tau}", "a float in (0, 1]")
+        check_critic_settings(self)
         for name in ("actor_learning_rate", "critic_learning_rate"):
             value = getattr(self, name)
             require(value > 0, f"algo.{name}", f"got {value}", "a float > 0")
         for name in ("policy_noise", "noise_clip"):
             value = getattr(self, name)
             require(value >= 0, f"algo.{name}", f"got {value}", "a float >= 0")
-        require(
-            len(self.critic_hidden) >= 1 and all(int(w) >= 1 for w in self.critic_hidden),
-            "algo.critic_hidden",
-            f"got {self.critic_hidden}",
-            "a list of positive widths",
-        )

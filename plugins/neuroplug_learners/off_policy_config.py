@@ -9,6 +9,7 @@ from typing import ClassVar
 from neuroplug.api import LearnerConfig, Mutable
 from neuroplug.envs.spec import EnvSpec
 from neuroplug.errors import require
+from neuroplug_learners.critic_settings import check_critic_settings
 
 
 @dataclass
@@ -65,17 +66,4 @@ class OffPolicyConfig(LearnerConfig):
             f"algo.num_envs={self.num_envs}",
             "an integer >= both",
         )
-        require(
-            self.learning_starts >= 0,
-            "algo.learning_starts",
-            f"got {self.learning_starts}",
-            "an integer >= 0",
-        )
-        require(0 <= self.gamma <= 1, "algo.gamma", f"got {self.gamma}", "a float in [0, 1]")
-        require(0 < self.tau <= 1, "algo.tau", f"got {self.tau}", "a float in (0, 1]")
-        require(
-            len(self.critic_hidden) >= 1 and all(int(w) >= 1 for w in self.critic_hidden),
-            "algo.critic_hidden",
-            f"got {self.critic_hidden}",
-            "a list of positive widths",
-        )
+        check_critic_settings(self)
