@@ -138,3 +138,14 @@ def test_cma_es_ends_in_the_same_state_whatever_the_load_does_to_the_thread_coun
         states.append(load_checkpoint(tmp_path / name))
     assert same(states[0]["algorithm"], states[1]["algorithm"])
     assert same(states[0]["counters"], states[1]["counters"])
+
+
+def test_a_run_computes_with_denormals_flushed_to_zero(compose):
+    from neuroplug.experiment import typed_experiment
+    from neuroplug.training.components import build_components
+
+    torch.set_flush_denormal(False)
+    tiny = torch.tensor([1e-30])
+    assert float(tiny * 1e-10) > 0  # a denormal result, kept
+    build_components(typed_experiment(compose(["algo=es", "env=cartpole"])))
+    assert float(tiny * 1e-10) == 0.0  # what every process of a run computes with
