@@ -96,21 +96,22 @@ class TwinCritic(torch.nn.Module):
         return float(loss)
 
 
-def first_critic_action_gradient(
-    critic: TwinCritic, observations: torch.Tensor, unit_actions: torch.Tensor
+def critic_action_gradients(
+    critic: TwinCritic, observations: torch.Tensor, unit_actions: torch.Tensor, critics: int = 2
 ) -> tuple[torch.Tensor, torch.Tensor]:
-    """The first critic's values ``(b,)`` and their gradients with respect to the actions
-    ``(b, A)`` (TD3's actor loss reads ``Q1(s, mu(s))``), by a written-out backward pass
-    that computes no weight gradient: ``g <- 1; g <- (g * relu'(output)) W^T`` layer by
-    layer back to the action columns of the input."""
-    weights = [weight[0] for weight in critic.weights]
-    biases = [bias[0, 0] for bias in critic.biases]
+    """The first ``critics`` critics' values ``(critics, b)`` and their gradients with
+    respect to the actions ``(critics, b, A)`` (an actor's loss reads them), by a
+    written-out backward pass that computes no weight gradient: ``g <- 1;
+    g <- (g * relu'(output)) W^T`` layer by layer back to the action columns of the input."""
+    weights = [weight[:critics] for weight in critic.weights]
+    biases = [bias[:critics] for bias in critic.biases]
     with torch.no_grad():
         x = torch.cat((observations.flatten(1).float(), unit_actions), dim=1)
+        x = x.unsqueeze(0).expand(critics, *x.shape)
         outputs = []
         last = len(weights) - 1
         for index, (weight, bias) in enumerate(zip(weights, biases, strict=True)):
-            x = torch.addmm(bias, x, weight)
+            x = torch.baddbmm(bias, x, weight)
             if index < last:
                 x = torch.relu(x)
             outputs.append(x)
@@ -118,9 +119,9 @@ def first_critic_action_gradient(
         for index in range(last, -1, -1):
             if index < last:
                 grad = torch.ops.aten.threshold_backward(grad, outputs[index], 0)
-            weight = weights[index] if index else weights[0][-unit_actions.shape[1] :]
-            grad = grad @ weight.T
-    return x.squeeze(1), grad
+            weight = weights[index] if index else weights[0][:, -unit_actions.shape[1] :]
+            grad = torch.bmm(grad, weight.transpose(1, 2))
+    return x.squeeze(2), grad
 
 
 def critic_of_actions(

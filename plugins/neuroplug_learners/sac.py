@@ -36,12 +36,14 @@ import math
 import torch
 
 from neuroplug.api import LearnerContext
+from neuroplug.nets import gradients
 from neuroplug.rl.acting import Acted, Acting
 from neuroplug.rl.actor_critic import env_actions
 from neuroplug.seeds import log_std_generator, value_head_generator
 from neuroplug_learners.off_policy import (
     OffPolicyLearner,
     TwinCritic,
+    critic_action_gradients,
     critic_of_actions,
     exploring_envs,
     soft_update,
@@ -147,6 +149,10 @@ class SAC(OffPolicyLearner):
         self.critic_optimizer = torch.optim.Adam(model.critic.parameters(), config.q_lr, fused=True)
         self.alpha_optimizer = torch.optim.Adam([model.log_alpha], config.q_lr, fused=True)
         self.target_entropy = -float(context.env.num_actions)
+        self._written_out = gradients.written_out(model.network.layers) and (
+            gradients.written_out(model.log_std_network.layers)
+        )
+        """Whether the actor's gradient is written out (MLP networks) or autograd's."""
 
     def build_model(self) -> SquashedGaussianActorCritic:
         return SquashedGaussianActorCritic(self.context, self.config)
@@ -188,20 +194,80 @@ class SAC(OffPolicyLearner):
 
     def _actor_step(self, observations: torch.Tensor) -> None:
         model = self.model
-        actions, log_prob = model.sample(observations, self.generator)
-        value = critic_of_actions(model.critic, observations, actions).min(dim=0).values
-        actor_loss = (self.alpha * log_prob - value).mean()
-        self.actor_optimizer.zero_grad(set_to_none=True)
-        actor_loss.backward()
+        if self._written_out:
+            actor_loss, log_prob = self._written_out_actor_gradient(observations)
+        else:
+            actions, log_prob = model.sample(observations, self.generator)
+            value = critic_of_actions(model.critic, observations, actions).min(dim=0).values
+            loss = (self.alpha * log_prob - value).mean()
+            self.actor_optimizer.zero_grad(set_to_none=True)
+            loss.backward()
+            actor_loss, log_prob = float(loss.detach()), log_prob.detach()
         self.actor_optimizer.step()
-        self._losses["actor_loss"].append(float(actor_loss.detach()))
-        self._losses["entropy"].append(float(-log_prob.detach().mean()))
+        self._losses["actor_loss"].append(actor_loss)
+        self._losses["entropy"].append(float(-log_prob.mean()))
         if self.config.autotune:
             alpha_loss = -(model.log_alpha.exp() * (log_prob.detach() + self.target_entropy)).mean()
             self.alpha_optimizer.zero_grad(set_to_none=True)
             alpha_loss.backward()
             self.alpha_optimizer.step()
         self._losses["alpha"].append(self.alpha)
+
+    def _written_out_actor_gradient(self, observations: torch.Tensor) -> tuple[float, torch.Tensor]:
+        """The actor loss ``mean_b(alpha log pi(a|s) - min_k Qk(s, a))``, ``a = tanh(mean +
+        std eps)``, and its gradient written into the mean's and log-std's ``.grad`` without
+        autograd (MLP networks' layer tables); returns the loss and ``log pi``. Per row::
+
+            dL/da       = -dQ_k/da (k the smaller critic) + alpha 2a / (1 - a^2 + 1e-6)
+            dL/du       = dL/da (1 - a^2)
+            dL/dmean    = dL/du
+            dL/dlog_std = dL/du std eps - alpha            (log pi holds -log_std)
+            dL/draw     = dL/dlog_std (high - low) / 2 (1 - tanh(raw)^2)
+
+        then both networks' layers backwards (:mod:`neuroplug.nets.gradients`)."""
+        model, alpha = self.model, self.alpha
+        low, high = model.bounds
+        means, log_stds = model.network, model.log_std_network
+        mean_tensors = means.layout.split(model.actor.detach())
+        log_std_tensors = log_stds.layout.split(model.log_std.detach())
+        with torch.no_grad():
+            observations = observations.float()
+            mean, mean_kept = gradients.forward(
+                means.layers, means.layout, mean_tensors, observations
+            )
+            raw, raw_kept = gradients.forward(
+                log_stds.layers, log_stds.layout, log_std_tensors, observations
+            )
+            squashed = torch.tanh(raw)
+            log_std = low + 0.5 * (high - low) * (squashed + 1)
+            std = log_std.exp()
+            noise = torch.randn(mean.shape, generator=self.generator, device=mean.device)
+            u = mean + std * noise
+            actions = torch.tanh(u)
+            log_prob = squashed_log_prob(u, noise, log_std)
+            values, action_grads = critic_action_gradients(model.critic, observations, actions)
+            smaller = values.argmin(dim=0)  # min's gradient flows to the critic it took
+            value = values.gather(0, smaller.unsqueeze(0)).squeeze(0)
+            value_grad = action_grads.gather(
+                0, smaller.view(1, -1, 1).expand(1, *actions.shape)
+            ).squeeze(0)
+            one_minus = 1 - actions.square()
+            grad_actions = -value_grad + alpha * 2 * actions / (one_minus + 1e-6)
+            grad_u = grad_actions * one_minus / len(observations)
+            grad_log_std = grad_u * std * noise - alpha / len(observations)
+            grad_raw = grad_log_std * 0.5 * (high - low) * (1 - squashed.square())
+            for network, tensors, kept, outputs, grad, parameter in (
+                (means, mean_tensors, mean_kept, mean, grad_u, model.actor),
+                (log_stds, log_std_tensors, raw_kept, raw, grad_raw, model.log_std),
+            ):
+                if parameter.grad is None:
+                    parameter.grad = torch.zeros_like(parameter)
+                into = network.layout.split(parameter.grad)
+                gradients.backward(
+                    network.layers, network.layout, tensors, kept, outputs, grad, into
+                )
+            loss = float((alpha * log_prob - value).mean())
+        return loss, log_prob
 
     def _targets_state(self) -> dict[str, torch.Tensor]:
         return self.target_critic.state_dict()

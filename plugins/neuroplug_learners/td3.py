@@ -39,9 +39,9 @@ from neuroplug_learners.off_policy import (
     UNIT_EDGE,
     OffPolicyLearner,
     TwinCritic,
+    critic_action_gradients,
     critic_of_actions,
     exploring_envs,
-    first_critic_action_gradient,
     soft_update,
     with_random_actions,
 )
@@ -165,9 +165,10 @@ class TD3(OffPolicyLearner):
         with torch.no_grad():
             outputs, kept = gradients.forward(network.layers, network.layout, tensors, observations)
             actions = torch.tanh(outputs)
-            values, action_grad = first_critic_action_gradient(
-                self.model.critic, observations, actions
+            values, action_grads = critic_action_gradients(
+                self.model.critic, observations, actions, critics=1
             )
+            values, action_grad = values[0], action_grads[0]
             # d(-mean Q)/d(outputs): through tanh' = 1 - tanh^2.
             grad_outputs = action_grad * (actions.square() - 1) / len(values)
             if actor.grad is None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 
+import pytest
 import torch
 from neuroplug_learners.sac import SAC, squash_log_std, squashed_log_prob
 from neuroplug_learners.sac_config import SACConfig
@@ -56,3 +57,35 @@ def test_sac_resumes_with_its_replay_buffer(compose, tmp_path):
     learner = left["algorithm"]["learner"]
     # 1,200 steps less the resets after each ended episode (not transitions).
     assert learner["updates"] > 0 and 1150 < learner["replay"]["size"] <= 1200
+
+
+def test_the_written_out_actor_step_computes_autograds_loss_and_gradients():
+    from neuroplug_learners.off_policy import critic_of_actions
+
+    from neuroplug.presets import resolve
+    from neuroplug.testing.learner_contract import learner_context
+
+    context = learner_context(task="Pendulum-v1")
+    config, _ = resolve(SACConfig(name="sac", critic_hidden=[32, 16], alpha=0.3), context.env)
+    learner = SAC(config, context)
+    assert learner._written_out  # the 16-unit MLPs
+    model = learner.model
+    with torch.no_grad():  # actions away from the squash's flat ends, log-stds mid-range
+        model.log_std.normal_(0, 0.3, generator=torch.Generator().manual_seed(1))
+    observations = torch.randn(24, 3, generator=torch.Generator().manual_seed(0))
+    state = learner.generator.get_state()
+
+    actions, log_prob = model.sample(observations, learner.generator)
+    value = critic_of_actions(model.critic, observations, actions).min(dim=0).values
+    loss = (learner.alpha * log_prob - value).mean()
+    loss.backward()
+    expected = [model.actor.grad.clone(), model.log_std.grad.clone()]
+    model.actor.grad.fill_(7.0)  # overwritten, not accumulated into
+    model.log_std.grad.fill_(7.0)
+
+    learner.generator.set_state(state)  # the same noise
+    written, written_log_prob = learner._written_out_actor_gradient(observations)
+    assert written == pytest.approx(float(loss.detach()), rel=1e-5)
+    torch.testing.assert_close(written_log_prob, log_prob.detach())
+    for parameter, reference in zip((model.actor, model.log_std), expected, strict=True):
+        torch.testing.assert_close(parameter.grad, reference, rtol=1e-4, atol=1e-6)

@@ -77,6 +77,6 @@ def test_the_written_out_actor_step_computes_autograds_loss_and_gradient():
     model.actor.grad.fill_(7.0)  # overwritten, not accumulated into
 
     written = learner._written_out_actor_gradient(observations)
-    assert written == pytest.approx(float(loss), rel=1e-5)
+    assert written == pytest.approx(float(loss.detach()), rel=1e-5)
     torch.testing.assert_close(model.actor.grad, expected, rtol=1e-4, atol=1e-6)
     assert not any(tensor.grad is not None for tensor in model.critic.parameters())
