@@ -296,13 +296,14 @@ EXPERIMENTS: dict[str, Experiment] = {
         "with TD3, the first 100k steps, beside td3 and cem_rl at equal frames.",
         notes=(
             COOPERATION_NOTE
-            + " Run on 2026-11-28 (Xeon, family 6 model 207) beside a Pong run, before ERL "
-            "deployed its learner: the eval column is the population's champion, which the "
-            "learner joined only at the 10th generation (sync_period), while the learner's "
-            "exploring episodes (algo/learner_return in metrics.csv) returned -880 at 22k, "
-            "1,170 at 55k, 2,545 at 77k and 3,429 at 110k frames: TD3 alone evaluated 3,323 "
-            "at 69k and 4,933 at 100k. Against the run before the init_sigma fix (critic "
-            "loss 1e7, the learner never above -150), the critics stayed at a loss of 3-13."
+            + " Rerun on 2026-11-28 (Xeon, family 6 model 207, beside td3_hopper and other "
+            "jobs) with ERL deploying its learner when its exploring episode beats every "
+            "member: the deployed policy evaluated -264 (11k), 55 (33k, the learner's first "
+            "deployment), 1,524 (66k), 2,259 (77k), 2,636 (99k) and 3,031 (110k frames), the "
+            "learner from 66k on, while the GA population's best episode stayed at or below "
+            "152. TD3 alone (Zen 5) evaluated 3,323 at 69k and 4,933 at 100k. The run before "
+            "learner deployment reached 3,429 in the learner's own episodes at 110k while its "
+            "deployed champion stayed near -160."
         ),
     ),
     # The same three on Hopper, where an episode ends when the hopper falls: the task on
