@@ -17,6 +17,8 @@ import torch
 from neuroplug.api import LearnerContext
 from neuroplug.devices import available_memory_bytes
 from neuroplug.errors import ConfigError
+from neuroplug.nets import gradients
+from neuroplug.nets.layers import LINEAR, Layer
 from neuroplug.rl.base import SegmentLearner
 from neuroplug.rl.replay_buffer import ReplayBuffer, restore_or_note
 from neuroplug.seeds import replay_sampling_rng
@@ -43,11 +45,17 @@ class TwinCritic(torch.nn.Module):
             bias = (torch.rand(critics, 1, fan_out, generator=generator) * 2 - 1) * bound
             self.weights.append(torch.nn.Parameter(weight))
             self.biases.append(torch.nn.Parameter(bias))
+        last = len(widths) - 2
+        self.layers = [
+            Layer(LINEAR, f"weight{i}", f"bias{i}", "relu" if i < last else "identity")
+            for i in range(last + 1)
+        ]
+        """The critics as a layer table, for the written-out passes of
+        :mod:`neuroplug.nets.gradients` (slot ``weight{i}``: ``weights[i]``)."""
 
     def forward(self, observations: torch.Tensor, unit_actions: torch.Tensor) -> torch.Tensor:
         """``(2, b)``: both critics' values of the pairs."""
-        x = torch.cat((observations.flatten(1).float(), unit_actions), dim=1)
-        x = x.unsqueeze(0).expand(len(self.weights[0]), *x.shape)
+        x = critic_inputs(observations, unit_actions, len(self.weights[0]))
         last = len(self.weights) - 1
         for index, (weight, bias) in enumerate(zip(self.weights, self.biases, strict=True)):
             x = torch.baddbmm(bias, x, weight)
@@ -55,45 +63,49 @@ class TwinCritic(torch.nn.Module):
                 x = torch.relu(x)
         return x.squeeze(2)
 
+    def slots(self, critics: int | None = None, grads: bool = False) -> dict[str, torch.Tensor]:
+        """The first ``critics`` critics' tensors (or their ``.grad``) by slot name, biases as
+        ``(critics, out)`` views: what the stacked passes of :mod:`neuroplug.nets.gradients`
+        read and write."""
+        tensors = {}
+        for layer, weight, bias in zip(self.layers, self.weights, self.biases, strict=True):
+            if grads:
+                for tensor in (weight, bias):
+                    if tensor.grad is None:
+                        tensor.grad = torch.empty_like(tensor)
+                weight, bias = weight.grad, bias.grad
+            tensors[layer.weight] = weight.detach()[:critics]
+            tensors[layer.bias] = bias.detach()[:critics].squeeze(1)
+        return tensors
+
     def regression_gradient(
         self, observations: torch.Tensor, unit_actions: torch.Tensor, targets: torch.Tensor
     ) -> float:
         """Write into every tensor's ``.grad`` the gradient of both critics' regression
         loss ``mean_b (Q1 - y)^2 + mean_b (Q2 - y)^2`` towards ``targets`` ``(b,)``; returns
-        the loss. The backward pass is written out, as the DQN step's is: at a 256-wide
-        critic's sizes autograd's bookkeeping (recording the graph, walking it, accumulating
-        each tensor's gradient) is a fifth of the step::
-
-            g <- 2 (Q - y) / b                           (the loss's gradient, both critics)
-            for each layer, last first:  g <- g * relu'(output)   (not on the last layer)
-                                         dW = input^T g;  db = sum_rows g;  g <- g W^T
-        """
-        weights, biases = list(self.weights), list(self.biases)
+        the loss. The backward pass is written out (:func:`neuroplug.nets.gradients.
+        backward_stacked`, as PBT's members' and the DQN step's): at a 256-wide critic's
+        sizes autograd's bookkeeping (recording the graph, walking it, accumulating each
+        tensor's gradient) was 14% of the step, from the loss's gradient ``2 (Q - y) / b``."""
+        tensors = self.slots()
+        inputs = critic_inputs(observations, unit_actions, len(self.weights[0]))
         with torch.no_grad():
-            x = torch.cat((observations.flatten(1).float(), unit_actions), dim=1)
-            x = x.unsqueeze(0).expand(len(weights[0]), *x.shape)
-            inputs = []
-            last = len(weights) - 1
-            for index, (weight, bias) in enumerate(zip(weights, biases, strict=True)):
-                inputs.append(x)
-                x = torch.baddbmm(bias, x, weight)
-                if index < last:
-                    x = torch.relu(x)
-            error = x - targets.view(1, -1, 1)  # (critics, b, 1)
+            values, kept = gradients.forward_stacked(self.layers, tensors, inputs)
+            error = values - targets.view(1, -1, 1)  # (critics, b, 1)
             loss = error.square().mean(1).sum()
             grad = error * (2.0 / len(targets))
-            for index in range(last, -1, -1):
-                weight, bias = weights[index], biases[index]
-                if index < last:
-                    grad = torch.ops.aten.threshold_backward(grad, inputs[index + 1], 0)
-                for tensor in (weight, bias):
-                    if tensor.grad is None:
-                        tensor.grad = torch.empty_like(tensor)
-                torch.bmm(inputs[index].transpose(1, 2), grad, out=weight.grad)
-                torch.sum(grad, 1, keepdim=True, out=bias.grad)
-                if index:
-                    grad = torch.bmm(grad, weight.transpose(1, 2))
+            gradients.backward_stacked(
+                self.layers, tensors, kept, values, grad, self.slots(grads=True)
+            )
         return float(loss)
+
+
+def critic_inputs(
+    observations: torch.Tensor, unit_actions: torch.Tensor, critics: int
+) -> torch.Tensor:
+    """``(critics, b, obs + A)``: each pair's input, the same for every critic."""
+    x = torch.cat((observations.flatten(1).float(), unit_actions), dim=1)
+    return x.unsqueeze(0).expand(critics, *x.shape)
 
 
 def critic_action_gradients(
@@ -102,26 +114,21 @@ def critic_action_gradients(
     """The first ``critics`` critics' values ``(critics, b)`` and their gradients with
     respect to the actions ``(critics, b, A)`` (an actor's loss reads them), by a
     written-out backward pass that computes no weight gradient: ``g <- 1;
-    g <- (g * relu'(output)) W^T`` layer by layer back to the action columns of the input."""
-    weights = [weight[:critics] for weight in critic.weights]
-    biases = [bias[:critics] for bias in critic.biases]
+    g <- (g * act'(output)) W^T`` layer by layer back to the action columns of the input."""
+    tensors = critic.slots(critics)
+    inputs = critic_inputs(observations, unit_actions, critics)
     with torch.no_grad():
-        x = torch.cat((observations.flatten(1).float(), unit_actions), dim=1)
-        x = x.unsqueeze(0).expand(critics, *x.shape)
-        outputs = []
-        last = len(weights) - 1
-        for index, (weight, bias) in enumerate(zip(weights, biases, strict=True)):
-            x = torch.baddbmm(bias, x, weight)
-            if index < last:
-                x = torch.relu(x)
-            outputs.append(x)
-        grad = torch.ones_like(x)
-        for index in range(last, -1, -1):
-            if index < last:
-                grad = torch.ops.aten.threshold_backward(grad, outputs[index], 0)
-            weight = weights[index] if index else weights[0][:, -unit_actions.shape[1] :]
+        values, kept = gradients.forward_stacked(critic.layers, tensors, inputs)
+        grad = torch.ones_like(values)
+        for index in range(len(critic.layers) - 1, -1, -1):
+            layer = critic.layers[index]
+            output = values if index == len(critic.layers) - 1 else kept[index + 1]
+            grad = gradients.ACTIVATION_GRADIENTS[layer.activation](grad, output)
+            weight = tensors[layer.weight]
+            if not index:  # the input's action columns only
+                weight = weight[:, -unit_actions.shape[1] :]
             grad = torch.bmm(grad, weight.transpose(1, 2))
-    return x.squeeze(2), grad
+    return values.squeeze(2), grad
 
 
 def critic_of_actions(
@@ -130,8 +137,7 @@ def critic_of_actions(
     """The first ``critics`` critics' values ``(critics, b)`` differentiable in the actions
     only (an actor's loss): the weights enter detached, so no gradient is computed for
     them, and TD3's actor (``critics=1``) runs only the critic it reads."""
-    x = torch.cat((observations.flatten(1).float(), unit_actions), dim=1)
-    x = x.unsqueeze(0).expand(critics, *x.shape)
+    x = critic_inputs(observations, unit_actions, critics)
     last = len(critic.weights) - 1
     for index, (weight, bias) in enumerate(zip(critic.weights, critic.biases, strict=True)):
         x = torch.baddbmm(bias[:critics].detach(), x, weight[:critics].detach())

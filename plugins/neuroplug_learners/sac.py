@@ -238,8 +238,7 @@ class SAC(OffPolicyLearner):
             raw, raw_kept = gradients.forward(
                 log_stds.layers, log_stds.layout, log_std_tensors, observations
             )
-            squashed = torch.tanh(raw)
-            log_std = low + 0.5 * (high - low) * (squashed + 1)
+            log_std = squash_log_std(raw, low, high)
             std = log_std.exp()
             noise = torch.randn(mean.shape, generator=self.generator, device=mean.device)
             u = mean + std * noise
@@ -255,7 +254,7 @@ class SAC(OffPolicyLearner):
             grad_actions = -value_grad + alpha * 2 * actions / (one_minus + 1e-6)
             grad_u = grad_actions * one_minus / len(observations)
             grad_log_std = grad_u * std * noise - alpha / len(observations)
-            grad_raw = grad_log_std * 0.5 * (high - low) * (1 - squashed.square())
+            grad_raw = grad_log_std * 0.5 * (high - low) * (1 - torch.tanh(raw).square())
             for network, tensors, kept, outputs, grad, parameter in (
                 (means, mean_tensors, mean_kept, mean, grad_u, model.actor),
                 (log_stds, log_std_tensors, raw_kept, raw, grad_raw, model.log_std),
