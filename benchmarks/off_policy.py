@@ -38,7 +38,17 @@ RESULTS = Path(__file__).resolve().parent / "results" / "off_policy.md"
 PEERS = Path(__file__).resolve().parent / "peers"
 
 
-def neuroplug_sps(algo: str, steps: int, starts: int, threads: int) -> float:
+def peer_command(python: str, script: Path, precision: str) -> list[str]:
+    """How a peer's script is started: as it is, or with PyTorch's float32 matmul
+    precision set first (``--matmul-precision``: both sides at the same precision)."""
+    if precision == "highest":
+        return [python, str(script)]
+    return [python, str(PEERS / "with_matmul_precision.py"), precision, str(script)]
+
+
+def neuroplug_sps(
+    algo: str, steps: int, starts: int, threads: int, precision: str = "highest"
+) -> float:
     with tempfile.TemporaryDirectory() as scratch:
         command = [
             sys.executable,
@@ -53,6 +63,7 @@ def neuroplug_sps(algo: str, steps: int, starts: int, threads: int) -> float:
             "run.eval_interval=0",
             "run.eval_episodes=1",
             f"algo.torch_threads={threads}",
+            f"run.matmul_precision={precision}",
             "logger=none",
             f"run.output_dir={scratch}",
         ]
@@ -64,11 +75,12 @@ def neuroplug_sps(algo: str, steps: int, starts: int, threads: int) -> float:
         return float(rows[-1]["env_steps"]) / seconds
 
 
-def cleanrl_sps(python: str, root: Path, algo: str, steps: int, starts: int) -> float:
+def cleanrl_sps(
+    python: str, root: Path, algo: str, steps: int, starts: int, precision: str = "highest"
+) -> float:
     script = root / "cleanrl" / f"{algo}_continuous_action.py"
     command = [
-        python,
-        str(script),
+        *peer_command(python, script, precision),
         "--env-id",
         "HalfCheetah-v4",
         "--total-timesteps",
@@ -93,10 +105,9 @@ def cleanrl_sps(python: str, root: Path, algo: str, steps: int, starts: int) -> 
     return float(rates[-1])
 
 
-def sb3_sps(python: str, steps: int, starts: int) -> float:
+def sb3_sps(python: str, steps: int, starts: int, precision: str = "highest") -> float:
     command = [
-        python,
-        str(PEERS / "sb3_sac.py"),
+        *peer_command(python, PEERS / "sb3_sac.py", precision),
         "--steps",
         str(steps),
         "--learning-starts",
@@ -158,6 +169,12 @@ def main() -> None:
         "--dqn-rounds", type=int, default=3, help="alternating dqn rounds (medians reported)"
     )
     parser.add_argument("--learners", nargs="+", default=["td3", "sac", "dqn"])
+    parser.add_argument(
+        "--matmul-precision",
+        default="highest",
+        choices=["highest", "high", "medium"],
+        help="td3/sac: run.matmul_precision, and the same torch setting in the peers",
+    )
     parser.add_argument("--out", type=Path, default=RESULTS)
     args = parser.parse_args()
     steps, starts = args.steps, args.learning_starts
@@ -180,10 +197,15 @@ def main() -> None:
         )
         print(rows[-1], flush=True)
     for algo in [name for name in ("td3", "sac") if name in args.learners]:
-        ours = {t: neuroplug_sps(algo, steps, starts, t) for t in (1, 0)}
-        theirs = {"CleanRL": cleanrl_sps(args.peer_python, args.cleanrl_dir, algo, steps, starts)}
+        precision = args.matmul_precision
+        ours = {t: neuroplug_sps(algo, steps, starts, t, precision) for t in (1, 0)}
+        theirs = {
+            "CleanRL": cleanrl_sps(
+                args.peer_python, args.cleanrl_dir, algo, steps, starts, precision
+            )
+        }
         if algo == "sac":
-            theirs["Stable-Baselines3"] = sb3_sps(args.peer_python, steps, starts)
+            theirs["Stable-Baselines3"] = sb3_sps(args.peer_python, steps, starts, precision)
         for peer, rate in theirs.items():
             best = max(ours.values())
             rows.append(
@@ -198,7 +220,8 @@ def main() -> None:
         f"HalfCheetah, {steps:,} steps of one env, the first {starts:,} uniformly random, then "
         "a gradient step per env step (256-256 ReLU actor and critics, batch 256). dqn: "
         f"CartPole-v1, {args.dqn_steps:,} env steps at RL Zoo's settings, the median of "
-        f"{args.dqn_rounds} alternating rounds. Nothing else ran "
+        f"{args.dqn_rounds} alternating rounds. td3 and sac at float32 matmul precision "
+        f"{args.matmul_precision!r} on both sides. Nothing else ran "
         "(background runs stopped with SIGSTOP). `python benchmarks/off_policy.py`.",
         "",
         "| learner | peer | peer steps/s | neuroplug steps/s (1 thread) | neuroplug (auto "

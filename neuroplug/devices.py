@@ -13,6 +13,11 @@ waits for all its threads and each wait is a time slice another process holds
 population forwards give the same bits at 1 and 2 threads
 (``tests/test_devices.py``), so switching does not change an evolution run's results.
 
+Float32 products: every process of a run sets PyTorch's matmul precision to
+``run.matmul_precision`` (:func:`set_matmul_precision`); ``medium`` lets oneDNN compute a
+float32 product from bfloat16-rounded inputs with float32 sums on CPUs with AMX or
+AVX512-BF16, 3-4x faster on the 256-wide products of an off-policy learner's update.
+
 Denormals: every process of a run flushes floats below 1.2e-38 to zero
 (:func:`flush_denormals`). Adam's second moments of parameters whose gradient stays zero (a
 dead ReLU's weights) decay through that range for thousands of steps, and x86 CPUs take
@@ -126,6 +131,30 @@ def flush_denormals() -> None:
     Ray's evaluators and samplers), so they all give the same bits. A no-op where the CPU
     has no such mode."""
     torch.set_flush_denormal(True)
+
+
+def set_matmul_precision(precision: str) -> None:
+    """Float32 products in this process at ``precision`` (``run.matmul_precision``:
+    ``torch.set_float32_matmul_precision``). Every process that computes a run's numbers
+    sets it (the run's own, Ray's evaluators and samplers), as with denormals."""
+    torch.set_float32_matmul_precision(precision)
+
+
+def describe_matmul_precision(precision: str, device: torch.device) -> str:
+    """What the start-up line says of ``run.matmul_precision`` on ``device`` (nothing at
+    ``highest``)."""
+    if precision == "highest":
+        return ""
+    if device.type == "cuda":
+        return f"float32 products in TF32 (run.matmul_precision={precision})"
+    if precision == "high":
+        return "run.matmul_precision=high: CPU products stay float32 (TF32 is a GPU format)"
+    if not has_native_bfloat16(device):
+        return (
+            "run.matmul_precision=medium: this CPU has no AMX or AVX512-BF16, and bfloat16 "
+            "products may run slower than float32 (highest)"
+        )
+    return "float32 products from bfloat16 inputs (run.matmul_precision=medium)"
 
 
 def available_env_threads(requested: int) -> int:

@@ -38,6 +38,13 @@ class PluginConfig:
     open_fields: ClassVar[tuple[str, ...]] = ()
     """Dict fields that take any key on the command line (``algo.member.learning_rate=...``
     without Hydra's ``+``): their keys are checked by the plugin, not by the schema."""
+    hidden_activation: ClassVar[str] = "tanh"
+    """An algorithm's MLP hidden activation in its reference implementation, which
+    ``net.activation: null`` takes (CleanRL's TD3 and SAC: ``relu``)."""
+
+    def network_activation(self) -> str:
+        """The hidden activation ``net.activation: null`` means for this run's algorithm."""
+        return self.hidden_activation
 
 
 @dataclass

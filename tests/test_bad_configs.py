@@ -122,6 +122,9 @@ CASES = {
         "algo.episodes_per_member=-1", field="algo.episodes_per_member"
     ),
     "negative-eval-episodes": case("run.eval_episodes=-3", field="run.eval_episodes"),
+    "unknown-matmul-precision": case(
+        "run.matmul_precision=low", field="run.matmul_precision", also=("highest, high, medium",)
+    ),
     "ga-zero-elite-episodes": case("algo=ga", "algo.elite_episodes=0", field="algo.elite_episodes"),
     "zero-checkpoint-interval": case("run.checkpoint_interval=0", field="run.checkpoint_interval"),
     "output-dir-not-writable": case(

@@ -7,7 +7,7 @@ import pytest
 import torch
 
 from neuroplug import devices
-from neuroplug.devices import TorchThreads
+from neuroplug.devices import TorchThreads, describe_matmul_precision, has_native_bfloat16
 from neuroplug.nets.mlp import MLP
 from neuroplug.nets.nature_cnn import NatureCNN
 
@@ -149,3 +149,58 @@ def test_a_run_computes_with_denormals_flushed_to_zero(compose):
     assert float(tiny * 1e-10) > 0  # a denormal result, kept
     build_components(typed_experiment(compose(["algo=es", "env=cartpole"])))
     assert float(tiny * 1e-10) == 0.0  # what every process of a run computes with
+
+
+@pytest.fixture
+def restored_matmul_precision():
+    """The process's float32 product precision, put back after the test."""
+    before = torch.get_float32_matmul_precision()
+    yield
+    torch.set_float32_matmul_precision(before)
+
+
+def test_a_run_sets_its_matmul_precision_and_the_next_run_its_own(
+    compose, restored_matmul_precision
+):
+    from neuroplug.experiment import typed_experiment
+    from neuroplug.training.components import build_components
+
+    build_components(typed_experiment(compose(["algo=es", "run.matmul_precision=medium"])))
+    assert torch.get_float32_matmul_precision() == "medium"
+    build_components(typed_experiment(compose(["algo=es"])))
+    assert torch.get_float32_matmul_precision() == "highest"  # not left over from the last
+
+
+@pytest.mark.skipif(
+    not has_native_bfloat16(torch.device("cpu")), reason="no AMX or AVX512-BF16 on this CPU"
+)
+def test_medium_rounds_a_products_inputs_to_bfloat16_on_a_cpu_that_has_it(
+    restored_matmul_precision,
+):
+    from neuroplug.devices import set_matmul_precision
+
+    generator = torch.Generator().manual_seed(0)
+    left, right = (
+        torch.randn(64, 256, generator=generator),
+        torch.randn(256, 64, generator=generator),
+    )
+    set_matmul_precision("highest")
+    exact = left @ right
+    set_matmul_precision("medium")
+    reduced = left @ right
+    rounded = (left.bfloat16().double() @ right.bfloat16().double()).float()
+    assert not torch.equal(reduced, exact)
+    # bfloat16-rounded inputs, float32 sums: what the rounded inputs give, not the exact.
+    assert (reduced - rounded).abs().max() < 0.1 * (reduced - exact).abs().max()
+
+
+def test_the_start_up_line_says_what_a_reduced_precision_does():
+    cpu, cuda = torch.device("cpu"), torch.device("cuda")
+    assert describe_matmul_precision("highest", cpu) == ""
+    assert "TF32" in describe_matmul_precision("medium", cuda)
+    assert "stay float32" in describe_matmul_precision("high", cpu)
+    medium = describe_matmul_precision("medium", cpu)
+    if has_native_bfloat16(cpu):
+        assert "bfloat16 inputs" in medium
+    else:
+        assert "no AMX or AVX512-BF16" in medium

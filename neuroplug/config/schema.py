@@ -17,6 +17,8 @@ ACTIVATIONS = ("tanh", "relu", "elu", "sigmoid", "identity")
 VECTORIZATIONS = ("auto", "in_process", "processes")
 LOGGER_KINDS = ("console", "csv", "wandb", "none")
 WANDB_MODES = ("online", "offline", "disabled")
+MATMUL_PRECISIONS = ("highest", "high", "medium")
+"""``torch.set_float32_matmul_precision``'s settings (``run.matmul_precision``)."""
 
 
 DEFAULT_UNITS = 100
@@ -65,6 +67,14 @@ class RunConfig:
     deterministic: bool = False
     """Prefer reproducible kernels to the fastest: on CUDA, learners turn cuDNN's
     convolution autotuner (``torch.backends.cudnn.benchmark``) off."""
+    matmul_precision: str = "highest"
+    """Float32 products' internal precision, in every process of the run
+    (``torch.set_float32_matmul_precision``): ``highest``, float32 throughout; ``high``,
+    TF32 where the device has it (CUDA); ``medium``, also bfloat16 inputs with float32
+    sums on a CPU with AMX or AVX512-BF16 (oneDNN), where a 256-wide product takes a third
+    to a quarter of its float32 time. Results are no longer bit-identical to ``highest``, nor
+    between schedulers: oneDNN takes the bfloat16 path by a product's size, so a population
+    split into small shards (Ray) computes some products as ``highest`` does."""
 
     @property
     def unit_budget(self) -> int | None:
@@ -109,6 +119,12 @@ class RunConfig:
             "run.checkpoint_interval",
             f"got {self.checkpoint_interval}",
             "an integer >= 1",
+        )
+        require(
+            self.matmul_precision in MATMUL_PRECISIONS,
+            "run.matmul_precision",
+            f"got {self.matmul_precision!r}",
+            ", ".join(MATMUL_PRECISIONS),
         )
         require(
             0 <= self.checkpoint_share < 1,
@@ -258,8 +274,11 @@ class NetConfig:
     an encoder."""
     hidden_sizes: list[int] = field(default_factory=lambda: [256, 256])
     """MLP hidden layer widths."""
-    activation: str = "tanh"
-    """MLP hidden activation."""
+    activation: str | None = None
+    """MLP hidden activation (one of :data:`neuroplug.nets.layers.ACTIVATIONS`); null: the
+    algorithm's reference implementation's (its config's ``hidden_activation``): ReLU for
+    ``td3`` and ``sac`` as CleanRL's scripts and their papers, tanh for the rest. A network
+    built outside a run, with no algorithm to ask, takes tanh."""
     padding: str = "valid"
     """Nature CNN padding: ``valid`` (~1.7M params) or ``same`` (~4M, the deep GA's large net)."""
     core: str = "none"
@@ -288,10 +307,10 @@ class NetConfig:
             "a list of positive integers",
         )
         require(
-            self.activation in ACTIVATIONS,
+            self.activation is None or self.activation in ACTIVATIONS,
             "net.activation",
             f"got {self.activation!r}",
-            ", ".join(ACTIVATIONS),
+            ", ".join(["null (the algorithm's)", *ACTIVATIONS]),
         )
         require(
             self.features >= 0,

@@ -93,7 +93,9 @@ class MLP(Network):
             math.prod(env.obs_shape),
             hidden,
             env.num_actions,
-            config.activation,
+            # Null is decided by the run's algorithm (build_components); a network built
+            # outside a run has none to ask.
+            config.activation or "tanh",
             config.core,
             config.core_size,
             bool(config.vbn),

@@ -25,7 +25,7 @@ from neuroplug.api import (
 from neuroplug.behaviors import resolve as resolve_behavior
 from neuroplug.config.schema import EnvConfig, NetConfig
 from neuroplug.config.typed import to_dataclass
-from neuroplug.devices import TorchThreads, flush_denormals
+from neuroplug.devices import TorchThreads, flush_denormals, set_matmul_precision
 from neuroplug.envs.make import make_spec
 from neuroplug.envs.spec import EnvSpec
 from neuroplug.errors import ConfigError, require
@@ -118,8 +118,10 @@ def build_components(config: Experiment) -> Components:
     (``net.vbn``), so a checkpoint's record rebuilds the same network."""
     check_virtual_batch_norm(config)
     flush_denormals()
+    set_matmul_precision(config.run.matmul_precision)
     env = make_spec(config.env)
     config, network_note = _decide_virtual_batch_norm(config, env)
+    config = _decide_activation(config)
     network = build_network(config.net, env)
     kind, algorithm_class = registry.load_selected("algo", config.algo.name)
     scheduler_class = registry.load("schedulers", config.scheduler.name)
@@ -205,6 +207,16 @@ def _decide_virtual_batch_norm(config: Experiment, env: EnvSpec) -> tuple[Experi
             "algo.obs_norm=false with net.vbn=true, or net.vbn=false",
         )
     return dataclasses.replace(config, net=dataclasses.replace(config.net, vbn=vbn)), note
+
+
+def _decide_activation(config: Experiment) -> Experiment:
+    """``config`` with ``net.activation`` named: null means the algorithm's reference
+    implementation's (:meth:`~neuroplug.plugin_configs.PluginConfig.network_activation`),
+    so config.yaml and a checkpoint's record say what the network was built with."""
+    if config.net.activation is not None:
+        return config
+    activation = config.algo.network_activation()
+    return dataclasses.replace(config, net=dataclasses.replace(config.net, activation=activation))
 
 
 def _learner_context(

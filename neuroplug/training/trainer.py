@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 
 from neuroplug.api import EvaluationRequest, EvaluationResult
+from neuroplug.devices import describe_matmul_precision
 from neuroplug.envs.spec import EnvSpec
 from neuroplug.errors import ConfigError
 from neuroplug.experiment import Experiment
@@ -358,6 +359,7 @@ class Trainer:
             f"neuroplug: {parts.algorithm.config.name} on {env.task_id} ({env.family}"
             f"{_observation_order(env)}{_gymnasium_stepping(env)}), "
             f"{parts.network.describe()}{_noted(parts.network_note)}, {size}, "
+            f"{_products(self.config.run.matmul_precision, parts)}"
             f"backend {parts.backend.config.name} on {parts.backend.device}, scheduler {parts.scheduler.config.name}"
             f"{_sampling(parts.algorithm)}"
             f"{', ' + parts.threads.describe() if parts.threads is not None else ''}; "
@@ -536,6 +538,14 @@ def _gpu_memory(device) -> dict[str, float]:
         "gpu_memory_peak_mb": torch.cuda.max_memory_allocated(device) / 2**20,
         "gpu_memory_mb": torch.cuda.memory_allocated(device) / 2**20,
     }
+
+
+def _products(precision: str, parts: Components) -> str:
+    """What the start-up line says of ``run.matmul_precision`` (nothing at ``highest``):
+    on the learner's device, or the backend's for evolution."""
+    device = getattr(parts.algorithm, "device", None) or parts.backend.device
+    note = describe_matmul_precision(precision, device)
+    return f"{note}, " if note else ""
 
 
 def _sampling(algorithm: Any) -> str:

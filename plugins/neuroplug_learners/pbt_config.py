@@ -84,6 +84,10 @@ class PBTConfig(LearnerConfig):
     objective_games: int = 10
     """A member's objective is the mean true score of its last this many games."""
 
+    def network_activation(self) -> str:
+        """The members' learner's hidden activation (``td3``'s ReLU, ``ppo``'s tanh)."""
+        return learner_class(self.learner).config_class.hidden_activation
+
     def resolve_presets(self, env: EnvSpec, fill: PresetFiller) -> tuple[PBTConfig, str]:
         """Resolve the members' settings with their learner's preset, check every
         population setting against the learner's declarations, and derive the population's

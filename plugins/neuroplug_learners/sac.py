@@ -24,8 +24,9 @@ video act on ``tanh(mean)``); the log-std a second network of the same shape, sq
 ``tanh`` into [log_std_min, log_std_max]. The twin critics run as one stacked computation.
 
 Departures: CleanRL's actor shares one trunk between the mean and the log-std; here they
-are two networks of ``net``'s shape (the deployed policy is the mean's alone), tanh
-networks where CleanRL's are ReLU; gradient steps follow a rollout of T = 4 steps.
+are two networks of ``net``'s shape (the deployed policy is the mean's alone; ReLU as
+CleanRL's unless ``net.activation`` says otherwise); gradient steps follow a rollout of
+T = 4 steps.
 """
 
 from __future__ import annotations

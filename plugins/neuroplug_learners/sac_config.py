@@ -30,6 +30,9 @@ class SACConfig(OffPolicyConfig):
     log_std_max: float = 2.0
     """The actor's log-std is tanh-squashed into [log_std_min, log_std_max]."""
 
+    hidden_activation: ClassVar[str] = "relu"
+    """The actor's hidden layers: ReLU, as CleanRL's script and Haarnoja et al.'s."""
+
     mutable: ClassVar[dict[str, Mutable]] = {
         **OffPolicyConfig.mutable,
         "policy_lr": Mutable(1e-6, 1e-1),

@@ -18,9 +18,11 @@ evaluation, replay and video run the same network); actions are in the unit box,
 into the env's by the envs. The twin critics run as one stacked computation
 (:class:`~neuroplug_learners.off_policy.TwinCritic`).
 
-Departures: the policy network is ``net`` (the MLP neuroplug picks for vector tasks: 256-256
-tanh; CleanRL's actor is 256-256 ReLU); gradient steps follow a rollout of T = 4 steps
-rather than each single step (the same count, in phases).
+The policy network is ``net``: on vector tasks a 256-256 ReLU MLP, CleanRL's actor
+(``net.activation: null`` takes :attr:`~neuroplug_learners.td3_config.TD3Config.hidden_activation`).
+
+Departures: gradient steps follow a rollout of T = 4 steps rather than each single step
+(the same count, in phases).
 """
 
 from __future__ import annotations

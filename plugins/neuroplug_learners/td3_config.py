@@ -25,6 +25,9 @@ class TD3Config(OffPolicyConfig):
     noise_clip: float = 0.5
     """The smoothing noise is clipped to +- this."""
 
+    hidden_activation: ClassVar[str] = "relu"
+    """The actor's hidden layers: ReLU, as CleanRL's script and Fujimoto et al.'s."""
+
     mutable: ClassVar[dict[str, Mutable]] = {
         **OffPolicyConfig.mutable,
         "learning_rate": Mutable(1e-6, 1e-1),

@@ -34,7 +34,7 @@ import numpy as np
 import torch
 
 from neuroplug.api import SamplerRequest
-from neuroplug.devices import flush_denormals
+from neuroplug.devices import flush_denormals, set_matmul_precision
 from neuroplug.rl.acting import Acting
 from neuroplug.rl.sampler import Episodes, Rollout
 from neuroplug.rl.shards import ShardedSampler, ShardLayout, ShardSampling
@@ -64,10 +64,16 @@ class ShardActor:
     """The body of one sampler actor: its shards' envs, for the whole run."""
 
     def __init__(
-        self, request: SamplerRequest, layout: ShardLayout, shards: list[int], threads: int
+        self,
+        request: SamplerRequest,
+        layout: ShardLayout,
+        shards: list[int],
+        threads: int,
+        matmul_precision: str = "highest",
     ) -> None:
         torch.set_num_threads(max(1, threads))
         flush_denormals()  # as the run's own process computes
+        set_matmul_precision(matmul_precision)
         self.sampling = ShardSampling(request, layout, shards)
         self._acting_key: int | None = None
         self._acting: Acting | None = None
@@ -141,8 +147,11 @@ class RayShards(ShardedSampler):
         remote = ray.remote(ShardActor).options(
             num_cpus=cpus_per_worker, max_restarts=-1, max_task_retries=0
         )
+        # run.matmul_precision, set in this process when the run was built.
+        precision = torch.get_float32_matmul_precision()
         self.actors = [
-            remote.remote(worker_request, layout, shards, threads) for shards in self.assignment
+            remote.remote(worker_request, layout, shards, threads, precision)
+            for shards in self.assignment
         ]
         self.seeds: np.ndarray | None = None
         self.segment = 0

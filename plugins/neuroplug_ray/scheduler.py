@@ -36,6 +36,8 @@ from collections import OrderedDict, deque
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
+import torch
+
 from neuroplug.api import Backend, EvaluationRequest, EvaluationResult, SamplerRequest
 from neuroplug.behaviors import resolve
 from neuroplug.engine.lockstep import LockstepScheduler
@@ -106,6 +108,8 @@ class RayScheduler(LockstepScheduler):
             groups=config.groups,
             env_threads=config.env_threads or threads,
             torch_threads=threads,
+            # run.matmul_precision, set in this process when the run was built.
+            matmul_precision=torch.get_float32_matmul_precision(),
         )
         remote = ray.remote(Evaluator).options(
             num_cpus=config.cpus_per_worker,

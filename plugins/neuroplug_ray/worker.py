@@ -17,7 +17,7 @@ import torch
 
 from neuroplug import registry
 from neuroplug.api import BackendConfig, EvaluationRequest
-from neuroplug.devices import flush_denormals
+from neuroplug.devices import flush_denormals, set_matmul_precision
 from neuroplug.engine.lockstep import LockstepEvaluation, PoolCache
 from neuroplug.envs.spec import EnvSpec
 from neuroplug.episodes import LedgerShard
@@ -38,6 +38,8 @@ class EvaluatorSettings:
     groups: int
     env_threads: int
     torch_threads: int
+    matmul_precision: str = "highest"
+    """The run's ``run.matmul_precision``, as the driver set it."""
 
 
 class Evaluator:
@@ -47,6 +49,7 @@ class Evaluator:
         self.settings = settings
         torch.set_num_threads(max(1, settings.torch_threads))
         flush_denormals()  # as the run's own process computes
+        set_matmul_precision(settings.matmul_precision)
         backend_class = registry.load("backends", settings.backend.name)
         self.backend = backend_class(settings.backend, settings.network)
         self.policy = Policy(settings.network, settings.env, settings.normalize_observations)

@@ -20,14 +20,15 @@ def small_evaluation(
     normalize: bool = False,
     core: str = "none",
     vbn: bool = False,
+    hidden: int = 8,
 ):
-    """``(env, policy, backend, population)``: an 8-unit MLP on ``task_id`` (with an 8-unit
+    """``(env, policy, backend, population)``: an 8-unit MLP (``hidden`` units) on ``task_id`` (with an 8-unit
     GRU core for ``core="gru"``, virtual batch norm by a 16-observation reference batch for
     ``vbn``), the torch backend on CPU in fixed tiles (``batching="tiles"``: a member's
     outputs do not depend on its company, so every scheduler must give the same bits), and
     ``members`` noisy copies of one seeded center."""
     env = make_spec(EnvConfig(task_id=task_id, max_episode_steps=max_episode_steps))
-    net = NetConfig(hidden_sizes=[8], core=core, core_size=8, vbn=vbn)
+    net = NetConfig(hidden_sizes=[hidden], core=core, core_size=8, vbn=vbn)
     network = build_network(net, env)
     if vbn:
         network.reference_batch = collect_reference_batch(env, 16, run_seed=0)

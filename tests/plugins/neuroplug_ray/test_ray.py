@@ -85,6 +85,33 @@ def test_ray_gives_exactly_what_threaded_gives(task_id, steps, extra, network):
     assert result.stats["shards"] == 3 and result.stats["shard_retries"] == 0
 
 
+def test_workers_compute_at_the_runs_matmul_precision():
+    import torch
+
+    # Products wide enough for oneDNN to take the bfloat16 path.
+    env, policy, backend, population = small_evaluation("Pendulum-v1", 8, 40, hidden=256)
+    request = EvaluationRequest(generation=0, episodes_per_member=1, seed=3)
+    threaded = ThreadedScheduler(ThreadedSchedulerConfig(name="threaded", env_threads=1), env)
+    before = torch.get_float32_matmul_precision()
+    try:
+        exact = threaded.evaluate(population, policy, backend, request)
+        torch.set_float32_matmul_precision("medium")  # what build_components sets for the run
+        reference = threaded.evaluate(population, policy, backend, request)
+        if np.array_equal(reference.returns, exact.returns):
+            pytest.skip("medium computes these products as highest does on this CPU")
+        # One shard of the whole population: oneDNN takes its bfloat16 path by a product's
+        # size, so smaller shards may compute as highest does (said in the setting's docs).
+        config = RaySchedulerConfig(name="ray", num_workers=1, members_per_shard=8)
+        scheduler = RayScheduler(config, env)
+        try:
+            result = scheduler.evaluate(population, policy, backend, request)
+        finally:
+            scheduler.close()
+    finally:
+        torch.set_float32_matmul_precision(before)
+    _assert_identical(result, reference)
+
+
 def test_a_worker_killed_mid_generation_changes_nothing():
     env, policy, backend, population = small_evaluation("CartPole-v1", 8, 200)
     request = EvaluationRequest(generation=0, episodes_per_member=2, seed=5)
