@@ -21,18 +21,16 @@ gymnasium's HalfCheetah-v4; CleanRL's scripts from a checkout (``--cleanrl-dir``
 from __future__ import annotations
 
 import argparse
-import csv
 import json
 import re
 import statistics
 import subprocess
-import sys
-import tempfile
 import time
 from pathlib import Path
 
 import torch
 from machine import describe
+from neuroplug_runs import run_cleanrl, run_neuroplug
 
 RESULTS = Path(__file__).resolve().parent / "results" / "off_policy.md"
 PEERS = Path(__file__).resolve().parent / "peers"
@@ -49,11 +47,8 @@ def peer_command(python: str, script: Path, precision: str) -> list[str]:
 def neuroplug_sps(
     algo: str, steps: int, starts: int, threads: int, precision: str = "highest"
 ) -> float:
-    with tempfile.TemporaryDirectory() as scratch:
-        command = [
-            sys.executable,
-            "-m",
-            "neuroplug",
+    rows = run_neuroplug(
+        [
             f"algo={algo}",
             "env=halfcheetah",
             "net.activation=relu",
@@ -64,15 +59,12 @@ def neuroplug_sps(
             "run.eval_episodes=1",
             f"algo.torch_threads={threads}",
             f"run.matmul_precision={precision}",
-            "logger=none",
-            f"run.output_dir={scratch}",
         ]
-        subprocess.run(command, check=True, capture_output=True)
-        rows = list(csv.DictReader((Path(scratch) / "metrics.csv").open()))
-        # The segments' sampling and learning time, as CleanRL's SPS counts from after its
-        # set-up.
-        seconds = sum(float(row["segment_seconds"]) for row in rows)
-        return float(rows[-1]["env_steps"]) / seconds
+    )
+    # The segments' sampling and learning time, as CleanRL's SPS counts from after its
+    # set-up.
+    seconds = sum(float(row["segment_seconds"]) for row in rows)
+    return float(rows[-1]["env_steps"]) / seconds
 
 
 def cleanrl_sps(
@@ -91,14 +83,7 @@ def cleanrl_sps(
         "--seed",
         "1",
     ]
-    with tempfile.TemporaryDirectory() as scratch:
-        result = subprocess.run(
-            command,
-            capture_output=True,
-            text=True,
-            cwd=scratch,
-            env={"PYTHONPATH": str(root), "OMP_NUM_THREADS": "1", "PATH": "/usr/bin:/bin"},
-        )
+    result = run_cleanrl(command, root)
     rates = re.findall(r"SPS: (\d+)", result.stdout)
     if not rates:
         raise RuntimeError(f"CleanRL {algo} printed no SPS:\n{result.stderr[-2000:]}")
@@ -120,11 +105,8 @@ def sb3_sps(python: str, steps: int, starts: int, precision: str = "highest") ->
 def neuroplug_dqn_sps(steps: int, threads: int) -> float:
     """Env steps per second of a whole ``dqn`` run at RL Zoo's CartPole settings (the
     segments' time, without start-up)."""
-    with tempfile.TemporaryDirectory() as scratch:
-        command = [
-            sys.executable,
-            "-m",
-            "neuroplug",
+    rows = run_neuroplug(
+        [
             "algo=dqn",
             "env=cartpole",
             "net.hidden_sizes=[256,256]",
@@ -139,13 +121,10 @@ def neuroplug_dqn_sps(steps: int, threads: int) -> float:
             "run.eval_interval=0",
             "run.eval_episodes=1",
             f"algo.torch_threads={threads}",
-            "logger=none",
-            f"run.output_dir={scratch}",
         ]
-        subprocess.run(command, check=True, capture_output=True)
-        rows = list(csv.DictReader((Path(scratch) / "metrics.csv").open()))
-        seconds = sum(float(row["segment_seconds"]) for row in rows)
-        return float(rows[-1]["env_steps"]) / seconds
+    )
+    seconds = sum(float(row["segment_seconds"]) for row in rows)
+    return float(rows[-1]["env_steps"]) / seconds
 
 
 def sb3_dqn_sps(python: str, steps: int) -> float:

@@ -15,16 +15,14 @@ its users do; neuroplug steps EnvPool's batch. Writes ``results/quality_diversit
 from __future__ import annotations
 
 import argparse
-import csv
 import json
 import subprocess
-import sys
-import tempfile
 import time
 from pathlib import Path
 
 import torch
 from machine import describe
+from neuroplug_runs import run_neuroplug
 
 RESULTS = Path(__file__).resolve().parent / "results"
 PEERS = Path(__file__).resolve().parent / "peers"
@@ -33,21 +31,17 @@ PEERS = Path(__file__).resolve().parent / "peers"
 def neuroplug_run(algo: str, generations: int, steps: int) -> dict:
     """One run of ``algo``: the per-generation QD-score and coverage, and its seconds
     (the generations' own, without start-up)."""
-    with tempfile.TemporaryDirectory() as scratch:
-        command = [
-            sys.executable, "-m", "neuroplug", f"algo={algo}", "env=halfcheetah",
-            f"env.max_episode_steps={steps}", "net.hidden_sizes=[64,64]",
-            "algo.behavior=final_position", "algo.cells=[50]", "algo.bounds=[[-5,5]]",
-            "algo.qd_offset=-200", f"run.max_generations={generations}",
-            "run.eval_interval=0", "run.eval_episodes=1", "logger=none",
-            f"run.output_dir={scratch}",
-        ]  # fmt: skip
-        if algo == "map_elites":
-            command.append("algo.population_size=64")
-        else:
-            command += ["algo.emitters=4", "algo.emitter_batch=16", "algo.sigma0=0.05"]
-        subprocess.run(command, check=True, capture_output=True)
-        rows = list(csv.DictReader((Path(scratch) / "metrics.csv").open()))
+    overrides = [
+        f"algo={algo}", "env=halfcheetah", f"env.max_episode_steps={steps}",
+        "net.hidden_sizes=[64,64]", "algo.behavior=final_position", "algo.cells=[50]",
+        "algo.bounds=[[-5,5]]", "algo.qd_offset=-200", f"run.max_generations={generations}",
+        "run.eval_interval=0", "run.eval_episodes=1",
+    ]  # fmt: skip
+    if algo == "map_elites":
+        overrides.append("algo.population_size=64")
+    else:
+        overrides += ["algo.emitters=4", "algo.emitter_batch=16", "algo.sigma0=0.05"]
+    rows = run_neuroplug(overrides)
     seconds, curve = 0.0, []
     for row in rows:
         seconds += float(row["generation_seconds"])
