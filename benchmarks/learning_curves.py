@@ -282,6 +282,17 @@ EXPERIMENTS: dict[str, Experiment] = {
         "after 1M steps; this is the first tenth, beside cem_rl and erl at equal frames.",
         unit="segment",
     ),
+    "sac_halfcheetah": Experiment(
+        overrides=["algo=sac", "env=halfcheetah", "run.eval_interval=1", "run.eval_episodes=5"],
+        max_frames=100_000,
+        seeds=[0],
+        published=(
+            "Haarnoja et al. (2018) and CleanRL's sac_continuous_action.py report HalfCheetah "
+            "after 1M steps; CleanRL's script run here for the first 100k: "
+            "cleanrl_sac_halfcheetah/summary.md."
+        ),
+        unit="segment",
+    ),
     "cem_rl_halfcheetah": _cooperation(
         "cem_rl",
         "halfcheetah",
