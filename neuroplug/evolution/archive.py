@@ -29,6 +29,17 @@ from neuroplug.behaviors import resolve
 from neuroplug.devices import available_memory_bytes
 from neuroplug.errors import ConfigError
 
+Genome = list[int] | int
+"""How an algorithm describes an elite compactly: a seed chain (a list of seeds), or the
+id of a node of its :class:`~neuroplug.evolution.lineage.Lineage`."""
+
+
+def _plain(genome: Any) -> Genome:
+    """A genome read from a checkpoint as Python ints."""
+    if isinstance(genome, list | tuple | np.ndarray):
+        return [int(seed) for seed in genome]
+    return int(genome)
+
 
 class Archive:
     """Cells of descriptor space, each with its elite (the best member that landed there)."""
@@ -48,9 +59,10 @@ class Archive:
         self.fitness = np.full(cells, -np.inf)
         self.descriptors = np.zeros((cells, len(self.bounds)))
         self.params = torch.zeros(cells, num_params)
-        self.genomes: list[list[int] | None] | None = None
-        """Each cell's elite as a seed chain, where the algorithm describes its members so
-        (MAP-Elites' Gaussian variation): a compact checkpoint keeps these, not weights."""
+        self.genomes: list[Genome | None] | None = None
+        """Each cell's elite as its genome, where the algorithm describes its members so
+        (MAP-Elites: a seed chain, or a node of :mod:`neuroplug.evolution.lineage`): a
+        compact checkpoint keeps these, not weights."""
 
     def index(self, descriptors: np.ndarray) -> np.ndarray:
         """The cell of each descriptor ``(n, d)``."""
@@ -66,10 +78,10 @@ class Archive:
         params: torch.Tensor,
         fitness: np.ndarray,
         descriptors: np.ndarray,
-        genomes: list[list[int]] | None = None,
+        genomes: list[Genome] | None = None,
     ) -> dict:
         """Offer members ``(n, D)`` with their fitness and descriptors (and, optionally,
-        their seed chains): each takes its cell if the cell is empty or holds a worse elite
+        their genomes: seed chains or lineage nodes): each takes its cell if the cell is empty or holds a worse elite
         (the best of the batch per cell). Returns how many filled new cells and how many
         improved occupied ones."""
         cells = self.index(descriptors)
@@ -87,7 +99,7 @@ class Archive:
             if self.genomes is None:
                 self.genomes = [None] * self.cells
             for winner, target in zip(winners.tolist(), targets.tolist(), strict=True):
-                self.genomes[target] = list(genomes[winner])
+                self.genomes[target] = genomes[winner]
         return {"new_cells": new, "improved_cells": len(targets) - new}
 
     def metrics(self, qd_offset: float) -> dict[str, float]:
@@ -106,7 +118,7 @@ class Archive:
 
     def state_dict(self, compact: bool = False) -> dict[str, Any]:
         """The occupied cells: their indices, fitness, descriptors and elites (``compact``:
-        the elites' seed chains instead of their weights)."""
+        the elites' genomes instead of their weights)."""
         cells = self.occupied
         state = {
             "cells": cells,
@@ -116,7 +128,7 @@ class Archive:
             "size": self.cells,
         }
         if compact:
-            state["genomes"] = [list(self.genomes[cell]) for cell in cells.tolist()]
+            state["genomes"] = [self.genomes[cell] for cell in cells.tolist()]
         else:
             state["params"] = self.params[torch.from_numpy(cells)].clone()
         return state
@@ -124,7 +136,7 @@ class Archive:
     def load_state_dict(
         self,
         state: dict[str, Any],
-        build: Callable[[list[list[int]]], torch.Tensor] | None = None,
+        build: Callable[[list[Genome]], torch.Tensor] | None = None,
     ) -> None:
         """Restore :meth:`state_dict` into an empty archive of the same shape; a compact
         one's weights are ``build(genomes)``."""
@@ -132,12 +144,12 @@ class Archive:
         self.fitness[cells] = state["fitness"]
         self.descriptors[cells] = state["descriptors"]
         if "genomes" in state:
-            genomes = [[int(seed) for seed in chain] for chain in state["genomes"]]
+            genomes = [_plain(genome) for genome in state["genomes"]]
             self.genomes = [None] * self.cells
-            for cell, chain in zip(cells.tolist(), genomes, strict=True):
-                self.genomes[cell] = chain
+            for cell, genome in zip(cells.tolist(), genomes, strict=True):
+                self.genomes[cell] = genome
             if build is None:
-                raise ValueError("a compact archive (seed chains) needs build() to load")
+                raise ValueError("a compact archive (genomes) needs build() to load")
             params = build(genomes) if genomes else torch.zeros(0, self.params.shape[1])
         else:
             params = state["params"]
@@ -199,24 +211,10 @@ class CVTArchive(Archive):
     def load_state_dict(
         self,
         state: dict[str, Any],
-        build: Callable[[list[list[int]]], torch.Tensor] | None = None,
+        build: Callable[[list[Genome]], torch.Tensor] | None = None,
     ) -> None:
         self.centroids = state["centroids"].clone()
         super().load_state_dict(state, build)
-
-
-def iso_line_offspring(
-    archive: Archive, count: int, iso_sigma: float, line_sigma: float, rng: np.random.Generator
-) -> torch.Tensor:
-    """Iso+LineDD (Vassiliades & Mouret 2018): ``x_i + iso_sigma N(0, I) + line_sigma
-    (x_j - x_i) N(0, 1)`` for elites ``x_i``, ``x_j`` drawn uniformly from the occupied cells."""
-    occupied = archive.occupied
-    first = torch.from_numpy(rng.choice(occupied, count))
-    second = torch.from_numpy(rng.choice(occupied, count))
-    parents, partners = archive.params[first], archive.params[second]
-    iso = torch.from_numpy(rng.standard_normal(tuple(parents.shape))).float()
-    line = torch.from_numpy(rng.standard_normal((count, 1))).float()
-    return parents + iso_sigma * iso + line_sigma * line * (partners - parents)
 
 
 SYNTHETIC_DIMENSIONS = 2

@@ -19,10 +19,12 @@ Interspecies Correlation", GECCO::
 
 The archive is the result: the run deploys its best elite; ``algo/qd_score``,
 ``algo/coverage`` and ``algo/archive_best`` are logged every generation and the checkpoint
-holds every occupied cell (:mod:`neuroplug.evolution.archive`): with ``gaussian``
-variation as seed chains (the deep GA's compact encoding, replayed bit-identically on
-resume), else as weights. The offspring are one population, so they act in one batched
-forward, alive members only, on any scheduler.
+holds every occupied cell (:mod:`neuroplug.evolution.archive`) compactly, by how its elite
+was made, never by weights: with ``iso_line`` as nodes of a lineage (each child its two
+parents' nodes, a seed and the line step's draw, :mod:`neuroplug.evolution.lineage`), with
+``gaussian`` as seed chains (the deep GA's encoding). Both are replayed bit-identically on
+resume. The offspring are one population, so they act in one batched forward, alive
+members only, on any scheduler.
 """
 
 from __future__ import annotations
@@ -34,12 +36,11 @@ import torch
 
 from neuroplug.api import AlgorithmContext, EvaluationResult
 from neuroplug.evolution import EvolutionAlgorithm
-from neuroplug.evolution.archive import build_archive, iso_line_offspring
-from neuroplug.evolution.initial import perturbed_fresh_members
+from neuroplug.evolution.archive import Genome, build_archive
+from neuroplug.evolution.lineage import Lineage, iso_line_offspring
 from neuroplug.population import Population
 from neuroplug_algorithms import seed_chains
 from neuroplug_algorithms.map_elites_config import MAPElitesConfig
-from neuroplug_algorithms.seed_chains import Chain
 
 
 class MAPElites(EvolutionAlgorithm):
@@ -50,10 +51,21 @@ class MAPElites(EvolutionAlgorithm):
     def __init__(self, config: MAPElitesConfig, context: AlgorithmContext) -> None:
         super().__init__(config, context)
         self.archive = build_archive(config, context)
-        self.compact = config.variation == "gaussian"
-        # Compact: the best elite is rebuilt from its chain on load, like every other.
-        self.checkpoints_best_params = not self.compact
-        self._chains: list[Chain] | None = None
+        # The checkpoint holds genomes: the best elite is rebuilt on load, like every other.
+        self.checkpoints_best_params = False
+        self.lineage = (
+            Lineage(
+                self.num_params,
+                self.fresh_params,
+                config.init_sigma,
+                config.iso_sigma,
+                config.line_sigma,
+            )
+            if config.variation == "iso_line"
+            else None
+        )
+        self._genomes: list[Genome] | None = None
+        """The genomes of the population asked last (seed chains or lineage nodes)."""
 
     def behavior(self) -> str | None:
         return self.config.behavior
@@ -61,17 +73,20 @@ class MAPElites(EvolutionAlgorithm):
     def _ask(self) -> Population:
         config, occupied = self.config, self.archive.occupied
         size = config.population_size
-        if self.compact:
+        if self.lineage is None:
             return self._gaussian_offspring(size, occupied)
         if len(occupied) == 0:
-            first = perturbed_fresh_members(
-                self.context, self.draw_seeds(size), config.init_sigma, self.rng
+            ids, members = self.lineage.fresh(self.draw_seeds(size), self.draw_seeds(size))
+        else:
+            ids, members = iso_line_offspring(
+                self.lineage,
+                self.archive.params[torch.from_numpy(occupied)],
+                [self.archive.genomes[cell] for cell in occupied.tolist()],
+                size,
+                self.rng,
             )
-            return Population.dense(first)
-        offspring = iso_line_offspring(
-            self.archive, size, config.iso_sigma, config.line_sigma, self.rng
-        )
-        return Population.dense(offspring)
+        self._genomes = ids.tolist()
+        return Population.dense(members)
 
     def _gaussian_offspring(self, size: int, occupied: np.ndarray) -> Population:
         """Parents (fresh draws at first, then uniform elites) plus ``scale * eps(seed)``,
@@ -80,7 +95,7 @@ class MAPElites(EvolutionAlgorithm):
             starts, seeds = self.draw_seeds(size), self.draw_seeds(size)
             bases = torch.stack([self.fresh_params(int(seed)) for seed in starts.tolist()])
             index, scale = torch.arange(size), self.config.init_sigma
-            self._chains = [[a, b] for a, b in zip(starts.tolist(), seeds.tolist(), strict=True)]
+            self._genomes = [[a, b] for a, b in zip(starts.tolist(), seeds.tolist(), strict=True)]
         else:
             parents = occupied[self.rng.integers(0, len(occupied), size=size)]
             unique, inverse = np.unique(parents, return_inverse=True)
@@ -88,7 +103,7 @@ class MAPElites(EvolutionAlgorithm):
             bases = self.archive.params[torch.from_numpy(unique)]
             index, scale = torch.from_numpy(inverse.astype(np.int64)), self.config.sigma
             genomes = self.archive.genomes
-            self._chains = [
+            self._genomes = [
                 genomes[parent] + [seed]
                 for parent, seed in zip(parents.tolist(), seeds.tolist(), strict=True)
             ]
@@ -99,12 +114,14 @@ class MAPElites(EvolutionAlgorithm):
             seed=seeds,
         )
 
-    def build(self, chains: list[Chain]) -> torch.Tensor:
-        """Weights of seed chains: ``init(s_0)``, then ``init_sigma`` for the first
-        mutation and ``sigma`` for every later one."""
+    def build(self, genomes: list[Genome]) -> torch.Tensor:
+        """Weights of genomes: lineage nodes replayed, or seed chains ``init(s_0)``, then
+        ``init_sigma`` for the first mutation and ``sigma`` for every later one."""
+        if self.lineage is not None:
+            return self.lineage.build(genomes)
         config = self.config
         return seed_chains.build(
-            chains,
+            genomes,
             self.num_params,
             self.fresh_params,
             lambda depth: config.init_sigma if depth == 1 else config.sigma,
@@ -119,7 +136,10 @@ class MAPElites(EvolutionAlgorithm):
             )
         descriptors = result.behaviors.reshape(*result.behaviors.shape[:2], -1).mean(axis=1)
         members = population.materialize(device="cpu")
-        added = self.archive.add(members, fitness, descriptors, self._chains)
+        added = self.archive.add(members, fitness, descriptors, self._genomes)
+        if self.lineage is not None:
+            self.lineage.keep([self.archive.genomes[cell] for cell in self.archive.occupied])
+            added["lineage_nodes"] = float(len(self.lineage))
         self.best_params = self.archive.params[self.archive.best()].clone()
         return {**self.archive.metrics(self.config.qd_offset), **added}
 
@@ -127,9 +147,14 @@ class MAPElites(EvolutionAlgorithm):
         return self.best_params.clone()
 
     def _state(self) -> dict[str, Any]:
-        return {"archive": self.archive.state_dict(compact=self.compact)}
+        state = {"archive": self.archive.state_dict(compact=True)}
+        if self.lineage is not None:
+            state["lineage"] = self.lineage.state_dict()
+        return state
 
     def _load_state(self, state: dict[str, Any]) -> None:
+        if self.lineage is not None:
+            self.lineage.load_state_dict(state["lineage"])
         self.archive.load_state_dict(state["archive"], self.build)
-        if self.compact and len(self.archive.occupied):
+        if len(self.archive.occupied):
             self.best_params = self.archive.params[self.archive.best()].clone()

@@ -17,7 +17,12 @@ QDax's defaults)::
 The PG offspring take their steps as one stacked computation (one forward and backward of
 all of them per step, :class:`~neuroplug_learners.stacked_td3.StackedTD3`); the batch acts
 in one batched forward over its alive members on any scheduler, which returns every step
-played. The archive is :mod:`neuroplug.evolution.archive` (the same as ``map_elites``).
+played. The archive is :mod:`neuroplug.evolution.archive` (the same as ``map_elites``),
+checkpointed as lineage nodes (:mod:`neuroplug.evolution.lineage`): an Iso+LineDD child as
+its parents' nodes and a seed, a PG child or the greedy actor as weights. Where those
+weights would outnumber the elites (Iso+LineDD children of PG children that have since
+lost their cells), the lineage is rebased onto the elites' weights, so a checkpoint never
+holds more than one weight vector per occupied cell.
 
 Departures: the actor is the run's ``net`` (QDax: 128-128 on Brax); the descriptor is the
 env family's (``final_position`` on MuJoCo, not the feet-contact rates the paper used,
@@ -33,8 +38,8 @@ import torch
 
 from neuroplug.api import AlgorithmContext, EvaluationResult
 from neuroplug.evolution import EvolutionAlgorithm
-from neuroplug.evolution.archive import build_archive, iso_line_offspring
-from neuroplug.evolution.initial import perturbed_fresh_members
+from neuroplug.evolution.archive import build_archive
+from neuroplug.evolution.lineage import Lineage, iso_line_offspring
 from neuroplug.population import Population
 from neuroplug_learners.cem_rl import require_continuous_task
 from neuroplug_learners.pga_me_config import PGAMEConfig
@@ -56,6 +61,17 @@ class PGAME(EvolutionAlgorithm):
         self.td3 = StackedTD3.for_algorithm(config, context)
         self.greedy = StackedActors(context.initial_params.unsqueeze(0), config.actor_learning_rate)
         self._pg_stats: dict[str, float] = {}
+        self.lineage = Lineage(
+            self.num_params,
+            self.fresh_params,
+            config.init_sigma,
+            config.iso_sigma,
+            config.line_sigma,
+        )
+        self._nodes: list[int] = []
+        """The lineage nodes of the batch asked last."""
+        # The archive's elites are rebuilt from the lineage on load, the best among them.
+        self.checkpoints_best_params = False
 
     def behavior(self) -> str | None:
         return self.config.behavior
@@ -71,14 +87,14 @@ class PGAME(EvolutionAlgorithm):
         size = config.population_size
         self._pg_stats = {}
         if len(occupied) == 0:
-            first = perturbed_fresh_members(
-                self.context, self.draw_seeds(size), config.init_sigma, self.rng
-            )
+            ids, first = self.lineage.fresh(self.draw_seeds(size), self.draw_seeds(size))
+            self._nodes = ids.tolist()
             return Population.dense(first)
         ga = size if not self._learning() else round(size * config.ga_proportion)
-        offspring = [
-            iso_line_offspring(self.archive, ga, config.iso_sigma, config.line_sigma, self.rng)
-        ]
+        elites = self.archive.params[torch.from_numpy(occupied)]
+        elite_ids = [self.archive.genomes[cell] for cell in occupied.tolist()]
+        ids, children = iso_line_offspring(self.lineage, elites, elite_ids, ga, self.rng)
+        offspring, nodes = [children], ids.tolist()
         pg = size - ga - (int(config.inject_greedy) if ga < size else 0)
         if pg > 0:
             parents = self.archive.params[torch.from_numpy(self.rng.choice(occupied, pg))]
@@ -88,14 +104,20 @@ class PGAME(EvolutionAlgorithm):
             offspring.append(learners.params.detach())
         if ga < size and config.inject_greedy:
             offspring.append(self.greedy.params.detach())
-        return Population.dense(torch.cat(offspring))
+        members = torch.cat(offspring)
+        nodes += self.lineage.add_weights(members[ga:]).tolist()
+        self._nodes = nodes
+        return Population.dense(members)
 
     def _tell(
         self, population: Population, fitness: np.ndarray, result: EvaluationResult
     ) -> dict[str, float]:
         config = self.config
         descriptors = result.behaviors.reshape(*result.behaviors.shape[:2], -1).mean(axis=1)
-        added = self.archive.add(population.materialize(device="cpu"), fitness, descriptors)
+        added = self.archive.add(
+            population.materialize(device="cpu"), fitness, descriptors, self._nodes
+        )
+        self._prune_lineage()
         self.best_params = self.archive.params[self.archive.best()].clone()
         if result.transitions is not None:
             self.buffer.add(result.transitions)
@@ -112,12 +134,23 @@ class PGAME(EvolutionAlgorithm):
         stats["buffer"] = float(len(self.buffer))
         return stats
 
+    def _prune_lineage(self) -> None:
+        """Forget the nodes no elite descends from; rebase onto the elites' weights where
+        the remaining weight vectors outnumber the elites."""
+        occupied = self.archive.occupied
+        self.lineage.keep([self.archive.genomes[cell] for cell in occupied.tolist()])
+        if self.lineage.stored_weights() > len(occupied):
+            ids = self.lineage.rebase(self.archive.params[torch.from_numpy(occupied)])
+            for cell, node in zip(occupied.tolist(), ids, strict=True):
+                self.archive.genomes[cell] = node
+
     def policy_params(self) -> torch.Tensor:
         return self.best_params.clone()
 
     def _state(self) -> dict[str, Any]:
         state: dict[str, Any] = {
-            "archive": self.archive.state_dict(),
+            "archive": self.archive.state_dict(compact=True),
+            "lineage": self.lineage.state_dict(),
             "td3": self.td3.state_dict(),
             "greedy": self.greedy.state_dict(),
         }
@@ -126,7 +159,10 @@ class PGAME(EvolutionAlgorithm):
         return state
 
     def _load_state(self, state: dict[str, Any]) -> None:
-        self.archive.load_state_dict(state["archive"])
+        self.lineage.load_state_dict(state["lineage"])
+        self.archive.load_state_dict(state["archive"], self.lineage.build)
+        if len(self.archive.occupied):
+            self.best_params = self.archive.params[self.archive.best()].clone()
         self.td3.load_state_dict(state["td3"])
         self.greedy.load_state_dict(state["greedy"])
         if "replay" in state:

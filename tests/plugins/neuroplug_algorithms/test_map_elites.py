@@ -137,7 +137,40 @@ def test_every_scheduler_fills_the_same_archive(compose, tmp_path, algorithm):
 
 def test_map_elites_resumes_exactly_with_its_archive(compose, tmp_path):
     left, _ = check_resume_is_exact(compose, CARTPOLE, tmp_path, generations=4, stop_at=2)
-    assert len(left["algorithm"]["algorithm"]["archive"]["cells"]) > 1
+    state = left["algorithm"]["algorithm"]
+    archive, lineage = state["archive"], state["lineage"]
+    assert len(archive["cells"]) > 1
+    # Iso+LineDD elites are checkpointed as lineage nodes (recipes), never as weights.
+    assert "params" not in archive and "best_params" not in left["algorithm"]
+    assert not lineage["weights"] and set(archive["genomes"]) <= set(lineage["ids"].tolist())
+    assert len(lineage["ids"]) < 4 * 32  # the dead ends were forgotten
+
+
+def test_an_iso_line_elite_replays_from_its_parents(compose, tmp_path):
+    from neuroplug.evolution.lineage import ISO_LINE
+    from neuroplug.experiment import Experiment
+    from neuroplug.training.components import build_components
+
+    config = compose([*CARTPOLE, "run.max_generations=3", "logger=none"])
+    config.run.output_dir = str(tmp_path)
+    run_job(config)
+    state = load_checkpoint(tmp_path)
+    algorithm = build_components(Experiment.from_yaml(state["config"])).algorithm
+    algorithm.load_state_dict(state["algorithm"])
+    archive, lineage = algorithm.archive, algorithm.lineage
+    # A child of the last generation: its weights are Iso+LineDD of its parents' weights.
+    child = max(archive.genomes[cell] for cell in archive.occupied)
+    kind, parent, partner, seed, line = lineage.nodes[child]
+    assert kind == ISO_LINE
+    x_p, x_q = lineage.build([parent, partner])
+    noise = Population(
+        bases=torch.zeros(1, len(x_p)), base_index=torch.zeros(1, dtype=torch.int64),
+        scale=torch.ones(1), seed=torch.tensor([seed]),
+    ).materialize(device="cpu")[0]  # fmt: skip
+    config = algorithm.config
+    expected = x_p + config.iso_sigma * noise + config.line_sigma * line * (x_q - x_p)
+    cell = next(cell for cell in archive.occupied if archive.genomes[cell] == child)
+    assert torch.allclose(archive.params[cell], expected, atol=1e-6)
 
 
 GAUSSIAN = [*CARTPOLE, "algo.variation=gaussian", "algo.sigma=0.05", "algo.cells=[32]"]

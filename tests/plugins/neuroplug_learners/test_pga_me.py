@@ -66,9 +66,40 @@ def test_pg_offspring_climb_the_critic_and_the_greedy_actor_joins_the_batch():
     assert value(pg) > value(parents_before)
 
 
+def test_a_lineage_of_more_weights_than_elites_is_rebased_onto_the_elites():
+    from neuroplug.testing.algorithm_contract import _task
+
+    env, network = _task("Pendulum-v1", None)
+    algorithm = PGAME(_config(), synthetic_context(seed=0, network=network, env=env))
+    population = algorithm.ask()
+    algorithm.tell(population, _evaluate(algorithm, population, torch.zeros(network.num_params)))
+    archive, lineage = algorithm.archive, algorithm.lineage
+    occupied = archive.occupied.tolist()
+    # Every elite an Iso+LineDD child of two gradient-made (weights) nodes: 2 vectors each.
+    ends = lineage.add_weights(torch.randn(2 * len(occupied), network.num_params))
+    children, weights = lineage.iso_line(
+        ends[0::2], ends[1::2], lineage.build(ends[0::2].tolist()),
+        lineage.build(ends[1::2].tolist()), torch.arange(len(occupied)),
+        torch.ones(len(occupied)),
+    )  # fmt: skip
+    for cell, child, row in zip(occupied, children.tolist(), weights, strict=True):
+        archive.genomes[cell], archive.params[cell] = child, row
+    algorithm._prune_lineage()
+    assert lineage.stored_weights() == len(lineage) == len(occupied)
+    genomes = [archive.genomes[cell] for cell in occupied]
+    assert torch.equal(lineage.build(genomes), archive.params[torch.tensor(occupied)])
+
+
 def test_pga_me_resumes_exactly_with_its_archive_critics_and_buffer(compose, tmp_path):
     left, _ = check_resume_is_exact(compose, PENDULUM, tmp_path, generations=4, stop_at=2)
-    assert left["algorithm"]["algorithm"]["replay"]["added"] == 4 * 8 * 50
+    state = left["algorithm"]["algorithm"]
+    assert state["replay"]["added"] == 4 * 8 * 50
+    # The archive travels as lineage nodes: Iso+LineDD children as recipes, PG children
+    # and the greedy actor as weights, never more weight vectors than occupied cells.
+    archive, lineage = state["archive"], state["lineage"]
+    assert "params" not in archive and "best_params" not in left["algorithm"]
+    assert len(lineage["weights"]) <= len(archive["cells"])
+    assert set(archive["genomes"]) <= set(lineage["ids"].tolist())
 
 
 @pytest.mark.parametrize(
