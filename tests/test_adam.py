@@ -1,4 +1,5 @@
-"""FlatAdam steps as torch.optim.Adam does, and continues exactly from its checkpoint."""
+"""FlatAdam steps as torch.optim.Adam does and continues exactly from its checkpoint; FusedAdam
+is torch.optim.Adam's fused step bit for bit and reads and writes its state."""
 
 from __future__ import annotations
 
@@ -72,3 +73,46 @@ def test_another_networks_state_is_refused():
 def test_another_optimizers_state_is_refused_in_one_line():
     with pytest.raises(ValueError, match="older neuroplug"):
         FlatAdam(torch.zeros(5), 0.01).load_state_dict({"m": 0, "v": 0, "t": 3})
+
+
+def _fused_steps(tensors, optimizer, steps, start=0):
+    """``steps`` steps with a changing learning rate; the last tensor gets a gradient only
+    on odd steps (an optimizer skips a tensor without one)."""
+    for step in range(start, start + steps):
+        optimizer.param_groups[0]["lr"] = 0.01 / (step + 1)
+        optimizer.zero_grad(set_to_none=True)
+        weight, bias, scale = tensors
+        inputs = torch.linspace(-1, 1, 15).reshape(5, 3) * (step + 1)
+        loss = ((inputs @ weight + bias).tanh().sum(0) ** 2).sum()
+        (loss * scale.sum() if step % 2 else loss).backward()
+        optimizer.step()
+
+
+def test_fused_adam_is_torch_adams_fused_step_bit_for_bit():
+    from neuroplug.adam import FusedAdam
+
+    ours, theirs = _tensors(), _tensors()
+    _fused_steps(ours, FusedAdam(ours, 0.01), 7)
+    _fused_steps(theirs, torch.optim.Adam(theirs, 0.01, fused=True), 7)
+    for mine, reference in zip(ours, theirs, strict=True):
+        assert torch.equal(mine, reference)
+
+
+def test_fused_adam_reads_and_writes_torch_adams_state():
+    from neuroplug.adam import FusedAdam
+
+    reference, resumed = _tensors(), _tensors()
+    straight = torch.optim.Adam(reference, 0.01, fused=True)
+    _fused_steps(reference, straight, 6)
+    # Three steps by torch.optim, its state into FusedAdam, three more: the same numbers.
+    first = torch.optim.Adam(resumed, 0.01, fused=True)
+    _fused_steps(resumed, first, 3)
+    ours = FusedAdam(resumed, 1.0)
+    ours.load_state_dict(first.state_dict())
+    _fused_steps(resumed, ours, 3, start=3)
+    for mine, expected in zip(resumed, reference, strict=True):
+        assert torch.equal(mine, expected)
+    # ... and back: torch.optim loads FusedAdam's state.
+    torch.optim.Adam(_tensors(), 0.01, fused=True).load_state_dict(ours.state_dict())
+    with pytest.raises(ValueError, match="3 tensors"):
+        FusedAdam(_tensors()[:2], 0.01).load_state_dict(ours.state_dict())

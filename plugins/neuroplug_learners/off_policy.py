@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from neuroplug.adam import FusedAdam
 from neuroplug.api import LearnerContext
 from neuroplug.devices import available_memory_bytes
 from neuroplug.errors import ConfigError
@@ -211,7 +212,7 @@ class OffPolicyLearner(SegmentLearner):
         self.sampling_rng = replay_sampling_rng(context.seed, 0)
         self._losses: dict[str, list[float]] = {name: [] for name in self.losses}
 
-    def optimizers(self) -> dict[str, torch.optim.Optimizer]:
+    def optimizers(self) -> dict[str, FusedAdam]:
         """The optimizers by name (checkpointed)."""
         raise NotImplementedError
 

@@ -36,6 +36,7 @@ import math
 
 import torch
 
+from neuroplug.adam import FusedAdam
 from neuroplug.api import LearnerContext
 from neuroplug.nets import gradients
 from neuroplug.rl.acting import Acted, Acting
@@ -144,11 +145,9 @@ class SAC(OffPolicyLearner):
         model = self.model
         self.target_critic = copy.deepcopy(model.critic).requires_grad_(False)
         # Fused: one kernel per step for all tensors (DQN measured about half the time).
-        self.actor_optimizer = torch.optim.Adam(
-            [model.actor, model.log_std], config.policy_lr, fused=True
-        )
-        self.critic_optimizer = torch.optim.Adam(model.critic.parameters(), config.q_lr, fused=True)
-        self.alpha_optimizer = torch.optim.Adam([model.log_alpha], config.q_lr, fused=True)
+        self.actor_optimizer = FusedAdam([model.actor, model.log_std], config.policy_lr)
+        self.critic_optimizer = FusedAdam(model.critic.parameters(), config.q_lr)
+        self.alpha_optimizer = FusedAdam([model.log_alpha], config.q_lr)
         self.target_entropy = -float(context.env.num_actions)
         self._written_out = gradients.written_out(model.network.layers) and (
             gradients.written_out(model.log_std_network.layers)
@@ -162,7 +161,7 @@ class SAC(OffPolicyLearner):
     def population_acting(cls, members, envs_per_member: int) -> Acting:
         return SquashedGaussianActing(members, envs_per_member)
 
-    def optimizers(self) -> dict[str, torch.optim.Optimizer]:
+    def optimizers(self) -> dict[str, FusedAdam]:
         return {
             "actor": self.actor_optimizer,
             "critic": self.critic_optimizer,

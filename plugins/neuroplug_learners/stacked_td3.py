@@ -17,6 +17,7 @@ from typing import Any
 
 import torch
 
+from neuroplug.adam import FusedAdam
 from neuroplug.envs.spec import EnvSpec
 from neuroplug.nets.network import Network
 from neuroplug.seeds import critic_generator
@@ -30,7 +31,7 @@ class StackedActors:
     def __init__(self, start: torch.Tensor, learning_rate: float) -> None:
         self.params = torch.nn.Parameter(start.detach().float().clone())
         self.targets = start.detach().float().clone()
-        self.optimizer = torch.optim.Adam([self.params], learning_rate, fused=True)
+        self.optimizer = FusedAdam([self.params], learning_rate)
 
     def __len__(self) -> int:
         return len(self.params)
@@ -73,9 +74,7 @@ class StackedTD3:
         inputs = math.prod(env.obs_shape) + env.num_actions
         self.critic = TwinCritic(inputs, critic_hidden, generator)
         self.target_critic = copy.deepcopy(self.critic).requires_grad_(False)
-        self.critic_optimizer = torch.optim.Adam(
-            self.critic.parameters(), critic_learning_rate, fused=True
-        )
+        self.critic_optimizer = FusedAdam(self.critic.parameters(), critic_learning_rate)
 
     @classmethod
     def for_algorithm(cls, config: Any, context: Any) -> StackedTD3:
@@ -121,7 +120,7 @@ class StackedTD3:
         self,
         actors: torch.nn.Parameter,
         targets: torch.Tensor,
-        optimizer: torch.optim.Optimizer,
+        optimizer: FusedAdam,
         batch: dict[str, torch.Tensor],
     ) -> float:
         """One deterministic policy gradient step of every actor ``(K, D)`` on its own

@@ -32,6 +32,7 @@ import math
 
 import torch
 
+from neuroplug.adam import FusedAdam
 from neuroplug.api import LearnerContext
 from neuroplug.nets import gradients
 from neuroplug.rl.acting import Acted, Acting
@@ -106,12 +107,8 @@ class TD3(OffPolicyLearner):
         super().__init__(config, context)
         self.target = copy.deepcopy(self.model).requires_grad_(False)
         # Fused: one kernel per step for all tensors (DQN measured about half the time).
-        self.actor_optimizer = torch.optim.Adam(
-            [self.model.actor], config.learning_rate, fused=True
-        )
-        self.critic_optimizer = torch.optim.Adam(
-            self.model.critic.parameters(), config.learning_rate, fused=True
-        )
+        self.actor_optimizer = FusedAdam([self.model.actor], config.learning_rate)
+        self.critic_optimizer = FusedAdam(self.model.critic.parameters(), config.learning_rate)
         self._written_out = gradients.written_out(context.network.layers)
         """Whether the actor's gradient is written out (an MLP policy) or autograd's."""
 
@@ -122,7 +119,7 @@ class TD3(OffPolicyLearner):
     def population_acting(cls, members, envs_per_member: int) -> Acting:
         return NoisyDeterministicActing(members, envs_per_member)
 
-    def optimizers(self) -> dict[str, torch.optim.Optimizer]:
+    def optimizers(self) -> dict[str, FusedAdam]:
         return {"actor": self.actor_optimizer, "critic": self.critic_optimizer}
 
     def learning_rates(self) -> dict[str, float]:

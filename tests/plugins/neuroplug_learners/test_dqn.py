@@ -113,7 +113,7 @@ def test_bad_dqn_settings_name_the_field(settings, field):
 def test_the_written_out_step_computes_autograds_loss_and_gradient(double_q):
     import numpy as np
     import torch
-    from neuroplug_learners.dqn import DQN
+    from neuroplug_learners.dqn import DQN, huber
 
     from neuroplug.presets import resolve
     from neuroplug.testing.learner_contract import learner_context
@@ -139,5 +139,8 @@ def test_the_written_out_step_computes_autograds_loss_and_gradient(double_q):
     written_grad = learner.q.grad.clone()
     learner.q.grad = None
     expected = learner._autograd_step(batch)
-    assert written == pytest.approx(expected, rel=1e-5)
+    # The TD errors agree, and the logged Huber loss is smooth_l1_loss's.
+    torch.testing.assert_close(written, expected, rtol=1e-5, atol=1e-6)
+    loss = torch.nn.functional.smooth_l1_loss(written, torch.zeros_like(written))
+    assert float(huber(written).mean()) == pytest.approx(float(loss), rel=1e-6)
     torch.testing.assert_close(written_grad, learner.q.grad, rtol=1e-4, atol=1e-6)
