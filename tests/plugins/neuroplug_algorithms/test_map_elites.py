@@ -146,29 +146,42 @@ def test_map_elites_resumes_exactly_with_its_archive(compose, tmp_path):
     assert len(lineage["ids"]) < 4 * 32  # the dead ends were forgotten
 
 
-def test_an_iso_line_elite_replays_from_its_parents(compose, tmp_path):
-    from neuroplug.evolution.lineage import ISO_LINE
+def _algorithm_after(compose, overrides: list[str], run_dir) -> MAPElites:
+    """A run of ``overrides`` into ``run_dir``, its algorithm rebuilt from the checkpoint
+    (the elites replayed from their genomes)."""
     from neuroplug.experiment import Experiment
     from neuroplug.training.components import build_components
 
-    config = compose([*CARTPOLE, "run.max_generations=3", "logger=none"])
-    config.run.output_dir = str(tmp_path)
+    config = compose([*overrides, "logger=none"])
+    config.run.output_dir = str(run_dir)
     run_job(config)
-    state = load_checkpoint(tmp_path)
+    state = load_checkpoint(run_dir)
     algorithm = build_components(Experiment.from_yaml(state["config"])).algorithm
     algorithm.load_state_dict(state["algorithm"])
+    return algorithm
+
+
+def _noise(seed: int, size: int) -> torch.Tensor:
+    """``eps(seed)``, the ``(size,)`` direction a member with that seed moves along."""
+    return Population(
+        bases=torch.zeros(1, size), base_index=torch.zeros(1, dtype=torch.int64),
+        scale=torch.ones(1), seed=torch.tensor([seed]),
+    ).materialize(device="cpu")[0]  # fmt: skip
+
+
+def test_an_iso_line_elite_replays_from_its_parents(compose, tmp_path):
+    from neuroplug.evolution.lineage import ISO_LINE
+
+    algorithm = _algorithm_after(compose, [*CARTPOLE, "run.max_generations=3"], tmp_path)
     archive, lineage = algorithm.archive, algorithm.lineage
     # A child of the last generation: its weights are Iso+LineDD of its parents' weights.
     child = max(archive.genomes[cell] for cell in archive.occupied)
     kind, parent, partner, seed, line = lineage.nodes[child]
     assert kind == ISO_LINE
     x_p, x_q = lineage.build([parent, partner])
-    noise = Population(
-        bases=torch.zeros(1, len(x_p)), base_index=torch.zeros(1, dtype=torch.int64),
-        scale=torch.ones(1), seed=torch.tensor([seed]),
-    ).materialize(device="cpu")[0]  # fmt: skip
     config = algorithm.config
-    expected = x_p + config.iso_sigma * noise + config.line_sigma * line * (x_q - x_p)
+    expected = x_p + config.iso_sigma * _noise(seed, len(x_p))
+    expected += config.line_sigma * line * (x_q - x_p)
     cell = next(cell for cell in archive.occupied if archive.genomes[cell] == child)
     assert torch.allclose(archive.params[cell], expected, atol=1e-6)
 
@@ -188,15 +201,7 @@ def test_gaussian_variation_checkpoints_seed_chains_and_resumes_exactly(compose,
 
 
 def test_a_chain_rebuilds_the_elite_it_names(compose, tmp_path):
-    from neuroplug.experiment import Experiment
-    from neuroplug.training.components import build_components
-
-    config = compose([*GAUSSIAN, "run.max_generations=3", "logger=none"])
-    config.run.output_dir = str(tmp_path)
-    run_job(config)
-    state = load_checkpoint(tmp_path)
-    algorithm = build_components(Experiment.from_yaml(state["config"])).algorithm
-    algorithm.load_state_dict(state["algorithm"])
+    algorithm = _algorithm_after(compose, [*GAUSSIAN, "run.max_generations=3"], tmp_path)
     archive = algorithm.archive
     cells = archive.occupied
     # Rebuilt from the chains, the elites are the weights the run evaluated: replaying a
@@ -206,11 +211,7 @@ def test_a_chain_rebuilds_the_elite_it_names(compose, tmp_path):
     weights = algorithm.fresh_params(chain[0])
     for depth, seed in enumerate(chain[1:], start=1):
         scale = algorithm.config.init_sigma if depth == 1 else algorithm.config.sigma
-        noise = Population(
-            bases=torch.zeros(1, len(weights)), base_index=torch.zeros(1, dtype=torch.int64),
-            scale=torch.ones(1), seed=torch.tensor([seed]),
-        ).materialize(device="cpu")[0]  # fmt: skip
-        weights = weights + scale * noise
+        weights = weights + scale * _noise(seed, len(weights))
     assert torch.allclose(archive.params[cell], weights, atol=1e-6)
     assert not torch.equal(archive.params[cell], algorithm.fresh_params(chain[0]))
 
