@@ -25,6 +25,6 @@ def test_the_written_out_critic_step_computes_autograds_loss_and_gradients(hidde
         tensor.grad = torch.full_like(tensor, 7.0)  # overwritten, not accumulated into
 
     loss = critic.regression_gradient(observations, actions, targets)
-    assert loss == pytest.approx(float(expected), rel=1e-5)
+    assert loss == pytest.approx(float(expected.detach()), rel=1e-5)
     for written, reference in zip(critic.parameters(), autograd, strict=True):
         torch.testing.assert_close(written.grad, reference, rtol=1e-4, atol=1e-6)
