@@ -28,6 +28,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from neuroplug.evolution.archive import Archive
 from neuroplug.noise import noise_vectors
 from neuroplug.population import InitDraws, Population, draw_seeds
 
@@ -278,18 +279,54 @@ class Lineage:
         self.next_id = int(state["next_id"])
 
 
+def for_archive(
+    config: Any, num_params: int, initializer: Callable[[int], torch.Tensor]
+) -> Lineage:
+    """The lineage of an archive algorithm whose ``config`` has ``init_sigma``,
+    ``iso_sigma`` and ``line_sigma`` (map_elites', pga_me's)."""
+    return Lineage(num_params, initializer, config.init_sigma, config.iso_sigma, config.line_sigma)
+
+
 def iso_line_offspring(
-    lineage: Lineage,
-    elites: torch.Tensor,
-    elite_ids: list[int],
-    count: int,
-    rng: np.random.Generator,
+    lineage: Lineage, archive: Archive, count: int, rng: np.random.Generator
 ) -> tuple[torch.Tensor, torch.Tensor]:
-    """``count`` Iso+LineDD children of elites drawn uniformly (twice: parent and partner)
-    from ``elites`` ``(E, D)``, whose nodes are ``elite_ids``: their node ids and weights."""
-    first = torch.from_numpy(rng.integers(0, len(elite_ids), size=count))
-    second = torch.from_numpy(rng.integers(0, len(elite_ids), size=count))
+    """``count`` Iso+LineDD children of ``archive``'s elites drawn uniformly (twice: parent
+    and partner; each elite's genome is its node): their node ids and weights."""
+    occupied = archive.occupied
+    elites = archive.params[torch.from_numpy(occupied)]
+    ids = torch.as_tensor([archive.genomes[cell] for cell in occupied.tolist()])
+    first = torch.from_numpy(rng.integers(0, len(occupied), size=count))
+    second = torch.from_numpy(rng.integers(0, len(occupied), size=count))
     seeds = draw_seeds(rng, count)
     lines = torch.from_numpy(rng.standard_normal(count)).float()
-    ids = torch.as_tensor(elite_ids, dtype=torch.int64)
     return lineage.iso_line(ids[first], ids[second], elites[first], elites[second], seeds, lines)
+
+
+def prune(lineage: Lineage, archive: Archive) -> None:
+    """Forget the nodes no elite of ``archive`` descends from; where the weight vectors
+    left outnumber the elites, rebase onto the elites' weights (each elite its own node)."""
+    occupied = archive.occupied.tolist()
+    lineage.keep([archive.genomes[cell] for cell in occupied])
+    if lineage.stored_weights() > len(occupied):
+        _rebase(lineage, archive)
+
+
+def _rebase(lineage: Lineage, archive: Archive) -> None:
+    occupied = archive.occupied.tolist()
+    ids = lineage.rebase(archive.params[torch.tensor(occupied, dtype=torch.int64)])
+    if archive.genomes is None:
+        archive.genomes = [None] * archive.cells
+    for cell, node in zip(occupied, ids, strict=True):
+        archive.genomes[cell] = node
+
+
+def load_archive(lineage: Lineage, archive: Archive, state: dict[str, Any]) -> None:
+    """Restore an algorithm state's ``archive`` and ``lineage``. A checkpoint written before
+    lineages (elites as weights, no ``lineage``) loads too: each elite becomes a node of
+    its weights, so such a run resumes rather than starting over."""
+    if "lineage" in state:
+        lineage.load_state_dict(state["lineage"])
+        archive.load_state_dict(state["archive"], lineage.build)
+        return
+    archive.load_state_dict(state["archive"])
+    _rebase(lineage, archive)

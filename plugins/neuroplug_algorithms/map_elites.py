@@ -35,9 +35,8 @@ import numpy as np
 import torch
 
 from neuroplug.api import AlgorithmContext, EvaluationResult
-from neuroplug.evolution import EvolutionAlgorithm
+from neuroplug.evolution import EvolutionAlgorithm, lineage
 from neuroplug.evolution.archive import Genome, build_archive
-from neuroplug.evolution.lineage import Lineage, iso_line_offspring
 from neuroplug.population import Population
 from neuroplug_algorithms import seed_chains
 from neuroplug_algorithms.map_elites_config import MAPElitesConfig
@@ -54,13 +53,7 @@ class MAPElites(EvolutionAlgorithm):
         # The checkpoint holds genomes: the best elite is rebuilt on load, like every other.
         self.checkpoints_best_params = False
         self.lineage = (
-            Lineage(
-                self.num_params,
-                self.fresh_params,
-                config.init_sigma,
-                config.iso_sigma,
-                config.line_sigma,
-            )
+            lineage.for_archive(config, self.num_params, self.fresh_params)
             if config.variation == "iso_line"
             else None
         )
@@ -78,13 +71,7 @@ class MAPElites(EvolutionAlgorithm):
         if len(occupied) == 0:
             ids, members = self.lineage.fresh(self.draw_seeds(size), self.draw_seeds(size))
         else:
-            ids, members = iso_line_offspring(
-                self.lineage,
-                self.archive.params[torch.from_numpy(occupied)],
-                [self.archive.genomes[cell] for cell in occupied.tolist()],
-                size,
-                self.rng,
-            )
+            ids, members = lineage.iso_line_offspring(self.lineage, self.archive, size, self.rng)
         self._genomes = ids.tolist()
         return Population.dense(members)
 
@@ -138,7 +125,7 @@ class MAPElites(EvolutionAlgorithm):
         members = population.materialize(device="cpu")
         added = self.archive.add(members, fitness, descriptors, self._genomes)
         if self.lineage is not None:
-            self.lineage.keep([self.archive.genomes[cell] for cell in self.archive.occupied])
+            lineage.prune(self.lineage, self.archive)
             added["lineage_nodes"] = float(len(self.lineage))
         self.best_params = self.archive.params[self.archive.best()].clone()
         return {**self.archive.metrics(self.config.qd_offset), **added}
@@ -154,7 +141,8 @@ class MAPElites(EvolutionAlgorithm):
 
     def _load_state(self, state: dict[str, Any]) -> None:
         if self.lineage is not None:
-            self.lineage.load_state_dict(state["lineage"])
-        self.archive.load_state_dict(state["archive"], self.build)
+            lineage.load_archive(self.lineage, self.archive, state)
+        else:
+            self.archive.load_state_dict(state["archive"], self.build)
         if len(self.archive.occupied):
             self.best_params = self.archive.params[self.archive.best()].clone()

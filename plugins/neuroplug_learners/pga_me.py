@@ -37,9 +37,8 @@ import numpy as np
 import torch
 
 from neuroplug.api import AlgorithmContext, EvaluationResult
-from neuroplug.evolution import EvolutionAlgorithm
+from neuroplug.evolution import EvolutionAlgorithm, lineage
 from neuroplug.evolution.archive import build_archive
-from neuroplug.evolution.lineage import Lineage, iso_line_offspring
 from neuroplug.population import Population
 from neuroplug_learners.cem_rl import require_continuous_task
 from neuroplug_learners.pga_me_config import PGAMEConfig
@@ -61,13 +60,7 @@ class PGAME(EvolutionAlgorithm):
         self.td3 = StackedTD3.for_algorithm(config, context)
         self.greedy = StackedActors(context.initial_params.unsqueeze(0), config.actor_learning_rate)
         self._pg_stats: dict[str, float] = {}
-        self.lineage = Lineage(
-            self.num_params,
-            self.fresh_params,
-            config.init_sigma,
-            config.iso_sigma,
-            config.line_sigma,
-        )
+        self.lineage = lineage.for_archive(config, self.num_params, self.fresh_params)
         self._nodes: list[int] = []
         """The lineage nodes of the batch asked last."""
         # The archive's elites are rebuilt from the lineage on load, the best among them.
@@ -91,9 +84,7 @@ class PGAME(EvolutionAlgorithm):
             self._nodes = ids.tolist()
             return Population.dense(first)
         ga = size if not self._learning() else round(size * config.ga_proportion)
-        elites = self.archive.params[torch.from_numpy(occupied)]
-        elite_ids = [self.archive.genomes[cell] for cell in occupied.tolist()]
-        ids, children = iso_line_offspring(self.lineage, elites, elite_ids, ga, self.rng)
+        ids, children = lineage.iso_line_offspring(self.lineage, self.archive, ga, self.rng)
         offspring, nodes = [children], ids.tolist()
         pg = size - ga - (int(config.inject_greedy) if ga < size else 0)
         if pg > 0:
@@ -117,7 +108,7 @@ class PGAME(EvolutionAlgorithm):
         added = self.archive.add(
             population.materialize(device="cpu"), fitness, descriptors, self._nodes
         )
-        self._prune_lineage()
+        lineage.prune(self.lineage, self.archive)
         self.best_params = self.archive.params[self.archive.best()].clone()
         if result.transitions is not None:
             self.buffer.add(result.transitions)
@@ -134,16 +125,6 @@ class PGAME(EvolutionAlgorithm):
         stats["buffer"] = float(len(self.buffer))
         return stats
 
-    def _prune_lineage(self) -> None:
-        """Forget the nodes no elite descends from; rebase onto the elites' weights where
-        the remaining weight vectors outnumber the elites."""
-        occupied = self.archive.occupied
-        self.lineage.keep([self.archive.genomes[cell] for cell in occupied.tolist()])
-        if self.lineage.stored_weights() > len(occupied):
-            ids = self.lineage.rebase(self.archive.params[torch.from_numpy(occupied)])
-            for cell, node in zip(occupied.tolist(), ids, strict=True):
-                self.archive.genomes[cell] = node
-
     def policy_params(self) -> torch.Tensor:
         return self.best_params.clone()
 
@@ -159,8 +140,7 @@ class PGAME(EvolutionAlgorithm):
         return state
 
     def _load_state(self, state: dict[str, Any]) -> None:
-        self.lineage.load_state_dict(state["lineage"])
-        self.archive.load_state_dict(state["archive"], self.lineage.build)
+        lineage.load_archive(self.lineage, self.archive, state)
         if len(self.archive.occupied):
             self.best_params = self.archive.params[self.archive.best()].clone()
         self.td3.load_state_dict(state["td3"])

@@ -10,7 +10,7 @@ from neuroplug.evolution.lineage import (
     Lineage,
     fresh_members,
     iso_line_members,
-    iso_line_offspring,
+    load_archive,
 )
 
 PARAMS = 37  # not a multiple of any vector width: rows straddle the vector loops' tails
@@ -32,7 +32,13 @@ def evolve(tree: Lineage, generations: int, size: int = 6, keep: int = 4):
     ids, weights = tree.fresh(seeds[0], seeds[1])
     elite_ids, elites = ids.tolist(), weights
     for _ in range(generations):
-        ids, weights = iso_line_offspring(tree, elites, elite_ids, size, rng)
+        first, second = (torch.from_numpy(rng.integers(0, len(elite_ids), size)) for _ in "ab")
+        ids = torch.tensor(elite_ids)
+        seeds = torch.from_numpy(rng.integers(0, 2**31, size))
+        lines = torch.from_numpy(rng.standard_normal(size)).float()
+        ids, weights = tree.iso_line(
+            ids[first], ids[second], elites[first], elites[second], seeds, lines
+        )
         elite_ids = elite_ids[keep:] + ids[:keep].tolist()
         elites = torch.cat([elites[keep:], weights[:keep]])
         tree.keep(elite_ids)
@@ -95,3 +101,16 @@ def test_rebase_keeps_the_weights_and_drops_every_recipe():
     ids = tree.rebase(elites)
     assert len(tree) == len(ids) == tree.stored_weights() == len(elites)
     assert torch.equal(tree.build(ids), elites)
+
+
+def test_an_archive_checkpointed_as_weights_loads_as_a_node_per_elite():
+    # A checkpoint from before lineages: the archive's elites as weights, no "lineage".
+    from neuroplug.evolution.archive import GridArchive
+
+    saved = GridArchive([4], PARAMS, np.array([[0.0, 4.0]]))
+    elites = torch.randn(3, PARAMS)
+    saved.add(elites, np.array([1.0, 2.0, 3.0]), np.array([[0.5], [1.5], [3.5]]))
+    archive, tree = GridArchive([4], PARAMS, np.array([[0.0, 4.0]])), lineage()
+    load_archive(tree, archive, {"archive": saved.state_dict()})
+    genomes = [archive.genomes[cell] for cell in archive.occupied]
+    assert tree.stored_weights() == 3 and torch.equal(tree.build(genomes), elites)

@@ -67,6 +67,7 @@ def test_pg_offspring_climb_the_critic_and_the_greedy_actor_joins_the_batch():
 
 
 def test_a_lineage_of_more_weights_than_elites_is_rebased_onto_the_elites():
+    from neuroplug.evolution.lineage import prune
     from neuroplug.testing.algorithm_contract import _task
 
     env, network = _task("Pendulum-v1", None)
@@ -84,7 +85,7 @@ def test_a_lineage_of_more_weights_than_elites_is_rebased_onto_the_elites():
     )  # fmt: skip
     for cell, child, row in zip(occupied, children.tolist(), weights, strict=True):
         archive.genomes[cell], archive.params[cell] = child, row
-    algorithm._prune_lineage()
+    prune(algorithm.lineage, archive)
     assert lineage.stored_weights() == len(lineage) == len(occupied)
     genomes = [archive.genomes[cell] for cell in occupied]
     assert torch.equal(lineage.build(genomes), archive.params[torch.tensor(occupied)])
