@@ -75,24 +75,33 @@ def backward(
     outputs: torch.Tensor,
     grad_outputs: torch.Tensor,
     grads: dict[str, torch.Tensor],
+    grad_features: torch.Tensor | None = None,
 ) -> None:
     """Write the gradient of every weight and bias of ``layers`` into ``grads`` (slot name
     -> a tensor of the slot's shape, overwritten), given the loss's gradient with respect to
-    the network's ``outputs`` and what :func:`forward` kept."""
+    the network's ``outputs`` and what :func:`forward` kept. ``grad_features``: the loss's
+    gradient with respect to the last hidden features (the last layer's input) through
+    something else that reads them (a second head), added to the last layer's."""
     if not written_out(layers):
         raise ValueError("a written-out backward needs a network of linear layers only")
     grad = grad_outputs
+    last = len(layers) - 1
     with torch.no_grad():
-        for index in range(len(layers) - 1, -1, -1):
+        for index in range(last, -1, -1):
             layer = layers[index]
-            output = outputs if index == len(layers) - 1 else layer_inputs[index + 1]
+            output = outputs if index == last else layer_inputs[index + 1]
             grad = ACTIVATION_GRADIENTS[layer.activation](grad, output)
             hidden = layer_inputs[index]
             hidden = hidden.reshape(len(hidden), -1)
             torch.mm(hidden.T, grad, out=grads[layer.weight])
             torch.sum(grad, 0, out=grads[layer.bias])
-            if index:
-                grad = grad @ layout.tensor(params, layer.weight).T
+            if not index:
+                break
+            weight = layout.tensor(params, layer.weight)
+            if index == last and grad_features is not None:
+                grad = torch.addmm(grad_features, grad, weight.T)
+            else:
+                grad = grad @ weight.T
 
 
 def forward_stacked(

@@ -20,25 +20,29 @@ per env step)::
     log pi(a|s) = log N(u; mean, std) - sum log(1 - tanh(u)^2 + 1e-6)
 
 The mean is the policy network's outputs (what the run deploys: the evaluation, replay and
-video act on ``tanh(mean)``); the log-std a second network of the same shape, squashed by
-``tanh`` into [log_std_min, log_std_max]. The twin critics run as one stacked computation.
+video act on ``tanh(mean)``); the log-std a linear head on the same network's last hidden
+features, as CleanRL's ``fc_logstd`` (``algo.log_std_from=trunk``), or a second network of
+the policy's shape (``network``: a whole-policy module, which has no features, or a run
+written before the shared trunk), squashed by ``tanh`` into [log_std_min, log_std_max].
+The twin critics run as one stacked computation.
 
-Departures: CleanRL's actor shares one trunk between the mean and the log-std; here they
-are two networks of ``net``'s shape (the deployed policy is the mean's alone; ReLU as
-CleanRL's unless ``net.activation`` says otherwise); gradient steps follow a rollout of
-T = 4 steps.
+Departures: gradient steps follow a rollout of T = 4 steps (ReLU as CleanRL's unless
+``net.activation`` says otherwise).
 """
 
 from __future__ import annotations
 
 import copy
 import math
+from typing import Any
 
 import torch
 
 from neuroplug.adam import FusedAdam
 from neuroplug.api import LearnerContext
+from neuroplug.errors import ConfigError
 from neuroplug.nets import gradients
+from neuroplug.nets.network import Network
 from neuroplug.rl.acting import Acted, Acting
 from neuroplug.rl.actor_critic import env_actions
 from neuroplug.seeds import log_std_generator, value_head_generator
@@ -58,16 +62,27 @@ HALF_LOG_TWO_PI = 0.5 * math.log(2 * math.pi)
 
 class SquashedGaussianActorCritic(torch.nn.Module):
     """The actor's mean (the policy network's flat parameters, deployed) and log-std (a
-    second network of its shape), the twin critics and the temperature."""
+    linear head on its last hidden features, or a second network of its shape: see
+    :attr:`trunk_head`), the twin critics and the temperature."""
 
     def __init__(self, context: LearnerContext, config: SACConfig) -> None:
         super().__init__()
-        self.network = context.network
-        self.log_std_network = context.network.resized(context.env.num_actions)
+        network, actions = context.network, context.env.num_actions
+        self.network = network
         self.actor = torch.nn.Parameter(context.initial_params.detach().float().clone())
-        log_std = self.log_std_network.initial_params(log_std_generator(context.seed))
+        self.trunk_head = config.log_std_from == "trunk"
+        """Whether the log-std is a linear head ``(|A|, F)`` on the actor's last hidden
+        features (CleanRL's ``fc_logstd``); otherwise ``log_std_network`` computes it."""
+        generator = log_std_generator(context.seed)
+        self.log_std_network: Network | None = None
+        if self.trunk_head:
+            require_features(network)
+            log_std = linear_head_init(network.feature_size, actions, generator)
+        else:
+            self.log_std_network = network.resized(actions)
+            log_std = self.log_std_network.initial_params(generator)
         self.log_std = torch.nn.Parameter(log_std.float())
-        inputs = math.prod(context.env.obs_shape) + context.env.num_actions
+        inputs = math.prod(context.env.obs_shape) + actions
         self.critic = TwinCritic(inputs, config.critic_hidden, value_head_generator(context.seed))
         self.log_alpha = torch.nn.Parameter(torch.tensor(math.log(config.alpha)))
         self.bounds = (config.log_std_min, config.log_std_max)
@@ -75,15 +90,17 @@ class SquashedGaussianActorCritic(torch.nn.Module):
     def policy_vector(self) -> torch.Tensor:
         return self.actor
 
-    def distribution(self, observations: torch.Tensor, mean_params=None, log_std_params=None):
+    def distribution(self, observations: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """The pre-squash Gaussian's mean and log-std at ``observations``."""
         observations = observations.float()
-        mean = self.network.forward_single(
-            self.actor if mean_params is None else mean_params, observations
-        )
-        raw = self.log_std_network.forward_single(
-            self.log_std if log_std_params is None else log_std_params, observations
-        )
+        if self.trunk_head:
+            features = self.network.features(self.actor, observations)
+            mean = self.network.head(self.actor, features)
+            weight, bias = head_tensors(self.log_std, mean.shape[-1])
+            raw = torch.nn.functional.linear(features, weight, bias)
+        else:
+            mean = self.network.forward_single(self.actor, observations)
+            raw = self.log_std_network.forward_single(self.log_std, observations)
         return mean, squash_log_std(raw, *self.bounds)
 
     def sample(self, observations: torch.Tensor, generator: torch.Generator):
@@ -92,6 +109,34 @@ class SquashedGaussianActorCritic(torch.nn.Module):
         noise = torch.randn(mean.shape, generator=generator, device=mean.device)
         u = mean + log_std.exp() * noise
         return torch.tanh(u), squashed_log_prob(u, noise, log_std)
+
+
+def require_features(network: Network) -> None:
+    """Refuse ``algo.log_std_from=trunk`` on a network with no last hidden features (a
+    whole-policy module) before anything is trained."""
+    if not (network.layers or network.critic_shares_trunk):
+        raise ConfigError(
+            "algo.log_std_from",
+            f"trunk needs the actor's last hidden features, and {network.describe()} is a "
+            "whole policy with none",
+            "network (a second network of the policy's shape), or net.features=<width> "
+            "for a module with an encoder",
+        )
+
+
+def linear_head_init(features: int, outputs: int, generator: torch.Generator) -> torch.Tensor:
+    """A flat ``(outputs * features + outputs,)`` linear head, weight then bias, drawn as
+    ``torch.nn.Linear``'s default (CleanRL's ``fc_logstd``): ``U(-1/sqrt(F), 1/sqrt(F))``."""
+    bound = 1.0 / math.sqrt(features)
+    flat = torch.rand(outputs * (features + 1), generator=generator)
+    return (2 * flat - 1) * bound
+
+
+def head_tensors(flat: torch.Tensor, outputs: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """The weight ``(..., outputs, F)`` and bias ``(..., outputs)`` views of flat heads
+    ``(..., outputs * F + outputs)`` (:func:`linear_head_init`'s order)."""
+    weights = flat[..., :-outputs]
+    return weights.unflatten(-1, (outputs, -1)), flat[..., -outputs:]
 
 
 def squash_log_std(raw: torch.Tensor, low: float, high: float) -> torch.Tensor:
@@ -107,8 +152,8 @@ def squashed_log_prob(u: torch.Tensor, noise: torch.Tensor, log_std: torch.Tenso
 
 
 class SquashedGaussianActing(Acting):
-    """Every member's Gaussian in one forward of its two networks; uniform actions before
-    a member's learning starts."""
+    """Every member's Gaussian in one forward of its network (and its log-std head or
+    network); uniform actions before a member's learning starts."""
 
     def refresh(self) -> None:
         members = self.members
@@ -124,9 +169,16 @@ class SquashedGaussianActing(Acting):
     def act(self, observations, rows, states, generator):
         members = self.member_slice(rows)
         inputs = self.by_member(observations.float(), members)
-        count = len(observations)
-        mean = self.network.forward_members(self.means[members], inputs).reshape(count, -1)
-        raw = self.log_std_network.forward_members(self.log_stds[members], inputs)
+        count, means = len(observations), self.means[members]
+        if self.log_std_network is None:  # a head on the trunk
+            features, _ = self.network.features_members_with_state(means, inputs, None)
+            mean = self.network.head_members(means, features)
+            weight, bias = head_tensors(self.log_stds[members], mean.shape[-1])
+            raw = torch.baddbmm(bias.unsqueeze(1), features, weight.transpose(1, 2))
+        else:
+            mean = self.network.forward_members(means, inputs)
+            raw = self.log_std_network.forward_members(self.log_stds[members], inputs)
+        mean = mean.reshape(count, -1)
         log_std = squash_log_std(raw.reshape(count, -1), *self.bounds)
         noise = torch.randn(mean.shape, generator=generator, device=self.device)
         actions = with_random_actions(mean + log_std.exp() * noise, self.random[rows], generator)
@@ -150,7 +202,7 @@ class SAC(OffPolicyLearner):
         self.alpha_optimizer = FusedAdam([model.log_alpha], config.q_lr)
         self.target_entropy = -float(context.env.num_actions)
         self._written_out = gradients.written_out(model.network.layers) and (
-            gradients.written_out(model.log_std_network.layers)
+            model.trunk_head or gradients.written_out(model.log_std_network.layers)
         )
         """Whether the actor's gradient is written out (MLP networks) or autograd's."""
 
@@ -224,20 +276,28 @@ class SAC(OffPolicyLearner):
             dL/dlog_std = dL/du std eps - alpha            (log pi holds -log_std)
             dL/draw     = dL/dlog_std (high - low) / 2 (1 - tanh(raw)^2)
 
-        then both networks' layers backwards (:mod:`neuroplug.nets.gradients`)."""
+        then the layers backwards (:mod:`neuroplug.nets.gradients`): with the log-std head on
+        the trunk, ``dL/dW = draw^T h``, ``dL/db = sum draw`` and ``draw W`` joins the mean's
+        gradient at the features h; otherwise both networks backwards on their own."""
         model, alpha = self.model, self.alpha
         low, high = model.bounds
-        means, log_stds = model.network, model.log_std_network
-        mean_tensors = means.layout.split(model.actor.detach())
-        log_std_tensors = log_stds.layout.split(model.log_std.detach())
+        network = model.network
+        mean_tensors = network.layout.split(model.actor.detach())
         with torch.no_grad():
             observations = observations.float()
             mean, mean_kept = gradients.forward(
-                means.layers, means.layout, mean_tensors, observations
+                network.layers, network.layout, mean_tensors, observations
             )
-            raw, raw_kept = gradients.forward(
-                log_stds.layers, log_stds.layout, log_std_tensors, observations
-            )
+            if model.trunk_head:
+                features = mean_kept[-1]  # the last layer's input
+                weight, bias = head_tensors(model.log_std.detach(), mean.shape[-1])
+                raw = torch.addmm(bias, features, weight.T)
+            else:
+                log_stds = model.log_std_network
+                log_std_tensors = log_stds.layout.split(model.log_std.detach())
+                raw, raw_kept = gradients.forward(
+                    log_stds.layers, log_stds.layout, log_std_tensors, observations
+                )
             log_std = squash_log_std(raw, low, high)
             std = log_std.exp()
             noise = torch.randn(mean.shape, generator=self.generator, device=mean.device)
@@ -255,18 +315,41 @@ class SAC(OffPolicyLearner):
             grad_u = grad_actions * one_minus / len(observations)
             grad_log_std = grad_u * std * noise - alpha / len(observations)
             grad_raw = grad_log_std * 0.5 * (high - low) * (1 - torch.tanh(raw).square())
-            for network, tensors, kept, outputs, grad, parameter in (
-                (means, mean_tensors, mean_kept, mean, grad_u, model.actor),
-                (log_stds, log_std_tensors, raw_kept, raw, grad_raw, model.log_std),
-            ):
+            for parameter in (model.actor, model.log_std):
                 if parameter.grad is None:
                     parameter.grad = torch.zeros_like(parameter)
-                into = network.layout.split(parameter.grad)
+            into = network.layout.split(model.actor.grad)
+            if model.trunk_head:
+                grad_weight, grad_bias = head_tensors(model.log_std.grad, mean.shape[-1])
+                torch.mm(grad_raw.T, features, out=grad_weight)
+                torch.sum(grad_raw, 0, out=grad_bias)
                 gradients.backward(
-                    network.layers, network.layout, tensors, kept, outputs, grad, into
+                    network.layers, network.layout, mean_tensors, mean_kept, mean, grad_u,
+                    into, grad_features=grad_raw @ weight,
+                )  # fmt: skip
+            else:
+                gradients.backward(
+                    network.layers, network.layout, mean_tensors, mean_kept, mean, grad_u, into
                 )
+                gradients.backward(
+                    log_stds.layers, log_stds.layout, log_std_tensors, raw_kept, raw,
+                    grad_raw, log_stds.layout.split(model.log_std.grad),
+                )  # fmt: skip
             loss = float((alpha * log_prob - value).mean())
         return loss, log_prob
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        saved = state["model"].get("log_std")
+        if saved is not None and saved.shape != self.model.log_std.shape:
+            other = "network" if self.model.trunk_head else "trunk"
+            raise ConfigError(
+                "algo.log_std_from",
+                f"this checkpoint's log-std has {saved.numel():,} parameters where "
+                f"{self.config.log_std_from!r} makes {self.model.log_std.numel():,}: it was "
+                f"written with log_std_from={other} (runs before the shared trunk were)",
+                f"resume with algo.log_std_from={other}",
+            )
+        super().load_state_dict(state)
 
     def _targets_state(self) -> dict[str, torch.Tensor]:
         return self.target_critic.state_dict()

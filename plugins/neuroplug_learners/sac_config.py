@@ -10,6 +10,9 @@ from neuroplug.api import Mutable, Preset
 from neuroplug.errors import require
 from neuroplug_learners.off_policy_config import OffPolicyConfig
 
+LOG_STD_SOURCES = ("trunk", "network")
+"""The values of ``algo.log_std_from``."""
+
 
 @dataclass
 class SACConfig(OffPolicyConfig):
@@ -26,6 +29,11 @@ class SACConfig(OffPolicyConfig):
     """The entropy temperature; its initial value with ``autotune``."""
     autotune: bool = True
     """Learn alpha towards the target entropy -|A| (Haarnoja et al. 2018b)."""
+    log_std_from: str = "trunk"
+    """Where the actor's log-std comes from: ``trunk``, a linear head on the policy
+    network's last hidden features (CleanRL's); ``network``, a second network of the
+    policy's shape (a whole-policy ``net.type=module``; runs written before the shared
+    trunk resume with it)."""
     log_std_min: float = -5.0
     log_std_max: float = 2.0
     """The actor's log-std is tanh-squashed into [log_std_min, log_std_max]."""
@@ -68,6 +76,12 @@ class SACConfig(OffPolicyConfig):
             "algo.target_network_frequency",
             f"got {self.target_network_frequency}",
             "an integer >= 1",
+        )
+        require(
+            self.log_std_from in LOG_STD_SOURCES,
+            "algo.log_std_from",
+            f"got {self.log_std_from!r}",
+            " or ".join(LOG_STD_SOURCES),
         )
         require(
             self.log_std_min < self.log_std_max,
