@@ -23,15 +23,16 @@ def run_neuroplug(overrides: list[str]) -> list[dict[str, str]]:
         return list(csv.DictReader((Path(scratch) / "metrics.csv").open()))
 
 
-def run_cleanrl(command: list[str], root: Path) -> subprocess.CompletedProcess:
+def run_cleanrl(command: list[str], root: Path, threads: int = 1) -> subprocess.CompletedProcess:
     """One of CleanRL's scripts (``command``: the peers' python, the script, its
-    arguments) from the checkout ``root``, on one thread as every peer here, in a scratch
-    working dir (its ``runs/`` and ``videos/`` go with it)."""
+    arguments) from the checkout ``root``, on ``threads`` threads (``OMP_NUM_THREADS``; one
+    unless a benchmark asks otherwise), in a scratch working dir (its ``runs/`` and
+    ``videos/`` go with it)."""
     with tempfile.TemporaryDirectory() as scratch:
         return subprocess.run(
             command,
             capture_output=True,
             text=True,
             cwd=scratch,
-            env={"PYTHONPATH": str(root), "OMP_NUM_THREADS": "1", "PATH": "/usr/bin:/bin"},
+            env={"PYTHONPATH": str(root), "OMP_NUM_THREADS": str(threads), "PATH": "/usr/bin:/bin"},
         )

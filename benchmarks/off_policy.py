@@ -68,7 +68,13 @@ def neuroplug_sps(
 
 
 def cleanrl_sps(
-    python: str, root: Path, algo: str, steps: int, starts: int, precision: str = "highest"
+    python: str,
+    root: Path,
+    algo: str,
+    steps: int,
+    starts: int,
+    precision: str = "highest",
+    threads: int = 1,
 ) -> float:
     script = root / "cleanrl" / f"{algo}_continuous_action.py"
     command = [
@@ -83,20 +89,24 @@ def cleanrl_sps(
         "--seed",
         "1",
     ]
-    result = run_cleanrl(command, root)
+    result = run_cleanrl(command, root, threads)
     rates = re.findall(r"SPS: (\d+)", result.stdout)
     if not rates:
         raise RuntimeError(f"CleanRL {algo} printed no SPS:\n{result.stderr[-2000:]}")
     return float(rates[-1])
 
 
-def sb3_sps(python: str, steps: int, starts: int, precision: str = "highest") -> float:
+def sb3_sps(
+    python: str, steps: int, starts: int, precision: str = "highest", threads: int = 1
+) -> float:
     command = [
         *peer_command(python, PEERS / "sb3_sac.py", precision),
         "--steps",
         str(steps),
         "--learning-starts",
         str(starts),
+        "--threads",
+        str(threads),
     ]
     result = subprocess.run(command, capture_output=True, text=True, check=True)
     return json.loads(result.stdout.strip().splitlines()[-1])["sps"]
@@ -154,6 +164,13 @@ def main() -> None:
         choices=["highest", "high", "medium"],
         help="td3/sac: run.matmul_precision, and the same torch setting in the peers",
     )
+    parser.add_argument(
+        "--peer-threads",
+        type=int,
+        nargs="+",
+        default=[1],
+        help="td3/sac: the peers' torch threads, a run per count (neuroplug runs 1 and auto)",
+    )
     parser.add_argument("--out", type=Path, default=RESULTS)
     args = parser.parse_args()
     steps, starts = args.steps, args.learning_starts
@@ -178,20 +195,23 @@ def main() -> None:
     for algo in [name for name in ("td3", "sac") if name in args.learners]:
         precision = args.matmul_precision
         ours = {t: neuroplug_sps(algo, steps, starts, t, precision) for t in (1, 0)}
-        theirs = {
-            "CleanRL": cleanrl_sps(
-                args.peer_python, args.cleanrl_dir, algo, steps, starts, precision
-            )
-        }
-        if algo == "sac":
-            theirs["Stable-Baselines3"] = sb3_sps(args.peer_python, steps, starts, precision)
-        for peer, rate in theirs.items():
-            best = max(ours.values())
-            rows.append(
-                f"| {algo} | {peer} | {rate:,.0f} | {ours[1]:,.0f} | {ours[0]:,.0f} | "
-                f"{best / rate:.2f} |"
-            )
-            print(rows[-1], flush=True)
+        for threads in args.peer_threads:
+            theirs = {
+                "CleanRL": cleanrl_sps(
+                    args.peer_python, args.cleanrl_dir, algo, steps, starts, precision, threads
+                )
+            }
+            if algo == "sac":
+                theirs["Stable-Baselines3"] = sb3_sps(
+                    args.peer_python, steps, starts, precision, threads
+                )
+            for peer, rate in theirs.items():
+                best = max(ours.values())
+                rows.append(
+                    f"| {algo} | {peer} ({threads} thread{'s' if threads > 1 else ''}) | "
+                    f"{rate:,.0f} | {ours[1]:,.0f} | {ours[0]:,.0f} | {best / rate:.2f} |"
+                )
+                print(rows[-1], flush=True)
     lines = [
         "# Off-policy learners against CleanRL and Stable-Baselines3: env steps per second",
         "",

@@ -1,8 +1,11 @@
-"""pyribs on a gymnasium MuJoCo task for ``benchmarks/quality_diversity.py`` (run in its own
-venv: ribs, gymnasium[mujoco]): MAP-Elites (IsoLineEmitter) or CMA-MAE (separable CMA-ES
-emitters ranked by improvement, archive learning rate 0.01) over the final x position,
-each policy evaluated one at a time in one env, as pyribs' users do; a 64-64 tanh MLP in
-numpy. Prints one JSON line: evaluations, seconds, QD-score and coverage per generation."""
+"""pyribs on a gymnasium task for ``benchmarks/quality_diversity.py`` (run in its own venv:
+ribs, gymnasium[mujoco]): MAP-Elites (IsoLineEmitter) or CMA-MAE (separable CMA-ES emitters
+ranked by improvement, archive learning rate 0.01) over the final x position (a MuJoCo
+task's ``info["x_position"]``, or the first entry of the final observation: CartPole's cart
+position), each policy evaluated one at a time in one env, as pyribs' users do; a 64-64
+tanh MLP in numpy (its outputs squashed by tanh into a Box's actions, or their argmax for a
+Discrete space). Prints one JSON line: evaluations, seconds, QD-score and coverage per
+generation."""
 
 from __future__ import annotations
 
@@ -49,16 +52,21 @@ class MLP:
         return hidden
 
 
-def evaluate(env, policy: MLP, params: np.ndarray, seed: int) -> tuple[float, float, int]:
+def evaluate(
+    env, policy: MLP, params: np.ndarray, seed: int, discrete: bool
+) -> tuple[float, float, int]:
     """One episode: its return, final x position and length."""
     observation, _ = env.reset(seed=seed)
     total, steps, info = 0.0, 0, {}
     while True:
-        observation, reward, terminated, truncated, info = env.step(policy.act(params, observation))
+        outputs = policy.act(params, observation)
+        action = int(np.argmax(outputs)) if discrete else outputs
+        observation, reward, terminated, truncated, info = env.step(action)
         total += reward
         steps += 1
         if terminated or truncated:
-            return total, float(info["x_position"]), steps
+            position = info["x_position"] if "x_position" in info else observation[0]
+            return total, float(position), steps
 
 
 def main() -> None:
@@ -68,13 +76,16 @@ def main() -> None:
     parser.add_argument("--episode-steps", type=int, default=200)
     parser.add_argument("--generations", type=int, default=30)
     parser.add_argument("--batch", type=int, default=64)
+    parser.add_argument("--emitter-batch", type=int, default=16, help="CMA-MAE")
     parser.add_argument("--cells", type=int, default=50)
     parser.add_argument("--low", type=float, default=-5.0)
     parser.add_argument("--high", type=float, default=5.0)
     parser.add_argument("--offset", type=float, default=-200.0)
     args = parser.parse_args()
     env = gym.make(args.env, max_episode_steps=args.episode_steps)
-    policy = MLP(env.observation_space.shape[0], env.action_space.shape[0])
+    discrete = isinstance(env.action_space, gym.spaces.Discrete)
+    actions = env.action_space.n if discrete else env.action_space.shape[0]
+    policy = MLP(env.observation_space.shape[0], actions)
     rng = np.random.default_rng(0)
     result = GridArchive(
         solution_dim=policy.size, dims=[args.cells], ranges=[(args.low, args.high)],
@@ -105,10 +116,10 @@ def main() -> None:
                 sigma0=0.05,
                 ranker="imp",
                 es="sep_cma_es",
-                batch_size=args.batch // 4,
+                batch_size=args.emitter_batch,
                 seed=index,
             )  # fmt: skip
-            for index in range(4)
+            for index in range(args.batch // args.emitter_batch)
         ]
         scheduler = Scheduler(archive, emitters, result_archive=result)
     curve, evaluations, steps = [], 0, 0
@@ -117,7 +128,8 @@ def main() -> None:
         solutions = scheduler.ask()
         objectives, measures = [], []
         for index, params in enumerate(solutions):
-            score, x, length = evaluate(env, policy, params, seed=generation * 10_000 + index)
+            seed = generation * 10_000 + index
+            score, x, length = evaluate(env, policy, params, seed, discrete)
             objectives.append(score)
             measures.append([x])
             steps += length
