@@ -349,6 +349,13 @@ EXPERIMENTS: dict[str, Experiment] = {
         overrides=("net.activation=relu",),
         unit="segment",
     ),
+    "sac_hopper": _one_seed(
+        "sac",
+        "hopper",
+        "Haarnoja et al. (2018) and CleanRL's sac_continuous_action.py report Hopper after 1M "
+        "steps; this is the first tenth.",
+        unit="segment",
+    ),
     "cem_rl_hopper": _cooperation(
         "cem_rl",
         "hopper",

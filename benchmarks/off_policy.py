@@ -137,9 +137,9 @@ def neuroplug_dqn_sps(steps: int, threads: int) -> float:
     return float(rows[-1]["env_steps"]) / seconds
 
 
-def sb3_dqn_sps(python: str, steps: int) -> float:
+def sb3_dqn_sps(python: str, steps: int, threads: int = 1) -> float:
     result = subprocess.run(
-        [python, str(PEERS / "sb3_dqn.py"), "--steps", str(steps)],
+        [python, str(PEERS / "sb3_dqn.py"), "--steps", str(steps), "--threads", str(threads)],
         check=True,
         capture_output=True,
         text=True,
@@ -179,19 +179,21 @@ def main() -> None:
         # Alternating rounds, medians: this VM's speed moves by a quarter within minutes.
         rounds = [
             (
-                sb3_dqn_sps(args.peer_python, args.dqn_steps),
+                {t: sb3_dqn_sps(args.peer_python, args.dqn_steps, t) for t in args.peer_threads},
                 {t: neuroplug_dqn_sps(args.dqn_steps, t) for t in (1, 0)},
             )
             for _ in range(args.dqn_rounds)
         ]
-        print("dqn rounds (SB3, neuroplug 1 thread, auto):", rounds, flush=True)
-        rate = statistics.median(theirs for theirs, _ in rounds)
+        print("dqn rounds (SB3 by threads, neuroplug 1 thread and auto):", rounds, flush=True)
         ours = {t: statistics.median(mine[t] for _, mine in rounds) for t in (1, 0)}
-        rows.append(
-            f"| dqn (CartPole, RL Zoo settings) | Stable-Baselines3 | {rate:,.0f} | "
-            f"{ours[1]:,.0f} | {ours[0]:,.0f} | {max(ours.values()) / rate:.2f} |"
-        )
-        print(rows[-1], flush=True)
+        for threads in args.peer_threads:
+            rate = statistics.median(theirs[threads] for theirs, _ in rounds)
+            rows.append(
+                f"| dqn (CartPole, RL Zoo settings) | Stable-Baselines3 ({threads} "
+                f"thread{'s' if threads > 1 else ''}) | {rate:,.0f} | {ours[1]:,.0f} | "
+                f"{ours[0]:,.0f} | {max(ours.values()) / rate:.2f} |"
+            )
+            print(rows[-1], flush=True)
     for algo in [name for name in ("td3", "sac") if name in args.learners]:
         precision = args.matmul_precision
         ours = {t: neuroplug_sps(algo, steps, starts, t, precision) for t in (1, 0)}
