@@ -8,7 +8,8 @@ Use it from a plugin's own tests::
         check_population_member(MyLearner)
 
 It checks the declarations population-based training reads, then trains a population of
-two members on CartPole-v1 (a 16-unit MLP, CPU) through the very machinery ``algo=pbt``
+two members on CartPole-v1 (or ``task``: ``"Pendulum-v1"`` for a continuous-action
+learner; a 16-unit MLP, CPU) through the very machinery ``algo=pbt``
 uses (:class:`neuroplug.rl.population.LearnerPopulation`: one sampler, the members'
 acting in one forward, their updates one by one or stacked). It checks: the config
 declares at least one mutable setting, each a field of the config whose value lies within
@@ -29,7 +30,7 @@ from neuroplug.presets import resolve
 from neuroplug.rl.base import SegmentLearner
 from neuroplug.rl.population import LearnerPopulation
 from neuroplug.testing.algorithm_contract import ContractViolation, roundtrip
-from neuroplug.testing.learner_contract import learner_context
+from neuroplug.testing.learner_contract import TASK, Task, learner_context
 from neuroplug.testing.resume_check import same
 
 
@@ -39,7 +40,10 @@ def _require(condition: bool, message: str) -> None:
 
 
 def check_population_member(
-    learner_class: type, config: LearnerConfig | None = None, segment_steps: int = 256
+    learner_class: type,
+    config: LearnerConfig | None = None,
+    segment_steps: int = 256,
+    task: Task = TASK,
 ) -> None:
     """Raise :class:`ContractViolation` naming the first thing that keeps ``learner_class``
     from being a population's member."""
@@ -48,7 +52,7 @@ def check_population_member(
     declared = type(config).mutable
     _require(bool(declared), f"{type(config).__name__}.mutable declares no mutable setting")
     fields = {field.name for field in dataclasses.fields(config)}
-    context = learner_context(seed=0, max_env_steps=8 * segment_steps)
+    context = learner_context(seed=0, max_env_steps=8 * segment_steps, task=task)
     settings, _ = resolve(dataclasses.replace(config, segment_steps=segment_steps), context.env)
     for setting, bounds in declared.items():
         _require(setting in fields, f"{name}: mutable {setting!r} is not a config field")

@@ -259,14 +259,24 @@ def test_a_members_acting_does_not_depend_on_its_companions():
         torch.testing.assert_close(alone[0], together[k], atol=1e-6, rtol=1e-5)
 
 
-@pytest.mark.parametrize("learner", ["ppo", "appo", "dqn"])
+@pytest.mark.parametrize("learner", ["ppo", "appo", "dqn", "td3", "sac"])
 def test_every_first_party_learner_can_be_a_population_member(learner):
     from neuroplug_learners.appo import APPO
     from neuroplug_learners.dqn import DQN
     from neuroplug_learners.ppo import PPO
+    from neuroplug_learners.sac import SAC
+    from neuroplug_learners.sac_config import SACConfig
+    from neuroplug_learners.td3 import TD3
+    from neuroplug_learners.td3_config import TD3Config
 
     from neuroplug.testing import check_population_member
 
-    classes = {"ppo": PPO, "appo": APPO, "dqn": DQN}
-    config = DQNConfig(name="dqn", learning_starts=64, batch_size=16) if learner == "dqn" else None
-    check_population_member(classes[learner], config)
+    classes = {"ppo": PPO, "appo": APPO, "dqn": DQN, "td3": TD3, "sac": SAC}
+    small = {"learning_starts": 64, "batch_size": 16}
+    configs = {
+        "dqn": DQNConfig(name="dqn", **small),
+        "td3": TD3Config(name="td3", critic_hidden=[16], **small),
+        "sac": SACConfig(name="sac", critic_hidden=[16], **small),
+    }
+    task = "Pendulum-v1" if learner in ("td3", "sac") else "CartPole-v1"
+    check_population_member(classes[learner], configs.get(learner), task=task)
