@@ -169,3 +169,20 @@ def test_log_std_from_is_checked_before_anything_is_built():
 
     with pytest.raises(ConfigError, match=r"algo\.log_std_from.*'head'.*trunk or network"):
         SACConfig(name="sac", log_std_from="head").check()
+
+
+def test_a_module_encoder_carries_both_heads_and_honours_the_contract():
+    from residual_net import ResidualMLP
+
+    from neuroplug.nets.module_network import ModuleNetwork
+
+    def encoder(env):  # a residual encoder of 8 features: the trunk, autograd's gradients
+        return ModuleNetwork(ResidualMLP, env.obs_shape, env.num_actions, {"width": 8}, features=8)
+
+    learner = _learner(network=encoder)
+    assert learner.model.trunk_head and not learner._written_out
+    assert learner.model.log_std.shape == (8 + 1,)
+    config = SACConfig(
+        name="sac", learning_starts=64, batch_size=32, buffer_size=2000, critic_hidden=[16]
+    )
+    check_learner_contract(SAC, config, task="Pendulum-v1", network=encoder)
