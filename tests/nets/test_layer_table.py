@@ -166,3 +166,24 @@ def test_the_tanh_and_sigmoid_are_exact_to_float32_and_differentiate_as_theirs(n
         lambda x: {"tanh": torch.tanh, "sigmoid": torch.sigmoid}[name](x).sum()
     )(inputs.detach().double())
     torch.testing.assert_close(inputs.grad.double(), expected, atol=1e-6, rtol=1e-5)
+
+
+def test_a_members_step_on_few_inputs_is_its_own_product_whatever_the_batch():
+    # Every layer below 8 inputs: each a sum of element-wise products in a fixed order,
+    # so a member's outputs are the same bits alone or among 300 (MKL's batched product,
+    # taken from 8 inputs up, is not on every CPU: docs/reproducibility.md).
+    from neuroplug.nets.mlp import MLP
+
+    network = MLP(4, [6, 5], 3, activation="tanh")
+    generator = torch.Generator().manual_seed(0)
+    params = torch.stack([network.initial_params(generator) for _ in range(300)])
+    params += 0.1 * torch.randn(params.shape, generator=generator)
+    observations = torch.randn(300, 4, generator=generator)
+    together = network.forward_population(params, observations)
+    for member in (0, 7, 299):
+        alone = network.forward_population(
+            params[member : member + 1], observations[member : member + 1]
+        )
+        assert torch.equal(together[member : member + 1], alone)
+        reference = network.forward_single(params[member], observations[member : member + 1])
+        torch.testing.assert_close(alone, reference, rtol=1e-5, atol=1e-6)
