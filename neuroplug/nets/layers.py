@@ -404,15 +404,16 @@ def members_pre_activation(
         hidden = hidden.reshape(rows, members, -1).transpose(0, 1)
     hidden = hidden.reshape(members, rows, fan_in(layout, layer))
     bias, weight = views[layer.bias].unsqueeze(1), views[layer.weight]
-    if not is_recurrent(layer.kind):
-        if rows == 1 and hidden.shape[-1] < FEW_INPUTS and hidden.device.type == "cpu":
-            # One row per member (a population's step) on fewer inputs than a SIMD lane:
-            # MKL's batched product is slow there (CartPole's 4 inputs, 1,024 members: 890
-            # us against 316 for this sum of products), and this sums each member's
-            # products in a fixed order, whatever else is in the batch.
-            return (hidden.transpose(1, 2) * weight).sum(1, keepdim=True) + bias, None
-        return torch.baddbmm(bias, hidden, weight), None
+    recurrent = is_recurrent(layer.kind)
+    if not recurrent and rows == 1 and hidden.shape[-1] < FEW_INPUTS and hidden.is_cpu:
+        # One row per member (a population's step) on fewer inputs than a SIMD lane: MKL's
+        # batched product is slow there (CartPole's 4 inputs, 1,024 members: 890 us against
+        # 316 for this sum of products), and this sums each member's products in a fixed
+        # order, whatever else is in the batch.
+        return (hidden.transpose(1, 2) * weight).sum(1, keepdim=True) + bias, None
     gates = torch.baddbmm(bias, hidden, weight)
+    if not recurrent:
+        return gates, None
     size = state_size(layout, [layer])
     previous = state if state is not None else hidden.new_zeros(members, rows, size)
     recurrent_bias = views[layer.recurrent_bias].unsqueeze(1)
