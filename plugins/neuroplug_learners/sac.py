@@ -84,7 +84,8 @@ class SquashedGaussianActorCritic(torch.nn.Module):
         self.log_std = torch.nn.Parameter(log_std.float())
         inputs = math.prod(context.env.obs_shape) + actions
         self.critic = TwinCritic(inputs, config.critic_hidden, value_head_generator(context.seed))
-        self.log_alpha = torch.nn.Parameter(torch.tensor(math.log(config.alpha)))
+        start = config.alpha_init if config.autotune else config.alpha
+        self.log_alpha = torch.nn.Parameter(torch.tensor(math.log(start)))
         self.bounds = (config.log_std_min, config.log_std_max)
 
     def policy_vector(self) -> torch.Tensor:

@@ -26,9 +26,13 @@ class SACConfig(OffPolicyConfig):
     target_network_frequency: int = 1
     """Gradient steps between the critics' target updates."""
     alpha: float = 0.2
-    """The entropy temperature; its initial value with ``autotune``."""
+    """The entropy temperature without ``autotune`` (CleanRL's ``--alpha``)."""
     autotune: bool = True
     """Learn alpha towards the target entropy -|A| (Haarnoja et al. 2018b)."""
+    alpha_init: float = 1.0
+    """With ``autotune``, the temperature's starting value: CleanRL's ``log_alpha = 0``
+    and Stable-Baselines3's ``ent_coef="auto"`` (on Hopper, a start at 0.2 learned far
+    slower: docs/learners/td3-sac.md)."""
     log_std_from: str = "trunk"
     """Where the actor's log-std comes from: ``trunk``, a linear head on the policy
     network's last hidden features (CleanRL's); ``network``, a second network of the
@@ -68,7 +72,7 @@ class SACConfig(OffPolicyConfig):
 
     def check(self) -> None:
         super().check()
-        for name in ("policy_lr", "q_lr", "alpha"):
+        for name in ("policy_lr", "q_lr", "alpha", "alpha_init"):
             value = getattr(self, name)
             require(value > 0, f"algo.{name}", f"got {value}", "a float > 0")
         require(

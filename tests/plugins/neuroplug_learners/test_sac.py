@@ -164,6 +164,23 @@ def test_a_run_from_before_the_shared_trunk_resumes_only_with_its_log_std_networ
     _learner(log_std_from="network").load_state_dict(old)  # loads
 
 
+def test_the_temperature_starts_at_alpha_init_when_tuned_and_stays_at_alpha_otherwise():
+    # CleanRL's log_alpha = 0 and SB3's ent_coef="auto": a tuned temperature starts at 1.
+    assert math.isclose(_learner().alpha, 1.0)
+    assert math.isclose(_learner(alpha_init=0.5, alpha=0.3).alpha, 0.5, rel_tol=1e-6)
+    fixed = _learner(autotune=False, alpha=0.3)
+    assert math.isclose(fixed.alpha, 0.3) and math.isclose(
+        float(fixed.model.log_alpha.detach().exp()), 0.3, rel_tol=1e-6
+    )
+
+
+def test_alpha_init_is_checked_before_anything_is_built():
+    from neuroplug.errors import ConfigError
+
+    with pytest.raises(ConfigError, match=r"algo\.alpha_init.*got 0.*> 0"):
+        SACConfig(name="sac", alpha_init=0.0).check()
+
+
 def test_log_std_from_is_checked_before_anything_is_built():
     from neuroplug.errors import ConfigError
 
