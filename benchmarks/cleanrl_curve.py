@@ -8,7 +8,8 @@ tensorboard) from a CleanRL checkout (``--cleanrl-dir``), on one thread as in
 ``off_policy.py``; each training episode it prints (``global_step=..,
 episodic_return=..``) becomes a row of ``episodes.csv``, and ``summary.md`` gives the mean
 training return per ``--bin`` steps next to the neuroplug runs named by ``--ours``
-(their ``metrics.csv`` rows: segments' training episodes)::
+(their ``metrics.csv`` rows: segments' training episodes; ``<name>/seed<k>`` for another
+seed than 0)::
 
     python benchmarks/cleanrl_curve.py --peer-python /tmp/peer-venv/bin/python \\
         --cleanrl-dir /tmp/cleanrl --algo td3 --env-id Hopper-v4 --steps 100000 \\
@@ -60,8 +61,10 @@ def binned(points: list[tuple[float, float]], width: int, steps: int) -> list[fl
 
 
 def ours(name: str) -> list[tuple[float, float]]:
-    """A neuroplug run's training returns: each segment's mean, at its last step."""
-    rows = csv.DictReader((CURVES / name / "seed0" / "metrics.csv").open())
+    """A neuroplug run's training returns: each segment's mean, at its last step. ``name``:
+    an experiment (its seed 0) or ``<experiment>/seed<k>``."""
+    run = CURVES / name if "/" in name else CURVES / name / "seed0"
+    rows = csv.DictReader((run / "metrics.csv").open())
     return [
         (float(row["env_steps"]), float(row["return_mean"]))
         for row in rows

@@ -4,6 +4,7 @@
     python benchmarks/learning_curves.py es_halfcheetah    # just one
     python benchmarks/learning_curves.py --scale 10        # 10x the frame budgets (bigger machines)
     python benchmarks/learning_curves.py ppo_pong_impala --resume   # continue a stopped run
+    python benchmarks/learning_curves.py sac_hopper --seeds 1       # add one seed's run
 
 Each experiment runs ``python -m neuroplug`` once per seed with ``logger=console`` into
 ``benchmarks/results/learning_curves/<experiment>/seed<k>/``, then writes ``curves.png``
@@ -60,10 +61,11 @@ def _one_seed(
     published: str,
     overrides: tuple[str, ...] = (),
     max_frames: int = 100_000,
+    seeds: tuple[int, ...] = (0,),
     **fields,
 ) -> Experiment:
     """``algo`` on ``env`` (plus ``overrides``), evaluated (5 episodes) after every
-    generation or segment, one seed: the off-policy and cooperation runs."""
+    generation or segment, one seed unless ``seeds``: the off-policy and cooperation runs."""
     return Experiment(
         overrides=[
             f"algo={algo}",
@@ -73,7 +75,7 @@ def _one_seed(
             "run.eval_episodes=5",
         ],
         max_frames=max_frames,
-        seeds=[0],
+        seeds=list(seeds),
         published=published,
         **fields,
     )
@@ -353,7 +355,19 @@ EXPERIMENTS: dict[str, Experiment] = {
         "sac",
         "hopper",
         "Haarnoja et al. (2018) and CleanRL's sac_continuous_action.py report Hopper after 1M "
-        "steps; this is the first tenth.",
+        "steps; this is the first tenth. CleanRL's own run on the same machine: "
+        "cleanrl_sac_hopper/.",
+        seeds=(0, 1),
+        unit="segment",
+    ),
+    # The temperature's start before CleanRL's 1.0 (b133dec): what the Hopper gap came from.
+    "sac_hopper_alpha_init_0.2": _one_seed(
+        "sac",
+        "hopper",
+        "sac_hopper: the same runs with the tuned temperature starting at 1.0 (the default "
+        "since 2026-11-28, CleanRL's and SB3's).",
+        overrides=("algo.alpha_init=0.2",),
+        seeds=(0, 1),
         unit="segment",
     ),
     "cem_rl_hopper": _cooperation(
@@ -397,10 +411,12 @@ def _compare(name: str) -> None:
         plot_curves(load_curves(dirs), RESULTS / f"{name}.png", metric)
 
 
-def _run(name: str, experiment: Experiment, scale: float, resume: bool) -> list[Path]:
+def _run(
+    name: str, experiment: Experiment, scale: float, resume: bool, seeds: list[int]
+) -> list[Path]:
     run_dirs = []
     frames = int(experiment.max_frames * scale)
-    for seed in experiment.seeds:
+    for seed in seeds:
         run_dir = RESULTS / name / f"seed{seed}"
         resuming = resume and (run_dir / "checkpoints").exists()
         if run_dir.exists() and not resuming:
@@ -482,7 +498,7 @@ def _summarise(name: str, experiment: Experiment, run_dirs: list[Path], scale: f
         f"# {name}",
         "",
         f"- command: `python -m neuroplug {' '.join(experiment.overrides)} run.max_frames={int(experiment.max_frames * scale)}`",
-        f"- seeds: {experiment.seeds}",
+        f"- seeds: {[int(path.name.removeprefix('seed')) for path in run_dirs]}",
         f"- machine: {_machines(run_dirs)}",
         f"- summarised on: {time.strftime('%Y-%m-%d')}",
         "",
@@ -491,7 +507,8 @@ def _summarise(name: str, experiment: Experiment, run_dirs: list[Path], scale: f
     ]
     budget = int(experiment.max_frames * scale)
     partial: list[str] = []
-    for seed, run_dir in zip(experiment.seeds, run_dirs, strict=True):
+    for run_dir in run_dirs:
+        seed = int(run_dir.name.removeprefix("seed"))
         frames = _last(run_dir, "frames")
         if frames < budget:
             partial.append(f"seed {seed} stopped at {frames:,.0f} of {budget:,} frames")
@@ -534,17 +551,26 @@ def main() -> None:
         action="store_true",
         help="continue each seed from its run dir's last checkpoint (started ones only)",
     )
+    parser.add_argument(
+        "--seeds",
+        type=int,
+        nargs="+",
+        help="run only these of the experiment's seeds (the summary reads every seed run)",
+    )
     arguments = parser.parse_args()
     unknown = [name for name in arguments.names if name not in EXPERIMENTS]
     if unknown:
         parser.error(f"unknown experiment(s) {unknown}; choose from {', '.join(EXPERIMENTS)}")
     for name in arguments.names or list(EXPERIMENTS):
         experiment = EXPERIMENTS[name]
-        if arguments.summarise_only:
-            run_dirs = [RESULTS / name / f"seed{seed}" for seed in experiment.seeds]
-        else:
-            run_dirs = _run(name, experiment, arguments.scale, arguments.resume)
-        _summarise(name, experiment, run_dirs, arguments.scale)
+        seeds = arguments.seeds or experiment.seeds
+        outside = sorted(set(seeds) - set(experiment.seeds))
+        if outside:
+            parser.error(f"{name} has seeds {experiment.seeds}, not {outside}")
+        if not arguments.summarise_only:
+            _run(name, experiment, arguments.scale, arguments.resume, seeds)
+        run_dirs = [RESULTS / name / f"seed{seed}" for seed in experiment.seeds]
+        _summarise(name, experiment, [path for path in run_dirs if path.exists()], arguments.scale)
     for comparison, (members, _) in COMPARISONS.items():
         if any(name in members for name in arguments.names or list(EXPERIMENTS)):
             _compare(comparison)

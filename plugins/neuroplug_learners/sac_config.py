@@ -31,8 +31,8 @@ class SACConfig(OffPolicyConfig):
     """Learn alpha towards the target entropy -|A| (Haarnoja et al. 2018b)."""
     alpha_init: float = 1.0
     """With ``autotune``, the temperature's starting value: CleanRL's ``log_alpha = 0``
-    and Stable-Baselines3's ``ent_coef="auto"`` (on Hopper, a start at 0.2 learned far
-    slower: docs/learners/td3-sac.md)."""
+    and Stable-Baselines3's ``ent_coef="auto"`` (on Hopper a start at 0.2 learned slower
+    to 80k steps in two seeds; docs/learners/td3-sac.md)."""
     log_std_from: str = "trunk"
     """Where the actor's log-std comes from: ``trunk``, a linear head on the policy
     network's last hidden features (CleanRL's); ``network``, a second network of the
