@@ -67,6 +67,7 @@ class TorchBackend(Backend):
         self._tile_rows = 1
         self._num_tiles = 1
         self._member_flops: float | None = None
+        self._compacted = CompactedMembers()
 
     @property
     def device(self) -> torch.device:
@@ -108,6 +109,7 @@ class TorchBackend(Backend):
 
     def load(self, population: Population) -> None:
         self._population = population.to(self._device)
+        self._compacted = CompactedMembers()
         self._factored = None
         self._statistics = None
         self._tile_params = []
@@ -256,21 +258,39 @@ class TorchBackend(Backend):
             # Mostly alive: computing the dead members of the run costs fewer bytes than
             # copying the alive members' weights out (a gather reads and writes them all).
             rows = (members - first).to(self._device)
-            inputs = observations.new_zeros((span, *observations.shape[1:]))
-            inputs[rows] = observations
-            states = None
-            if state is not None:
-                states = state.new_zeros((span, *state.shape[1:]))
-                states[rows] = state
-            outputs, new_states = self._apply(self._params[first : last + 1], inputs, states)
-            return outputs[rows], (new_states[rows] if new_states is not None else None)
+            return self._on_rows(self._params[first : last + 1], rows, observations, state)
         if self._device.type == "cpu" and distinct:
             order = np.argsort(index, kind="stable")
             breaks = np.flatnonzero(np.diff(index[order]) != 1) + 1
             gathered = len(index) * self.network.num_params * self._params.element_size()
             if gathered > (len(breaks) + 1) * BYTES_PER_CALL:
                 return self._by_runs(index[order], order, breaks, observations, state)
+        if distinct:
+            # Scattered alive members (the episodes of a generation ending one by one): run
+            # on a compacted copy of their weights, remade only when half of it has died, so
+            # a member's weights are copied a few times per evaluation, not once per step.
+            block, rows = self._compacted.rows(self._params, index, self._device)
+            if block is not None:
+                return self._on_rows(block, rows, observations, state)
         return self._apply(self._params[members.to(self._device)], observations, state)
+
+    def _on_rows(
+        self,
+        block: torch.Tensor,
+        rows: torch.Tensor,
+        observations: torch.Tensor,
+        state: torch.Tensor | None,
+    ) -> tuple[torch.Tensor, torch.Tensor | None]:
+        """Every row of weights ``block`` run, input ``j`` placed at row ``rows[j]`` (the
+        other rows on zeros); the outputs of ``rows``."""
+        inputs = observations.new_zeros((len(block), *observations.shape[1:]))
+        inputs[rows] = observations
+        states = None
+        if state is not None:
+            states = state.new_zeros((len(block), *state.shape[1:]))
+            states[rows] = state
+        outputs, new_states = self._apply(block, inputs, states)
+        return outputs[rows], (new_states[rows] if new_states is not None else None)
 
     def _by_runs(
         self,
@@ -300,3 +320,40 @@ class TorchBackend(Backend):
         if states is None:
             return torch.cat(outputs)[inverse], None
         return torch.cat(outputs)[inverse], torch.cat(new_states)[inverse]
+
+
+class CompactedMembers:
+    """A copy of some members' weights, one row each in member order, kept between forward
+    calls: scattered alive members run on it (their rows, and the rows of members of it that
+    have died since) instead of being gathered out of the population at every step.
+
+    It is remade from the members asked when one is not in it, or when it holds more than
+    twice as many rows as are asked (dead rows are computed for nothing): as members only die
+    within an evaluation's episodes, each remake copies at most half the rows of the one
+    before, so all of them together copy about twice the weights of the first."""
+
+    def __init__(self) -> None:
+        self.members = np.empty(0, dtype=np.int64)
+        """The members held, sorted."""
+        self.weights: torch.Tensor | None = None
+
+    def rows(
+        self, params: torch.Tensor, index: np.ndarray, device: torch.device
+    ) -> tuple[torch.Tensor | None, torch.Tensor]:
+        """The compacted weights and each of ``index``'s rows in them (distinct members,
+        any order); ``(None, _)`` where compaction would not pay: fewer than 2 members."""
+        if len(index) < 2:
+            return None, torch.empty(0, dtype=torch.int64)
+        held = self.members
+        places = np.searchsorted(held, index)
+        covered = (
+            len(held) > 0
+            and len(held) <= 2 * len(index)
+            and int(places.max()) < len(held)
+            and bool((held[places] == index).all())
+        )
+        if not covered:
+            self.members = np.sort(index)
+            self.weights = params[torch.from_numpy(self.members).to(params.device)]
+            places = np.searchsorted(self.members, index)
+        return self.weights, torch.from_numpy(places).to(device)

@@ -77,6 +77,39 @@ def test_any_subset_of_members_gives_the_rows_of_the_full_forward():
         assert torch.equal(backend.forward(members, observations[members]), full[members])
 
 
+def test_scattered_members_dying_off_run_on_a_compacted_copy_remade_when_half_have_died():
+    """The episodes of a generation end one by one: the scattered survivors run on a copy
+    of their weights, remade only when a member is missing from it or half of it has died,
+    and every output is the full forward's row, bit for bit."""
+    from neuroplug_backends.torch_backend import CompactedMembers
+
+    network = MLP(4, [8], 2, "tanh")
+    population = _population(network, size=40)
+    backend = TorchBackend(TorchBackendConfig(name="torch", device="cpu"), network)
+    backend.load(population)
+    observations = torch.randn(40, 4, generator=torch.Generator().manual_seed(1))
+    full = backend.forward(torch.arange(40), observations)
+    remakes = []
+    original = CompactedMembers.rows
+
+    def counting(self, params, index, device):
+        before = self.members
+        result = original(self, params, index, device)
+        remakes.append(self.members is not before)
+        return result
+
+    alive = [0, 3, 7, 12, 18, 25, 31, 39]  # scattered: span 40 > 2 x 8
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(CompactedMembers, "rows", counting)
+        for survivors in (alive, alive[1:], alive[2:6] + [39], [12, 25, 39], [25, 39, 3]):
+            members = torch.tensor(survivors)
+            got = backend.forward(members, observations[members])
+            assert torch.equal(got, full[members]), survivors
+    # Remade at first, kept while at least half of it is asked, remade at 3 of 8, kept for
+    # 3 of 3, remade when member 3 (dropped with the last remake) comes back.
+    assert remakes == [True, False, False, True, True]
+
+
 @pytest.mark.parametrize("bases", [1, 2])
 def test_lowrank_populations_run_factored_and_match_their_materialised_members(bases):
     from neuroplug.lowrank import lowrank_for
