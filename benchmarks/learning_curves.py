@@ -360,7 +360,7 @@ EXPERIMENTS: dict[str, Experiment] = {
         seeds=(0, 1),
         unit="segment",
     ),
-    # The temperature's start before CleanRL's 1.0 (b133dec): what the Hopper gap came from.
+    # The tuned temperature's start before CleanRL's 1.0 (b133dec), beside sac_hopper.
     "sac_hopper_alpha_init_0.2": _one_seed(
         "sac",
         "hopper",
@@ -411,10 +411,9 @@ def _compare(name: str) -> None:
         plot_curves(load_curves(dirs), RESULTS / f"{name}.png", metric)
 
 
-def _run(
-    name: str, experiment: Experiment, scale: float, resume: bool, seeds: list[int]
-) -> list[Path]:
-    run_dirs = []
+def _run(name: str, experiment: Experiment, scale: float, resume: bool, seeds: list[int]) -> None:
+    """Run ``seeds`` of ``experiment`` into their run dirs (``--resume``: from their last
+    checkpoints)."""
     frames = int(experiment.max_frames * scale)
     for seed in seeds:
         run_dir = RESULTS / name / f"seed{seed}"
@@ -446,8 +445,6 @@ def _run(
         shutil.rmtree(run_dir / "checkpoints", ignore_errors=True)
         shutil.rmtree(run_dir / ".hydra", ignore_errors=True)
         (run_dir / "neuroplug.log").unlink(missing_ok=True)
-        run_dirs.append(run_dir)
-    return run_dirs
 
 
 def _last(run_dir: Path, key: str) -> float:

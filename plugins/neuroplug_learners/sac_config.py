@@ -75,6 +75,15 @@ class SACConfig(OffPolicyConfig):
         for name in ("policy_lr", "q_lr", "alpha", "alpha_init"):
             value = getattr(self, name)
             require(value > 0, f"algo.{name}", f"got {value}", "a float > 0")
+        # Before alpha_init, algo.alpha was also the tuned temperature's start: a value set
+        # with autotune would now be ignored without a word.
+        require(
+            not self.autotune or self.alpha == SACConfig.alpha,
+            "algo.alpha",
+            f"{self.alpha} is the fixed temperature, unused with algo.autotune=true",
+            "algo.alpha_init=<start> for the tuned temperature's start, or "
+            "algo.autotune=false to keep alpha fixed",
+        )
         require(
             self.target_network_frequency >= 1,
             "algo.target_network_frequency",

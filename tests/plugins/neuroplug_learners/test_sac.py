@@ -68,7 +68,7 @@ def test_the_written_out_actor_step_computes_autograds_loss_and_gradients(log_st
 
     context = learner_context(task="Pendulum-v1")
     config, _ = resolve(
-        SACConfig(name="sac", critic_hidden=[32, 16], alpha=0.3, log_std_from=log_std_from),
+        SACConfig(name="sac", critic_hidden=[32, 16], alpha_init=0.3, log_std_from=log_std_from),
         context.env,
     )
     learner = SAC(config, context)
@@ -167,7 +167,7 @@ def test_a_run_from_before_the_shared_trunk_resumes_only_with_its_log_std_networ
 def test_the_temperature_starts_at_alpha_init_when_tuned_and_stays_at_alpha_otherwise():
     # CleanRL's log_alpha = 0 and SB3's ent_coef="auto": a tuned temperature starts at 1.
     assert math.isclose(_learner().alpha, 1.0)
-    assert math.isclose(_learner(alpha_init=0.5, alpha=0.3).alpha, 0.5, rel_tol=1e-6)
+    assert math.isclose(_learner(alpha_init=0.5).alpha, 0.5, rel_tol=1e-6)
     fixed = _learner(autotune=False, alpha=0.3)
     assert math.isclose(fixed.alpha, 0.3) and math.isclose(
         float(fixed.model.log_alpha.detach().exp()), 0.3, rel_tol=1e-6
@@ -179,6 +179,9 @@ def test_alpha_init_is_checked_before_anything_is_built():
 
     with pytest.raises(ConfigError, match=r"algo\.alpha_init.*got 0.*> 0"):
         SACConfig(name="sac", alpha_init=0.0).check()
+    # alpha was the tuned start before alpha_init: set with autotune, it is refused.
+    with pytest.raises(ConfigError, match=r"algo\.alpha: 0.5 .*unused.*algo\.alpha_init="):
+        SACConfig(name="sac", alpha=0.5).check()
 
 
 def test_log_std_from_is_checked_before_anything_is_built():
