@@ -72,9 +72,12 @@ TASKS = {
 }  # fmt: skip
 
 
-def neuroplug_run(algo: str, task: Task, generations: int, batch: int, emitter_batch: int) -> dict:
+def neuroplug_run(
+    algo: str, task: Task, generations: int, batch: int, emitter_batch: int, lanes: int = 0
+) -> dict:
     """One run of ``algo``: the per-generation QD-score and coverage, and its seconds
-    (the generations' own, without start-up)."""
+    (the generations' own, without start-up). ``lanes``: ``scheduler.max_envs`` (0: the
+    default)."""
     overrides = [
         f"algo={algo}", f"env={task.env}", f"env.max_episode_steps={task.episode_steps}",
         "net.hidden_sizes=[64,64]", *task.overrides, f"algo.qd_offset={task.offset}",
@@ -88,6 +91,8 @@ def neuroplug_run(algo: str, task: Task, generations: int, batch: int, emitter_b
             f"algo.emitter_batch={emitter_batch}",
             "algo.sigma0=0.05",
         ]
+    if lanes:
+        overrides.append(f"scheduler.max_envs={lanes}")
     rows = run_neuroplug(overrides)
     seconds, curve = 0.0, []
     for row in rows:
@@ -127,23 +132,32 @@ def main() -> None:
     parser.add_argument("--generations", type=int, default=30)
     parser.add_argument("--batch", type=int, default=64, help="evaluations a generation")
     parser.add_argument("--emitter-batch", type=int, default=16, help="CMA-MAE's per emitter")
+    parser.add_argument(
+        "--lanes",
+        type=int,
+        default=0,
+        help="also run neuroplug with scheduler.max_envs=LANES (episodes in flight at once)",
+    )
     args = parser.parse_args()
     task = TASKS[args.task]
     stem = "quality_diversity" + ("" if args.task == "halfcheetah" else f"_{args.task}")
     sizes = (args.generations, args.batch, args.emitter_batch)
     runs = {}
+    variants = [("", 0)] + ([(f" (max_envs={args.lanes})", args.lanes)] if args.lanes else [])
     for algo in ("map_elites", "cma_mae"):
-        runs[f"neuroplug {algo}"] = neuroplug_run(algo, task, *sizes)
+        for label, lanes in variants:
+            runs[f"neuroplug {algo}{label}"] = neuroplug_run(algo, task, *sizes, lanes)
         runs[f"pyribs {algo}"] = pyribs_run(args.peer_python, algo, task, *sizes)
     rows = []
-    for algo in ("map_elites", "cma_mae"):
-        ours, theirs = runs[f"neuroplug {algo}"], runs[f"pyribs {algo}"]
+    for algo, (label, _) in ((algo, variant) for algo in ("map_elites", "cma_mae")
+                             for variant in variants):  # fmt: skip
+        ours, theirs = runs[f"neuroplug {algo}{label}"], runs[f"pyribs {algo}"]
         rate = {name: run["evaluations"] / run["seconds"] for name, run in
                 (("ours", ours), ("theirs", theirs))}  # fmt: skip
         steps = {name: run["steps"] / run["seconds"] for name, run in
                  (("ours", ours), ("theirs", theirs))}  # fmt: skip
         rows.append(
-            f"| {algo} | {theirs['evaluations']:,} | {theirs['curve'][-1]['qd_score']:,.0f} | "
+            f"| {algo}{label} | {theirs['evaluations']:,} | {theirs['curve'][-1]['qd_score']:,.0f} | "
             f"{theirs['curve'][-1]['coverage']:.2f} | {rate['theirs']:,.0f} | "
             f"{ours['curve'][-1]['qd_score']:,.0f} | {ours['curve'][-1]['coverage']:.2f} | "
             f"{rate['ours']:,.0f} | {rate['ours'] / rate['theirs']:.2f} | "
@@ -159,7 +173,9 @@ def main() -> None:
         f"{task.description}, {args.generations} generations of {args.batch} evaluations "
         f"(CMA-MAE: emitters of {args.emitter_batch}). Nothing else ran (background runs "
         "stopped with SIGSTOP). `python benchmarks/quality_diversity.py --task "
-        f"{args.task} --batch {args.batch} --emitter-batch {args.emitter_batch}`.",
+        f"{args.task} --batch {args.batch} --emitter-batch {args.emitter_batch}"
+        + (f" --lanes {args.lanes}" if args.lanes else "")
+        + "`.",
         "",
         "| algorithm | evaluations | pyribs QD-score | pyribs coverage | pyribs evals/s | "
         "neuroplug QD-score | neuroplug coverage | neuroplug evals/s | evals/s ratio | "

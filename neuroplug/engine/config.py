@@ -14,10 +14,17 @@ from neuroplug.errors import require
 class LockstepSchedulerConfig(SchedulerConfig):
     """Settings shared by the schedulers built on lockstep lanes."""
 
-    max_envs: int = 256
-    """EnvPool slots (lanes): the most episodes in flight at once. Results depend on it
-    (a lane plays its episodes one after another from one env seed), not on the schedule."""
+    max_envs: int | None = None
+    """EnvPool slots (lanes): the most episodes in flight at once; null: the env family's
+    ``engine_lanes`` (1,024 for classic control, whose steps cost less than the engine's
+    own work per step, 256 elsewhere). Results depend on it (a lane plays its episodes one
+    after another from one env seed), not on the schedule."""
 
     def __post_init__(self) -> None:
         super().__post_init__()
-        require(self.max_envs >= 1, "scheduler.max_envs", f"got {self.max_envs}", "an integer >= 1")
+        require(
+            self.max_envs is None or self.max_envs >= 1,
+            "scheduler.max_envs",
+            f"got {self.max_envs}",
+            "an integer >= 1, or null for the env family's default",
+        )

@@ -189,14 +189,15 @@ class LockstepEvaluation:
         policy: Policy,
         backend: Backend,
         request: EvaluationRequest,
-        max_envs: int,
+        max_envs: int | None,
         groups: int,
         env_threads: int,
         observer: EpisodeObserver | None = None,
         first_member: int = 0,
         pool_cache: PoolCache | None = None,
     ) -> None:
-        """``first_member``: when ``population`` is a run of consecutive members of a larger
+        """``max_envs``: the most lanes (None: the env family's ``engine_lanes``).
+        ``first_member``: when ``population`` is a run of consecutive members of a larger
         one (a shard, see ``neuroplug_ray``), the index of its first member there, so its
         episodes draw the same action noise as they would in the whole population.
         ``pool_cache``: where pools of envs with ``reusable_pools`` are kept between
@@ -210,7 +211,7 @@ class LockstepEvaluation:
         self.ledger = EpisodeLedger(len(population), request, env.frame_skip, behavior)
         self.population = population
         self.observer = observer
-        self.num_lanes = min(max_envs, len(self.ledger))
+        self.num_lanes = min(max_envs or env.family.engine_lanes, len(self.ledger))
         self.num_groups = max(1, min(groups, self.num_lanes))
         # The threads are shared out between the groups' pools: one pool per core-share
         # keeps the envs from fighting each other (and the backend) for the same cores.

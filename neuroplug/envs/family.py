@@ -51,6 +51,10 @@ class EnvFamily:
     """Frames come from an OpenGL context that may be missing: probe before a video."""
     native_fps: ClassVar[float | None] = None
     """The emulator's frames per second, for videos at game speed (None: 30 per step)."""
+    engine_lanes: ClassVar[int] = 256
+    """The evaluation engine's EnvPool slots (lanes) when ``scheduler.max_envs`` is null:
+    the most episodes in flight at once. More lanes mean fewer, fuller cycles (each cycle's
+    Python and forward-call cost shared by more env steps) but more envs built and held."""
     position_entries: ClassVar[dict[str, tuple[str, int]]] = {}
     """Tasks (by id prefix) whose agent position leads an observation entry:
     ``(entry, values)``; the ``final_position`` characterisation reads it there."""

@@ -137,7 +137,7 @@ def check_scheduler_contract(
             behavior="final_obs",
         )
         reference_engine = LockstepScheduler(
-            LockstepSchedulerConfig(name="threaded", max_envs=max_envs or 256), env
+            LockstepSchedulerConfig(name="threaded", max_envs=max_envs), env
         )
         scheduler = scheduler_class(config, env)
         try:

@@ -34,7 +34,7 @@ class EvaluatorSettings:
     network: Network
     backend: BackendConfig
     normalize_observations: bool
-    max_envs: int
+    max_envs: int | None
     groups: int
     env_threads: int
     torch_threads: int

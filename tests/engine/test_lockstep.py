@@ -130,6 +130,23 @@ def test_lanes_stay_full_until_the_work_runs_out_and_dead_envs_are_not_stepped(g
     assert result.env_steps + result.episodes <= stepped <= result.env_steps + 30 + max_envs
 
 
+@pytest.mark.parametrize(
+    ("task_id", "max_envs", "lanes"),
+    [
+        ("CartPole-v1", None, 600),  # classic control: 1,024 lanes unless set
+        ("CartPole-v1", 300, 300),
+        ("HalfCheetah-v4", None, 256),  # the other families: 256
+    ],
+)
+def test_an_unset_max_envs_takes_the_env_familys_lane_count(task_id, max_envs, lanes):
+    env, policy, backend, population = small_evaluation(task_id, 200)
+    request = EvaluationRequest(generation=0, episodes_per_member=3, seed=0)
+    evaluation = lockstep.LockstepEvaluation(
+        env, population, policy, backend, request, max_envs, 1, env_threads=1
+    )
+    assert evaluation.num_lanes == lanes
+
+
 def test_timing_breakdown_is_reported():
     env, policy, backend, population = small_evaluation("CartPole-v1", 4)
     request = EvaluationRequest(generation=0, seed=0)
