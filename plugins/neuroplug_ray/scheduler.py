@@ -10,7 +10,8 @@ workers there are or which one plays which, and the driver puts every shard's
 per-episode record in place and reduces in item order, so:
 
 - a run's results (and final checkpoint) are bit-identical for 1, 2 or more workers;
-- when every episode has its own env slot (``P x E <= scheduler.max_envs``) they are
+- when every episode has its own env slot (``P x E`` within the lanes, ``scheduler.max_envs``
+  or the env family's ``engine_lanes``) they are
   bit-identical to ``scheduler=threaded``;
 - a worker that dies mid-round has its shards re-run on the others with the same seeds
   (Ray restarts it), so the result is the same as without the fault. A shard that fails
