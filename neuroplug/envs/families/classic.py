@@ -15,7 +15,7 @@ class Classic(EnvFamily):
     detection_order = 1000
     # A CartPole step costs EnvPool ~2 us, less than the engine's own work per step: with
     # 1,024 lanes instead of 256, MAP-Elites and CMA-MAE on CartPole (1,024 evaluations a
-    # generation) stepped 1.26-1.47x as fast (two runs on a 2-core Xeon, results unchanged:
+    # generation) stepped 1.26-1.47x as fast (two runs on a 2-core Xeon, the same archives:
     # benchmarks/results/quality_diversity_cartpole.md). The envs cost next to no memory.
     engine_lanes = 1024
 
