@@ -370,6 +370,15 @@ EXPERIMENTS: dict[str, Experiment] = {
         seeds=(0, 1),
         unit="segment",
     ),
+    # One learning phase per env step, as CleanRL's loop (the preset's phases are 4 steps).
+    "sac_hopper_rollout_1": _one_seed(
+        "sac",
+        "hopper",
+        "sac_hopper: the same run with algo.rollout_length=1 (a gradient step after every env "
+        "step, CleanRL's loop; the default phases are 4 steps and 4 gradient steps).",
+        overrides=("algo.rollout_length=1",),
+        unit="segment",
+    ),
     "cem_rl_hopper": _cooperation(
         "cem_rl",
         "hopper",
