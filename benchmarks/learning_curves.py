@@ -377,6 +377,7 @@ EXPERIMENTS: dict[str, Experiment] = {
         "sac_hopper: the same run with algo.rollout_length=1 (a gradient step after every env "
         "step, CleanRL's loop; the default phases are 4 steps and 4 gradient steps).",
         overrides=("algo.rollout_length=1",),
+        seeds=(0, 1, 2),
         unit="segment",
     ),
     "cem_rl_hopper": _cooperation(
