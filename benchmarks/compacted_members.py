@@ -32,7 +32,7 @@ QD = [
     "algo.population_size=1024",
 ]  # fmt: skip
 CASES = {
-    "map_elites CartPole, max_envs 256": QD,
+    "map_elites CartPole, max_envs 256": [*QD, "scheduler.max_envs=256"],
     "map_elites CartPole, max_envs 1024": [*QD, "scheduler.max_envs=1024"],
     "es Hopper, 256 members of 256-256": [
         "algo=es", "env=hopper", "algo.population_size=256", "net.hidden_sizes=[256,256]",
