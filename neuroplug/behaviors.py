@@ -94,6 +94,19 @@ class Behavior:
     """The range every dimension lies in, where the descriptor fixes one (``feet_contact``:
     [0, 1]); an archive over it then needs no ``algo.bounds``."""
 
+    def dimension_names(self) -> tuple[str, ...]:
+        """A label per dimension, for plots: ``final x_position``, ``foot_contact_0``,
+        ``final obs[2]``, ``my_pkg.qd:fn[1]``."""
+        if self.function is not None:
+            return tuple(f"{self.function}[{k}]" for k in range(self.size))
+        if len(self.info_keys) == self.size:
+            final = "final " if self.name == "final_position" else ""
+            return tuple(final + key for key in self.info_keys)
+        if self.info_keys:  # one entry of many values: Atari's RAM
+            return tuple(f"final {self.info_keys[0]}[{k}]" for k in range(self.size))
+        entry = "position" if self.name == "final_position" else "obs"
+        return tuple(f"final {entry}[{self.obs_start + k}]" for k in range(self.size))
+
     def extract(
         self, observations: np.ndarray, info: Mapping[str, np.ndarray], rows: np.ndarray
     ) -> np.ndarray:

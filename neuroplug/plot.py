@@ -292,10 +292,13 @@ def plot_archive(archive: dict, output: Path, title: str = "") -> Path:
         if descriptors.shape[1] > 1:
             axis.set_ylim(*bounds[1])
     figure.colorbar(image, ax=axis, label="elite fitness")
-    axis.set_xlabel("descriptor 0")
-    axis.set_ylabel("descriptor 1" if len(bounds) > 1 else "")
+    # Checkpoints written before archives kept their dimensions' names say "descriptor k".
+    names = list(archive.get("names") or [f"descriptor {k}" for k in range(len(bounds))])
+    axis.set_xlabel(names[0])
+    axis.set_ylabel(names[1] if len(bounds) > 1 else "")
     coverage = len(fitness) / int(archive["size"])
-    axis.set_title(f"{title} {len(fitness)} elites, coverage {coverage:.0%}".strip(), fontsize=9)
+    summary = f"{len(fitness)} elites, coverage {coverage:.0%}"
+    axis.set_title(f"{title}: {summary}" if title else summary, fontsize=9)
     figure.tight_layout()
     output.parent.mkdir(parents=True, exist_ok=True)
     figure.savefig(output, dpi=110)

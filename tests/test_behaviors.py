@@ -35,6 +35,30 @@ def test_auto_picks_the_bc_of_the_env_family(task_id, name, info_keys, size):
 
 
 @pytest.mark.parametrize(
+    ("behavior", "names"),
+    [
+        (
+            Behavior("final_position", ("x_position", "y_position"), 2),
+            ("final x_position", "final y_position"),
+        ),
+        (
+            Behavior("feet_contact", ("foot_contact_0", "foot_contact_1"), 2),
+            ("foot_contact_0", "foot_contact_1"),
+        ),
+        (Behavior("final_ram", ("ram",), 3), ("final ram[0]", "final ram[1]", "final ram[2]")),
+        (Behavior("final_obs", (), 2), ("final obs[0]", "final obs[1]")),
+        (
+            Behavior("final_position", (), 2, obs_start=40),
+            ("final position[40]", "final position[41]"),
+        ),
+        (Behavior("my_pkg.qd:fn", (), 1, function="my_pkg.qd:fn"), ("my_pkg.qd:fn[0]",)),
+    ],
+)
+def test_each_dimension_has_a_name_for_plots(behavior, names):
+    assert behavior.dimension_names() == names
+
+
+@pytest.mark.parametrize(
     ("task_id", "start", "size"),
     [("PointMassEasy-v1", 0, 2), ("CartpoleSwingup-v1", 0, 1), ("HumanoidRunPureState-v1", 40, 2)],
 )

@@ -59,6 +59,9 @@ class Archive:
         self.fitness = np.full(cells, -np.inf)
         self.descriptors = np.zeros((cells, len(self.bounds)))
         self.params = torch.zeros(cells, num_params)
+        self.names: tuple[str, ...] | None = None
+        """A label per descriptor dimension (:meth:`Behavior.dimension_names`), where the
+        archive was built for a task: plots name their axes with them."""
         self.genomes: list[Genome | None] | None = None
         """Each cell's elite as its genome, where the algorithm describes its members so
         (MAP-Elites: a seed chain, or a node of :mod:`neuroplug.evolution.lineage`): a
@@ -127,6 +130,8 @@ class Archive:
             "bounds": self.bounds.copy(),
             "size": self.cells,
         }
+        if self.names is not None:
+            state["names"] = list(self.names)
         if compact:
             state["genomes"] = [self.genomes[cell] for cell in cells.tolist()]
         else:
@@ -251,12 +256,16 @@ def build_archive(config: ArchiveConfig, context: AlgorithmContext) -> Archive:
         )
     bounds = np.asarray(bounds, dtype=np.float64)
     if config.archive == "cvt":
-        return CVTArchive(int(config.cells[0]), context.num_params, bounds, context.seed)
-    shape = list(config.cells) * dimensions if len(config.cells) == 1 else list(config.cells)
-    if len(shape) != dimensions:
-        raise ConfigError(
-            "algo.cells",
-            f"{len(shape)} grid sizes for a {dimensions}-dimensional descriptor",
-            f"{dimensions} integers, or one for all",
-        )
-    return GridArchive(shape, context.num_params, bounds)
+        archive = CVTArchive(int(config.cells[0]), context.num_params, bounds, context.seed)
+    else:
+        shape = list(config.cells) * dimensions if len(config.cells) == 1 else list(config.cells)
+        if len(shape) != dimensions:
+            raise ConfigError(
+                "algo.cells",
+                f"{len(shape)} grid sizes for a {dimensions}-dimensional descriptor",
+                f"{dimensions} integers, or one for all",
+            )
+        archive = GridArchive(shape, context.num_params, bounds)
+    if context.env is not None:
+        archive.names = behavior.dimension_names()
+    return archive

@@ -84,6 +84,7 @@ def test_the_archive_fills_on_cartpole(compose, tmp_path):
     assert all(b >= a for a, b in zip(qd_score, qd_score[1:], strict=False))  # elites only improve
     archive = archive_of(tmp_path)
     assert len(archive["cells"]) == round(coverage[-1] * 64)
+    assert archive["names"] == ["final obs[0]", "final obs[1]", "final obs[2]", "final obs[3]"]
     assert plot_archive(archive, tmp_path / "archive.png").stat().st_size > 0
 
 
