@@ -166,7 +166,13 @@ def fill_from_presets(config: Any, env: EnvSpec) -> tuple[Any, str]:
             f"is unset and {config.name}'s {kind} preset ({preset.source}) has no value for it",
             "a value on the command line",
         )
-    return dataclasses.replace(config, **values), f"{kind} preset: {preset.source}"
+    # Fields the preset covers that the command set: the start-up line says which of the
+    # preset's values this run does not use.
+    given = [name for name in preset.values if name not in unset and hasattr(config, name)]
+    source = f"{kind} preset: {preset.source}"
+    if given:
+        source += "; given: " + ", ".join(f"{name}={getattr(config, name)}" for name in given)
+    return dataclasses.replace(config, **values), source
 
 
 def refuse_values_no_task_accepts(config: Any, unset: list[str]) -> None:

@@ -28,8 +28,10 @@ def test_atari_gets_the_papers_settings_and_the_command_line_wins():
     assert source == "pixels preset: CleanRL ppo_atari_envpool.py"
     assert (settings.rollout_length, settings.epochs, settings.clip_coef) == (128, 4, 0.1)
     assert settings.reward_clip and settings.episodic_life
-    given, _ = resolve(PPOConfig(name="ppo", num_envs=64, reward_clip=False), pong)
+    given, source = resolve(PPOConfig(name="ppo", num_envs=64, reward_clip=False), pong)
     assert given.num_envs == 64 and not given.reward_clip and given.episodic_life
+    # The start-up line says which of the preset's values the command replaced.
+    assert source.endswith("ppo_atari_envpool.py; given: num_envs=64, reward_clip=False")
 
 
 def test_continuous_tasks_get_the_mujoco_settings_without_atari_ones():
