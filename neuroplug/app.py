@@ -52,9 +52,7 @@ def resolve_resume(config: DictConfig) -> tuple[DictConfig, Path | None]:
     resume = config.run.get("resume")
     if not resume:
         return config, None
-    # Imported here: torch comes with it, and a run that does not resume checks its config
-    # before importing torch (a bad value's error costs no torch import).
-    from neuroplug.training.checkpoint import LATEST, PREVIOUS, checkpoint_dir, load_checkpoint
+    from neuroplug.config.run_dir import LATEST, PREVIOUS, check_resumable, checkpoint_dir
 
     if resume == "auto":
         own = _own_run_dir(config)
@@ -66,6 +64,11 @@ def resolve_resume(config: DictConfig) -> tuple[DictConfig, Path | None]:
             return config, None
         resume = str(own)
     run_dir = Path(resume).expanduser().resolve()
+    check_resumable(run_dir)  # a dir with no checkpoint is refused before torch is imported
+    # Imported here: torch comes with it, and a run that does not resume checks its config
+    # before importing torch (a bad value's error costs no torch import).
+    from neuroplug.training.checkpoint import load_checkpoint
+
     saved = OmegaConf.create(load_checkpoint(run_dir)["config"])
     if "vbn" not in saved.net:
         with open_dict(saved):

@@ -43,20 +43,30 @@ def chosen_type(config: NetConfig, env: EnvSpec) -> str:
     )
 
 
-def network_class(name: str) -> type[Network]:
-    """The network plugin called ``name``; a ConfigError naming ``net.type`` lists the
-    installed ones, a PluginError names the distribution of one that fails to load."""
+def _check_network_name(name: str) -> None:
+    """Refuse a ``net.type`` no installed network plugin has, listing those there are."""
     names = network_names()
     if name not in names:
         raise ConfigError("net.type", f"got {name!r}", ", ".join(["auto", *names]))
+
+
+def network_class(name: str) -> type[Network]:
+    """The network plugin called ``name``; a ConfigError naming ``net.type`` lists the
+    installed ones, a PluginError names the distribution of one that fails to load."""
+    _check_network_name(name)
     return registry.load(KIND, name)
 
 
 def check_network_settings(config: NetConfig) -> None:
-    """``net.kwargs`` against the chosen network's config class, from its config entry
+    """The names in ``config`` (``net.type``, ``net.core``) against the installed plugins,
+    and ``net.kwargs`` against the chosen network's config class, from its config entry
     point where it declares one (torch-free: checked before anything is built)."""
-    if config.type == "auto" or config.type not in network_names():
-        return  # the env decides (auto), or building names what exists
+    cores = sorted(registry.discover("cores"))  # entry-point metadata: imports no core
+    if config.core != "none" and config.core not in cores:
+        raise ConfigError("net.core", f"got {config.core!r}", ", ".join(["none", *cores]))
+    if config.type == "auto":
+        return  # the env decides
+    _check_network_name(config.type)
     if not registry.declares_config_entry_point(KIND, config.type):
         return  # checked when the network is built (its class holds its config class)
     try:

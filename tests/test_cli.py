@@ -229,6 +229,9 @@ def test_a_typo_in_a_group_option_fails_before_torch_or_hydra_is_imported(argume
         (["algo=ppo", "algo.learning_rate=-1"], 2, "algo.learning_rate: got -1.0"),
         (["scheduler=ray", "scheduler.num_workers=0"], 2, "scheduler.num_workers"),
         (["algo=ppo", "net.vbn=true"], 2, "net.vbn: algo=ppo learns by gradients"),
+        (["net.core=lstmm"], 2, "net.core: got 'lstmm' (allowed: none, gru, lstm)"),
+        (["net.type=resnet"], 2, "net.type: got 'resnet' (allowed: auto, "),
+        (["run.resume=no_such_run"], 2, "run.resume: no usable checkpoint in "),
         (["--help"], None, "== Configuration groups =="),
     ],
 )

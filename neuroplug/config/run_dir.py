@@ -15,6 +15,33 @@ from __future__ import annotations
 
 from pathlib import Path
 
+LATEST = "latest.pt"
+PREVIOUS = "previous.pt"
+"""A run's newest checkpoint and the one before it, in :func:`checkpoint_dir`."""
+
+
+def checkpoint_dir(run_dir: Path) -> Path:
+    """Where a run keeps its checkpoints."""
+    return Path(run_dir) / "checkpoints"
+
+
+def no_usable_checkpoint(folder: Path, problems: list[str]) -> FileNotFoundError:
+    """The error of a ``run.resume`` whose dir holds no checkpoint that loads."""
+    return FileNotFoundError(
+        f"run.resume: no usable checkpoint in {folder} ({'; '.join(problems)}); "
+        "point run.resume at a run's output dir"
+    )
+
+
+def check_resumable(run_dir: Path) -> None:
+    """Refuse a ``run.resume`` dir without a checkpoint file before torch is imported
+    (whether a file loads is :func:`neuroplug.training.checkpoint.load_checkpoint`'s)."""
+    folder = checkpoint_dir(run_dir)
+    files = [folder / LATEST, folder / PREVIOUS]
+    if not any(path.is_file() for path in files):
+        raise no_usable_checkpoint(folder, [f"{path} does not exist" for path in files])
+
+
 _claimed: dict[str, str] = {}
 _created: set[Path] = set()
 _claiming = True

@@ -31,11 +31,10 @@ from typing import IO, Any
 
 import torch
 
+from neuroplug.config.run_dir import LATEST, PREVIOUS, checkpoint_dir, no_usable_checkpoint
 from neuroplug.errors import NeuroplugError
 
 FORMAT_VERSION = 2
-LATEST = "latest.pt"
-PREVIOUS = "previous.pt"
 BEST_POLICY = "best_policy.pt"
 
 
@@ -102,11 +101,6 @@ def _what_was_refused(message: str) -> str | None:
         if found:
             return f"a pickled {found.group(1)}"
     return None
-
-
-def checkpoint_dir(run_dir: Path) -> Path:
-    """Where a run keeps its checkpoints."""
-    return Path(run_dir) / "checkpoints"
 
 
 def _fsync_directory(directory: Path) -> None:
@@ -209,10 +203,7 @@ def load_checkpoint(run_dir: Path) -> dict[str, Any]:
         if problems:
             print(f"neuroplug: warning: {problems[0]}; using {folder / name}", file=sys.stderr)
         return state
-    raise FileNotFoundError(
-        f"run.resume: no usable checkpoint in {folder} ({'; '.join(problems)}); "
-        "point run.resume at a run's output dir"
-    )
+    raise no_usable_checkpoint(folder, problems)
 
 
 def archive_of(run_dir: Path) -> dict | None:
