@@ -357,7 +357,7 @@ EXPERIMENTS: dict[str, Experiment] = {
         "Haarnoja et al. (2018) and CleanRL's sac_continuous_action.py report Hopper after 1M "
         "steps; this is the first tenth. CleanRL's own run on the same machine: "
         "cleanrl_sac_hopper/.",
-        seeds=(0, 1),
+        seeds=(0, 1, 2),
         unit="segment",
     ),
     # The tuned temperature's start before CleanRL's 1.0 (b133dec), beside sac_hopper.
