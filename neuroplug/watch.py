@@ -137,7 +137,8 @@ def archive_cells(run_dir: Path) -> dict[str, np.ndarray]:
         )
     if "params" not in archive:  # a compact archive: its elites are seed chains
         archive = _rebuilt_archive(Path(run_dir))
-    return {key: archive[key] for key in ("cells", "fitness", "descriptors", "params")}
+    keys = ("cells", "fitness", "descriptors", "params", "names")
+    return {key: archive[key] for key in keys if key in archive}
 
 
 def _rebuilt_archive(run_dir: Path) -> dict[str, Any]:
@@ -177,7 +178,9 @@ def list_cells(run_dir: Path) -> str:
     """The occupied cells as lines of ``cell  fitness  descriptor``, best first."""
     archive = archive_cells(run_dir)
     order = np.argsort(-np.asarray(archive["fitness"]), kind="stable")
-    lines = [f"{'cell':>6}  {'fitness':>10}  descriptor"]
+    names = archive.get("names")  # a checkpoint written before archives named them has none
+    heading = f"[{', '.join(names)}]" if names else "descriptor"
+    lines = [f"{'cell':>6}  {'fitness':>10}  {heading}"]
     for row in order:
         descriptor = ", ".join(f"{value:.3g}" for value in np.asarray(archive["descriptors"][row]))
         lines.append(

@@ -309,6 +309,8 @@ def test_any_cell_of_a_qd_archive_replays_its_elite(qd_run, capsys):
     rows = [line.split(maxsplit=2) for line in lines[1:]]
     fitness = [float(row[1]) for row in rows]
     assert lines[0].split()[:2] == ["cell", "fitness"] and len(rows) > 1
+    # The heading names the descriptor's dimensions (a descriptor function: its name).
+    assert lines[0].endswith("[descriptors:cart_and_pole[0], descriptors:cart_and_pole[1]]")
     assert fitness == sorted(fitness, reverse=True)  # best first
     cell = int(rows[-1][0])  # the weakest elite: not the run's deployed policy
     result = watch(qd_run, episodes=2, seed=5, video=False, cell=cell)
