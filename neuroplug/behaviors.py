@@ -184,7 +184,7 @@ def _candidate(name: str, env: EnvSpec) -> Behavior | str:
         return Behavior(name, present, len(present))
     if _RAM_KEY not in keys:
         return f"final_ram needs info['ram'] (Atari); {env.task_id} has none"
-    return Behavior(name, (_RAM_KEY,), _RAM_BYTES)
+    return Behavior(name, (_RAM_KEY,), _RAM_BYTES, bounds=(0.0, 255.0))  # bytes
 
 
 def _observed_position(env: EnvSpec) -> Behavior | str:

@@ -41,8 +41,20 @@ def _plain(genome: Any) -> Genome:
     return int(genome)
 
 
+def _count(number: int) -> str:
+    """``1,024``, or ``3.4e+38`` where digits would fill the line (a grid over many
+    dimensions; beyond what a float holds too)."""
+    if number < 10**12:
+        return f"{number:,}"
+    digits = str(number)
+    return f"{digits[0]}.{digits[1]}e+{len(digits) - 1}"
+
+
 class Archive:
     """Cells of descriptor space, each with its elite (the best member that landed there)."""
+
+    too_large_advice = ""
+    """Added to the refusal of an archive that does not fit in memory."""
 
     def __init__(self, cells: int, num_params: int, bounds: np.ndarray) -> None:
         needed = cells * num_params * 4
@@ -50,9 +62,11 @@ class Archive:
         if available is not None and needed > 0.8 * available:
             raise ConfigError(
                 "algo.cells",
-                f"{cells:,} cells of {num_params:,}-parameter elites need "
-                f"{needed / 2**30:.1f} GiB; {available / 2**30:.1f} GiB is available",
-                f"at most {int(0.8 * available / (num_params * 4)):,} cells, or a smaller net",
+                f"{_count(cells)} cells of {num_params:,}-parameter elites need "
+                f"{_count(needed // 2**30) if needed >= 2**40 else f'{needed / 2**30:.1f}'} GiB; "
+                f"{available / 2**30:.1f} GiB is available",
+                f"at most {int(0.8 * available / (num_params * 4)):,} cells, or a smaller net"
+                + self.too_large_advice,
             )
         self.cells = cells
         self.bounds = np.asarray(bounds, dtype=np.float64)
@@ -163,6 +177,11 @@ class Archive:
 
 class GridArchive(Archive):
     """Equal intervals per dimension: ``shape[k]`` of them over ``bounds[k]``."""
+
+    too_large_advice = (
+        "; a grid grows as cells^dimensions: for a descriptor of many dimensions, "
+        "algo.archive=cvt with algo.cells=[N] centroids"
+    )
 
     def __init__(self, shape: list[int], num_params: int, bounds: np.ndarray) -> None:
         super().__init__(math.prod(shape), num_params, bounds)

@@ -227,6 +227,13 @@ def test_a_chain_rebuilds_the_elite_it_names(compose, tmp_path):
             "algo.cells",
             "GiB",
         ),
+        # A grid over CartPole's 4-dimensional descriptor: cells^4, said readably, and the
+        # CVT archive named as the way out.
+        (
+            ["algo.archive=grid", "algo.cells=[1000000]"],
+            "algo.cells",
+            r"1\.0e\+24 cells .* GiB; .*algo\.archive=cvt",
+        ),
         (["algo.bounds=[[0,1],[0,1]]"], "algo.bounds", "4-dimensional"),
         (["algo.variation=cross"], "algo.variation", "iso_line or gaussian"),
     ],
