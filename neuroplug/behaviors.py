@@ -90,9 +90,10 @@ class Behavior:
     function: str | None = None
     """A ``module:function`` descriptor, given the observations and ``info_keys``' entries
     (kept as its name: a Behavior travels to worker processes and Ray nodes)."""
-    bounds: tuple[float, float] | None = None
-    """The range every dimension lies in, where the descriptor fixes one (``feet_contact``:
-    [0, 1]); an archive over it then needs no ``algo.bounds``."""
+    bounds: tuple[tuple[float, float], ...] | None = None
+    """Each dimension's ``(low, high)``, where the descriptor fixes them (``feet_contact``:
+    [0, 1]; ``final_ram``: [0, 255]; ``final_obs`` of a task whose observation space is
+    finite); an archive over it then needs no ``algo.bounds``."""
 
     def dimension_names(self) -> tuple[str, ...]:
         """A label per dimension, for plots: ``final x_position``, ``foot_contact_0``,
@@ -157,7 +158,7 @@ def _candidate(name: str, env: EnvSpec) -> Behavior | str:
     if name == "final_obs":
         if env.is_image:
             return f"final_obs needs vector observations; {env.task_id} observes images"
-        return Behavior(name, (), int(np.prod(env.obs_shape)))
+        return Behavior(name, (), int(np.prod(env.obs_shape)), bounds=env.obs_bounds)
     if name == "final_position" and env.family.position_entries:
         return _observed_position(env)
     keys = frozenset(env.gymnasium.info_keys) if env.on_gymnasium else _info_keys(env.task_id)
@@ -176,7 +177,7 @@ def _candidate(name: str, env: EnvSpec) -> Behavior | str:
                 "a gymnasium MuJoCo walker: env.wrappers=[neuroplug.envs.feet_contact:FeetContactRates]; "
                 "EnvPool's MuJoCo reports no contacts)"
             )
-        return Behavior(name, tuple(feet), len(feet), bounds=(0.0, 1.0))
+        return Behavior(name, tuple(feet), len(feet), bounds=((0.0, 1.0),) * len(feet))
     if name == "final_position":
         present = tuple(key for key in _POSITION_KEYS if key in keys)
         if "x_position" not in present:
@@ -184,7 +185,7 @@ def _candidate(name: str, env: EnvSpec) -> Behavior | str:
         return Behavior(name, present, len(present))
     if _RAM_KEY not in keys:
         return f"final_ram needs info['ram'] (Atari); {env.task_id} has none"
-    return Behavior(name, (_RAM_KEY,), _RAM_BYTES, bounds=(0.0, 255.0))  # bytes
+    return Behavior(name, (_RAM_KEY,), _RAM_BYTES, bounds=((0.0, 255.0),) * _RAM_BYTES)
 
 
 def _observed_position(env: EnvSpec) -> Behavior | str:

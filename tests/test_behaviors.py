@@ -31,7 +31,7 @@ def _spec(task_id: str, **kwargs):
     ],
 )
 def test_auto_picks_the_bc_of_the_env_family(task_id, name, info_keys, size):
-    bounds = (0.0, 255.0) if name == "final_ram" else None  # RAM bytes: a known range
+    bounds = ((0.0, 255.0),) * 128 if name == "final_ram" else None  # RAM bytes
     assert resolve("auto", _spec(task_id)) == Behavior(name, info_keys, size, bounds=bounds)
 
 
@@ -82,6 +82,19 @@ def test_final_obs_applies_to_any_vector_env():
     assert resolve("final_obs", _spec("Hopper-v4")).size == 11
 
 
+def test_final_obs_takes_the_observation_spaces_range_where_it_is_finite():
+    # Pendulum observes (cos, sin, angular velocity), each in a declared finite range;
+    # CartPole's velocities are unbounded, so its archive still needs algo.bounds.
+    assert resolve("final_obs", _spec("Pendulum-v1")).bounds == ((-1, 1), (-1, 1), (-8, 8))
+    assert resolve("final_obs", _spec("Pendulum-v1", observation_mask=[0])).bounds == (
+        (-1, 1),
+        (-8, 8),
+    )
+    assert resolve("final_obs", _spec("CartPole-v1")).bounds is None
+    gymnasium = make_spec(EnvConfig(id="Pendulum-v1"))
+    assert resolve("final_obs", gymnasium).bounds == ((-1, 1), (-1, 1), (-8, 8))
+
+
 @pytest.mark.parametrize(
     ("task_id", "name", "message"),
     [
@@ -128,7 +141,7 @@ def test_feet_contact_reads_the_wrapped_walkers_rates_in_the_unit_range():
     wrapped = EnvConfig(id="Walker2d-v5", wrappers=["neuroplug.envs.feet_contact:FeetContactRates"])
     behavior = resolve("feet_contact", make_spec(wrapped))
     assert behavior.info_keys == ("foot_contact_0", "foot_contact_1")
-    assert behavior.size == 2 and behavior.bounds == (0.0, 1.0)
+    assert behavior.size == 2 and behavior.bounds == ((0.0, 1.0), (0.0, 1.0))
     with pytest.raises(
         ConfigError, match=r"FeetContactRates.*EnvPool's MuJoCo reports no contacts"
     ):

@@ -112,6 +112,7 @@ def make_gymnasium_spec(config: EnvConfig) -> EnvSpec:
         obs_dtype=np.dtype(maker.observation_dtype),
         obs_parts=observation["parts"],
         obs_categorical=observation["maker"].get("categorical", ()),
+        obs_bounds=observation.get("bounds"),
         discrete=actions["discrete"],
         num_actions=actions["num_actions"],
         action_low=actions["low"],
@@ -295,7 +296,8 @@ def _observation_shaping(name: str, space: Any, field: str) -> dict:
     if len(shape) != 1:
         size = int(np.prod(shape))
         return {"maker": {"observation": FLATTEN}, "shape": (size,), "parts": ()}
-    return {"maker": {"observation": ARRAY}, "shape": shape, "parts": ()}
+    bounds = EnvSpec.finite_bounds(space)
+    return {"maker": {"observation": ARRAY}, "shape": shape, "parts": (), "bounds": bounds}
 
 
 def _action_space(name: str, space: Any, field: str) -> dict:

@@ -120,8 +120,13 @@ def _masked(spec: EnvSpec, mask: list[int]) -> EnvSpec:
         f"got {list(mask)} for {spec.task_id}'s {size} entries",
         f"distinct indices in [0, {size - 1}], leaving at least one entry",
     )
+    kept = sorted(set(range(size)) - {int(i) for i in mask})
+    bounds = None if spec.obs_bounds is None else tuple(spec.obs_bounds[i] for i in kept)
     return dataclasses.replace(
-        spec, obs_shape=(size - len(mask),), observation_mask=tuple(sorted(int(i) for i in mask))
+        spec,
+        obs_shape=(size - len(mask),),
+        observation_mask=tuple(sorted(int(i) for i in mask)),
+        obs_bounds=bounds,
     )
 
 
@@ -188,6 +193,7 @@ def _envpool_spec(config: EnvConfig) -> EnvSpec:
         obs_dtype=obs_dtype,
         obs_parts=obs_parts,
         obs_categorical=categorical,
+        obs_bounds=None if obs_parts else EnvSpec.finite_bounds(observation_space),
         discrete=discrete,
         num_actions=int(action_space.n) if discrete else int(np.prod(action_space.shape)),
         action_low=None if discrete else np.asarray(action_space.low, dtype=np.float32),

@@ -62,6 +62,10 @@ class EnvSpec:
     observation_mask: tuple[int, ...] = ()
     """Entries of the task's vector observation removed before anyone sees it
     (``env.observation_mask``); :attr:`obs_shape` is what is left."""
+    obs_bounds: tuple[tuple[float, float], ...] | None = None
+    """``(low, high)`` of each entry of a vector observation, where the task's Box declares
+    a finite range for every one (Pendulum, Acrobot, MountainCar; not CartPole, whose
+    velocities are unbounded): a ``final_obs`` archive then needs no ``algo.bounds``."""
 
     @property
     def on_gymnasium(self) -> bool:
@@ -72,6 +76,18 @@ class EnvSpec:
     def is_image(self) -> bool:
         """Whether observations are stacked frames ``(C, H, W)``."""
         return len(self.obs_shape) == 3
+
+    @staticmethod
+    def finite_bounds(space: Any) -> tuple[tuple[float, float], ...] | None:
+        """:attr:`obs_bounds` of a vector Box ``space`` (None: not a vector Box, or a range
+        that is infinite somewhere)."""
+        low, high = getattr(space, "low", None), getattr(space, "high", None)
+        if low is None or high is None or np.ndim(low) != 1:
+            return None
+        low, high = np.asarray(low, np.float64), np.asarray(high, np.float64)
+        if not (np.all(np.isfinite(low)) and np.all(np.isfinite(high))):
+            return None
+        return tuple((float(a), float(b)) for a, b in zip(low, high, strict=True))
 
     def learner_pool_settings(self, **wanted: bool) -> dict[str, bool]:
         """``envpool.make`` settings of a learner's pools: ``wanted`` (``reward_clip=True``,

@@ -255,7 +255,7 @@ def build_archive(config: ArchiveConfig, context: AlgorithmContext) -> Archive:
         behavior = resolve(config.behavior, context.env)
         dimensions = behavior.size
         if config.bounds is None and behavior.bounds is not None:
-            bounds = [list(behavior.bounds)]
+            bounds = [list(pair) for pair in behavior.bounds]
         elif config.bounds is None:
             raise ConfigError(
                 "algo.bounds",

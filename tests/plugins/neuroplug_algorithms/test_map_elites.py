@@ -217,6 +217,16 @@ def test_a_chain_rebuilds_the_elite_it_names(compose, tmp_path):
     assert not torch.equal(archive.params[cell], algorithm.fresh_params(chain[0]))
 
 
+def test_a_final_obs_archive_takes_the_tasks_declared_observation_range(compose, tmp_path):
+    # Pendulum declares cos, sin in [-1, 1] and its angular velocity in [-8, 8]: no
+    # algo.bounds needed (CartPole's unbounded velocities still need them: below).
+    overrides = ["algo=map_elites", "env=pendulum", "algo.behavior=final_obs", "algo.cells=[4]"]
+    overrides += ["net.hidden_sizes=[8]", "algo.population_size=8", "run.max_generations=1"]
+    algorithm = _algorithm_after(compose, overrides, tmp_path)
+    assert algorithm.archive.bounds.tolist() == [[-1, 1], [-1, 1], [-8, 8]]
+    assert algorithm.archive.metrics(0.0)["archive_size"] > 0
+
+
 @pytest.mark.parametrize(
     ("overrides", "field", "says"),
     [
