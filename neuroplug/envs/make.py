@@ -120,13 +120,12 @@ def _masked(spec: EnvSpec, mask: list[int]) -> EnvSpec:
         f"got {list(mask)} for {spec.task_id}'s {size} entries",
         f"distinct indices in [0, {size - 1}], leaving at least one entry",
     )
-    kept = sorted(set(range(size)) - {int(i) for i in mask})
-    bounds = None if spec.obs_bounds is None else tuple(spec.obs_bounds[i] for i in kept)
+    removed = tuple(sorted(int(i) for i in mask))
+    bounds = spec.obs_bounds
+    if bounds is not None:
+        bounds = tuple(pair for i, pair in enumerate(bounds) if i not in removed)
     return dataclasses.replace(
-        spec,
-        obs_shape=(size - len(mask),),
-        observation_mask=tuple(sorted(int(i) for i in mask)),
-        obs_bounds=bounds,
+        spec, obs_shape=(size - len(mask),), observation_mask=removed, obs_bounds=bounds
     )
 
 

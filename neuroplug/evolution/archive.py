@@ -50,6 +50,11 @@ def _count(number: int) -> str:
     return f"{digits[0]}.{digits[1]}e+{len(digits) - 1}"
 
 
+def _gib(size: int) -> str:
+    """``size`` bytes in GiB: ``2.4``, or ``2.9e+190`` for a grid over many dimensions."""
+    return f"{size / 2**30:.1f}" if size < 2**40 else _count(size // 2**30)
+
+
 class Archive:
     """Cells of descriptor space, each with its elite (the best member that landed there)."""
 
@@ -63,8 +68,7 @@ class Archive:
             raise ConfigError(
                 "algo.cells",
                 f"{_count(cells)} cells of {num_params:,}-parameter elites need "
-                f"{_count(needed // 2**30) if needed >= 2**40 else f'{needed / 2**30:.1f}'} GiB; "
-                f"{available / 2**30:.1f} GiB is available",
+                f"{_gib(needed)} GiB; {_gib(available)} GiB is available",
                 f"at most {int(0.8 * available / (num_params * 4)):,} cells, or a smaller net"
                 + self.too_large_advice,
             )
