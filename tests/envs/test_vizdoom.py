@@ -1,10 +1,14 @@
 """The ViZDoom family, added as one module (neuroplug/envs/families/vizdoom.py) plus its
-configs: its traits reach the spec, its episodes play, and a run trains on it."""
+configs: its traits reach the spec, its episodes play, and a run trains on it.
+
+The tests that start Doom engines run in a child process (:mod:`child_process`): the
+engines' parallel start-up has crashed the interpreter, which would end the whole suite."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
+from child_process import run_in_child
 from envpool_build import skip_unless_envpool_has
 
 from neuroplug.config.schema import EnvConfig
@@ -29,7 +33,11 @@ def test_doom_tasks_are_frame_skipped_image_stacks_with_discrete_actions():
     assert [family.name for family in all_families()].count("vizdoom") == 1
 
 
-def test_doom_episodes_end_and_are_scored_by_the_scenario(tmp_path):
+def test_doom_episodes_end_and_are_scored_by_the_scenario():
+    run_in_child(_play_two_capped_games)
+
+
+def _play_two_capped_games() -> None:
     spec = make_spec(EnvConfig(task_id="D1Basic-v1", max_episode_steps=12))
     pool = make_pool(spec, np.array([3, 4]), num_threads=1)
     try:
@@ -44,8 +52,13 @@ def test_doom_episodes_end_and_are_scored_by_the_scenario(tmp_path):
         pool.close()
 
 
-def test_evolution_trains_on_doom_through_the_shipped_config(compose, tmp_path):
+def test_evolution_trains_on_doom_through_the_shipped_config(tmp_path):
+    run_in_child(_train_one_generation, str(tmp_path))
+
+
+def _train_one_generation(output_dir: str) -> None:
     from neuroplug.app import run_job
+    from neuroplug.testing import compose
     from neuroplug.training.checkpoint import load_checkpoint
 
     overrides = [
@@ -56,10 +69,10 @@ def test_evolution_trains_on_doom_through_the_shipped_config(compose, tmp_path):
         "logger=none",
         "run.max_generations=1",
         "run.eval_episodes=1",
-        f"run.output_dir={tmp_path}",
+        f"run.output_dir={output_dir}",
     ]
     run_job(compose(overrides))
-    state = load_checkpoint(tmp_path)
+    state = load_checkpoint(output_dir)
     assert state["generation"] == 1
     assert state["counters"]["frames"] == 4 * state["counters"]["env_steps"]
 
