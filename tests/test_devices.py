@@ -7,7 +7,12 @@ import pytest
 import torch
 
 from neuroplug import devices
-from neuroplug.devices import TorchThreads, describe_matmul_precision, has_native_bfloat16
+from neuroplug.devices import (
+    TorchThreads,
+    describe_matmul_precision,
+    follow_the_load,
+    has_native_bfloat16,
+)
 from neuroplug.nets.mlp import MLP
 from neuroplug.nets.nature_cnn import NatureCNN
 
@@ -55,6 +60,27 @@ def test_auto_takes_every_core_when_idle_and_one_when_others_want_them(monkeypat
     assert threads.apply() == 1
     machine.run(2.0, own_cores=1.0, other_cores=0.0)  # they ended
     assert threads.apply() == 4
+
+
+def test_within_the_fixed_math_a_part_follows_the_load_and_the_fixed_count_comes_back(
+    monkeypatch,
+):
+    machine = _Machine(monkeypatch, cores=4)
+    threads = TorchThreads(0)
+    with follow_the_load() as recheck:  # outside an algorithm's math: nothing to do
+        recheck()
+        assert torch.get_num_threads() == 4
+    machine.run(2.0, own_cores=1.0, other_cores=3.0)  # others want the cores
+    with threads.fixed():
+        assert torch.get_num_threads() == 4  # the math's count, whatever the load
+        with follow_the_load() as recheck:
+            assert torch.get_num_threads() == 1
+            machine.run(2.0, own_cores=1.0, other_cores=0.0)  # they ended mid-part
+            recheck()
+            assert torch.get_num_threads() == 4
+        assert torch.get_num_threads() == 4
+    with TorchThreads(3).fixed(), follow_the_load():
+        assert torch.get_num_threads() == 3  # a count the user asked for is kept
 
 
 @pytest.mark.parametrize(
@@ -136,6 +162,44 @@ def test_cma_es_ends_in_the_same_state_whatever_the_load_does_to_the_thread_coun
         monkeypatch.setattr(TorchThreads, "choose", lambda self, counts=counts: next(counts))
         run_job(compose([*overrides, f"run.output_dir={tmp_path / name}"]))
         states.append(load_checkpoint(tmp_path / name))
+    assert same(states[0]["algorithm"], states[1]["algorithm"])
+    assert same(states[0]["counters"], states[1]["counters"])
+
+
+def test_cem_rl_ends_in_the_same_state_while_its_td3_steps_follow_the_load(
+    compose, tmp_path, monkeypatch
+):
+    # The TD3 steps inside CEM-RL's ask step out of the fixed count (follow_the_load):
+    # at a fixed 2 threads they ran ~9x slower beside one busy process. Their products
+    # give the same bits at 1 and 2 threads, so the run ends where a steady one does.
+    from itertools import cycle
+
+    from neuroplug_learners.stacked_td3 import StackedTD3
+
+    from neuroplug.app import run_job
+    from neuroplug.testing.resume_check import same
+    from neuroplug.training.checkpoint import load_checkpoint
+
+    overrides = ["algo=cem_rl", "env=pendulum", "env.max_episode_steps=50"]
+    overrides += ["net.hidden_sizes=[16]", "algo.critic_hidden=[32,32]", "algo.batch_size=32"]
+    overrides += ["algo.population_size=4", "algo.learning_starts=200", "logger=none"]
+    overrides += ["algo.actor_steps_per_env_step=0.2", "run.max_generations=4"]
+    overrides += ["run.eval_interval=0"]
+    seen_in_steps = []
+    critic_step = StackedTD3.critic_step
+
+    def counting_critic_step(self, *args):
+        seen_in_steps.append(torch.get_num_threads())
+        return critic_step(self, *args)
+
+    monkeypatch.setattr(StackedTD3, "critic_step", counting_critic_step)
+    states = []
+    for name, counts in (("steady", cycle([2])), ("loaded", cycle([1, 2, 1, 1, 2]))):
+        seen_in_steps.clear()
+        monkeypatch.setattr(TorchThreads, "choose", lambda self, counts=counts: next(counts))
+        run_job(compose([*overrides, f"run.output_dir={tmp_path / name}"]))
+        states.append(load_checkpoint(tmp_path / name))
+    assert set(seen_in_steps) == {1, 2}  # the loaded run's steps did move between counts
     assert same(states[0]["algorithm"], states[1]["algorithm"])
     assert same(states[0]["counters"], states[1]["counters"])
 

@@ -18,6 +18,7 @@ from typing import Any
 import torch
 
 from neuroplug.adam import FusedAdam
+from neuroplug.devices import follow_the_load
 from neuroplug.envs.spec import EnvSpec
 from neuroplug.nets.network import Network
 from neuroplug.seeds import critic_generator
@@ -154,18 +155,22 @@ class StackedTD3:
         count = len(actors.params)
         critic_losses, actor_losses = [], []
         critic_done = 0
-        for step in range(max(actor_steps, 1 if critic_steps else 0)):
-            due = critic_steps if not actor_steps else (step + 1) * critic_steps // actor_steps
-            while critic_done < due:
-                batch = buffer.sample((batch_size,), self.generator)
-                target = actors.targets[critic_done % count]
-                critic_losses.append(self.critic_step(batch, target))
-                critic_done += 1
-            if step < actor_steps:
-                batch = buffer.sample((count, batch_size), self.generator)
-                actor_losses.append(
-                    self.actor_step(actors.params, actors.targets, actors.optimizer, batch)
-                )
+        # Called from an algorithm's tell or ask, whose math runs at a fixed thread count:
+        # the gradient steps, the same bits at any count, follow the load as a learner's do.
+        with follow_the_load() as recheck:
+            for step in range(max(actor_steps, 1 if critic_steps else 0)):
+                recheck()
+                due = critic_steps if not actor_steps else (step + 1) * critic_steps // actor_steps
+                while critic_done < due:
+                    batch = buffer.sample((batch_size,), self.generator)
+                    target = actors.targets[critic_done % count]
+                    critic_losses.append(self.critic_step(batch, target))
+                    critic_done += 1
+                if step < actor_steps:
+                    batch = buffer.sample((count, batch_size), self.generator)
+                    actor_losses.append(
+                        self.actor_step(actors.params, actors.targets, actors.optimizer, batch)
+                    )
         return {
             "critic_loss": sum(critic_losses) / max(1, len(critic_losses)),
             "actor_loss": sum(actor_losses) / max(1, len(actor_losses)),
