@@ -260,25 +260,21 @@ class TorchThreads:
 
 
 @contextlib.contextmanager
-def follow_the_load() -> Iterator[Callable[[], None]]:
+def follow_the_load() -> Iterator[Callable[[], object]]:
     """Inside an algorithm's fixed-count math (:meth:`TorchThreads.fixed`), a part that
     runs at the count the load chooses, as a learner's steps do: gradient steps of small
     networks, whose products give the same bits at any count, and which a fixed count of
     one per core makes ~9x slower beside one busy process (a small CEM-RL run on a 2-core
-    Xeon beside one: 114 s at a fixed 2 threads, 12 s following the load). Yields a check to call between steps (rate-limited, cheap) so a
-    long part follows a change. Outside such a block, or with a requested count, it changes
-    nothing."""
+    Xeon beside one: 114 s at a fixed 2 threads, 12 s following the load). Yields a check
+    to call between steps (rate-limited, cheap) so a long part follows a change. Outside
+    such a block, or with a requested count, it changes nothing."""
     threads = TorchThreads._fixing
     if threads is None or not threads.auto:
         yield lambda: None
         return
-
-    def recheck() -> None:
-        threads.apply()
-
     before = torch.get_num_threads()
-    recheck()
+    threads.apply()
     try:
-        yield recheck
+        yield threads.apply
     finally:
         threads._set(before)

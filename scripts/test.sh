@@ -16,5 +16,6 @@ NO_MKDOCS_2_WARNING=1 "$venv/bin/mkdocs" build --strict --site-dir "$(mktemp -d)
 # One pytest-xdist worker per core (at most 4), a test file to a worker: its module
 # fixtures run once. 2 workers on 2 cores: 12:58 against 21:46 in one process (Xeon model
 # 167). NEUROPLUG_TEST_WORKERS=0 runs in one process; later pytest args (-n 0) win too.
-workers="${NEUROPLUG_TEST_WORKERS:-$("$venv/bin/python" -c 'import os; print(min(4, len(os.sched_getaffinity(0))))')}"
+cores='import os; print(len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count())'
+workers="${NEUROPLUG_TEST_WORKERS:-$("$venv/bin/python" -c "$cores" | awk '{print ($1 < 4) ? $1 : 4}')}"
 exec "$venv/bin/python" -m pytest -q -n "$workers" --dist loadfile "$@"
