@@ -89,6 +89,10 @@ class EnvFamily:
         """``envpool.make`` settings of the evaluation engine's pools beyond the spec's."""
         return {}
 
+    def prepare_pool_start(self) -> None:
+        """Runs in the process about to build a pool of this family's envs, just before
+        EnvPool starts them (what the simulators need from that process first)."""
+
     def default_network(self, is_image: bool) -> str:
         """The ``net.type`` that ``auto`` picks for this family's observations."""
         return "nature_cnn" if is_image else "mlp"

@@ -241,6 +241,7 @@ def make_pool(spec: EnvSpec, seeds: np.ndarray, num_threads: int = 0, **override
     num_envs = len(seeds)
     # EnvPool reads 0 as "one thread per env", far too many on a small machine.
     threads = min(available_env_threads(num_threads), num_envs)
+    spec.family.prepare_pool_start()
     pool = envpool.make(
         spec.task_id,
         env_type="gymnasium",

@@ -1,10 +1,14 @@
 """The ViZDoom family, added as one module (neuroplug/envs/families/vizdoom.py) plus its
 configs: its traits reach the spec, its episodes play, and a run trains on it.
 
-The tests that start Doom engines run in a child process (:mod:`child_process`): the
-engines' parallel start-up has crashed the interpreter, which would end the whole suite."""
+The tests that start Doom engines run in a child process (:mod:`child_process`), from a
+directory of their own as a fresh clone is: the engines' parallel start-up crashed the
+interpreter there (they raced to make ``./_vizdoom/``), which would end the whole suite."""
 
 from __future__ import annotations
+
+import os
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -12,6 +16,7 @@ from child_process import run_in_child
 from envpool_build import skip_unless_envpool_has
 
 from neuroplug.config.schema import EnvConfig
+from neuroplug.envs import make as make_module
 from neuroplug.envs.families import all_families, family_named
 from neuroplug.envs.make import make_pool, make_spec
 
@@ -33,11 +38,30 @@ def test_doom_tasks_are_frame_skipped_image_stacks_with_discrete_actions():
     assert [family.name for family in all_families()].count("vizdoom") == 1
 
 
-def test_doom_episodes_end_and_are_scored_by_the_scenario():
-    run_in_child(_play_two_capped_games)
+def test_the_engines_directory_is_there_before_envpool_starts_a_pools_engines(
+    tmp_path, monkeypatch
+):
+    monkeypatch.chdir(tmp_path)
+    spec = make_spec(EnvConfig(task_id="D1Basic-v1"))
+    found = []
+
+    class _RecordingEnvPool:
+        @staticmethod
+        def make(*args, **kwargs):
+            found.append(Path("_vizdoom").is_dir())
+            return "pool"
+
+    monkeypatch.setattr(make_module, "_envpool_for", lambda task_id, family: _RecordingEnvPool)
+    assert make_pool(spec, np.array([3, 4])) == "pool"
+    assert found == [True]
 
 
-def _play_two_capped_games() -> None:
+def test_doom_episodes_end_and_are_scored_by_the_scenario(tmp_path):
+    run_in_child(_play_two_capped_games, str(tmp_path))
+
+
+def _play_two_capped_games(workdir: str) -> None:
+    os.chdir(workdir)
     spec = make_spec(EnvConfig(task_id="D1Basic-v1", max_episode_steps=12))
     pool = make_pool(spec, np.array([3, 4]), num_threads=1)
     try:
@@ -57,6 +81,7 @@ def test_evolution_trains_on_doom_through_the_shipped_config(tmp_path):
 
 
 def _train_one_generation(output_dir: str) -> None:
+    os.chdir(output_dir)
     from neuroplug.app import run_job
     from neuroplug.testing import compose
     from neuroplug.training.checkpoint import load_checkpoint

@@ -9,6 +9,7 @@ Nature CNN run on it unchanged. Scores are the scenario's rewards.
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 from neuroplug.envs.family import EnvFamily
@@ -34,6 +35,14 @@ class ViZDoom(EnvFamily):
 
     def frame_skip(self, settings: dict[str, Any]) -> int:
         return int(settings.get("frame_skip", 1))
+
+    def prepare_pool_start(self) -> None:
+        # Each Doom engine makes ``./_vizdoom/`` if it is missing, and EnvPool starts a
+        # pool's engines on parallel threads: in a directory without it, two engines can
+        # both find it missing, and the one whose mkdir fails ("Failed to create
+        # ./_vizdoom/ directory: File exists") takes the interpreter down with a
+        # segmentation fault. Made here first, no engine tries.
+        os.makedirs("_vizdoom", exist_ok=True)
 
 
 FAMILY = ViZDoom()
