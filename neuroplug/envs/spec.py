@@ -80,12 +80,13 @@ class EnvSpec:
     @staticmethod
     def finite_bounds(space: Any) -> tuple[tuple[float, float], ...] | None:
         """:attr:`obs_bounds` of a vector Box ``space`` (None: not a vector Box, or a range
-        that is infinite somewhere)."""
+        that is infinite or of no width somewhere: an archive cannot cut a constant entry's
+        range into cells)."""
         low, high = getattr(space, "low", None), getattr(space, "high", None)
         if low is None or high is None or np.ndim(low) != 1:
             return None
         low, high = np.asarray(low, np.float64), np.asarray(high, np.float64)
-        if not (np.all(np.isfinite(low)) and np.all(np.isfinite(high))):
+        if not (np.all(np.isfinite(low)) and np.all(np.isfinite(high)) and np.all(high > low)):
             return None
         return tuple((float(a), float(b)) for a, b in zip(low, high, strict=True))
 
