@@ -113,6 +113,7 @@ def _groups_given_on_the_command_line() -> set[str] | None:
 
 def run_job(config: DictConfig) -> dict[str, Any]:
     """Train one job; returns its summary (Hydra passes it to sweepers)."""
+    from neuroplug.envs.make import make_spec
     from neuroplug.experiment import (
         check_budget_unit,
         check_virtual_batch_norm,
@@ -127,13 +128,14 @@ def run_job(config: DictConfig) -> dict[str, Any]:
     check_budget_unit(experiment)
     check_virtual_batch_norm(experiment)
     check_network_settings(experiment.net)
+    env = make_spec(experiment.env)  # the env's errors (an unknown id, a bad kwarg) too
     from neuroplug.training.trainer import Trainer
 
     run_dir = resume_dir if resume_dir is not None else _own_run_dir(config)
     if resume_dir is not None:
         # The run goes on in its own dir: the one Hydra made for this command stays unused.
         discard_untouched_run_dir(hydra_output_dir())
-    trainer = Trainer(experiment, run_dir)
+    trainer = Trainer(experiment, run_dir, env=env)
     return trainer.train(resume_from=resume_dir)
 
 

@@ -236,19 +236,8 @@ def test_a_typo_in_a_group_option_fails_before_torch_or_hydra_is_imported(argume
     ],
 )
 def test_a_bad_value_and_help_import_neither_torch_nor_a_plugin(argv, status, expected, tmp_path):
-    probe = (
-        "import sys\n"
-        "from neuroplug import cli\n"
-        "try:\n"
-        f"    cli.main({[*argv, 'logger=none'] if status else argv!r})\n"
-        "except SystemExit as stop:\n"
-        "    print('EXIT', stop.code)\n"
-        "heavy = ('torch', 'envpool', 'neuroplug_algorithms.es', 'neuroplug_learners.ppo', 'ray')\n"
-        "print('HEAVY', [name for name in heavy if name in sys.modules])\n"
-    )
-    done = subprocess.run(
-        [sys.executable, "-c", probe], capture_output=True, text=True, cwd=tmp_path
-    )
+    heavy = ("torch", "envpool", "neuroplug_algorithms.es", "neuroplug_learners.ppo", "ray")
+    done = _run_cli_in_a_probe([*argv, "logger=none"] if status else argv, heavy, tmp_path)
     assert "HEAVY []" in done.stdout, done.stdout + done.stderr
     if status is None:
         assert "EXIT" not in done.stdout and expected in done.stdout
@@ -256,6 +245,40 @@ def test_a_bad_value_and_help_import_neither_torch_nor_a_plugin(argv, status, ex
     else:
         assert f"EXIT {status}" in done.stdout
         assert expected in done.stderr, done.stderr
+
+
+@pytest.mark.parametrize(
+    ("argv", "expected"),
+    [
+        (["env=envpool", "env.task_id=NoSuchGame-v5"], "env.task_id: "),
+        (["+env.kwargs.not_a_setting=3"], "env.kwargs.not_a_setting: "),
+        (["env=gymnasium", "env.id=NoSuchEnv-v0"], "env.id: "),
+    ],
+)
+def test_an_env_the_task_cannot_be_is_refused_before_torch_or_a_plugin_is_imported(
+    argv, expected, tmp_path
+):
+    heavy = ("torch", "neuroplug_algorithms.es", "neuroplug_learners.ppo", "ray")
+    done = _run_cli_in_a_probe(["algo=es", *argv, "logger=none"], heavy, tmp_path)
+    assert "HEAVY []" in done.stdout, done.stdout + done.stderr
+    assert "EXIT 2" in done.stdout and expected in done.stderr, done.stderr
+
+
+def _run_cli_in_a_probe(
+    argv: list[str], heavy: tuple[str, ...], cwd
+) -> subprocess.CompletedProcess:
+    """``python -m neuroplug <argv>`` in a child that prints ``EXIT <status>`` and then
+    ``HEAVY [...]``: which of the ``heavy`` modules it imported."""
+    probe = (
+        "import sys\n"
+        "from neuroplug import cli\n"
+        "try:\n"
+        f"    cli.main({argv!r})\n"
+        "except SystemExit as stop:\n"
+        "    print('EXIT', stop.code)\n"
+        f"print('HEAVY', [name for name in {heavy!r} if name in sys.modules])\n"
+    )
+    return subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, cwd=cwd)
 
 
 def test_a_resume_warns_only_about_settings_the_command_gives(tmp_path):

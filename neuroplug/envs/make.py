@@ -21,7 +21,6 @@ from typing import Any
 import numpy as np
 
 from neuroplug.config.schema import EnvConfig
-from neuroplug.devices import available_env_threads
 from neuroplug.envs.families import detect_family, family_named, family_names
 from neuroplug.envs.family import EnvFamily
 from neuroplug.envs.flatten import FlatObservationPool, categorical_entries, observation_parts
@@ -239,6 +238,10 @@ def make_pool(spec: EnvSpec, seeds: np.ndarray, num_threads: int = 0, **override
         return _gymnasium_pool(spec, seeds, overrides)
     envpool = _envpool_for(spec.task_id, spec.family)
     num_envs = len(seeds)
+    # Imported here: neuroplug.devices imports torch, and a spec is made (its errors found)
+    # before torch is, at a run's front door.
+    from neuroplug.devices import available_env_threads
+
     # EnvPool reads 0 as "one thread per env", far too many on a small machine.
     threads = min(available_env_threads(num_threads), num_envs)
     spec.family.prepare_pool_start()

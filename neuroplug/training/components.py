@@ -112,14 +112,16 @@ def learner_context(
     )
 
 
-def build_components(config: Experiment) -> Components:
-    """Build the run's objects from ``config`` (no environment is started). The
-    components' config is ``config`` with the defaults that depend on the task decided
-    (``net.vbn``), so a checkpoint's record rebuilds the same network."""
+def build_components(config: Experiment, env: EnvSpec | None = None) -> Components:
+    """Build the run's objects from ``config`` (no environment is started); ``env`` is the
+    spec of ``config.env`` where the caller made it already (a gymnasium env's spec steps
+    the env once to time it). The components' config is ``config`` with the defaults that
+    depend on the task decided (``net.vbn``), so a checkpoint's record rebuilds the same
+    network."""
     check_virtual_batch_norm(config)
     flush_denormals()
     set_matmul_precision(config.run.matmul_precision)
-    env = make_spec(config.env)
+    env = make_spec(config.env) if env is None else env
     config, network_note = _decide_virtual_batch_norm(config, env)
     config = _decide_activation(config)
     network = build_network(config.net, env)

@@ -56,10 +56,15 @@ class Trainer:
     """Runs one experiment in ``run_dir`` from its typed config."""
 
     def __init__(
-        self, config: Experiment, run_dir: Path, loggers: MultiLogger | None = None
+        self,
+        config: Experiment,
+        run_dir: Path,
+        loggers: MultiLogger | None = None,
+        env: EnvSpec | None = None,
     ) -> None:
+        """``env``: the spec of ``config.env`` where the caller has made it already."""
         self.run_dir = Path(run_dir)
-        self.parts: Components = build_components(config)
+        self.parts: Components = build_components(config, env)
         # With the task's defaults decided (net.vbn): what config.yaml and checkpoints record.
         self.config = config = self.parts.config
         self.counters = dict.fromkeys(COUNTERS, 0)
