@@ -105,7 +105,7 @@ class ConsoleLogger(Logger):
             return head
         eta = self.eta(last)
         return (
-            f"{head} | best {last['return_max']:.2f} | elapsed {clock(last['elapsed'] + seconds)}"
+            f"{head} | best {_score(last['return_max'])} | elapsed {clock(last['elapsed'] + seconds)}"
             f" | ETA {clock(eta) if eta is not None else '?'}"
         )
 
@@ -146,8 +146,8 @@ class ConsoleLogger(Logger):
         line = (
             f"{self.unit[:3]} {metrics[self.unit]:>4d} | steps {human(metrics['env_steps']):>6} "
             f"| frames {human(metrics['frames']):>6} | episodes {human(metrics['episodes']):>6} "
-            f"| return best {metrics['return_max']:8.2f} mean {metrics['return_mean']:8.2f} "
-            f"median {metrics['return_median']:8.2f} | {human(metrics['frames_per_second']):>6} frames/s "
+            f"| return best {_score(metrics['return_max']):>8} mean {_score(metrics['return_mean']):>8} "
+            f"median {_score(metrics['return_median']):>8} | {human(metrics['frames_per_second']):>6} frames/s "
             f"| elapsed {clock(metrics['elapsed'])} | ETA {clock(eta) if eta is not None else '?'}"
         )
         evaluation = metrics.get("eval_return_mean")
@@ -169,3 +169,9 @@ class ConsoleLogger(Logger):
             with self._lock:
                 self.stream.write("\r\033[K")
                 self.stream.flush()
+
+
+def _score(value: float) -> str:
+    """A return to two decimals, or ``-`` where none was measured (a learner's segment in
+    which no episode ended gives NaN, which reads as a diverged network)."""
+    return f"{value:.2f}" if math.isfinite(value) else "-"

@@ -110,3 +110,15 @@ def test_a_learner_says_segment_and_shows_its_steps_speed_and_games():
     assert "steps 5.12k/16.4k | 2.5k frames/s | games 4 (recent mean -20.25) | frames 2M" in status
     logger.progress({**SEGMENT, "episodes_done": 0, "recent_return": float("nan")})
     assert "games 0 | frames" in logger._status()
+
+
+def test_a_unit_in_which_no_episode_ended_shows_dashes_not_nan():
+    stream = io.StringIO()
+    logger = ConsoleLogger({"max_frames": 10_000_000}, stream, live=False, unit="segment")
+    metrics = {key: value for key, value in METRICS.items() if key != "generation"}
+    nothing = dict.fromkeys(("return_max", "return_mean", "return_median"), float("nan"))
+    logger.log({**metrics, **nothing, "segment": 2})
+    line = stream.getvalue()
+    assert "| return best        - mean        - median        - |" in line
+    assert "nan" not in line
+    assert "| best - |" in logger._status()
