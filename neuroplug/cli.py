@@ -121,13 +121,13 @@ def main(argv: list[str] | None = None) -> None:
     register_schemas()
     argv = [_whole_numbers(argument) for argument in argv]
     if ("--help" in argv or "-h" in argv) and not {"-m", "--multirun", "--hydra-help"} & set(argv):
-        with _errors_reported_as_neuroplug(multirun=False):
+        with _errors_reported_as_neuroplug(multirun=False, argv=argv):
             print(_help_text(argv))
         return
     sys.argv = [sys.argv[0], *argv]
     multirun = "-m" in argv or "--multirun" in argv
     _claim_run_dirs(argv, multirun)
-    with _errors_reported_as_neuroplug(multirun):
+    with _errors_reported_as_neuroplug(multirun, argv):
         hydra.main(version_base="1.3", config_path=str(conf_dir()), config_name="config")(
             hydra_entry
         )()
@@ -192,7 +192,7 @@ def _claim_run_dirs(argv: list[str], multirun: bool) -> None:
 
 
 @contextlib.contextmanager
-def _errors_reported_as_neuroplug(multirun: bool) -> Iterator[None]:
+def _errors_reported_as_neuroplug(multirun: bool, argv: list[str]) -> Iterator[None]:
     """What Hydra would print for a failure before neuroplug's code runs, neuroplug says
     in its own one line where it can: a value of the wrong type, a run dir that cannot be
     written. Hydra hands the exception over only with ``HYDRA_FULL_ERROR=1`` (set here for
@@ -207,7 +207,7 @@ def _errors_reported_as_neuroplug(multirun: bool) -> Iterator[None]:
         remove_unused_dirs()  # e.g. a dir named on the command line, for a config that failed
         if user_wants_traceback == "1":
             raise
-        raise SystemExit(_report(error, multirun)) from None
+        raise SystemExit(_report(error, multirun, argv)) from None
     finally:
         if user_wants_traceback is None:
             os.environ.pop("HYDRA_FULL_ERROR", None)
@@ -215,12 +215,14 @@ def _errors_reported_as_neuroplug(multirun: bool) -> Iterator[None]:
             os.environ["HYDRA_FULL_ERROR"] = user_wants_traceback
 
 
-def _report(error: Exception, multirun: bool) -> int:
-    """Print ``error`` for the user; returns the exit status."""
+def _report(error: Exception, multirun: bool, argv: list[str]) -> int:
+    """Print ``error`` (raised for the command line ``argv``) for the user; returns the
+    exit status."""
     from hydra.errors import CompactHydraException
     from omegaconf.errors import OmegaConfBaseException
 
     from neuroplug.app import raised_in_a_job, reported
+    from neuroplug.config.override_syntax import override_syntax_error
     from neuroplug.config.unknown_option import unknown_option_error
     from neuroplug.config.wrong_type import wrong_type_error
     from neuroplug.errors import ConfigError
@@ -230,7 +232,11 @@ def _report(error: Exception, multirun: bool) -> int:
         return 1
     from neuroplug.registry import plugins_with_setting
 
-    message = wrong_type_error(error) or unknown_option_error(error, plugins_with_setting)
+    message = (
+        wrong_type_error(error)
+        or unknown_option_error(error, plugins_with_setting)
+        or override_syntax_error(error, argv)
+    )
     if (
         message is None
         and isinstance(error, OSError)

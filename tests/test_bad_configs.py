@@ -60,6 +60,11 @@ CASES = {
         allowed=False,
     ),
     "unknown-logger": case("logger=nope", field="logger=nope", also=("console",)),
+    # --- overrides the shell cut at a space (Hydra cannot parse the pieces)
+    "list-split-by-the-shell": case(
+        "net.hidden_sizes=[64,", "64]", field="net.hidden_sizes", also=("net.hidden_sizes=[64,64]",)
+    ),
+    "sweep-split-by-the-shell": case("-m", "algo=ga,", "es", field="algo", also=("algo=ga,es",)),
     # --- wrong types (found by Hydra/OmegaConf against the schemas, reported by neuroplug)
     "sigma-not-a-float": case("algo.sigma=abc", field="algo.sigma", also=("a number",)),
     "seed-not-an-int": case("run.seed=1.5", field="run.seed", also=("an integer",)),
