@@ -435,7 +435,10 @@ def load_module_class(target: str) -> type[torch.nn.Module]:
 
 
 def _signature(module_class: type) -> str:
+    """The constructor's parameters as written (``in_features: int, ...``), without the
+    parentheses or a return annotation."""
     try:
-        return str(inspect.signature(module_class))[1:-1]
+        signature = inspect.signature(module_class)
     except (TypeError, ValueError):
         return "..."
+    return str(signature.replace(return_annotation=inspect.Signature.empty))[1:-1]

@@ -201,6 +201,12 @@ def test_population_members_are_its_flat_parameters(compose):
         (["net.module=residual_net.ResidualMLP"], "net.module", "colon"),
         (["net.module=residual_net:NOT_A_MODULE"], "net.module", "not a torch.nn.Module"),
         (["net.module=residual_net:ResidualMLP", "net.kwargs.depth=2"], "net.kwargs", "width"),
+        (  # the constructor as written, its return annotation left out
+            ["net.module=torch.nn:Linear"],
+            "net.kwargs",
+            r"torch.nn:Linear\(in_features: int, out_features: int, bias: bool = True, "
+            r"device=None, dtype=None\) refused \(observation_shape=\(4,\), outputs=2\)",
+        ),
         (["net.module=residual_net:OneOutput"], "net.module", r"expected \(2, 2\)"),
         (["net.module=residual_net:WithRunningStatistics"], "net.module", "buffers"),
         (["net.module=residual_net:ResidualMLP", "net.core=gru"], "net.core", "layer-table"),
