@@ -263,7 +263,8 @@ def build_archive(config: ArchiveConfig, context: AlgorithmContext) -> Archive:
         elif config.bounds is None:
             raise ConfigError(
                 "algo.bounds",
-                f"the {config.behavior} descriptor of {context.env.task_id} has {dimensions} "
+                f"the {_descriptor_name(config.behavior, behavior.name)} descriptor of "
+                f"{context.env.task_id} has {dimensions} "
                 "dimension(s) and no known range",
                 "[[low, high]] per dimension (one pair for all), e.g. algo.bounds=[[-10,10]]",
             )
@@ -292,3 +293,8 @@ def build_archive(config: ArchiveConfig, context: AlgorithmContext) -> Archive:
     if context.env is not None:
         archive.names = behavior.dimension_names()
     return archive
+
+
+def _descriptor_name(configured: str, resolved: str) -> str:
+    """``auto (final_obs)`` where ``algo.behavior=auto`` chose, else the configured name."""
+    return f"{configured} ({resolved})" if configured != resolved else configured

@@ -231,7 +231,12 @@ def test_a_final_obs_archive_takes_the_tasks_declared_observation_range(compose,
     ("overrides", "field", "says"),
     [
         (["algo.bounds=[[1,1]]"], "algo.bounds", "positive width"),
-        (["algo.bounds=null"], "algo.bounds", "no known range"),
+        (["algo.bounds=null"], "algo.bounds", "the final_obs descriptor .* no known range"),
+        (  # what auto chose is named
+            ["algo.bounds=null", "algo.behavior=auto"],
+            "algo.bounds",
+            r"the auto \(final_obs\) descriptor .* no known range",
+        ),
         (
             ["algo.archive=grid", "algo.cells=[100000]", "net.hidden_sizes=[256,256]"],
             "algo.cells",
