@@ -411,6 +411,7 @@ class Trainer:
                 status = "failed"
                 raise
             status = "interrupted"
+            self._stop.finishing()
             self.checkpoint(completed)
             self.loggers.message(
                 f"interrupted: checkpoint of {self.unit} {completed[self.unit]} written to {checkpoint_dir(self.run_dir)}; "
@@ -507,6 +508,13 @@ class _StopSignals:
             self._deferring = False
         if self.requested:
             raise KeyboardInterrupt
+
+    def finishing(self) -> None:
+        """From now on a stop is noted, not raised: the run is already stopping, and a
+        second Ctrl-C (or a launcher that signals every process of the job) must not cut
+        the checkpoint the first one asked for. (SIGKILL still ends it; the checkpoint
+        write is atomic, so the previous one survives that.)"""
+        self._deferring = True
 
     @contextlib.contextmanager
     def installed(self):

@@ -111,6 +111,45 @@ def test_a_stop_inside_a_deferred_block_is_raised_when_the_block_ends():
     assert finished_block and stop.requested
 
 
+def test_a_second_stop_while_the_first_ones_checkpoint_is_written_does_not_cut_it(
+    compose, tmp_path, monkeypatch
+):
+    """Ctrl-C twice, or a launcher signalling every process of the job: the stop's own
+    checkpoint is still written whole and the run ends as interrupted, resumable."""
+    import os
+    import signal
+
+    from neuroplug.app import run_job
+    from neuroplug.training.checkpoint import load_checkpoint
+
+    train_unit, write = Trainer.train_unit, Trainer._write_checkpoint
+    second_stops = []
+
+    def stopped_in_the_third_generation(self):
+        if self.completed == 2:
+            os.kill(os.getpid(), signal.SIGUSR1)  # the first stop
+        return train_unit(self)
+
+    def stopped_again_while_writing(self, state=None):
+        if self._stop.requested:
+            second_stops.append(True)
+            os.kill(os.getpid(), signal.SIGUSR1)  # the second, inside the stop's checkpoint
+        return write(self, state)
+
+    monkeypatch.setattr(Trainer, "train_unit", stopped_in_the_third_generation)
+    monkeypatch.setattr(Trainer, "_write_checkpoint", stopped_again_while_writing)
+    overrides = ["algo=es", "env=cartpole", *TINY, "run.stop_when_solved=false"]
+    try:
+        summary = run_job(
+            compose([*overrides, "run.max_generations=5", f"run.output_dir={tmp_path}"])
+        )
+    except KeyboardInterrupt:  # caught: pytest would read it as the user stopping the suite
+        pytest.fail("the second stop broke into the first stop's checkpoint")
+    assert second_stops  # the second stop came while the checkpoint was being written
+    assert summary["status"] == "interrupted"
+    assert load_checkpoint(tmp_path)["generation"] == 2
+
+
 def test_a_checkpoint_is_put_off_while_writing_them_would_take_more_than_its_share():
     from neuroplug.training.trainer import checkpoint_due
 
