@@ -120,6 +120,8 @@ def run_job(config: DictConfig) -> dict[str, Any]:
         typed_experiment,
     )
     from neuroplug.networks import check_network_settings
+    from neuroplug.plugin_configs import AlgorithmConfig, LearnerConfig
+    from neuroplug.presets import check_learner_task
 
     config, resume_dir = resolve_resume(config)
     # The front door: past this line only the typed, validated form travels. A bad value is
@@ -129,6 +131,10 @@ def run_job(config: DictConfig) -> dict[str, Any]:
     check_virtual_batch_norm(experiment)
     check_network_settings(experiment.net)
     env = make_spec(experiment.env)  # the env's errors (an unknown id, a bad kwarg) too
+    if isinstance(experiment.algo, LearnerConfig):  # sac on discrete actions, say
+        check_learner_task(experiment.algo, env)
+    elif isinstance(experiment.algo, AlgorithmConfig):  # final_ram off Atari, say
+        experiment.algo.check_task(env)
     from neuroplug.training.trainer import Trainer
 
     run_dir = resume_dir if resume_dir is not None else _own_run_dir(config)

@@ -5,11 +5,14 @@ that imports no torch, so the command line checks them before anything is built.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from neuroplug.behaviors import ALLOWED, is_known
+from neuroplug.behaviors import ALLOWED, is_known, resolve
 from neuroplug.errors import require
 from neuroplug.plugin_configs import AlgorithmConfig
+
+if TYPE_CHECKING:
+    from neuroplug.envs.spec import EnvSpec
 
 ARCHIVES = ("grid", "cvt")
 
@@ -37,6 +40,10 @@ class ArchiveConfig(AlgorithmConfig):
     qd_offset: float = 0.0
     """Subtracted from every elite's fitness in the QD-score (set it to the task's lowest
     return so every elite counts positively, as pyribs' ``qd_score_offset``)."""
+
+    def check_task(self, env: EnvSpec) -> None:
+        """The descriptor must be one ``env`` gives (``final_ram`` only on Atari, ...)."""
+        resolve(self.behavior, env)
 
     def __post_init__(self) -> None:
         super().__post_init__()

@@ -67,6 +67,11 @@ class AlgorithmConfig(PluginConfig):
     """The env families (``atari``) where ``net.vbn: null`` turns virtual batch norm on for
     this algorithm: where its paper used it."""
 
+    def check_task(self, env: EnvSpec) -> None:  # noqa: B027 - optional hook
+        """Refuse a task this algorithm cannot run on (raise :class:`ConfigError` naming
+        the setting); a run asks at its front door, before torch is imported, so it must
+        import nothing heavy. Default: every task."""
+
     def __post_init__(self) -> None:
         require(
             self.population_size >= 2

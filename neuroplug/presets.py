@@ -125,17 +125,25 @@ def resolve(config: Any, env: EnvSpec) -> tuple[Any, str]:
     return config.resolve_presets(env, fill_from_presets)
 
 
-def fill_from_presets(config: Any, env: EnvSpec) -> tuple[Any, str]:
-    """``config`` with its unset (``None``) fields taken from its class's preset for
-    ``env``'s kind of task; returns it and a description for the start-up line."""
+def check_learner_task(config: Any, env: EnvSpec) -> None:
+    """Refuse a learner's config for a task it cannot train on: the learner's own
+    :meth:`~neuroplug.api.LearnerConfig.check_task` (its kind of actions), and Atari's
+    training settings on a task without them. Imports nothing: a run asks at its front
+    door, before torch."""
     config.check_task(env)
     for name in LIFE_AND_CLIP:
         require(
-            not getattr(config, name) or name in env.learner_settings,
+            not getattr(config, name, False) or name in env.learner_settings,
             f"algo.{name}",
             f"is an Atari setting; {env.task_id} is a {env.family} task",
             "false",
         )
+
+
+def fill_from_presets(config: Any, env: EnvSpec) -> tuple[Any, str]:
+    """``config`` with its unset (``None``) fields taken from its class's preset for
+    ``env``'s kind of task; returns it and a description for the start-up line."""
+    check_learner_task(config, env)
     unset = config.unset()
     if not unset:
         return config, "all algo settings given"

@@ -253,13 +253,19 @@ def test_a_bad_value_and_help_import_neither_torch_nor_a_plugin(argv, status, ex
         (["env=envpool", "env.task_id=NoSuchGame-v5"], "env.task_id: "),
         (["+env.kwargs.not_a_setting=3"], "env.kwargs.not_a_setting: "),
         (["env=gymnasium", "env.id=NoSuchEnv-v0"], "env.id: "),
+        (["algo=sac", "env=cartpole"], "algo: sac needs bounded continuous (Box) actions"),
+        (["algo=ppo", "env=cartpole", "algo.reward_clip=true"], "algo.reward_clip: "),
+        (["algo=ns_es", "env=cartpole", "algo.behavior=final_ram"], "algo.behavior: "),
+        (["algo=map_elites", "env=pendulum", "algo.behavior=final_ram"], "algo.behavior: "),
     ],
 )
-def test_an_env_the_task_cannot_be_is_refused_before_torch_or_a_plugin_is_imported(
+def test_a_task_the_env_or_algorithm_cannot_be_is_refused_before_torch_or_a_plugin(
     argv, expected, tmp_path
 ):
     heavy = ("torch", "neuroplug_algorithms.es", "neuroplug_learners.ppo", "ray")
-    done = _run_cli_in_a_probe(["algo=es", *argv, "logger=none"], heavy, tmp_path)
+    if not argv[0].startswith("algo="):
+        argv = ["algo=es", *argv]
+    done = _run_cli_in_a_probe([*argv, "logger=none"], heavy, tmp_path)
     assert "HEAVY []" in done.stdout, done.stdout + done.stderr
     assert "EXIT 2" in done.stdout and expected in done.stderr, done.stderr
 

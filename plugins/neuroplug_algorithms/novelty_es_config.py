@@ -9,10 +9,14 @@ A module of its own that imports no torch: the command line checks a value and p
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from neuroplug.behaviors import ALLOWED, is_known
+from neuroplug.behaviors import ALLOWED, is_known, resolve
 from neuroplug.errors import require
 from neuroplug_algorithms.es_config import ESStepConfig
+
+if TYPE_CHECKING:
+    from neuroplug.envs.spec import EnvSpec
 
 
 @dataclass
@@ -27,6 +31,10 @@ class NSESConfig(ESStepConfig):
     """Behavior characterisation: auto, final_obs, final_position or final_ram."""
     center_episodes: int = 1
     """Episodes an updated center plays to measure its return and behavior (paper: 1-5)."""
+
+    def check_task(self, env: EnvSpec) -> None:
+        """The behavior must be one ``env`` gives (``final_ram`` only on Atari, ...)."""
+        resolve(self.behavior, env)
 
     def __post_init__(self) -> None:
         super().__post_init__()
