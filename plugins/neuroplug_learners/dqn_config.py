@@ -116,7 +116,7 @@ class DQNConfig(LearnerConfig):
             env.discrete,
             "algo",
             f"dqn needs discrete actions; {env.task_id} has continuous ones",
-            "a task with discrete actions, or algo=ppo",
+            "a task with discrete actions, or for continuous ones algo=sac, td3, ppo or appo",
         )
 
     def check(self) -> None:
