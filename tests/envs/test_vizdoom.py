@@ -19,6 +19,7 @@ from neuroplug.config.schema import EnvConfig
 from neuroplug.envs import make as make_module
 from neuroplug.envs.families import all_families, family_named
 from neuroplug.envs.make import make_pool, make_spec
+from neuroplug.errors import ConfigError
 
 
 @pytest.fixture(autouse=True)
@@ -54,6 +55,15 @@ def test_the_engines_directory_is_there_before_envpool_starts_a_pools_engines(
     monkeypatch.setattr(make_module, "_envpool_for", lambda task_id, family: _RecordingEnvPool)
     assert make_pool(spec, np.array([3, 4])) == "pool"
     assert found == [True]
+
+
+def test_a_working_directory_that_cannot_hold_the_engines_files_is_said_so(tmp_path, monkeypatch):
+    (tmp_path / "_vizdoom").write_text("a file where the engines want their directory")
+    monkeypatch.chdir(tmp_path)
+    spec = make_spec(EnvConfig(task_id="D1Basic-v1"))
+    with pytest.raises(ConfigError, match=r"\./_vizdoom/ .* does not let it be made") as raised:
+        make_pool(spec, np.array([3, 4]))
+    assert raised.value.field == "env"
 
 
 def test_doom_episodes_end_and_are_scored_by_the_scenario(tmp_path):

@@ -13,6 +13,7 @@ import os
 from typing import Any
 
 from neuroplug.envs.family import EnvFamily
+from neuroplug.errors import ConfigError
 
 
 class ViZDoom(EnvFamily):
@@ -42,7 +43,15 @@ class ViZDoom(EnvFamily):
         # both find it missing, and the one whose mkdir fails ("Failed to create
         # ./_vizdoom/ directory: File exists") takes the interpreter down with a
         # segmentation fault. Made here first, no engine tries.
-        os.makedirs("_vizdoom", exist_ok=True)
+        try:
+            os.makedirs("_vizdoom", exist_ok=True)
+        except OSError as error:
+            raise ConfigError(
+                "env",
+                f"Doom's engines keep their files in ./_vizdoom/ of the working directory, "
+                f"and {os.getcwd()} does not let it be made ({error.strerror or error})",
+                "starting the run from a directory you can write",
+            ) from None
 
 
 FAMILY = ViZDoom()
