@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from omegaconf import DictConfig, OmegaConf, open_dict
+from omegaconf import DictConfig, ListConfig, OmegaConf, open_dict
 
 from neuroplug.config.run_dir import created_by_this_process, remove_empty_parents
 from neuroplug.errors import NeuroplugError
@@ -27,7 +27,11 @@ RESUMABLE_RUN_FIELDS = (
     "checkpoint_interval",
     "checkpoint_share",
 )
-"""``run`` settings a resumed run takes from the new command line; the rest come from the checkpoint."""
+"""``run`` settings a resume may change: the checkpoint's unless the command gives them.
+Every other setting (the groups, ``run.seed``, ``run.matmul_precision``,
+``run.deterministic``) is the
+checkpoint's, whatever the command says: they decide the numbers the run computes."""
+RESUMED_GROUPS = ("algo", "env", "net", "backend", "scheduler")
 
 
 def hydra_output_dir() -> Path | None:
@@ -46,9 +50,16 @@ def _own_run_dir(config: DictConfig) -> Path:
     return hydra_output_dir() or Path("outputs/neuroplug")
 
 
-def resolve_resume(config: DictConfig) -> tuple[DictConfig, Path | None]:
-    """For ``run.resume=<dir>``: the checkpoint's config with this command's budget and loggers.
-    ``run.resume=auto`` resumes the job's own dir when it holds a checkpoint, else starts."""
+def resolve_resume(
+    config: DictConfig, given: set[str] | None = None
+) -> tuple[DictConfig, Path | None]:
+    """For ``run.resume=<dir>``: the checkpoint's config, with this command's loggers and
+    the :data:`RESUMABLE_RUN_FIELDS` it gives; one line says what this command changes and
+    what of it is ignored. ``given``: the settings the command names (``run.max_frames``,
+    ``algo``); by default Hydra's overrides, or outside Hydra (a config composed by hand)
+    the ``run`` settings that differ from their defaults and every group that differs from
+    the checkpoint's. ``run.resume=auto`` resumes the job's own dir when it holds a
+    checkpoint, else starts."""
     resume = config.run.get("resume")
     if not resume:
         return config, None
@@ -70,45 +81,75 @@ def resolve_resume(config: DictConfig) -> tuple[DictConfig, Path | None]:
     from neuroplug.training.checkpoint import load_checkpoint
 
     saved = OmegaConf.create(load_checkpoint(run_dir)["config"])
-    if "vbn" not in saved.net:
-        with open_dict(saved):
-            # Recorded before net.vbn existed: that run's network had no virtual batch norm
-            # (null would now choose it for ES on Atari, and the weights would not fit).
-            saved.net.vbn = False
-    given = _groups_given_on_the_command_line()
-    differing = [
-        group
-        for group in ("algo", "env", "net", "backend", "scheduler")
-        if group in config
-        and (given is None or group in given)
-        and OmegaConf.to_container(config[group], resolve=True)
-        != OmegaConf.to_container(saved[group])
-    ]
-    if differing:
-        print(
-            f"neuroplug: resuming uses the checkpoint's {', '.join(differing)} settings; "
-            "this command's values for them are ignored",
-            file=sys.stderr,
-        )
+    if given is None:
+        given = _settings_given_on_the_command_line(config)
+    changed, ignored = [], []
+    for name in sorted(given):
+        if name.split(".")[0] in RESUMED_GROUPS and _differs(
+            OmegaConf.select(config, name), OmegaConf.select(saved, name)
+        ):
+            ignored.append(name)
+    for name, value in config.run.items():
+        if name in ("resume", "output_dir") or f"run.{name}" not in given:
+            continue
+        if name not in saved.run or value == saved.run[name]:
+            continue
+        if name in RESUMABLE_RUN_FIELDS:
+            changed.append(f"run.{name} {saved.run[name]} -> {value}")
+        else:
+            ignored.append(f"run.{name}")
     with open_dict(saved):
         for name in RESUMABLE_RUN_FIELDS:
-            saved.run[name] = config.run[name]
+            if f"run.{name}" in given:
+                saved.run[name] = config.run[name]
         saved.run.resume = str(run_dir)
         saved.logger = config.logger
+    said = []
+    if changed:
+        said.append(f"this command changes {', '.join(changed)}")
+    if ignored:
+        said.append(
+            f"its {', '.join(ignored)} ignored: the checkpoint's values decide what the run "
+            "computes (start a new run to change them)"
+        )
+    if said:
+        print(f"neuroplug: resuming {run_dir}: {'; '.join(said)}", file=sys.stderr)
     return saved, run_dir
 
 
-def _groups_given_on_the_command_line() -> set[str] | None:
-    """The config groups this command's overrides touch (``algo`` for ``algo.sigma=0.1``),
-    or None outside a Hydra run (a test composing by hand): a resumed run then warns only
-    about settings the user wrote, not defaults that differ from the checkpoint's."""
+def _differs(now: Any, saved: Any) -> bool:
+    """Whether a setting of this command differs from the checkpoint's; a null in the
+    command (a default the run decides, as ``net.vbn``) differs from nothing."""
+    if isinstance(now, DictConfig | ListConfig):
+        now = OmegaConf.to_container(now, resolve=True)
+    if isinstance(saved, DictConfig | ListConfig):
+        saved = OmegaConf.to_container(saved)
+    if now is None:
+        return False
+    if isinstance(now, dict) and isinstance(saved, dict):
+        return any(_differs(value, saved.get(key)) for key, value in now.items())
+    return now != saved
+
+
+def _settings_given_on_the_command_line(config: DictConfig) -> set[str]:
+    """The settings this command's overrides name (``algo.sigma=0.1`` names ``algo.sigma``;
+    ``algo=snes`` names ``algo``). Outside a Hydra run (a test composing by hand), the
+    ``run`` settings that differ from their defaults, and every group."""
     try:
         from hydra.core.hydra_config import HydraConfig
 
         overrides = HydraConfig.get().overrides.task
     except (ImportError, ValueError):
-        return None
-    return {override.lstrip("+~").split("=")[0].split(".")[0] for override in overrides}
+        from neuroplug.config.schema import RunConfig
+
+        defaults = RunConfig()
+        run = {
+            f"run.{name}"
+            for name, value in config.run.items()
+            if getattr(defaults, name, value) != value
+        }
+        return run | set(RESUMED_GROUPS)
+    return {override.lstrip("+~").split("=")[0] for override in overrides}
 
 
 def run_job(config: DictConfig) -> dict[str, Any]:

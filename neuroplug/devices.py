@@ -14,9 +14,10 @@ population forwards give the same bits at 1 and 2 threads
 (``tests/test_devices.py``), so switching does not change an evolution run's results.
 
 Float32 products: every process of a run sets PyTorch's matmul precision to
-``run.matmul_precision`` (:func:`set_matmul_precision`); ``medium`` lets oneDNN compute a
-float32 product from bfloat16-rounded inputs with float32 sums on CPUs with AMX or
-AVX512-BF16, 3-4x faster on the 256-wide products of an off-policy learner's update.
+``run.matmul_precision`` (:func:`set_matmul_precision`). What ``medium`` does on a CPU is
+oneDNN's choice and differs by CPU (bfloat16-rounded inputs on some, another float32 kernel
+on others): the start-up line says what it measured here (:func:`measure_medium_precision`,
+figures in ``benchmarks/results/matmul_precision.md``).
 
 Denormals: every process of a run flushes floats below 1.2e-38 to zero
 (:func:`flush_denormals`). Adam's second moments of parameters whose gradient stays zero (a
@@ -28,9 +29,12 @@ time (1.35 ms against 0.16 ms for 67k parameters, half of them denormal, on an A
 from __future__ import annotations
 
 import contextlib
+import functools
+import math
 import os
 import time
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from typing import Any
 
 import torch
@@ -140,21 +144,96 @@ def set_matmul_precision(precision: str) -> None:
     torch.set_float32_matmul_precision(precision)
 
 
+@dataclass(frozen=True)
+class MediumPrecision:
+    """What ``torch.set_float32_matmul_precision("medium")`` does to this CPU's float32
+    products, measured on one fixed product (:func:`measure_medium_precision`): PyTorch
+    leaves the choice to oneDNN, and it differs by CPU and library version, so no CPU flag
+    predicts it (an AVX512-BF16 CPU without AMX, a Zen 4, takes a float32 path there)."""
+
+    kind: str
+    """``bfloat16`` (inputs rounded to bfloat16, float32 sums), ``float32`` (another float32
+    kernel: different rounding, no bfloat16 inputs) or ``unchanged`` (the same bits)."""
+    largest_change: float
+    """The largest difference from ``highest`` on the measured product."""
+    speedup: float
+    """``highest``'s time over ``medium``'s on a 256 x 256 product (best of several)."""
+
+    def describe(self) -> str:
+        """What the start-up line says of ``run.matmul_precision=medium`` here."""
+        measured = f"measured on this CPU: {self.speedup:.2f}x highest's speed"
+        if self.kind == "bfloat16":
+            return f"float32 products from bfloat16-rounded inputs (run.matmul_precision=medium, {measured})"
+        if self.kind == "float32":
+            return (
+                "run.matmul_precision=medium: this CPU's oneDNN takes another float32 path, "
+                f"no bfloat16 rounding (at most {self.largest_change:.1e} from highest; {measured})"
+            )
+        return "run.matmul_precision=medium: no change on this CPU (the same bits as highest)"
+
+
+def classify_medium_precision(
+    exact: torch.Tensor, reduced: torch.Tensor, rounded: torch.Tensor
+) -> str:
+    """``bfloat16``, ``float32`` or ``unchanged``: whether ``reduced`` (a product at
+    ``medium``) is ``exact`` (the product at ``highest``), or nearer the product of the
+    bfloat16-rounded inputs ``rounded`` than ``exact`` is by far."""
+    if torch.equal(reduced, exact):
+        return "unchanged"
+    to_rounded = float((reduced - rounded).abs().max())
+    to_exact = float((reduced - exact).abs().max())
+    return "bfloat16" if to_rounded < 0.1 * to_exact else "float32"
+
+
+@functools.cache
+def measure_medium_precision() -> MediumPrecision:
+    """Run one product at ``highest`` and at ``medium`` on the CPU and see what ``medium``
+    does (the process's precision is put back). A few milliseconds, once per process."""
+    before = torch.get_float32_matmul_precision()
+    generator = torch.Generator().manual_seed(0)
+    left = torch.randn(64, 256, generator=generator)
+    right = torch.randn(256, 64, generator=generator)
+    square = torch.randn(256, 256, generator=generator)
+    seconds = {}
+    products = {}
+    try:
+        for precision in ("highest", "medium"):
+            torch.set_float32_matmul_precision(precision)
+            products[precision] = left @ right
+            seconds[precision] = _best_time(lambda: square @ square)
+    finally:
+        torch.set_float32_matmul_precision(before)
+    exact, reduced = products["highest"], products["medium"]
+    rounded = (left.bfloat16().double() @ right.bfloat16().double()).float()
+    return MediumPrecision(
+        kind=classify_medium_precision(exact, reduced, rounded),
+        largest_change=float((reduced - exact).abs().max()),
+        speedup=seconds["highest"] / max(seconds["medium"], 1e-9),
+    )
+
+
+def _best_time(work: Callable[[], Any], repeats: int = 7) -> float:
+    """The shortest of ``repeats`` timings of ``work`` after one warm-up call: the least
+    disturbed by other processes on a shared machine."""
+    work()
+    best = math.inf
+    for _ in range(repeats):
+        started = time.perf_counter()
+        work()
+        best = min(best, time.perf_counter() - started)
+    return best
+
+
 def describe_matmul_precision(precision: str, device: torch.device) -> str:
     """What the start-up line says of ``run.matmul_precision`` on ``device`` (nothing at
-    ``highest``)."""
+    ``highest``); on a CPU, ``medium`` is measured (:func:`measure_medium_precision`)."""
     if precision == "highest":
         return ""
     if device.type == "cuda":
         return f"float32 products in TF32 (run.matmul_precision={precision})"
     if precision == "high":
         return "run.matmul_precision=high: CPU products stay float32 (TF32 is a GPU format)"
-    if not has_native_bfloat16(device):
-        return (
-            "run.matmul_precision=medium: this CPU has no AMX or AVX512-BF16, and bfloat16 "
-            "products may run slower than float32 (highest)"
-        )
-    return "float32 products from bfloat16 inputs (run.matmul_precision=medium)"
+    return measure_medium_precision().describe()
 
 
 def available_env_threads(requested: int) -> int:

@@ -299,4 +299,4 @@ def test_a_resume_warns_only_about_settings_the_command_gives(tmp_path):
         "algo.sigma=0.5", "run.max_generations=3", f"run.resume={run}", "logger=none", cwd=tmp_path
     )
     assert told.returncode == 0, told.stderr
-    assert "checkpoint's algo settings" in told.stderr and "ignored" in told.stderr
+    assert "its algo.sigma ignored: the checkpoint's values decide" in told.stderr

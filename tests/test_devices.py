@@ -8,10 +8,12 @@ import torch
 
 from neuroplug import devices
 from neuroplug.devices import (
+    MediumPrecision,
     TorchThreads,
+    classify_medium_precision,
     describe_matmul_precision,
     follow_the_load,
-    has_native_bfloat16,
+    measure_medium_precision,
 )
 from neuroplug.nets.mlp import MLP
 from neuroplug.nets.nature_cnn import NatureCNN
@@ -90,6 +92,7 @@ def test_within_the_fixed_math_a_part_follows_the_load_and_the_fixed_count_comes
         (NatureCNN((4, 84, 84), 6), torch.randint(0, 255, (4, 4, 84, 84), dtype=torch.uint8)),
     ],
 )
+@pytest.mark.kernels
 def test_population_forwards_are_the_same_bits_at_any_thread_count(network, inputs):
     generator = torch.Generator().manual_seed(0)
     params = torch.stack([network.initial_params(generator) for _ in range(len(inputs))])
@@ -118,6 +121,7 @@ def test_between_busy_and_free_the_count_stays(monkeypatch):
         (NatureCNN((4, 84, 84), 6), torch.randint(0, 255, (8, 4, 84, 84), dtype=torch.uint8)),
     ],
 )
+@pytest.mark.kernels
 def test_low_rank_population_forwards_are_the_same_bits_at_any_thread_count(network, inputs):
     """The factored low-rank path (shared products in oneDNN, factor terms beside them)."""
     from neuroplug_backends.torch_backend import TorchBackend, TorchBackendConfig
@@ -143,6 +147,7 @@ def test_low_rank_population_forwards_are_the_same_bits_at_any_thread_count(netw
     assert all(torch.equal(outputs[0], other) for other in outputs[1:])
 
 
+@pytest.mark.kernels
 def test_cma_es_ends_in_the_same_state_whatever_the_load_does_to_the_thread_count(
     compose, tmp_path, monkeypatch
 ):
@@ -166,6 +171,7 @@ def test_cma_es_ends_in_the_same_state_whatever_the_load_does_to_the_thread_coun
     assert same(states[0]["counters"], states[1]["counters"])
 
 
+@pytest.mark.kernels
 def test_cem_rl_ends_in_the_same_state_while_its_td3_steps_follow_the_load(
     compose, tmp_path, monkeypatch
 ):
@@ -235,27 +241,43 @@ def test_a_run_sets_its_matmul_precision_and_the_next_run_its_own(
     assert torch.get_float32_matmul_precision() == "highest"  # not left over from the last
 
 
-@pytest.mark.skipif(
-    not has_native_bfloat16(torch.device("cpu")), reason="no AMX or AVX512-BF16 on this CPU"
-)
-def test_medium_rounds_a_products_inputs_to_bfloat16_on_a_cpu_that_has_it(
+def test_medium_precision_is_classified_by_what_the_product_does():
+    generator = torch.Generator().manual_seed(1)
+    left, right = (
+        torch.randn(32, 128, generator=generator),
+        torch.randn(128, 32, generator=generator),
+    )
+    exact = left @ right
+    rounded = (left.bfloat16().double() @ right.bfloat16().double()).float()
+    reordered = (left.double() @ right.double()).float()  # another float32-exact path
+    assert classify_medium_precision(exact, exact.clone(), rounded) == "unchanged"
+    assert classify_medium_precision(exact, rounded.clone(), rounded) == "bfloat16"
+    assert classify_medium_precision(exact, reordered, rounded) == "float32"
+
+
+@pytest.mark.kernels
+def test_the_start_up_line_says_what_medium_was_measured_to_do_on_this_cpu(
     restored_matmul_precision,
 ):
-    from neuroplug.devices import set_matmul_precision
-
-    generator = torch.Generator().manual_seed(0)
+    """Whatever oneDNN chooses on this CPU, the line says that and nothing else."""
+    torch.set_float32_matmul_precision("high")
+    measured = measure_medium_precision()
+    assert torch.get_float32_matmul_precision() == "high"  # measuring put it back
+    generator = torch.Generator().manual_seed(2)
     left, right = (
         torch.randn(64, 256, generator=generator),
         torch.randn(256, 64, generator=generator),
     )
-    set_matmul_precision("highest")
+    torch.set_float32_matmul_precision("highest")
     exact = left @ right
-    set_matmul_precision("medium")
+    torch.set_float32_matmul_precision("medium")
     reduced = left @ right
     rounded = (left.bfloat16().double() @ right.bfloat16().double()).float()
-    assert not torch.equal(reduced, exact)
-    # bfloat16-rounded inputs, float32 sums: what the rounded inputs give, not the exact.
-    assert (reduced - rounded).abs().max() < 0.1 * (reduced - exact).abs().max()
+    assert measured.kind == classify_medium_precision(exact, reduced, rounded)
+    line = describe_matmul_precision("medium", torch.device("cpu"))
+    said = {"bfloat16": "bfloat16-rounded inputs", "float32": "another float32 path"}
+    assert said.get(measured.kind, "no change") in line
+    assert measured.speedup > 0
 
 
 def test_the_start_up_line_says_what_a_reduced_precision_does():
@@ -263,8 +285,9 @@ def test_the_start_up_line_says_what_a_reduced_precision_does():
     assert describe_matmul_precision("highest", cpu) == ""
     assert "TF32" in describe_matmul_precision("medium", cuda)
     assert "stay float32" in describe_matmul_precision("high", cpu)
-    medium = describe_matmul_precision("medium", cpu)
-    if has_native_bfloat16(cpu):
-        assert "bfloat16 inputs" in medium
-    else:
-        assert "no AMX or AVX512-BF16" in medium
+    for kind, words in (
+        ("bfloat16", "bfloat16-rounded inputs"),
+        ("float32", "another float32 path"),
+        ("unchanged", "no change"),
+    ):
+        assert words in MediumPrecision(kind, 1e-4, 1.5).describe()

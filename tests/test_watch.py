@@ -93,6 +93,7 @@ def _scheduler_returns(run_dir, key, episodes: int, seed: int) -> np.ndarray:
 @pytest.mark.parametrize(
     "which, key", [("policy", "policy_params"), ("best", "best_member_params")]
 )
+@pytest.mark.kernels
 def test_scores_are_the_schedulers_for_the_same_episodes(cartpole_run, which, key):
     result = watch(cartpole_run, episodes=4, seed=7, which=which, video=False)
     assert np.array_equal(result.returns, _scheduler_returns(cartpole_run, key, 4, seed=7))

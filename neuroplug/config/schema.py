@@ -70,11 +70,13 @@ class RunConfig:
     matmul_precision: str = "highest"
     """Float32 products' internal precision, in every process of the run
     (``torch.set_float32_matmul_precision``): ``highest``, float32 throughout; ``high``,
-    TF32 where the device has it (CUDA); ``medium``, also bfloat16 inputs with float32
-    sums on a CPU with AMX or AVX512-BF16 (oneDNN), where a 256-wide product takes a third
-    to a quarter of its float32 time. Results are no longer bit-identical to ``highest``, nor
-    between schedulers: oneDNN takes the bfloat16 path by a product's size, so a population
-    split into small shards (Ray) computes some products as ``highest`` does."""
+    TF32 where the device has it (CUDA); ``medium``, also oneDNN's choice on a CPU, which
+    differs by CPU (bfloat16-rounded inputs with float32 sums on some, another float32
+    kernel on others; the start-up line says what it measured,
+    :func:`neuroplug.devices.measure_medium_precision`). Results are no longer
+    bit-identical to ``highest``, nor between schedulers: oneDNN chooses by a product's
+    size, so a population split into small shards (Ray) computes some products as
+    ``highest`` does."""
 
     @property
     def unit_budget(self) -> int | None:

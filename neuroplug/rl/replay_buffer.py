@@ -29,6 +29,9 @@ import torch
 from neuroplug.envs.spec import EnvSpec
 from neuroplug.rl.sampler import Rollout
 
+TRANSITION_FIELDS = ("env", "position", "actions", "rewards", "terminated", "horizon")
+"""The per-transition arrays (each ``capacity`` long), filled from index 0 until the ring wraps."""
+
 
 class ReplayBuffer:
     """Transitions of ``num_envs`` envs, the most recent ``capacity`` kept."""
@@ -203,29 +206,31 @@ class ReplayBuffer:
         }
 
     def state_dict(self) -> dict[str, Any]:
-        """Everything stored, for checkpoints that keep the buffer."""
-        return {
-            name: getattr(self, name).copy()
-            if isinstance(getattr(self, name), np.ndarray)
-            else getattr(self, name)
-            for name in (
-                "frames",
-                "written",
-                "env",
-                "position",
-                "actions",
-                "rewards",
-                "terminated",
-                "horizon",
-                "size",
-                "next_index",
-            )
+        """Everything stored, for checkpoints that keep the buffer: only the filled part
+        (until the ring wraps, the first ``size`` transitions and each env's first frames),
+        so a checkpoint early in a run is the size of what it has seen."""
+        filled_frames = int(min(self.written.max(initial=0), self.frames_per_env))
+        state: dict[str, Any] = {
+            "frames": self.frames[:, :filled_frames].copy(),
+            "written": self.written.copy(),
+            "size": self.size,
+            "next_index": self.next_index,
         }
+        for name in TRANSITION_FIELDS:
+            state[name] = getattr(self, name)[: self.size].copy()
+        return state
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
-        """Restore :meth:`state_dict`."""
-        for name, value in state.items():
-            setattr(self, name, value.copy() if isinstance(value, np.ndarray) else value)
+        """Restore :meth:`state_dict` into a buffer of the same capacity and envs."""
+        self.frames[:] = 0
+        self.frames[:, : state["frames"].shape[1]] = state["frames"]
+        self.written = state["written"].copy()
+        self.size = int(state["size"])
+        self.next_index = int(state["next_index"])
+        for name in TRANSITION_FIELDS:
+            field = getattr(self, name)
+            field[:] = 0
+            field[: self.size] = state[name]
         self._continues[:] = False
         self.pending[:] = -1
 

@@ -13,6 +13,7 @@ from neuroplug.loggers import MultiLogger
 from neuroplug.training.checkpoint import checkpoint_dir
 from neuroplug.training.components import Components
 from neuroplug.training.loop import FamilyLoop, Progress, Step
+from neuroplug.training.stall import StallWatch
 
 
 class EvolutionLoop(FamilyLoop):
@@ -24,6 +25,7 @@ class EvolutionLoop(FamilyLoop):
         self.parts = parts
         self.loggers = loggers
         self.run_dir = run_dir
+        self.stall = StallWatch(parts.algorithm.config)
 
     @property
     def completed(self) -> int:
@@ -64,6 +66,14 @@ class EvolutionLoop(FamilyLoop):
                     parts.policy.normalizer.update(result.obs_stats)
             stats.update(round_stats)
             round_index += 1
+        stalled = self.stall.observe(
+            parts.algorithm.generation,
+            main_result.fitness,
+            stats,
+            by_behavior=parts.algorithm.behavior() is not None,
+        )
+        if stalled:
+            self.loggers.message(stalled)
         return Step(
             **self._counters,
             returns=main_result.returns.ravel(),

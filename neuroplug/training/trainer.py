@@ -41,6 +41,7 @@ from neuroplug.training.checkpoint import (
     load_checkpoint,
     save_checkpoint,
 )
+from neuroplug.training.checkpoint_writer import CheckpointWriter
 from neuroplug.training.components import Components, build_components
 from neuroplug.training.evolution_loop import EvolutionLoop
 from neuroplug.training.learner_loop import LearnerLoop
@@ -74,6 +75,10 @@ class Trainer:
         self._checkpoint_seconds = 0.0
         """How long the last checkpoint took to write (run.checkpoint_share)."""
         self._checkpoint_written_at = time.perf_counter()
+        self._writer = CheckpointWriter(
+            self._write_checkpoint, self._say_checkpoint_size, self._checkpoint_written
+        )
+        self._size_said = False
         loop_class = LOOPS[self.parts.family]
         self.unit = loop_class.unit
         """What one unit of training is called in messages: a generation, or a segment."""
@@ -141,7 +146,11 @@ class Trainer:
 
     def restore(self, state: dict[str, Any]) -> None:
         """Continue from a checkpoint's state."""
-        self.parts.algorithm.load_state_dict(state["algorithm"])
+        threads = self.parts.threads
+        # At the algorithm's fixed thread count, as its math ran: what a load recomputes
+        # (CMA-ES's eigendecomposition) comes back to the bits the run had.
+        with threads.fixed() if threads is not None else contextlib.nullcontext():
+            self.parts.algorithm.load_state_dict(state["algorithm"])
         self._send_notices()
         self.counters = dict(state["counters"])
         self.elapsed_before = float(state["elapsed"])
@@ -173,6 +182,8 @@ class Trainer:
             self.loggers.message(f"{self.parts.algorithm.config.name}: {notices.pop(0)}")
 
     def _checkpoint_due(self) -> bool:
+        if self._writer.writing:  # the last one is still being written beside this unit
+            return False
         run = self.parts.run
         return checkpoint_due(
             self.completed,
@@ -182,17 +193,27 @@ class Trainer:
             time.perf_counter() - self._checkpoint_written_at,
         )
 
-    def checkpoint(self, state: dict[str, Any] | None = None) -> None:
-        """Write the latest checkpoint (``state``, or the current one) and the deployable policy."""
-        started = time.perf_counter()
-        try:
-            self._write_checkpoint(state)
-        finally:
-            self._checkpoint_written_at = time.perf_counter()
-            self._checkpoint_seconds = self._checkpoint_written_at - started
+    def checkpoint(self, state: dict[str, Any] | None = None, wait: bool = False) -> None:
+        """Write the latest checkpoint (``state``, or the current one) and the deployable
+        policy: a large one beside the next unit (:mod:`neuroplug.training.checkpoint_writer`),
+        unless ``wait`` (the run's last)."""
+        self._writer.write(state or self.state())
+        if wait:
+            self._writer.wait()
 
-    def _write_checkpoint(self, state: dict[str, Any] | None) -> None:
-        state = state or self.state()
+    def _checkpoint_written(self, seconds: float) -> None:
+        self._checkpoint_written_at = time.perf_counter()
+        self._checkpoint_seconds = seconds
+
+    def _say_checkpoint_size(self, size: int) -> None:
+        if not self._size_said:
+            self._size_said = True
+            self.loggers.message(
+                f"checkpoints hold {size / 2**20:,.0f} MiB: each is written beside the next "
+                f"{self.unit} (the previous one stays until the new one is complete)"
+            )
+
+    def _write_checkpoint(self, state: dict[str, Any]) -> None:
         deployables = ("policy_params", "best_member_params")
         save_checkpoint(self.run_dir, {k: v for k, v in state.items() if k not in deployables})
         atomic_save(
@@ -203,12 +224,20 @@ class Trainer:
                 "best_member_params": state["best_member_params"],
                 "normalizer": state["normalizer"],
                 "reference_batch": state.get("reference_batch"),
-                "eval_return_mean": self.last_eval,
+                "eval_return_mean": state["last_eval"],
             },
             checkpoint_dir(self.run_dir) / BEST_POLICY,
         )
 
     # ------------------------------------------------------------------ loop
+
+    def _budget_said(self) -> str:
+        """`` of 30`` (the unit budget) and `` (12,000 of 50,000 frames)`` (the frame budget)."""
+        run = self.parts.run
+        said = f" of {run.unit_budget:,}" if run.unit_budget is not None else ""
+        if run.max_frames is not None:
+            said += f" ({self.counters['frames']:,} of {run.max_frames:,} frames)"
+        return said
 
     def budget_left(self) -> bool:
         """Whether neither the generation (segment) nor the frame budget is spent."""
@@ -353,7 +382,9 @@ class Trainer:
         self._started = time.perf_counter()
         if resume_from is not None:
             self.restore(load_checkpoint(resume_from))
-            self.loggers.message(f"resumed from {resume_from} at {self.unit} {self.completed}")
+            self.loggers.message(
+                f"resumed from {resume_from} at {self.unit} {self.completed}{self._budget_said()}"
+            )
         # Rows logged past the checkpoint by a run that died before checkpointing are stale.
         self.loggers.resumed(self.completed)
         self._collect_reference_batch()
@@ -393,11 +424,14 @@ class Trainer:
                 with self._stop.deferred():
                     self.loggers.log(metrics)
                     completed = self.state()
-                    if self._checkpoint_due() or not self.budget_left() or self.solved():
+                    if self._checkpoint_due():
                         self.checkpoint(completed)
+                    elif not self.budget_left() or self.solved():
+                        self.checkpoint(completed, wait=True)
             if self.last_eval is None:
                 self.evaluate_policy()
-                self.checkpoint()
+                self.checkpoint(wait=True)
+            self._writer.wait()
             reason = "solved" if self.solved() else "budget spent"
             self.loggers.message(
                 f"done ({reason}) after {self.completed} {self.unit}s, {self.counters['frames']:,} frames: "
@@ -412,13 +446,16 @@ class Trainer:
                 raise
             status = "interrupted"
             self._stop.finishing()
-            self.checkpoint(completed)
+            self.checkpoint(completed, wait=True)
             self.loggers.message(
                 f"interrupted: checkpoint of {self.unit} {completed[self.unit]} written to {checkpoint_dir(self.run_dir)}; "
                 f"continue with run.resume={self.run_dir}"
             )
         finally:
-            if status != "failed":
+            if status == "failed":
+                with contextlib.suppress(Exception):  # the failure is what the user sees
+                    self._writer.wait()
+            else:
                 folder = checkpoint_dir(self.run_dir)
                 self.loggers.artifact(folder / LATEST, "checkpoint", "checkpoint")
                 self.loggers.artifact(folder / BEST_POLICY, "best_policy", "model")

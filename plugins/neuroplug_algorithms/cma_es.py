@@ -121,6 +121,16 @@ class CMAES(GaussianStrategy):
     def _start_covariance(self) -> None:
         n = self.num_params
         self.C = torch.eye(n, dtype=torch.float64)
+        """The covariance. Only its upper triangle (with the diagonal) is ever read: the
+        updates are elementwise, and the eigendecomposition reads that triangle; a product's
+        two triangles can differ in the last bits, and making C symmetric would cost a
+        transposed pass a generation. So a checkpoint stores that triangle alone."""
+        self.decomposed = _upper_triangle(self.C)
+        """The upper triangle of C as it was at the last eigendecomposition: B and D are a
+        function of it, so a checkpoint stores it (only where C has moved on since) rather
+        than B, and a resume decomposes it again to the same bits."""
+        self.moved = False
+        """Whether C has changed since its last eigendecomposition."""
         self.B = torch.eye(n, dtype=torch.float64)
         self.D = torch.ones(n, dtype=torch.float64)
         """The square roots of C's eigenvalues (C = B diag(D^2) B^T)."""
@@ -200,6 +210,7 @@ class CMAES(GaussianStrategy):
         self.C *= 1 - k.c_1 - k.c_mu + lost
         self.C += k.c_1 * torch.outer(self.p_c, self.p_c)
         self.C += k.c_mu * rank_mu
+        self.moved = True
         interval = self.config.eigen_interval or max(
             1, int(1 / (10 * self.num_params * (k.c_1 + k.c_mu)))
         )
@@ -207,16 +218,14 @@ class CMAES(GaussianStrategy):
             self._decompose()
 
     def _decompose(self) -> None:
-        """C = B diag(D^2) B^T, C kept symmetric and its condition number at most
-        MAX_CONDITION (members are float32: a search that collapses onto a float32 grid
-        would otherwise drive an eigenvalue to 0 and C^{-1/2} to infinity)."""
-        self.C = (self.C + self.C.T) / 2
-        eigenvalues, self.B = torch.linalg.eigh(self.C)
-        floor = float(eigenvalues.max()) / MAX_CONDITION
-        if float(eigenvalues.min()) < floor:
-            eigenvalues = eigenvalues.clamp_min(floor)
-            self.C = (self.B * eigenvalues) @ self.B.T
-        self.D = eigenvalues.sqrt()
+        """C = B diag(D^2) B^T, with C's condition number at most MAX_CONDITION (members
+        are float32: a search that collapses onto a float32 grid would otherwise drive an
+        eigenvalue to 0 and C^{-1/2} to infinity)."""
+        self.decomposed = _upper_triangle(self.C)
+        self.B, self.D, clamped = _eigendecomposition(self.C)
+        self.moved = clamped is not None
+        if clamped is not None:
+            self.C = clamped
         self.decomposed_at = self.generations_this_start
 
     # --- IPOP ---------------------------------------------------------------------------
@@ -262,10 +271,11 @@ class CMAES(GaussianStrategy):
         }
 
     def _covariance_state(self) -> dict[str, Any]:
+        # C and the C that B and D decompose, each as its upper triangle (row by row): half
+        # of C, B and D in full at most, a quarter when C has not moved on since.
         return {
-            "C": self.C.clone(),
-            "B": self.B.clone(),
-            "D": self.D.clone(),
+            "C": _upper_triangle(self.C),
+            "decomposed": self.decomposed.clone() if self.moved else None,
             "decomposed_at": self.decomposed_at,
         }
 
@@ -280,5 +290,45 @@ class CMAES(GaussianStrategy):
         self.best_history = list(state["best_history"])
 
     def _load_covariance(self, state: dict[str, Any]) -> None:
-        self.C, self.B, self.D = state["C"].clone(), state["B"].clone(), state["D"].clone()
+        n = self.num_params
+        self.C = _from_upper_triangle(state["C"], n)
+        stored = state["decomposed"]
+        self.moved = stored is not None
+        self.decomposed = state["C"].clone() if stored is None else stored.clone()
+        self.B, self.D, _ = _eigendecomposition(_from_upper_triangle(self.decomposed, n))
         self.decomposed_at = int(state["decomposed_at"])
+
+
+def _eigendecomposition(
+    covariance: torch.Tensor,
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor | None]:
+    """B, D and, where C's condition number exceeds MAX_CONDITION, the C rebuilt with its
+    smallest eigenvalues raised to the bound (else None). A pure function of C's upper
+    triangle: a resume recomputes it at the run's fixed thread count, to the bits the run
+    had."""
+    eigenvalues, vectors = torch.linalg.eigh(covariance, UPLO="U")
+    floor = float(eigenvalues.max()) / MAX_CONDITION
+    clamped = None
+    if float(eigenvalues.min()) < floor:
+        eigenvalues = eigenvalues.clamp_min(floor)
+        clamped = (vectors * eigenvalues) @ vectors.T
+    return vectors, eigenvalues.sqrt(), clamped
+
+
+def _upper_triangle(matrix: torch.Tensor) -> torch.Tensor:
+    """The upper triangle of a square matrix with its diagonal, row by row: n (n + 1) / 2
+    numbers (row slices: a third of a boolean mask's time)."""
+    return torch.cat([row[index:] for index, row in enumerate(matrix)])
+
+
+def _from_upper_triangle(triangle: torch.Tensor, n: int) -> torch.Tensor:
+    """The symmetric ``n x n`` matrix whose upper triangle is ``triangle``."""
+    mask = _upper_mask(n)
+    upper = torch.zeros(n, n, dtype=triangle.dtype)
+    upper[mask] = triangle
+    return torch.where(mask, upper, upper.T)
+
+
+def _upper_mask(n: int) -> torch.Tensor:
+    """True on and above the diagonal (a byte per entry: index pairs would take 16)."""
+    return torch.ones(n, n, dtype=torch.bool).triu()

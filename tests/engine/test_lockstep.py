@@ -67,6 +67,7 @@ def _assert_identical(results: dict) -> None:
         ("Pong-v5", 4, 1, 3, 20, {"behavior": "auto"}),
     ],
 )
+@pytest.mark.kernels
 def test_all_schedulers_return_identical_results(
     task_id, members, episodes, max_envs, max_episode_steps, extra
 ):
@@ -85,6 +86,7 @@ def test_all_schedulers_return_identical_results(
     _assert_identical(results)
 
 
+@pytest.mark.kernels
 def test_results_do_not_depend_on_thread_counts():
     env, policy, backend, population = small_evaluation("CartPole-v1", 7)
     request = EvaluationRequest(generation=0, episodes_per_member=2, seed=1)
@@ -171,6 +173,7 @@ NETWORKS = {
 
 @pytest.mark.parametrize("network", sorted(NETWORKS))
 @pytest.mark.parametrize("device", ["cpu", *(["cuda"] if torch.cuda.is_available() else [])])
+@pytest.mark.kernels
 def test_training_ends_in_the_same_state_with_every_scheduler(compose, tmp_path, device, network):
     """End to end: ES on Pendulum (action noise, observation normalizer, refilled lanes),
     on the CPU and, where the suite finds one, on the GPU; the backend in fixed tiles, so
@@ -354,6 +357,7 @@ def test_a_recurrent_core_starts_every_episode_from_zeros(monkeypatch):
 @pytest.mark.parametrize(
     "network", [{"core": "gru"}, {"vbn": True}], ids=["recurrent", "virtual-batch-norm"]
 )
+@pytest.mark.kernels
 def test_every_scheduler_plays_a_recurrent_or_normalized_population_identically(network):
     env, policy, backend, population = small_evaluation("CartPole-v1", 7, **network)
     request = EvaluationRequest(generation=2, episodes_per_member=2, seed=3)

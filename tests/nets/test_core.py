@@ -45,6 +45,7 @@ def test_each_member_steps_its_own_gru_as_torch_does():
         torch.testing.assert_close(outputs[member], expected[0], rtol=1e-5, atol=1e-6)
 
 
+@pytest.mark.kernels
 def test_a_members_step_does_not_depend_on_its_companions():
     network = MLP(4, [16], 3, "tanh", core="gru", core_size=8)
     params = _population(network, 6)

@@ -116,6 +116,7 @@ def test_the_normalized_reference_batch_has_zero_mean_and_unit_variance_per_unit
 @pytest.mark.parametrize(
     "network", [MLP(4, [16, 8], 3, "tanh", vbn=True), NatureCNN((4, 44, 44), 5, vbn=True)]
 )
+@pytest.mark.kernels
 def test_a_members_statistics_do_not_depend_on_its_companions(network):
     generator = torch.Generator().manual_seed(2)
     network.reference_batch = network.example_inputs(12, generator)
@@ -146,6 +147,7 @@ def test_deploying_without_a_reference_batch_says_what_is_missing():
         network.deploy(params)
 
 
+@pytest.mark.kernels
 def test_statistics_do_not_depend_on_the_thread_count():
     """A run changes PyTorch's thread count with the machine's load (neuroplug.devices)."""
     network = NatureCNN((4, 44, 44), 5, vbn=True)

@@ -127,3 +127,21 @@ def test_n_step_transitions_sum_their_windows_and_bootstrap_from_the_right_obser
         assert float(batch["discounts"][0]) == pytest.approx(discount, rel=1e-6)
         horizons.add(int(buffer.horizon[index]))
     assert horizons == {1, 2, 3}
+
+
+@pytest.mark.parametrize(("capacity", "wrapped"), [(1000, False), (200, True)])
+def test_a_checkpoint_holds_the_filled_part_and_restores_every_transition(capacity, wrapped):
+    env, buffer, stored = _collect("CartPole-v1", envs=3, steps=64, rollouts=3, capacity=capacity)
+    assert (len(stored) > capacity) == wrapped
+    state = buffer.state_dict()
+    assert len(state["rewards"]) == len(buffer)
+    if not wrapped:  # the part seen so far, not the capacity
+        assert len(state["rewards"]) == len(stored) < capacity
+        assert state["frames"].shape[1] < buffer.frames_per_env
+    restored = ReplayBuffer(capacity, 3, env)
+    restored.load_state_dict(state)
+    for index in range(len(buffer)):
+        left, right = _sample_one(buffer, index), _sample_one(restored, index)
+        for key, value in left.items():
+            assert torch.equal(value, right[key]), key
+    assert restored.next_index == buffer.next_index and len(restored) == len(buffer)

@@ -46,6 +46,7 @@ def _request(learner) -> SamplerRequest:
     )
 
 
+@pytest.mark.kernels
 def test_a_shard_samples_the_same_bits_whoever_shares_its_process():
     learner = _ppo(envs_per_shard=4)
     try:

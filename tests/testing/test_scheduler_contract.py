@@ -13,6 +13,7 @@ from neuroplug.testing.algorithm_contract import ContractViolation
 
 
 @pytest.mark.parametrize("name", ["serial", "threaded", "pipelined"])
+@pytest.mark.kernels
 def test_the_shipped_schedulers_honour_the_contract(name, compose):
     from neuroplug.config.typed import to_dataclass
 

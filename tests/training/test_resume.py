@@ -76,7 +76,10 @@ def test_a_stop_signal_writes_a_checkpoint_and_the_run_resumes(tmp_path, signum)
         env={**os.environ},
     )
     assert resumed.returncode == 0, resumed.stderr
-    assert f"resumed from {run_dir}" in resumed.stdout
+    done = state["generation"]
+    assert f"resumed from {run_dir} at generation {done} of {done + 1}" in resumed.stdout
+    # Through Hydra's overrides: the budget the command gives is taken, and said.
+    assert f"this command changes run.max_generations 1000 -> {done + 1}" in resumed.stderr
     assert load_checkpoint(run_dir)["generation"] == state["generation"] + 1
 
 
@@ -100,3 +103,50 @@ def test_an_atari_run_on_kept_pools_resumes_bit_identically(compose, tmp_path):
         stop_at=2,
     )
     assert left["counters"]["frames"] > 0
+
+
+def _stopped_at(generation: int, monkeypatch) -> None:
+    """The next run stops as Ctrl-C stops it, once ``generation`` generations are done."""
+    from neuroplug.training.trainer import Trainer
+
+    train_unit = Trainer.train_unit
+
+    def stopping(self):
+        if self.completed == generation:
+            os.kill(os.getpid(), signal.SIGUSR1)
+        return train_unit(self)
+
+    monkeypatch.setattr(Trainer, "train_unit", stopping)
+
+
+def test_a_resume_continues_the_run_it_resumes_budget_and_seed_included(
+    compose, tmp_path, monkeypatch, capsys
+):
+    from neuroplug.app import run_job
+
+    common = ["algo.population_size=8", "net.hidden_sizes=[4]", "run.eval_episodes=1"]
+    common += ["run.stop_when_solved=false", "logger=console"]
+    with monkeypatch.context() as patch:
+        _stopped_at(2, patch)
+        summary = run_job(
+            compose([*common, "run.seed=3", "run.max_generations=4", f"run.output_dir={tmp_path}"])
+        )
+    assert summary["status"] == "interrupted" and summary["generation"] == 2
+    capsys.readouterr()
+
+    # The documented command, with no budget: the run's own budget of 4, not the default 100.
+    summary = run_job(compose([*common, "run.seed=3", f"run.resume={tmp_path}"]))
+    said = capsys.readouterr()
+    assert summary["generation"] == 4
+    assert f"resumed from {tmp_path} at generation 2 of 4" in said.out
+    assert "neuroplug: resuming" not in said.err  # nothing given differs
+
+    # A budget given is taken and said; a seed given is not, and said.
+    summary = run_job(
+        compose([*common, "run.seed=5", "run.max_generations=6", f"run.resume={tmp_path}"])
+    )
+    said = capsys.readouterr()
+    assert summary["generation"] == 6
+    assert "this command changes run.max_generations 4 -> 6" in said.err
+    assert "its run.seed ignored" in said.err
+    assert load_checkpoint(tmp_path)["config"].count("seed: 3") == 1

@@ -70,18 +70,3 @@ def test_a_resumed_run_normalizes_by_its_checkpoints_batch(compose, tmp_path, mo
     )
     assert len(calls) == 2  # the straight run and the first half; the resume loads its own
     assert left["reference_batch"] is not None
-
-
-def test_a_run_recorded_before_net_vbn_existed_resumes_without_it(compose, tmp_path):
-    from neuroplug.training.checkpoint import save_checkpoint
-
-    run_dir = tmp_path / "run"
-    tiny = ["logger=none", "env=pong", "env.max_episode_steps=10", "algo.population_size=2"]
-    run_job(compose([*tiny, "net.vbn=false", "run.max_generations=1", f"run.output_dir={run_dir}"]))
-    state = load_checkpoint(run_dir)
-    state["config"] = state["config"].replace("  vbn: false\n", "")  # an older record
-    assert "vbn:" not in state["config"]
-    save_checkpoint(run_dir, state)
-    summary = run_job(compose([*tiny, "run.max_generations=2", f"run.resume={run_dir}"]))
-    assert summary["generation"] == 2
-    assert load_checkpoint(run_dir)["reference_batch"] is None

@@ -10,6 +10,8 @@ Rosenbrock 0.91, rotated ellipsoid 1.02; IPOP on Rastrigin 0.54 (ours 50k, pycma
 
 from __future__ import annotations
 
+import io
+
 import numpy as np
 import pytest
 import torch
@@ -26,6 +28,8 @@ from neuroplug.testing.synthetic import (
     synthetic_context,
     synthetic_result,
 )
+from neuroplug.training.checkpoint import load_data
+from neuroplug.training.checkpoint_writer import state_bytes
 
 FACTOR = 1.25
 TARGET = 1e-8
@@ -65,6 +69,16 @@ def test_without_restarts_a_stalled_search_stays_finite():
         costs = rastrigin(population.materialize().double().numpy())
         stats = algorithm.tell(population, synthetic_result(-costs))
     assert np.isfinite(stats["sigma"]) and stats["axis_ratio"] ** 2 <= 1.01e14
+    # C rebuilt with raised eigenvalues is not what B and D decompose: both are kept, and a
+    # resume comes back to the same bits.
+    resumed = CMAES(
+        CMAESConfig(name="cma_es", sigma_init=2.0, population_size=100),
+        synthetic_context(initial_params=torch.full((10,), 0.5), seed=0),
+    )
+    resumed.load_state_dict(_through_a_file(algorithm.state_dict()))
+    assert torch.equal(algorithm.C.triu(), resumed.C.triu())
+    for name in ("B", "D"):
+        assert torch.equal(getattr(algorithm, name), getattr(resumed, name)), name
 
 
 def test_the_population_is_the_tutorials_size_and_its_members_differ():
@@ -81,13 +95,68 @@ def test_a_full_covariance_above_the_limit_is_refused_naming_the_diagonal_strate
     assert raised.value.field == "algo.max_dimension"
 
 
-def test_a_restored_state_continues_exactly():
-    def run(algorithm, generations):
-        for _ in range(generations):
-            population = algorithm.ask()
-            costs = rosenbrock(population.materialize().double().numpy())
-            algorithm.tell(population, synthetic_result(-costs))
+def _run(algorithm, generations, cost=rosenbrock):
+    for _ in range(generations):
+        population = algorithm.ask()
+        costs = cost(population.materialize().double().numpy())
+        algorithm.tell(population, synthetic_result(-costs))
 
+
+def _through_a_file(state):
+    """``state`` as a resume reads it: saved, then loaded weights-only."""
+    buffer = io.BytesIO()
+    torch.save(state, buffer)
+    buffer.seek(0)
+    return load_data(buffer)
+
+
+@pytest.mark.parametrize("generations", [3, 4, 5])
+def test_a_checkpoint_holds_triangles_and_a_resume_decomposes_to_the_same_bits(generations):
+    # eigen_interval=3: generation 3 ends with a decomposition (C is what B and D
+    # decompose), 4 and 5 have moved C on since.
+    n = 40
+    config = CMAESConfig(name="cma_es", sigma_init=0.5, eigen_interval=3)
+    straight = CMAES(config, synthetic_context(num_params=n, seed=4))
+    _run(straight, generations)
+    state = straight.state_dict()
+    covariance = state["algorithm"]["covariance"]
+    assert set(covariance) == {"C", "decomposed", "decomposed_at"}  # no B, no D
+    assert covariance["C"].shape == (n * (n + 1) // 2,)
+    assert (covariance["decomposed"] is None) == (generations == 3)
+    # Two triangles at most, n (n + 1) numbers, where C, B and D took 2 n^2 + n.
+    assert state_bytes(covariance) <= n * (n + 1) * 8
+    resumed = CMAES(config, synthetic_context(num_params=n, seed=4))
+    resumed.load_state_dict(_through_a_file(state))
+    assert torch.equal(straight.C.triu(), resumed.C.triu())
+    for name in ("B", "D"):
+        assert torch.equal(getattr(straight, name), getattr(resumed, name)), name
+    _run(straight, 4)
+    _run(resumed, 4)
+    assert torch.equal(straight.ask().materialize(), resumed.ask().materialize())
+
+
+def test_only_the_upper_triangle_of_the_covariance_is_read():
+    # What lets a checkpoint keep one triangle: whatever the lower one holds, the run is
+    # the same.
+    def started():
+        algorithm = CMAES(
+            CMAESConfig(name="cma_es", sigma_init=0.5, eigen_interval=2),
+            synthetic_context(num_params=20, seed=1),
+        )
+        _run(algorithm, 3, cost=rotated_ellipsoid(20, seed=0))
+        return algorithm
+
+    kept, scrambled = started(), started()
+    lower = torch.ones(20, 20, dtype=torch.bool).tril(-1)
+    scrambled.C[lower] = torch.rand(int(lower.sum()), dtype=torch.float64)
+    _run(kept, 4, cost=rotated_ellipsoid(20, seed=0))
+    _run(scrambled, 4, cost=rotated_ellipsoid(20, seed=0))
+    assert torch.equal(kept.ask().materialize(), scrambled.ask().materialize())
+    assert torch.equal(kept.B, scrambled.B)
+
+
+def test_a_restored_state_continues_exactly():
+    run = _run
     config = CMAESConfig(name="cma_es", sigma_init=0.5, eigen_interval=3, restarts=1)
     straight = CMAES(config, synthetic_context(num_params=6, seed=4))
     run(straight, 10)

@@ -241,6 +241,7 @@ def test_a_population_run_records_its_lineage_and_resumes_with_each_row_once(com
     assert (out / "checkpoints" / "best_policy.pt").is_file()
 
 
+@pytest.mark.kernels
 def test_a_members_acting_does_not_depend_on_its_companions():
     # The same company with other weights: the same values, bit for bit (the critic's
     # one-column layer included), so the same rollout. One member per group instead:

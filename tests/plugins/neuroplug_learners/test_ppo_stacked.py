@@ -3,6 +3,7 @@ whatever company a member keeps."""
 
 from __future__ import annotations
 
+import pytest
 import torch
 from neuroplug_learners.pbt import PBT, PBTConfig
 from neuroplug_learners.ppo_stacked import PopulationPPOUpdate
@@ -65,6 +66,7 @@ def test_the_stacked_update_is_the_per_member_update():
         population.close()
 
 
+@pytest.mark.kernels
 def test_a_members_update_does_not_depend_on_its_companions():
     # Minibatches drawn from each member's own generator. The same company with other
     # weights: member 0's update is the same bits (its rows meet its own matrices only).

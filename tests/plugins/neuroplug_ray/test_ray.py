@@ -68,6 +68,7 @@ def _assert_identical(result, reference) -> None:
         ("CartPole-v1", 200, {}, {"vbn": True}),
     ],
 )
+@pytest.mark.kernels
 def test_ray_gives_exactly_what_threaded_gives(task_id, steps, extra, network):
     env, policy, backend, population = small_evaluation(task_id, 8, steps, **network)
     request = EvaluationRequest(generation=3, episodes_per_member=2, seed=11, **extra)
@@ -85,6 +86,7 @@ def test_ray_gives_exactly_what_threaded_gives(task_id, steps, extra, network):
     assert result.stats["shards"] == 3 and result.stats["shard_retries"] == 0
 
 
+@pytest.mark.kernels
 def test_workers_compute_at_the_runs_matmul_precision():
     import torch
 

@@ -145,6 +145,7 @@ def test_a_bc_that_does_not_fit_the_env_fails_before_any_pool_starts(monkeypatch
         ThreadedScheduler(serial_config(), env).evaluate(population, policy, backend, request)
 
 
+@pytest.mark.kernels
 def test_serial_is_the_threaded_scheduler_with_one_thread_and_one_group(compose):
     from neuroplug import registry
 
