@@ -180,7 +180,7 @@ def test_cem_rl_ends_in_the_same_state_while_its_td3_steps_follow_the_load(
     # give the same bits at 1 and 2 threads, so the run ends where a steady one does.
     from itertools import cycle
 
-    from neuroplug_learners.stacked_td3 import StackedTD3
+    from neuroplug_learners.td3 import TD3Update
 
     from neuroplug.app import run_job
     from neuroplug.testing.resume_check import same
@@ -192,13 +192,13 @@ def test_cem_rl_ends_in_the_same_state_while_its_td3_steps_follow_the_load(
     overrides += ["algo.actor_steps_per_env_step=0.2", "run.max_generations=4"]
     overrides += ["run.eval_interval=0"]
     seen_in_steps = []
-    critic_step = StackedTD3.critic_step
+    critic_step = TD3Update.critic_step
 
     def counting_critic_step(self, *args):
         seen_in_steps.append(torch.get_num_threads())
         return critic_step(self, *args)
 
-    monkeypatch.setattr(StackedTD3, "critic_step", counting_critic_step)
+    monkeypatch.setattr(TD3Update, "critic_step", counting_critic_step)
     states = []
     for name, counts in (("steady", cycle([2])), ("loaded", cycle([1, 2, 1, 1, 2]))):
         seen_in_steps.clear()

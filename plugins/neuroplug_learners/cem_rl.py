@@ -23,7 +23,7 @@ towards what gradient steps found when they were good. The run deploys ``mu``.
 On the population engine: every actor of a generation acts in one batched forward (alive
 members only) on the scheduler's envs, which return the steps played
 (``EvaluationRequest.transitions``); the learners train side by side as one stacked
-computation (:class:`~neuroplug_learners.stacked_td3.StackedTD3`): each of their gradient
+computation (:class:`~neuroplug_learners.td3.TD3Update`): each of their gradient
 steps is one batched forward and backward of all of them, and the critics' steps are spread
 between them with each learner in turn as the target policy.
 
@@ -45,7 +45,7 @@ from neuroplug.errors import ConfigError
 from neuroplug.population import Population
 from neuroplug.seeds import algorithm_rng
 from neuroplug_learners.cem_rl_config import CEMRLConfig
-from neuroplug_learners.stacked_td3 import StackedActors, StackedTD3
+from neuroplug_learners.td3 import StackedActors, TD3Update
 from neuroplug_learners.transition_buffer import transition_buffer
 
 
@@ -83,8 +83,8 @@ class CEMRL(Algorithm):
         self.damp = config.damp
         self.weights = log_weights(config.parent_count)
         self.rng = algorithm_rng(context.seed)
-        self.buffer = transition_buffer(config.buffer_size, context.env)
-        self.td3 = StackedTD3.for_algorithm(config, context)
+        self.buffer = transition_buffer(config.buffer_size, context.env, config.gamma)
+        self.td3 = TD3Update.for_algorithm(config, context)
         self.last_env_steps = 0
         """Env steps the previous generation played: how long the learners train."""
         self.elite: torch.Tensor | None = None

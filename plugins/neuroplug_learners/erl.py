@@ -26,7 +26,7 @@ On the population engine: the population acts in one batched forward (alive memb
 on the scheduler's envs, which return the steps played (``EvaluationRequest.transitions``);
 the learner's episode is a second evaluation round of one member, so both rounds' episodes
 are seeded by the run seed, the generation and the round. The learner's gradient steps run
-on :class:`~neuroplug_learners.stacked_td3.StackedTD3` (a stack of one actor).
+on :class:`~neuroplug_learners.td3.TD3Update` (a stack of one actor).
 
 Departures: TD3 rather than DDPG; the first actors are fresh draws moved by
 ``N(0, init_sigma^2)`` (their fan-in initialisation acts diversely; neuroplug's small last
@@ -52,7 +52,7 @@ from neuroplug.population import Population
 from neuroplug.seeds import algorithm_rng
 from neuroplug_learners.cem_rl import require_continuous_task
 from neuroplug_learners.erl_config import ERLConfig
-from neuroplug_learners.stacked_td3 import StackedActors, StackedTD3
+from neuroplug_learners.td3 import StackedActors, TD3Update
 from neuroplug_learners.transition_buffer import transition_buffer
 
 POPULATION_ROUND, LEARNER_ROUND = 0, 1
@@ -72,8 +72,8 @@ class ERL(Algorithm):
         self.rng = algorithm_rng(context.seed)
         seeds = self.rng.integers(0, 2**31, size=config.population_size)
         self.population = perturbed_fresh_members(context, seeds, config.init_sigma, self.rng)
-        self.buffer = transition_buffer(config.buffer_size, context.env)
-        self.td3 = StackedTD3.for_algorithm(config, context)
+        self.buffer = transition_buffer(config.buffer_size, context.env, config.gamma)
+        self.td3 = TD3Update.for_algorithm(config, context)
         self.learner = StackedActors(
             context.initial_params.unsqueeze(0), config.actor_learning_rate
         )

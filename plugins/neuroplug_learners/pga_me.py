@@ -15,7 +15,7 @@ QDax's defaults)::
             pi_g one step (and its target) every policy_frequency of them
 
 The PG offspring take their steps as one stacked computation (one forward and backward of
-all of them per step, :class:`~neuroplug_learners.stacked_td3.StackedTD3`); the batch acts
+all of them per step, :class:`~neuroplug_learners.td3.TD3Update`); the batch acts
 in one batched forward over its alive members on any scheduler, which returns every step
 played. The archive is :mod:`neuroplug.evolution.archive` (the same as ``map_elites``),
 checkpointed as lineage nodes (:mod:`neuroplug.evolution.lineage`): an Iso+LineDD child as
@@ -42,7 +42,7 @@ from neuroplug.evolution.archive import build_archive
 from neuroplug.population import Population
 from neuroplug_learners.cem_rl import require_continuous_task
 from neuroplug_learners.pga_me_config import PGAMEConfig
-from neuroplug_learners.stacked_td3 import StackedActors, StackedTD3
+from neuroplug_learners.td3 import StackedActors, TD3Update
 from neuroplug_learners.transition_buffer import transition_buffer
 
 
@@ -56,8 +56,8 @@ class PGAME(EvolutionAlgorithm):
         super().__init__(config, context)
         require_continuous_task("pga_me", context)
         self.archive = build_archive(config, context)
-        self.buffer = transition_buffer(config.buffer_size, context.env)
-        self.td3 = StackedTD3.for_algorithm(config, context)
+        self.buffer = transition_buffer(config.buffer_size, context.env, config.gamma)
+        self.td3 = TD3Update.for_algorithm(config, context)
         self.greedy = StackedActors(context.initial_params.unsqueeze(0), config.actor_learning_rate)
         self._pg_stats: dict[str, float] = {}
         self.lineage = lineage.for_archive(config, self.num_params, self.fresh_params)

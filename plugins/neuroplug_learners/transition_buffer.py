@@ -32,9 +32,11 @@ def unit_actions(env: EnvSpec, actions: np.ndarray) -> np.ndarray:
 class TransitionBuffer:
     """A ring of the last ``capacity`` transitions, sampled uniformly."""
 
-    def __init__(self, capacity: int, env: EnvSpec) -> None:
+    def __init__(self, capacity: int, env: EnvSpec, gamma: float = 0.99) -> None:
         self.capacity = int(capacity)
         self.env = env
+        self.gamma = gamma
+        """Each sampled transition's ``discounts``: ``gamma (1 - terminated)``."""
         observation = (self.capacity, *env.obs_shape)
         self.observations = np.zeros(observation, dtype=np.float32)
         self.next_observations = np.zeros(observation, dtype=np.float32)
@@ -67,7 +69,8 @@ class TransitionBuffer:
 
     def sample(self, shape: tuple[int, ...], generator: torch.Generator) -> dict[str, torch.Tensor]:
         """``shape`` transitions drawn uniformly with replacement (``(K, B)`` for K
-        learners' minibatches at once)."""
+        learners' minibatches at once), with their ``discounts`` (as the learners' replay
+        buffer gives them: ``gamma``, 0 where the episode terminated)."""
         count = math.prod(shape)
         rows = torch.randint(len(self), (count,), generator=generator).numpy()
         batch = {
@@ -76,6 +79,7 @@ class TransitionBuffer:
             )
             for name in ROW_FIELDS
         }
+        batch["discounts"] = self.gamma * (1.0 - batch["terminated"].float())
         return batch
 
     def state_dict(self) -> dict[str, Any]:
@@ -94,7 +98,7 @@ class TransitionBuffer:
         self.added = int(state["added"])
 
 
-def transition_buffer(capacity: int, env: EnvSpec) -> TransitionBuffer:
+def transition_buffer(capacity: int, env: EnvSpec, gamma: float) -> TransitionBuffer:
     """The run's buffer, refused in one line where it would not fit in memory."""
     needed = TransitionBuffer.bytes_needed(capacity, env)
     available = available_memory_bytes()
@@ -106,4 +110,4 @@ def transition_buffer(capacity: int, env: EnvSpec) -> TransitionBuffer:
             f"{available / 2**30:.1f} GiB is available",
             f"algo.buffer_size <= {fits:,}",
         )
-    return TransitionBuffer(capacity, env)
+    return TransitionBuffer(capacity, env, gamma)

@@ -9,7 +9,7 @@ import pytest
 import torch
 from neuroplug_learners.cem_rl import CEMRL, log_weights
 from neuroplug_learners.cem_rl_config import CEMRLConfig
-from neuroplug_learners.stacked_td3 import StackedTD3
+from neuroplug_learners.td3 import TD3Update
 
 from neuroplug.api import AlgorithmContext, EvaluationResult
 from neuroplug.app import run_job
@@ -67,26 +67,18 @@ def test_the_mean_and_variance_are_fitted_to_the_best_half_with_log_weights():
 
 def test_stacked_learners_take_the_steps_separate_ones_would():
     context = _context((16,))
-    td3 = StackedTD3(
-        context.network, context.env, [32], 1e-3, 0.99, 0.005, 0.2, 0.5, torch.Generator()
-    )
+    config = CEMRLConfig(name="cem_rl", critic_hidden=[32])
+    td3 = TD3Update.for_algorithm(config, context)
     generator = torch.Generator().manual_seed(1)
     start = torch.stack([context.fresh_params(seed) for seed in (1, 2)])
-    batch = {
-        "observations": torch.randn(2, 16, 3, generator=generator),
-    }
+    observations = torch.randn(2, 16, 3, generator=generator)
     together = torch.nn.Parameter(start.clone())
     optimizer = torch.optim.Adam([together], 1e-3)
-    td3.actor_step(together, start.clone(), optimizer, batch)
+    td3.actor_step(together, optimizer, observations)
     for k in range(2):
         alone = torch.nn.Parameter(start[k : k + 1].clone())
         optimizer = torch.optim.Adam([alone], 1e-3)
-        td3.actor_step(
-            alone,
-            start[k : k + 1].clone(),
-            optimizer,
-            {"observations": batch["observations"][k : k + 1]},
-        )
+        td3.actor_step(alone, optimizer, observations[k : k + 1])
         torch.testing.assert_close(together[k], alone[0], rtol=1e-5, atol=1e-6)
     assert not torch.equal(together.detach(), start)
 

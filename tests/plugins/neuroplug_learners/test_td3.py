@@ -67,7 +67,7 @@ def test_the_written_out_actor_step_computes_autograds_loss_and_gradient():
     context = learner_context(task="Pendulum-v1")
     config, _ = resolve(TD3Config(name="td3", critic_hidden=[32, 16]), context.env)
     learner = TD3(config, context)
-    assert learner._written_out  # the 16-unit MLP
+    assert learner.update.written_out  # the 16-unit MLP
     model = learner.model
     observations = torch.randn(24, 3, generator=torch.Generator().manual_seed(0))
 
@@ -76,7 +76,82 @@ def test_the_written_out_actor_step_computes_autograds_loss_and_gradient():
     expected = model.actor.grad.clone()
     model.actor.grad.fill_(7.0)  # overwritten, not accumulated into
 
-    written = learner._written_out_actor_gradient(observations)
+    written = learner.update._written_out_actor_gradient(model.actor, observations)
     assert written == pytest.approx(float(loss.detach()), rel=1e-5)
     torch.testing.assert_close(model.actor.grad, expected, rtol=1e-4, atol=1e-6)
     assert not any(tensor.grad is not None for tensor in model.critic.parameters())
+
+
+class _Batches:
+    """A buffer that hands out given minibatches in order."""
+
+    def __init__(self, batches):
+        self.batches = list(batches)
+
+    def sample(self, shape, generator):
+        assert shape == (len(self.batches[0]["rewards"]),)  # a critic's: actor 0 reuses it
+        return self.batches.pop(0)
+
+
+def test_cem_rl_with_no_evolutionary_half_takes_td3s_steps():
+    """A lone learner is a population of one: the TD3 steps CEM-RL, ERL and PGA-ME run on
+    K actors, at K = 1 with the critics' steps of algo=td3 (policy_frequency of them per
+    actor step), end bit for bit where algo=td3's gradient steps do on the same minibatches."""
+    import copy
+
+    import torch
+    from neuroplug_learners.td3 import StackedActors, TD3Update
+
+    from neuroplug.adam import FusedAdam
+    from neuroplug.presets import resolve
+    from neuroplug.testing.learner_contract import learner_context
+
+    context = learner_context(task="Pendulum-v1")
+    config, _ = resolve(TD3Config(name="td3", critic_hidden=[32, 16]), context.env)
+    learner = TD3(config, context)
+    generator = torch.Generator().manual_seed(0)
+    batches = []
+    for _ in range(2 * config.policy_frequency):
+        terminated = torch.rand(32, generator=generator) < 0.2
+        batches.append(
+            {
+                "observations": torch.randn(32, 3, generator=generator),
+                "next_observations": torch.randn(32, 3, generator=generator),
+                "unit_actions": torch.rand(32, 1, generator=generator) * 2 - 1,
+                "rewards": torch.randn(32, generator=generator),
+                "terminated": terminated,
+                "discounts": config.gamma * (1.0 - terminated.float()),
+            }
+        )
+    critic = copy.deepcopy(learner.model.critic)
+    stream = torch.Generator()
+    stream.set_state(learner.generator.get_state())
+    cooperative = TD3Update(
+        context.network,
+        critic,
+        copy.deepcopy(learner.target.critic),
+        FusedAdam(critic.parameters(), config.learning_rate),
+        config.tau,
+        config.policy_noise,
+        config.noise_clip,
+        stream,
+    )
+    actors = StackedActors(learner.model.actor.detach().unsqueeze(0), config.learning_rate)
+
+    for batch in batches:
+        learner._gradient_step(batch)
+    stats = cooperative.train(
+        actors,
+        _Batches(batches),
+        actor_steps=2,
+        critic_steps=2 * config.policy_frequency,
+        batch_size=32,
+    )
+
+    assert stats["actor_steps"] == 2 and learner.updates == 2 * config.policy_frequency
+    assert torch.equal(actors.params[0], learner.model.actor)
+    assert torch.equal(actors.targets[0], learner.target.actor)
+    for name, tensor in learner.model.critic.state_dict().items():
+        assert torch.equal(cooperative.critic.state_dict()[name], tensor), name
+    for name, tensor in learner.target.critic.state_dict().items():
+        assert torch.equal(cooperative.target_critic.state_dict()[name], tensor), name
