@@ -4,8 +4,4 @@ backends and schedulers.
 The contracts every plugin honours are in :mod:`neuroplug.api`.
 """
 
-from neuroplug import moved
-
 __version__ = "0.1.0"
-
-moved.install()

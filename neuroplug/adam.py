@@ -24,6 +24,36 @@ from typing import Any
 import torch
 
 
+@torch.no_grad()
+def adam_step(
+    settings: FlatAdam,
+    flat: torch.Tensor,
+    grad: torch.Tensor,
+    exp_avg: torch.Tensor,
+    exp_avg_sq: torch.Tensor,
+    steps: int | torch.Tensor,
+    learning_rate: float | torch.Tensor | None = None,
+) -> None:
+    """The arithmetic of one Adam step (the module docstring's), in place, with
+    ``settings``' betas and eps: on one flat vector (``steps`` and ``learning_rate``
+    numbers), or on K stacked rows at once (``(K, 1)`` tensors: PBT's members, each at its
+    own step count and learning rate). ``learning_rate`` defaults to ``settings``'."""
+    rate = settings.learning_rate if learning_rate is None else learning_rate
+    exp_avg.lerp_(grad, 1 - settings.beta1)
+    exp_avg_sq.mul_(settings.beta2).addcmul_(grad, grad, value=1 - settings.beta2)
+    if isinstance(steps, torch.Tensor):
+        step_size = rate / (1 - settings.beta1**steps)
+        correction = torch.sqrt(1 - settings.beta2**steps)
+    else:
+        step_size = rate / (1 - settings.beta1**steps)
+        correction = math.sqrt(1 - settings.beta2**steps)
+    denominator = (exp_avg_sq.sqrt() / correction).add_(settings.eps)
+    if isinstance(step_size, torch.Tensor):
+        flat.sub_(step_size * exp_avg / denominator)
+    else:
+        flat.addcdiv_(exp_avg, denominator, value=-step_size)
+
+
 class FlatAdam:
     """Adam stepping the tensor ``flat`` by its ``grad``."""
 
@@ -48,12 +78,7 @@ class FlatAdam:
         """One Adam step on ``flat`` from ``gradient`` (default: ``flat.grad``)."""
         grad = self.flat.grad if gradient is None else gradient
         self.steps += 1
-        self.exp_avg.lerp_(grad, 1 - self.beta1)
-        self.exp_avg_sq.mul_(self.beta2).addcmul_(grad, grad, value=1 - self.beta2)
-        step_size = self.learning_rate / (1 - self.beta1**self.steps)
-        second_moment_correction = math.sqrt(1 - self.beta2**self.steps)
-        denominator = (self.exp_avg_sq.sqrt() / second_moment_correction).add_(self.eps)
-        self.flat.addcdiv_(self.exp_avg, denominator, value=-step_size)
+        adam_step(self, self.flat, grad, self.exp_avg, self.exp_avg_sq, self.steps)
 
     def state_dict(self) -> dict[str, Any]:
         """Moments and the step count."""
@@ -70,7 +95,7 @@ class FlatAdam:
         if missing:
             raise ValueError(
                 f"optimizer state with keys {sorted(state)}, not this Adam's steps, exp_avg, "
-                "exp_avg_sq (a checkpoint of an older neuroplug?): start a new run"
+                "exp_avg_sq (a checkpoint of another optimizer?): start a new run"
             )
         for name in ("exp_avg", "exp_avg_sq"):
             moment = state[name]
@@ -89,8 +114,8 @@ class FusedAdam:
     The same kernel (``torch._fused_adam_``), the same arguments and the same state, so the
     numbers are bit-identical to ``torch.optim.Adam``'s fused step and the two read each
     other's ``state_dict``. What it leaves out is the wrapper: hooks, profiler records,
-    grouping the tensors by device and dtype, lazy state, about 100 us a call on a CPU,
-    which on a 256-256 network is as long as the arithmetic. The off-policy learners step
+    grouping the tensors by device and dtype, lazy state, which on a 256-256 network cost
+    as long as the arithmetic (``benchmarks/results/design_measurements.md``). The off-policy learners step
     two or three optimizers per env step, DQN one per gradient step.
 
     Supports what those learners use: one parameter group (``param_groups[0]["lr"]`` may be

@@ -75,11 +75,11 @@ if TYPE_CHECKING:
 
 # --------------------------------------------------------------------------- contract
 
-CONTRACT_VERSION = 5
-"""The version of the contracts in this file. A plugin class may say which version it was
-written for (``contract = 5``, a class attribute); one written for an older version is
-refused when it loads, in one line naming its distribution and what changed since
-(:data:`neuroplug.contract_history.CONTRACT_CHANGES`; CHANGELOG.md in full)."""
+CONTRACT_VERSION = 1
+"""The version of the contracts in this file (1 with neuroplug 0.1.0, the first release). A
+plugin class may say which version it was written for (``contract = 1``, a class
+attribute); one written for another version is refused when it loads, in one line naming
+its distribution, both versions and where the changes are listed (CHANGELOG.md)."""
 
 
 # --------------------------------------------------------------------------- data

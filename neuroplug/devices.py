@@ -5,11 +5,11 @@ Threads: EnvPool gets one worker per available core unless ``scheduler.env_threa
 otherwise. PyTorch's CPU threads (``backend.torch_threads``, ``algo.torch_threads``) at 0
 ("auto") follow the machine's load, checked before every generation or segment
 (:class:`TorchThreads`): one per core while nothing else wants the cores, 1 while other
-processes do. A fixed thread count is fast only in one of those worlds: on an idle 2-core
-machine two threads beat one by up to a third on Atari networks, and beside two CPU-bound
-processes two threads fall 4-30x behind one, since every operation ends in a barrier that
-waits for all its threads and each wait is a time slice another process holds
-(``benchmarks/results/threads.md`` measures every setting, quiet and loaded). The
+processes do. A fixed thread count is fast only in one of those worlds: on an idle machine
+more threads beat one on Atari networks, and beside CPU-bound processes they fall far
+behind one, since every operation ends in a barrier that waits for all its threads and
+each wait is a time slice another process holds (``benchmarks/results/threads.md``
+measures every setting, quiet and loaded). The
 population forwards give the same bits at 1 and 2 threads
 (``tests/test_devices.py``), so switching does not change an evolution run's results.
 
@@ -22,8 +22,8 @@ figures in ``benchmarks/results/matmul_precision.md``).
 Denormals: every process of a run flushes floats below 1.2e-38 to zero
 (:func:`flush_denormals`). Adam's second moments of parameters whose gradient stays zero (a
 dead ReLU's weights) decay through that range for thousands of steps, and x86 CPUs take
-about a hundred cycles per denormal operand: a DQN's fused Adam step on CartPole took 8x its
-time (1.35 ms against 0.16 ms for 67k parameters, half of them denormal, on an AMX Xeon).
+about a hundred cycles per denormal operand: a DQN's fused Adam step on CartPole took
+several times as long (``benchmarks/results/design_measurements.md``).
 """
 
 from __future__ import annotations
@@ -127,6 +127,44 @@ def available_memory_bytes() -> int | None:
     return None
 
 
+def whole_count(number: int) -> str:
+    """``1,024``, or ``3.4e+38`` where digits would fill the line (a grid archive over many
+    dimensions; beyond what a float holds too)."""
+    if number < 10**12:
+        return f"{number:,}"
+    digits = str(number)
+    return f"{digits[0]}.{digits[1]}e+{len(digits) - 1}"
+
+
+def gib(size: int) -> str:
+    """``size`` bytes in GiB: ``2.4``, or ``2.9e+190`` past what a float shows plainly."""
+    return f"{size / 2**30:.1f}" if size < 2**40 else whole_count(size // 2**30)
+
+
+def refuse_unless_it_fits(
+    field: str,
+    needed: int,
+    what: str,
+    allowed: Callable[[int], str],
+    share: float = 0.8,
+    available: int | None = None,
+) -> None:
+    """The one memory check (a replay buffer, a QD archive, a population of learners):
+    refuse in one line, before anything is built, ``needed`` bytes that would take more than
+    ``share`` of the memory available now. ``what`` says what needs them (``1,000,000
+    transitions of Hopper-v4``); ``allowed(bytes)`` what fits in that share instead, the
+    error's "allowed" part. ``available`` defaults to :func:`available_memory_bytes`; where
+    the system does not say, nothing is refused."""
+    available = available_memory_bytes() if available is None else available
+    if available is None or needed <= share * available:
+        return
+    raise ConfigError(
+        field,
+        f"{what} need {gib(needed)} GiB; {gib(available)} GiB is available",
+        allowed(int(share * available)),
+    )
+
+
 def flush_denormals() -> None:
     """Flush denormal floats to zero in this process's CPU arithmetic (PyTorch's threads
     included): a value below 1.2e-38 in a network, a gradient or an optimizer's state is
@@ -149,7 +187,8 @@ class MediumPrecision:
     """What ``torch.set_float32_matmul_precision("medium")`` does to this CPU's float32
     products, measured on one fixed product (:func:`measure_medium_precision`): PyTorch
     leaves the choice to oneDNN, and it differs by CPU and library version, so no CPU flag
-    predicts it (an AVX512-BF16 CPU without AMX, a Zen 4, takes a float32 path there)."""
+    predicts it (``benchmarks/results/matmul_precision.md``: an AVX512-BF16 CPU without AMX
+    took a float32 path)."""
 
     kind: str
     """``bfloat16`` (inputs rounded to bfloat16, float32 sums), ``float32`` (another float32
@@ -343,8 +382,8 @@ def follow_the_load() -> Iterator[Callable[[], object]]:
     """Inside an algorithm's fixed-count math (:meth:`TorchThreads.fixed`), a part that
     runs at the count the load chooses, as a learner's steps do: gradient steps of small
     networks, whose products give the same bits at any count, and which a fixed count of
-    one per core makes ~9x slower beside one busy process (a small CEM-RL run on a 2-core
-    Xeon beside one: 114 s at a fixed 2 threads, 12 s following the load). Yields a check
+    one per core makes several times slower beside one busy process
+    (``benchmarks/results/design_measurements.md``). Yields a check
     to call between steps (rate-limited, cheap) so a long part follows a change. Outside
     such a block, or with a requested count, it changes nothing."""
     threads = TorchThreads._fixing

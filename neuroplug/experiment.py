@@ -80,8 +80,7 @@ def typed_experiment(config: DictConfig | Mapping[str, Any]) -> Experiment:
 def check_budget_unit(experiment: Experiment) -> None:
     """An evolution algorithm counts generations, a learner segments: a command's budget in
     the other unit is refused, naming the one to use. Checked where a command starts a run
-    (:func:`neuroplug.app.run_job`), not when a checkpoint's record is read back: a record
-    written before the two names existed still loads."""
+    (:func:`neuroplug.app.run_job`)."""
     run, name = experiment.run, experiment.algo.name
     learner = isinstance(experiment.algo, LearnerConfig)
     wrong, right = (

@@ -292,7 +292,7 @@ def plot_archive(archive: dict, output: Path, title: str = "") -> Path:
         if descriptors.shape[1] > 1:
             axis.set_ylim(*bounds[1])
     figure.colorbar(image, ax=axis, label="elite fitness")
-    # Checkpoints written before archives kept their dimensions' names say "descriptor k".
+    # An archive built without a task (synthetic descriptors) has no dimension names.
     names = list(archive.get("names") or [f"descriptor {k}" for k in range(len(bounds))])
     axis.set_xlabel(names[0])
     axis.set_ylabel(names[1] if len(bounds) > 1 else "")

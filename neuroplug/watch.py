@@ -88,7 +88,6 @@ def load_policy(run_dir: Path, which: str = "policy", cell: int | None = None) -
     with ``cell``, the elite of that cell of the run's QD archive (its last checkpoint)."""
     from omegaconf import OmegaConf
 
-    from neuroplug.contract_history import saved_count
     from neuroplug.training.checkpoint import (
         BEST_POLICY,
         UnsafeFileError,
@@ -110,10 +109,11 @@ def load_policy(run_dir: Path, which: str = "policy", cell: int | None = None) -
     params = state.get(WHICH[which]) if cell is None else archive_cell(run_dir, cell)["params"]
     if params is None:
         raise WatchError(f"--which {which}: {path} holds no {WHICH[which]} (try --which policy)")
+    unit = "segment" if "segment" in state else "generation"
     return LoadedPolicy(
         config=OmegaConf.create(state["config"]),
-        completed=saved_count(state, "segment"),
-        unit="segment" if "segment" in state else "generation",
+        completed=int(state[unit]),
+        unit=unit,
         params=params.float(),
         normalizer=state.get("normalizer"),
         reference_batch=state.get("reference_batch"),
@@ -178,7 +178,7 @@ def list_cells(run_dir: Path) -> str:
     """The occupied cells as lines of ``cell  fitness  descriptor``, best first."""
     archive = archive_cells(run_dir)
     order = np.argsort(-np.asarray(archive["fitness"]), kind="stable")
-    names = archive.get("names")  # a checkpoint written before archives named them has none
+    names = archive.get("names")  # an archive built without a task has none
     heading = f"[{', '.join(names)}]" if names else "descriptor"
     lines = [f"{'cell':>6}  {'fitness':>10}  {heading}"]
     for row in order:

@@ -71,7 +71,7 @@ def test_another_networks_state_is_refused():
 
 
 def test_another_optimizers_state_is_refused_in_one_line():
-    with pytest.raises(ValueError, match="older neuroplug"):
+    with pytest.raises(ValueError, match="another optimizer"):
         FlatAdam(torch.zeros(5), 0.01).load_state_dict({"m": 0, "v": 0, "t": 3})
 
 

@@ -195,16 +195,16 @@ CASES = {
     ),
     "zero-max-envs": case("scheduler.max_envs=0", field="scheduler.max_envs"),
     "negative-env-threads": case("scheduler.env_threads=-1", field="scheduler.env_threads"),
-    # --- renamed settings: the old key names the new one
-    "renamed-scheduler-threads": case(
+    # --- a setting of another name: the nearest one is named
+    "unknown-scheduler-threads": case(
         "scheduler.num_threads=2",
         field="scheduler.num_threads",
-        also=("was renamed scheduler.env_threads", "scheduler.env_threads=2"),
+        also=("did you mean scheduler.env_threads=2",),
     ),
-    "renamed-backend-threads": case(
+    "unknown-backend-threads": case(
         "backend.num_threads=1",
         field="backend.num_threads",
-        also=("was renamed backend.torch_threads", "backend.torch_threads=1"),
+        also=("did you mean backend.torch_threads=1",),
     ),
     "one-pipelined-group": case(
         "scheduler=pipelined", "scheduler.groups=1", field="scheduler.groups"

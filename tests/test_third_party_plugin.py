@@ -1,4 +1,5 @@
-"""A stranger's path: install neuroplug and a third-party plugin as wheels, then train.
+"""A stranger's path: build neuroplug's release (an sdist and a wheel) and a third-party
+plugin's, install them, then train.
 
 ``plugins/neuroplug-cem`` is an example third-party distribution. This test installs
 neuroplug and it into a fresh virtualenv with ordinary (non-editable) ``pip install``s,
@@ -30,6 +31,8 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
+VERSION = "0.1.0"
+"""The first release (pyproject.toml, neuroplug.__version__, CHANGELOG.md)."""
 PLUGIN = Path("plugins") / "neuroplug-cem"
 PLUGIN_GROUPS = ("neuroplug.algorithms", "neuroplug.backends", "neuroplug.schedulers")
 # What a source checkout holds that a build does not need (or that a build writes).
@@ -118,13 +121,34 @@ def venv(tmp_path_factory) -> Path:
     _mirror_site_packages(mirror)
     # Appended after the venv's own site-packages, so what the venv installs always wins.
     (Path(purelib.strip()) / "_outer_site_packages.pth").write_text(f"{mirror}\n")
-    pip_install = ["-m", "pip", "install", "--no-deps", "--no-build-isolation", "--no-index"]
     before = _tree(source)
+    dist = root / "dist"
+    # The release's artifacts, as `python -m build` makes them: an sdist and a wheel of each.
     for project in (source, source / PLUGIN):
-        _run([python, *pip_install, project], cwd=root)
+        _run(
+            [python, "-m", "hatchling", "build", "-t", "sdist", "-t", "wheel", "-d", dist], project
+        )
+    pip_install = ["-m", "pip", "install", "--no-deps", "--no-build-isolation", "--no-index"]
+    # neuroplug from its sdist (pip builds a wheel from it: the sdist carries everything a
+    # build needs), the plugin from its wheel.
+    _run([python, *pip_install, dist / f"neuroplug-{VERSION}.tar.gz"], cwd=root)
+    _run([python, *pip_install, dist / f"neuroplug_cem-{VERSION}-py3-none-any.whl"], cwd=root)
     # A build writes nothing into the source tree, so a read-only checkout installs too.
     assert _tree(source) == before, sorted(_tree(source) ^ before)
     return environment
+
+
+def test_the_release_is_version_0_1_0_and_its_wheel_carries_the_configs(venv):
+    import zipfile
+
+    wheel = venv.parent / "dist" / f"neuroplug-{VERSION}-py3-none-any.whl"
+    names = set(zipfile.ZipFile(wheel).namelist())
+    assert {"neuroplug/conf/config.yaml", "neuroplug/api.py"} <= names
+    assert "neuroplug_algorithms/es.py" in names  # the first-party plugins ride along
+    code = "import neuroplug, importlib.metadata as m; print(neuroplug.__version__, m.version('neuroplug'))"
+    assert _run([venv / "bin" / "python", "-c", code], venv.parent).split() == [VERSION] * 2
+    changelog = (REPO / "CHANGELOG.md").read_text()
+    assert f"## {VERSION}" in changelog
 
 
 def _tree(root: Path) -> set[Path]:

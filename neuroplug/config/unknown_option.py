@@ -17,15 +17,6 @@ from neuroplug.errors import ConfigError
 # Hydra's own groups and neuroplug's internal schemas are not choices a user makes.
 _INTERNAL_KEYS = {"hydra", "schema"}
 
-RENAMED = {
-    "backend.num_threads": (
-        "backend.torch_threads",
-        "it sizes PyTorch's CPU threads, as algo.torch_threads does",
-    ),
-    "scheduler.num_threads": ("scheduler.env_threads", "it sizes EnvPool's worker threads"),
-}
-"""Settings that were renamed: old key -> (new key, what it sizes)."""
-
 _NOT_IN_DEFAULTS = re.compile(r"Could not override '[^']+'\. No match in the defaults list")
 # Hydra's suggestion at the end of its message repeats the override: "... use +algo.sigmaa=1".
 _OVERRIDE = re.compile(r"use \+(?P<key>[^=\s]+)=(?P<value>\S*)")
@@ -60,11 +51,6 @@ def unknown_option_error(
         )
     cause = error.__cause__
     if isinstance(cause, ConfigAttributeError | ConfigKeyError) and cause.full_key:
-        if cause.full_key in RENAMED:
-            new, sizes = RENAMED[cause.full_key]
-            return ConfigError(
-                cause.full_key, f"was renamed {new} ({sizes})", f"{new}={value or '<n>'}"
-            )
         key = str(cause.key)
         parent = cause.parent_node
         known = [str(name) for name in parent.keys()] if parent is not None else []

@@ -26,7 +26,7 @@ import torch
 from neuroplug.api import AlgorithmContext
 from neuroplug.archive_config import ArchiveConfig
 from neuroplug.behaviors import resolve
-from neuroplug.devices import available_memory_bytes
+from neuroplug.devices import refuse_unless_it_fits, whole_count
 from neuroplug.errors import ConfigError
 
 Genome = list[int] | int
@@ -41,20 +41,6 @@ def _plain(genome: Any) -> Genome:
     return int(genome)
 
 
-def _count(number: int) -> str:
-    """``1,024``, or ``3.4e+38`` where digits would fill the line (a grid over many
-    dimensions; beyond what a float holds too)."""
-    if number < 10**12:
-        return f"{number:,}"
-    digits = str(number)
-    return f"{digits[0]}.{digits[1]}e+{len(digits) - 1}"
-
-
-def _gib(size: int) -> str:
-    """``size`` bytes in GiB: ``2.4``, or ``2.9e+190`` for a grid over many dimensions."""
-    return f"{size / 2**30:.1f}" if size < 2**40 else _count(size // 2**30)
-
-
 class Archive:
     """Cells of descriptor space, each with its elite (the best member that landed there)."""
 
@@ -62,16 +48,15 @@ class Archive:
     """Added to the refusal of an archive that does not fit in memory."""
 
     def __init__(self, cells: int, num_params: int, bounds: np.ndarray) -> None:
-        needed = cells * num_params * 4
-        available = available_memory_bytes()
-        if available is not None and needed > 0.8 * available:
-            raise ConfigError(
-                "algo.cells",
-                f"{_count(cells)} cells of {num_params:,}-parameter elites need "
-                f"{_gib(needed)} GiB; {_gib(available)} GiB is available",
-                f"at most {int(0.8 * available / (num_params * 4)):,} cells, or a smaller net"
-                + self.too_large_advice,
-            )
+        refuse_unless_it_fits(
+            "algo.cells",
+            cells * num_params * 4,
+            f"{whole_count(cells)} cells of {num_params:,}-parameter elites",
+            lambda room: (
+                f"at most {room // (num_params * 4):,} cells, or a smaller net"
+                + self.too_large_advice
+            ),
+        )
         self.cells = cells
         self.bounds = np.asarray(bounds, dtype=np.float64)
         self.fitness = np.full(cells, -np.inf)

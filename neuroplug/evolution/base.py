@@ -8,6 +8,7 @@ the generation counter, best-so-far tracking, NaN-safe fitness and checkpoint st
 from __future__ import annotations
 
 from abc import abstractmethod
+from collections.abc import Sequence
 from typing import Any, ClassVar
 
 import numpy as np
@@ -15,6 +16,7 @@ import torch
 
 from neuroplug.api import Algorithm, AlgorithmConfig, AlgorithmContext, EvaluationResult
 from neuroplug.evolution.shaping import sanitize_fitness
+from neuroplug.lowrank import LowRank, perturbation_vectors
 from neuroplug.population import Population, draw_seeds
 from neuroplug.seeds import algorithm_rng
 
@@ -107,3 +109,37 @@ class EvolutionAlgorithm(Algorithm):
     @abstractmethod
     def _load_state(self, state: dict[str, Any]) -> None:
         """Restore what :meth:`_state` returned."""
+
+
+NOISE_CHUNK = 64
+"""Members whose noise is regenerated at once in an update: bounds the memory to
+``NOISE_CHUNK x D`` whatever the population."""
+
+
+def weighted_noise_sums(
+    seeds: torch.Tensor,
+    terms: Sequence[tuple[torch.Tensor, int]],
+    dimension: int,
+    lowrank: LowRank | None = None,
+    scale: torch.Tensor | None = None,
+    dtype: torch.dtype = torch.float32,
+) -> list[torch.Tensor]:
+    """``sum_k w_k e_k^p`` for each ``(w, p)`` of ``terms``, with ``e_k = scale * eps(seeds[k])``
+    (``eps``: the members' perturbation direction, a low-rank product where the population
+    used ``lowrank``), regenerating ``eps`` from the seeds :data:`NOISE_CHUNK` members at a
+    time: the update of every strategy that describes its members by seeds (ES's
+    gradient, the NES family's and PGPE's first and second moments). ``(D,)`` each, in
+    ``dtype``."""
+    sums = [torch.zeros(dimension, dtype=dtype) for _ in terms]
+    for start in range(0, len(seeds), NOISE_CHUNK):
+        chunk = slice(start, start + NOISE_CHUNK)
+        noise = perturbation_vectors(seeds[chunk], dimension, lowrank).to(dtype)
+        if scale is not None:
+            noise = scale * noise
+        for total, (weights, power) in zip(sums, terms, strict=True):
+            total += weights[chunk] @ (noise if power == 1 else _power(noise, power))
+    return sums
+
+
+def _power(noise: torch.Tensor, power: int) -> torch.Tensor:
+    return noise * noise if power == 2 else noise**power

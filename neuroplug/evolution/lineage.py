@@ -321,12 +321,6 @@ def _rebase(lineage: Lineage, archive: Archive) -> None:
 
 
 def load_archive(lineage: Lineage, archive: Archive, state: dict[str, Any]) -> None:
-    """Restore an algorithm state's ``archive`` and ``lineage``. A checkpoint written before
-    lineages (elites as weights, no ``lineage``) loads too: each elite becomes a node of
-    its weights, so such a run resumes rather than starting over."""
-    if "lineage" in state:
-        lineage.load_state_dict(state["lineage"])
-        archive.load_state_dict(state["archive"], lineage.build)
-        return
-    archive.load_state_dict(state["archive"])
-    _rebase(lineage, archive)
+    """Restore an algorithm state's ``archive`` and ``lineage``."""
+    lineage.load_state_dict(state["lineage"])
+    archive.load_state_dict(state["archive"], lineage.build)

@@ -46,12 +46,6 @@ class CSVLogger(Logger):
         if not self.path.is_file():
             return
         rows = self._rows()
-        if self.fields and self.unit not in self.fields and "generation" in self.fields:
-            # A learner's record from before contract 5 counted segments as "generation".
-            self.fields = [self.unit if name == "generation" else name for name in self.fields]
-            rows = [{self.unit if k == "generation" else k: v for k, v in r.items()} for r in rows]
-            self._rewrite([row for row in rows if float(row[self.unit]) <= completed])
-            return
         kept = [row for row in rows if float(row[self.unit]) <= completed]
         if len(kept) != len(rows):
             self._rewrite(kept)

@@ -407,9 +407,8 @@ def members_pre_activation(
     recurrent = is_recurrent(layer.kind)
     if not recurrent and rows == 1 and hidden.shape[-1] < FEW_INPUTS and hidden.is_cpu:
         # One row per member (a population's step) on fewer inputs than a SIMD lane: MKL's
-        # batched product is slow there (CartPole's 4 inputs, 1,024 members: 890 us against
-        # 316 for this sum of products), and this sums each member's products in a fixed
-        # order, whatever else is in the batch.
+        # batched product is slow there (benchmarks/results/design_measurements.md), and
+        # this sums each member's products in a fixed order, whatever else is in the batch.
         return (hidden.transpose(1, 2) * weight).sum(1, keepdim=True) + bias, None
     gates = torch.baddbmm(bias, hidden, weight)
     if not recurrent:

@@ -3,8 +3,8 @@
 
 ``torch.func.functional_call`` under ``vmap`` batches any module over members, but a call
 pays a fixed price (swapping the module's parameters, dispatching its layers in Python
-through the batching rules): about 0.15 ms, more than a 64-64 MLP's arithmetic on one
-observation per member (``benchmarks/results/networks.md``). Most small policies people
+through the batching rules), more than a 64-64 MLP's arithmetic on one observation per
+member (``benchmarks/results/networks.md``). Most small policies people
 write are such a chain, ``nn.Sequential(nn.Linear, nn.Tanh, nn.Linear, ...)``, so
 :func:`linear_chain` reads the module's graph once (``torch.fx``) and, when it is a chain,
 the module network runs it as the layer table runs an MLP: one batched product per layer

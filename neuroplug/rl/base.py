@@ -31,7 +31,6 @@ from typing import Any
 import torch
 
 from neuroplug.api import Learner, LearnerConfig, LearnerContext, LearnerSampler, Segment
-from neuroplug.contract_history import saved_count
 from neuroplug.devices import on_cpu, resolve_device
 from neuroplug.rl.acting import Acting, ActorCriticActing
 from neuroplug.rl.engine import NEW_EPISODES, LearnerEngine
@@ -194,7 +193,7 @@ class SegmentLearner(Learner):
                 "it was written by another version of neuroplug or with another algo/net; "
                 "resume it with the version and settings that wrote it, or start a new run"
             )
-        self.segments = saved_count(state, "segment")
+        self.segments = int(state["segment"])
         self.env_steps = int(state["env_steps"])
         self.model.load_state_dict(state["model"])
         self._load_state(state["learner"])

@@ -13,6 +13,21 @@ import torch
 from torch import nn
 
 
+def clip_grad_norm(
+    grad: torch.Tensor, max_norm: float | torch.Tensor, dim: int | None = None
+) -> torch.Tensor:
+    """Scale ``grad`` in place to an L2 norm of at most ``max_norm`` (``torch.nn.utils.
+    clip_grad_norm_``'s rule, in two ops where the general one takes a dozen): the whole
+    tensor, or with ``dim`` each row of a stack (a ``(K, 1)`` ``max_norm`` per row).
+    Returns the norm(s) before clipping."""
+    if dim is None:
+        norm = torch.linalg.vector_norm(grad)
+    else:
+        norm = torch.linalg.vector_norm(grad, dim=dim, keepdim=True)
+    grad.mul_(torch.clamp(max_norm / (norm + 1e-6), max=1.0))
+    return norm
+
+
 class FlatParameters:
     """``parameters`` re-seated as views of one buffer (:attr:`flat`, whose ``grad`` is the
     buffer their gradients are views of)."""
@@ -45,9 +60,7 @@ class FlatParameters:
     def clip_grad_norm_(self, max_norm: float) -> torch.Tensor:
         """Scale the gradients to a global L2 norm of at most ``max_norm``, as
         ``torch.nn.utils.clip_grad_norm_`` does; returns the norm before clipping."""
-        norm = torch.linalg.vector_norm(self.flat.grad)
-        self.flat.grad.mul_(torch.clamp(max_norm / (norm + 1e-6), max=1.0))
-        return norm
+        return clip_grad_norm(self.flat.grad, max_norm)
 
     def check_seated(self) -> None:
         """Raise if a parameter or its gradient no longer lives in the buffers (the model was

@@ -28,7 +28,6 @@ import numpy as np
 import torch
 
 from neuroplug.api import Learner, LearnerConfig, LearnerContext, Segment
-from neuroplug.contract_history import saved_count
 from neuroplug.devices import on_cpu, resolve_device
 from neuroplug.errors import require
 from neuroplug.rl.base import SegmentLearner
@@ -180,7 +179,7 @@ class LearnerPopulation(Learner):
                 f"this checkpoint holds {len(state['members'])} members where this run has "
                 f"{len(self.members)}: resume it with algo.members={len(state['members'])}"
             )
-        self.segments = saved_count(state, "segment")
+        self.segments = int(state["segment"])
         self.env_steps = int(state["env_steps"])
         for member, member_state in zip(self.members, state["members"], strict=True):
             member.load_state_dict(member_state)  # its counters too

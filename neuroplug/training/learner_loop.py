@@ -58,13 +58,12 @@ class LearnerLoop(FamilyLoop):
 
     def _check_counted(self, before: int) -> None:
         """A learner's ``train_segment`` must count the segment it trained: a learner that
-        still counts ``generation`` (contract 4 and older) would otherwise train forever."""
+        does not would otherwise train forever."""
         if self.learner.segments != before + 1:
             name = type(self.learner).__name__
             raise RuntimeError(
                 f"{name}.train_segment() moved Learner.segments from {before} to "
-                f"{self.learner.segments}; it must add one per segment (contract 5 renamed "
-                "Learner.generation to Learner.segments)"
+                f"{self.learner.segments}; it must add one per segment (Learner.segments)"
             )
 
     def _write_tables(self, tables: dict[str, list[dict]]) -> None:

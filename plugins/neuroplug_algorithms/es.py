@@ -27,13 +27,11 @@ import torch
 
 from neuroplug.adam import FlatAdam
 from neuroplug.api import AlgorithmContext, EvaluationResult
-from neuroplug.evolution import EvolutionAlgorithm, centered_ranks
-from neuroplug.lowrank import LowRank, lowrank_for, perturbation_vectors
+from neuroplug.evolution import EvolutionAlgorithm, centered_ranks, weighted_noise_sums
+from neuroplug.lowrank import LowRank, lowrank_for
 from neuroplug.nets.network import Network
 from neuroplug.population import Population, draw_seeds
 from neuroplug_algorithms.es_config import ESConfig, ESStepConfig
-
-_SEEDS_PER_CHUNK = 64  # bounds the regenerated noise held at once during the update
 
 
 class ESCenter:
@@ -90,17 +88,12 @@ class ESCenter:
         }
 
     def _weighted_noise_sum(self, seeds: torch.Tensor, weights: torch.Tensor) -> torch.Tensor:
-        """sum_k weights[k] * eps(seeds[k]), regenerating eps chunk by chunk.
+        """sum_k weights[k] * eps(seeds[k]) (:func:`~neuroplug.evolution.weighted_noise_sums`).
 
         eps is the members' perturbation direction: low-rank products where the
         population used them, so the update follows the directions that were evaluated.
         """
-        total = torch.zeros(len(self.params))
-        for start in range(0, len(seeds), _SEEDS_PER_CHUNK):
-            chunk = slice(start, start + _SEEDS_PER_CHUNK)
-            directions = perturbation_vectors(seeds[chunk], len(self.params), self.lowrank)
-            total += weights[chunk] @ directions
-        return total
+        return weighted_noise_sums(seeds, [(weights, 1)], len(self.params), self.lowrank)[0]
 
     def state_dict(self) -> dict[str, Any]:
         """Center and Adam state (the RNG belongs to whoever owns it)."""

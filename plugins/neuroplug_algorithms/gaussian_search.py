@@ -22,12 +22,9 @@ import torch
 
 from neuroplug.api import AlgorithmContext
 from neuroplug.errors import ConfigError
-from neuroplug.evolution import EvolutionAlgorithm
+from neuroplug.evolution import EvolutionAlgorithm, weighted_noise_sums
 from neuroplug.noise import noise_vectors
 from neuroplug.population import Population
-
-CHUNK = 64
-"""Members whose directions are regenerated at once in an update (bounds the memory)."""
 
 
 def default_population_size(dimension: int) -> int:
@@ -64,14 +61,10 @@ def directions(seeds: torch.Tensor, dimension: int) -> torch.Tensor:
 
 def weighted_directions(seeds: torch.Tensor, weights: torch.Tensor, dimension: int):
     """``sum_k weights[k] * z_k`` and ``sum_k weights[k] * z_k**2`` over the members'
-    seeds, regenerating ``z`` a chunk at a time: ``(D,)`` float64 each."""
-    first = torch.zeros(dimension, dtype=torch.float64)
-    second = torch.zeros(dimension, dtype=torch.float64)
-    for start in range(0, len(seeds), CHUNK):
-        chunk = slice(start, start + CHUNK)
-        z = directions(seeds[chunk], dimension).double()
-        first += weights[chunk] @ z
-        second += weights[chunk] @ (z * z)
+    seeds (:func:`~neuroplug.evolution.weighted_noise_sums`): ``(D,)`` float64 each."""
+    first, second = weighted_noise_sums(
+        seeds, [(weights, 1), (weights, 2)], dimension, dtype=torch.float64
+    )
     return first, second
 
 

@@ -36,13 +36,11 @@ import torch
 
 from neuroplug.adam import FlatAdam
 from neuroplug.api import AlgorithmContext, EvaluationResult
-from neuroplug.evolution import centered_ranks
+from neuroplug.evolution import centered_ranks, weighted_noise_sums
 from neuroplug.population import Population
 from neuroplug_algorithms.gaussian_search import (
-    CHUNK,
     GaussianStrategy,
     diagonal_population,
-    directions,
 )
 from neuroplug_algorithms.pgpe_config import PGPEConfig
 
@@ -119,13 +117,13 @@ class PGPE(GaussianStrategy):
         center_weights, spread_weights, baseline = self._shaped(fitness)
         seeds = population.seed[0::2]
         pairs = len(seeds)
-        grad_mu = torch.zeros(self.num_params, dtype=torch.float64)
-        grad_sigma = torch.zeros(self.num_params, dtype=torch.float64)
-        for start in range(0, pairs, CHUNK):
-            chunk = slice(start, start + CHUNK)
-            eps = self.sigma * directions(seeds[chunk], self.num_params).double()
-            grad_mu += torch.from_numpy(center_weights[chunk]) @ eps
-            grad_sigma += torch.from_numpy(spread_weights[chunk]) @ (eps * eps)
+        grad_mu, grad_sigma = weighted_noise_sums(
+            seeds,
+            [(torch.from_numpy(center_weights), 1), (torch.from_numpy(spread_weights), 2)],
+            self.num_params,
+            scale=self.sigma,
+            dtype=torch.float64,
+        )
         grad_mu /= pairs
         spread_total = float(spread_weights.sum())
         grad_sigma = (grad_sigma - spread_total * self.sigma**2) / self.sigma / pairs

@@ -2,8 +2,8 @@
 
 A library's product or convolution may round a row differently with the call it is in:
 BLAS may pick kernels by the call's shape, by its operands' alignment and by how many
-items a batched call holds (on Intel Xeons with AVX-512 and AMX a member's last bits moved
-with its company; ``docs/reproducibility.md``). No setting pins that from outside on
+items a batched call holds (on some CPUs a member's last bits moved with its company;
+``docs/reproducibility.md``). No setting pins that from outside on
 every CPU, so in tiles (``backend.batching=tiles``, and every low-rank population) the
 torch backend never lets a member's call depend on its company. The population is cut
 into tiles of ``T`` consecutive members, member ``m`` always at row ``m % T`` of tile
@@ -30,11 +30,10 @@ from neuroplug.nets.layers import CONV2D, is_recurrent
 TILE_FLOPS = 32e6
 """Forward arithmetic per dense tile when ``backend.tile_rows`` is 0 (auto). A tile's call
 costs a fixed overhead plus its members' arithmetic, and it computes its dead members
-too, so a heavy network wants small tiles and a light one a single tile. On 2 threads of
-an AMD EPYC (AVX-512) the Nature CNN (19 MFLOP a member) ran 64 members in 47 ms with
-tiles of 2 (one batched call: 42 ms) and a tenth of them in 9.6 ms (tiles of 8: 22 ms),
-while a 256-256 MLP (0.14 MFLOP) ran fastest as one tile at every alive fraction
-(``benchmarks/results/batch_invariance.md``). This budget gives both those tiles."""
+too, so a heavy network wants small tiles and a light one a single tile: the Nature CNN
+(19 MFLOP a member) ran fastest in tiles of 2, a 256-256 MLP (0.14 MFLOP) as one tile at
+every alive fraction (``benchmarks/results/batch_invariance.md``). This budget gives both
+those tiles."""
 
 
 def member_flops(network) -> float:

@@ -45,7 +45,8 @@ tiles are mostly overhead once few members are alive (ES on Hopper, 0.14 MFLOP, 
 
 BYTES_PER_CALL = 2**20
 """What one more batched forward call costs on a CPU, as bytes of weights a gather would
-copy: a call of a few layers costs about what copying a megabyte does on a core (~0.2 ms).
+copy: a call of a few layers costs about what copying a megabyte does on a core
+(``benchmarks/results/design_measurements.md``).
 With ``batching=alive``, scattered alive members whose weights are bigger than that run as
 views, a call per run of consecutive members; smaller ones are gathered."""
 
@@ -253,7 +254,7 @@ class TorchBackend(Backend):
             params = self._params if span == len(self._params) else self._params[first : last + 1]
             return self._apply(params, observations, state)
         # (Repeats, a member playing two episodes at once, need a row each: gathered.)
-        # (Sorted neighbours all differ: 11 us for 447 members, np.unique's hash 67.)
+        # (Sorted neighbours all differ: cheaper than np.unique's hash.)
         distinct = bool(np.diff(np.sort(index)).all())
         if span <= 2 * len(index) and distinct:
             # Mostly alive: computing the dead members of the run costs fewer bytes than

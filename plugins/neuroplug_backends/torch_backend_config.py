@@ -33,10 +33,11 @@ class TorchBackendConfig(BackendConfig):
     computing a tile's dead members costs frames/s once few are alive. ``alive``: the
     alive members in one batched call, the fastest; the same bits for the same schedule
     (a resume, Ray's worker counts), but across schedulers only where the CPU's libraries
-    ignore the batch's shape (AMD EPYC; not Intel Xeons with AVX-512/AMX, where they
-    agree to rounding). ``auto``: ``tiles`` on a CPU for populations of networks of at
-    least 1 MFLOP a forward (convolutional encoders: ES on Breakout kept 0.87 of its
-    frames/s); ``alive`` for lighter ones (ES on Hopper in tiles kept 0.45), for a
+    ignore the batch's shape (``docs/reproducibility.md`` says where; elsewhere they agree
+    to rounding). ``auto``: ``tiles`` on a CPU for populations of networks of at least 1
+    MFLOP a forward (convolutional encoders, which keep most of their frames/s in tiles);
+    ``alive`` for lighter ones (which lose more than half;
+    ``benchmarks/results/batch_invariance.md``), for a
     population of one (a policy evaluated on its episodes, where tiles cost a call per
     episode) and on a GPU (``benchmarks/results/batch_invariance.md``,
     ``docs/reproducibility.md``). Low-rank populations always run in tiles."""

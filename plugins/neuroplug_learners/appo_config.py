@@ -33,7 +33,7 @@ class APPOConfig(PPOUpdateConfig):
     learner on its own GPU, where sampling is the bottleneck), or, as Sample Factory does,
     wait for room, so every rollout sampled is learned from. Waiting is the default: where
     the learner and the envs share CPU cores, a sampler that runs ahead steals the cores the
-    learner needs for rollouts it then drops (on 2 cores it dropped half of Pong's)."""
+    learner needs for rollouts it then drops (``docs/learners/appo.md``)."""
 
     @classmethod
     def presets(cls) -> dict[str, Preset]:

@@ -36,6 +36,7 @@ from neuroplug.api import LearnerContext
 from neuroplug.nets import gradients
 from neuroplug.rl.acting import Acted, Acting
 from neuroplug.rl.base import SegmentLearner
+from neuroplug.rl.flat_parameters import clip_grad_norm
 from neuroplug.rl.q_network import QNetwork
 from neuroplug.rl.replay_buffer import ReplayBuffer, restore_or_note
 from neuroplug.seeds import replay_sampling_rng
@@ -48,14 +49,7 @@ of a vector task's phase; two Nature-DQN batches of frames at a time)."""
 TARGET_FORWARD_ROWS = 512
 """Rows per forward of the target network over a phase's batches: a 256-wide layer's
 activations for 512 rows fit a core's L2 cache, where 8192 rows ran at half the speed per
-row (1 thread, AMX Xeon: 74 against 163 us per 64 rows of a 4-256-256-2 ReLU net)."""
-
-
-def clip_grad_norm(grad: torch.Tensor, max_norm: float) -> None:
-    """Scale ``grad`` to norm ``max_norm`` where it is longer (``clip_grad_norm_``'s rule,
-    for the one flat gradient, in two ops where the general one takes a dozen)."""
-    norm = torch.linalg.vector_norm(grad)
-    grad.mul_((max_norm / (norm + 1e-6)).clamp_(max=1.0))
+row (``benchmarks/results/design_measurements.md``)."""
 
 
 def huber(error: torch.Tensor) -> torch.Tensor:

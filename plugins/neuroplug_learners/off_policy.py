@@ -16,8 +16,7 @@ import torch
 
 from neuroplug.adam import FusedAdam
 from neuroplug.api import LearnerContext
-from neuroplug.devices import available_memory_bytes
-from neuroplug.errors import ConfigError
+from neuroplug.devices import refuse_unless_it_fits
 from neuroplug.nets import gradients
 from neuroplug.nets.layers import LINEAR, Layer
 from neuroplug.rl.base import SegmentLearner
@@ -87,7 +86,8 @@ class TwinCritic(torch.nn.Module):
         the loss. The backward pass is written out (:func:`neuroplug.nets.gradients.
         backward_stacked`, as PBT's members' and the DQN step's): at a 256-wide critic's
         sizes autograd's bookkeeping (recording the graph, walking it, accumulating each
-        tensor's gradient) was 14% of the step, from the loss's gradient ``2 (Q - y) / b``."""
+        tensor's gradient) was a share of the step worth saving
+        (``benchmarks/results/off_policy.md``), from the loss's gradient ``2 (Q - y) / b``."""
         tensors = self.slots()
         inputs = critic_inputs(observations, unit_actions, len(self.weights[0]))
         with torch.no_grad():
@@ -156,16 +156,13 @@ def soft_update(target: torch.nn.Module, source: torch.nn.Module, tau: float) ->
 def replay_buffer(config, context: LearnerContext) -> ReplayBuffer:
     """The run's buffer, refused in one line where it would not fit in memory."""
     needed = ReplayBuffer.bytes_needed(config.buffer_size, config.num_envs, context.env)
-    available = available_memory_bytes()
-    if available is not None and needed > 0.8 * available:
-        per = needed / config.buffer_size
-        fits = int(0.8 * available / per)
-        raise ConfigError(
-            "algo.buffer_size",
-            f"{config.buffer_size:,} transitions of {context.env.task_id} need "
-            f"{needed / 2**30:.1f} GiB; {available / 2**30:.1f} GiB is available",
-            f"algo.buffer_size <= {fits:,}",
-        )
+    per = needed / config.buffer_size
+    refuse_unless_it_fits(
+        "algo.buffer_size",
+        needed,
+        f"{config.buffer_size:,} transitions of {context.env.task_id}",
+        lambda room: f"algo.buffer_size <= {int(room / per):,}",
+    )
     return ReplayBuffer(config.buffer_size, config.num_envs, context.env, 1, config.gamma)
 
 

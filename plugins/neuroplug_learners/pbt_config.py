@@ -117,19 +117,19 @@ class PBTConfig(LearnerConfig):
         member = _resolved_member(self, schema, env, fill)
         mutating = self.check_mutable(schema)
         # Imported here: both modules import torch, which reading this schema does not.
-        from neuroplug.devices import available_memory_bytes
+        from neuroplug.devices import refuse_unless_it_fits
         from neuroplug.presets import task_kind
 
-        budget = available_memory_bytes()
-        needed = self.members * member.memory_bytes(env)
-        if budget is not None and needed > budget:
-            raise ConfigError(
-                "algo.members",
-                f"{self.members} members of {self.learner} need {needed / 2**30:.1f} GiB "
-                f"({needed / self.members / 2**30:.2f} GiB each, mostly replay) and "
-                f"{budget / 2**30:.1f} GiB is available",
-                "fewer algo.members or a smaller algo.member.buffer_size",
-            )
+        each = member.memory_bytes(env)
+        refuse_unless_it_fits(
+            "algo.members",
+            self.members * each,
+            f"{self.members} members of {self.learner}",
+            lambda room: (
+                f"at most {room // max(each, 1)} algo.members ({each / 2**30:.2f} GiB "
+                "each, mostly replay), or a smaller algo.member.buffer_size"
+            ),
+        )
         interval, start = INTERVALS.get(task_kind(env), VECTOR_INTERVAL)
         resolved = dataclasses.replace(
             self,

@@ -62,7 +62,7 @@ class PPOUpdateConfig(LearnerConfig):
     autocast (mixed precision: the weights, Adam's moments, the core, the heads and the
     losses stay float32; acting stays float32). ``auto``: ``bfloat16`` for a
     convolutional encoder on a CPU that computes it natively (AVX512-BF16 or AMX), where
-    one update of the Atari preset took 0.31 s instead of 0.54 s on 2 cores
+    it made an update of the Atari preset faster
     (``benchmarks/results/encoder_precision.md``), ``float32`` elsewhere. Elsewhere
     PyTorch emulates bfloat16, slower than float32; the start-up line says which."""
 

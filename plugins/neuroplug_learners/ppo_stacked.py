@@ -39,10 +39,12 @@ from typing import Any
 
 import torch
 
+from neuroplug.adam import adam_step
 from neuroplug.nets import gradients
 from neuroplug.nets.layers import as_float
 from neuroplug.rl.advantages import rollout_gae
 from neuroplug.rl.distributions import Categorical, DiagonalGaussian
+from neuroplug.rl.flat_parameters import clip_grad_norm
 from neuroplug_learners.ppo_update import MemberSettings, ppo_loss_gradients
 
 
@@ -247,16 +249,10 @@ class PopulationPPOUpdate:
                 )
                 if log_std_grad is not None:
                     log_std_grad.copy_(grads_out.log_std.squeeze(1))
-                # Each member's clip (clip_grad_norm_'s rule) and Adam step (FlatAdam's).
-                norms = torch.linalg.vector_norm(grads, dim=1, keepdim=True)
-                grads.mul_(torch.clamp(settings["max_grad_norm"] / (norms + 1e-6), max=1.0))
+                # Each member's clip and Adam step, its row of the stacked buffers.
+                clip_grad_norm(grads, settings["max_grad_norm"], dim=1)
                 steps += 1
-                exp_avg.lerp_(grads, 1 - optimizer.beta1)
-                exp_avg_sq.mul_(optimizer.beta2).addcmul_(grads, grads, value=1 - optimizer.beta2)
-                step_size = learning_rates / (1 - optimizer.beta1**steps)
-                correction = torch.sqrt(1 - optimizer.beta2**steps)
-                denominator = (exp_avg_sq.sqrt() / correction).add_(optimizer.eps)
-                flat.sub_(step_size * exp_avg / denominator)
+                adam_step(optimizer, flat, grads, exp_avg, exp_avg_sq, steps, learning_rates)
                 if last:
                     last_epoch.append(grads_out.stats)
         versions = config.epochs * len(range(0, size - step + 1, step))

@@ -22,8 +22,7 @@ per env step)::
 The mean is the policy network's outputs (what the run deploys: the evaluation, replay and
 video act on ``tanh(mean)``); the log-std a linear head on the same network's last hidden
 features, as CleanRL's ``fc_logstd`` (``algo.log_std_from=trunk``), or a second network of
-the policy's shape (``network``: a whole-policy module, which has no features, or a run
-written before the shared trunk), squashed by ``tanh`` into [log_std_min, log_std_max].
+the policy's shape (``network``: a whole-policy module, which has no features), squashed by ``tanh`` into [log_std_min, log_std_max].
 The twin critics run as one stacked computation.
 
 Departures: gradient steps follow a rollout of T = 4 steps (ReLU as CleanRL's unless
@@ -34,7 +33,6 @@ from __future__ import annotations
 
 import copy
 import math
-from typing import Any
 
 import torch
 
@@ -197,7 +195,7 @@ class SAC(OffPolicyLearner):
         super().__init__(config, context)
         model = self.model
         self.target_critic = copy.deepcopy(model.critic).requires_grad_(False)
-        # Fused: one kernel per step for all tensors (DQN measured about half the time).
+        # Fused: one kernel per step for all tensors (neuroplug.adam.FusedAdam says why).
         self.actor_optimizer = FusedAdam([model.actor, model.log_std], config.policy_lr)
         self.critic_optimizer = FusedAdam(model.critic.parameters(), config.q_lr)
         self.alpha_optimizer = FusedAdam([model.log_alpha], config.q_lr)
@@ -338,19 +336,6 @@ class SAC(OffPolicyLearner):
                 )  # fmt: skip
             loss = float((alpha * log_prob - value).mean())
         return loss, log_prob
-
-    def load_state_dict(self, state: dict[str, Any]) -> None:
-        saved = state["model"].get("log_std")
-        if saved is not None and saved.shape != self.model.log_std.shape:
-            other = "network" if self.model.trunk_head else "trunk"
-            raise ConfigError(
-                "algo.log_std_from",
-                f"this checkpoint's log-std has {saved.numel():,} parameters where "
-                f"{self.config.log_std_from!r} makes {self.model.log_std.numel():,}: it was "
-                f"written with log_std_from={other} (runs before the shared trunk were)",
-                f"resume with algo.log_std_from={other}",
-            )
-        super().load_state_dict(state)
 
     def _targets_state(self) -> dict[str, torch.Tensor]:
         return self.target_critic.state_dict()

@@ -36,8 +36,7 @@ class SACConfig(OffPolicyConfig):
     log_std_from: str = "trunk"
     """Where the actor's log-std comes from: ``trunk``, a linear head on the policy
     network's last hidden features (CleanRL's); ``network``, a second network of the
-    policy's shape (a whole-policy ``net.type=module``; runs written before the shared
-    trunk resume with it)."""
+    policy's shape (a whole-policy ``net.type=module``, which has no hidden features)."""
     log_std_min: float = -5.0
     log_std_max: float = 2.0
     """The actor's log-std is tanh-squashed into [log_std_min, log_std_max]."""

@@ -16,9 +16,8 @@ import numpy as np
 import torch
 
 from neuroplug.api import Transitions
-from neuroplug.devices import available_memory_bytes
+from neuroplug.devices import refuse_unless_it_fits
 from neuroplug.envs.spec import EnvSpec
-from neuroplug.errors import ConfigError
 
 ROW_FIELDS = ("observations", "unit_actions", "rewards", "next_observations", "terminated")
 
@@ -101,13 +100,10 @@ class TransitionBuffer:
 def transition_buffer(capacity: int, env: EnvSpec, gamma: float) -> TransitionBuffer:
     """The run's buffer, refused in one line where it would not fit in memory."""
     needed = TransitionBuffer.bytes_needed(capacity, env)
-    available = available_memory_bytes()
-    if available is not None and needed > 0.8 * available:
-        fits = int(0.8 * available / (needed / capacity))
-        raise ConfigError(
-            "algo.buffer_size",
-            f"{capacity:,} transitions of {env.task_id} need {needed / 2**30:.1f} GiB; "
-            f"{available / 2**30:.1f} GiB is available",
-            f"algo.buffer_size <= {fits:,}",
-        )
+    refuse_unless_it_fits(
+        "algo.buffer_size",
+        needed,
+        f"{capacity:,} transitions of {env.task_id}",
+        lambda room: f"algo.buffer_size <= {int(room / (needed / capacity)):,}",
+    )
     return TransitionBuffer(capacity, env, gamma)

@@ -5,9 +5,8 @@ alternate — the GPU (or the CPU's inference threads) waits while envs step.
 
 Except where overlapping measured faster: with ``groups: 0`` (the default) an image task
 whose forward passes run on a GPU is played in two groups, as ``scheduler=pipelined``
-plays it (on an H100, Breakout with a population of 256 Nature CNNs ran at 1.00x the
-EnvPool floor pipelined against 0.81x alternating; HalfCheetah's small MLP ran faster
-alternating, 0.47x against 0.40x: ``benchmarks/results/schedulers.md``). On a CPU the
+plays it (on a GPU, Breakout's Nature CNNs ran faster pipelined, HalfCheetah's small MLP
+alternating: ``benchmarks/results/schedulers.md``). On a CPU the
 backend and the envs share the cores, so alternating stays the rule there.
 
 ``scheduler=serial`` is this scheduler with one EnvPool thread and one group

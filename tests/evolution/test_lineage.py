@@ -10,7 +10,6 @@ from neuroplug.evolution.lineage import (
     Lineage,
     fresh_members,
     iso_line_members,
-    load_archive,
 )
 
 PARAMS = 37  # not a multiple of any vector width: rows straddle the vector loops' tails
@@ -101,16 +100,3 @@ def test_rebase_keeps_the_weights_and_drops_every_recipe():
     ids = tree.rebase(elites)
     assert len(tree) == len(ids) == tree.stored_weights() == len(elites)
     assert torch.equal(tree.build(ids), elites)
-
-
-def test_an_archive_checkpointed_as_weights_loads_as_a_node_per_elite():
-    # A checkpoint from before lineages: the archive's elites as weights, no "lineage".
-    from neuroplug.evolution.archive import GridArchive
-
-    saved = GridArchive([4], PARAMS, np.array([[0.0, 4.0]]))
-    elites = torch.randn(3, PARAMS)
-    saved.add(elites, np.array([1.0, 2.0, 3.0]), np.array([[0.5], [1.5], [3.5]]))
-    archive, tree = GridArchive([4], PARAMS, np.array([[0.0, 4.0]])), lineage()
-    load_archive(tree, archive, {"archive": saved.state_dict()})
-    genomes = [archive.genomes[cell] for cell in archive.occupied]
-    assert tree.stored_weights() == 3 and torch.equal(tree.build(genomes), elites)

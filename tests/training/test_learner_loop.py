@@ -22,7 +22,9 @@ class _CountsGenerations:
         return Segment(0, 0, 0, np.zeros(0), np.zeros(0, dtype=np.int64))
 
 
-def test_a_learner_that_does_not_count_its_segment_is_stopped_naming_the_rename(tmp_path):
+def test_a_learner_that_does_not_count_its_segment_is_stopped_naming_the_counter(tmp_path):
     loop = LearnerLoop(SimpleNamespace(algorithm=_CountsGenerations()), None, tmp_path)
-    with pytest.raises(RuntimeError, match=r"moved Learner\.segments from 0 to 0; .*contract 5"):
+    with pytest.raises(
+        RuntimeError, match=r"moved Learner\.segments from 0 to 0; it must add one per segment"
+    ):
         loop.step(lambda state: None)

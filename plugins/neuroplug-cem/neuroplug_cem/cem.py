@@ -39,7 +39,7 @@ class CrossEntropyMethod(EvolutionAlgorithm):
     """Noisy CEM: refit a diagonal Gaussian to the elite members every generation."""
 
     config_class = CEMConfig
-    contract = 5  # neuroplug.api.CONTRACT_VERSION it was written for: an older one is refused
+    contract = 1  # neuroplug.api.CONTRACT_VERSION it was written for: another one is refused
 
     def __init__(self, config: CEMConfig, context: AlgorithmContext) -> None:
         super().__init__(config, context)

@@ -16,11 +16,7 @@ from neuroplug.errors import ConfigError
 from neuroplug.testing import check_learner_resume, resolved_settings
 from neuroplug.testing.resume_check import same
 from neuroplug.training.checkpoint import (
-    BEST_POLICY,
-    atomic_save,
     load_checkpoint,
-    load_data,
-    save_checkpoint,
 )
 from neuroplug.watch import watch
 
@@ -51,27 +47,6 @@ def test_ppo_resumes_everything_but_the_games_in_progress(compose, tmp_path):
     tiny = [*CARTPOLE, "algo.segment_steps=512", "run.max_frames=4096", "run.eval_episodes=2"]
     left, _ = check_learner_resume(compose, tiny, tmp_path, segments=3, stop_at=1)
     assert left["algorithm"]["learner"]["updates"] > 0
-
-
-def test_a_run_saved_when_learners_counted_generations_resumes_counting_segments(compose, tmp_path):
-    """Before contract 5 a learner's checkpoint, best policy and metrics.csv said
-    ``generation`` for its segments: such a run dir resumes, and its record says ``segment``."""
-    tiny = [*CARTPOLE, "algo.segment_steps=512", "logger=none", f"run.output_dir={tmp_path}"]
-    run_job(compose([*tiny, "run.max_segments=1"]))
-    folder = tmp_path / "checkpoints"
-    state = load_checkpoint(tmp_path)
-    state["generation"] = state.pop("segment")
-    state["algorithm"]["generation"] = state["algorithm"].pop("segment")
-    save_checkpoint(tmp_path, state)
-    best = load_data(folder / BEST_POLICY)
-    best["generation"] = best.pop("segment")
-    atomic_save(best, folder / BEST_POLICY)
-    metrics = tmp_path / "metrics.csv"
-    metrics.write_text(metrics.read_text().replace("segment,", "generation,", 1))
-    summary = run_job(compose([*tiny, "run.max_segments=2", f"run.resume={tmp_path}"]))
-    assert summary["segment"] == 2 and load_checkpoint(tmp_path)["algorithm"]["segment"] == 2
-    rows = list(csv.DictReader(metrics.open()))
-    assert [row["segment"] for row in rows] == ["1", "2"] and "generation" not in rows[0]
 
 
 def test_ppo_runs_are_reproducible_from_their_seed(compose, tmp_path):

@@ -153,17 +153,6 @@ def test_a_whole_policy_module_needs_the_log_std_network():
     assert _learner(network=whole_policy, log_std_from="network").model.log_std_network
 
 
-def test_a_run_from_before_the_shared_trunk_resumes_only_with_its_log_std_network():
-    from neuroplug.errors import ConfigError
-
-    old = _learner(log_std_from="network").state_dict()
-    with pytest.raises(
-        ConfigError, match=r"algo\.log_std_from.*resume with algo\.log_std_from=network"
-    ):
-        _learner().load_state_dict(old)
-    _learner(log_std_from="network").load_state_dict(old)  # loads
-
-
 def test_the_temperature_starts_at_alpha_init_when_tuned_and_stays_at_alpha_otherwise():
     # CleanRL's log_alpha = 0 and SB3's ent_coef="auto": a tuned temperature starts at 1.
     assert math.isclose(_learner().alpha, 1.0)
