@@ -68,18 +68,6 @@ class OutputGradients:
     """``(actions,)`` for a Gaussian policy, else None."""
 
 
-@dataclass
-class Acting:
-    """The policy's choice for a batch of observations."""
-
-    actions: torch.Tensor
-    """``(n,)`` int64 or ``(n, A)`` pre-squash float actions."""
-    log_probs: torch.Tensor
-    values: torch.Tensor
-    states: torch.Tensor | None = None
-    """A recurrent policy's core states after this step (None for a feed-forward one)."""
-
-
 class ActorCritic(nn.Module):
     """Policy logits (or means) and state values from one set of trainable parameters."""
 
@@ -394,28 +382,6 @@ class ActorCritic(nn.Module):
     def _add_log_std_gradient(self, grads: OutputGradients) -> None:
         if grads.log_std is not None:
             _grad_of(self.log_std).add_(grads.log_std)
-
-    @torch.no_grad()
-    def act(
-        self,
-        observations: torch.Tensor,
-        generator: torch.Generator,
-        states: torch.Tensor | None = None,
-    ) -> Acting:
-        """Sample actions (reproducibly, from ``generator``) with their log-probs and values;
-        a recurrent policy acts from its core ``states`` and returns the new ones."""
-        if states is None:
-            outputs, values = self(observations)
-            new_states = None
-        else:
-            outputs, values, new_states = self.step(observations, states)
-        distribution = self.distribution(outputs)
-        actions = distribution.sample(generator)
-        return Acting(actions, distribution.log_prob(actions), values, new_states)
-
-    def env_actions(self, actions: torch.Tensor) -> np.ndarray:
-        """What the env receives for sampled ``actions``."""
-        return env_actions(self.env, actions)
 
 
 def env_actions(env: EnvSpec, actions: torch.Tensor) -> np.ndarray:
