@@ -32,7 +32,7 @@ from pathlib import Path
 import torch
 from machine import describe
 
-from neuroplug.experiment import Experiment
+from neuroplug.experiment.typed import Experiment
 from neuroplug.training.checkpoint import BEST_POLICY, checkpoint_dir, load_checkpoint, load_data
 from neuroplug.training.components import build_components
 

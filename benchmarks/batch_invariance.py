@@ -80,7 +80,7 @@ if case in ("nature_cnn", "mlp"):
     from neuroplug_backends.torch_backend import TorchBackend, TorchBackendConfig
     from neuroplug.nets.mlp import MLP
     from neuroplug.nets.nature_cnn import NatureCNN
-    from neuroplug.population import Population
+    from neuroplug.population.members import Population
     spec = json.loads(sys.argv[4])
     size = spec["population"]
     network = NatureCNN((4, 84, 84), 6) if case == "nature_cnn" else MLP(17, [256, 256], 6, "tanh")
@@ -114,7 +114,7 @@ if case in ("nature_cnn", "mlp"):
 else:
     from neuroplug_learners.pbt import PBT, PBTConfig
     from neuroplug.config.schema import EnvConfig, NetConfig
-    from neuroplug.presets import resolve
+    from neuroplug.plugin_configs.presets import resolve
     from neuroplug.training.components import build_env_and_network, learner_context
     env, network = build_env_and_network(EnvConfig(task_id="CartPole-v1"), NetConfig(hidden_sizes=[64, 64]))
     context = learner_context(network, env, 0, 1_000_000, env_threads=2)

@@ -28,8 +28,8 @@ import torch
 from machine import describe
 
 from neuroplug.config.schema import EnvConfig, NetConfig
-from neuroplug.devices import has_native_bfloat16
 from neuroplug.rl import ActorCritic
+from neuroplug.runtime.devices import has_native_bfloat16
 from neuroplug.training.components import build_env_and_network
 
 

@@ -69,7 +69,7 @@ def load_overhead(population: int, repeats: int) -> dict[str, float]:
     from neuroplug_backends.torch_backend import TorchBackend, TorchBackendConfig
 
     from neuroplug.nets.nature_cnn import NatureCNN
-    from neuroplug.population import Population
+    from neuroplug.population.members import Population
 
     seconds = {}
     for vbn in (False, True):
@@ -134,7 +134,7 @@ def main() -> None:
 
 
 def _summarise(arguments: argparse.Namespace, out: Path, runs: dict) -> None:
-    from neuroplug.plot import load_curves, plot_curves
+    from neuroplug.tools.plot import load_curves, plot_curves
 
     directories = [out / arm for arm in ARMS]
     plot_curves(load_curves(directories), out / "curves.png", "return_mean")

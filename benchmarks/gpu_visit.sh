@@ -91,7 +91,7 @@ PY
 suite() {
   # Ray, W&B, Hydra's sweep launchers and pip are not on that machine.
   step suite "${SUITE_SECONDS:-170}" $PY -m pytest -q -n 14 -p no:cacheprovider --timeout 150 \
-    --junitxml=$RUNS/junit.xml tests/engine/test_lockstep.py \
+    --junitxml=$RUNS/junit.xml tests/evaluation/test_lockstep.py \
     tests/plugins/neuroplug_learners/test_appo.py tests/plugins/neuroplug_learners/test_dqn.py tests/plugins/neuroplug_triton/test_triton_backend.py tests \
     --ignore=tests/plugins/neuroplug_ray --ignore=tests/loggers/test_wandb.py \
     --ignore=tests/test_sweeps.py --ignore=tests/test_third_party_plugin.py

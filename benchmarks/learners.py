@@ -42,8 +42,8 @@ from machine import describe
 from schedulers import measure_floor  # noqa: E402  (the floor is measured one way)
 
 from neuroplug.config.paths import conf_dir  # noqa: E402
-from neuroplug.config_store import register_schemas  # noqa: E402
-from neuroplug.experiment import typed_experiment  # noqa: E402
+from neuroplug.experiment.hydra_store import register_schemas  # noqa: E402
+from neuroplug.experiment.typed import typed_experiment  # noqa: E402
 from neuroplug.training.components import build_components  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "results"

@@ -408,7 +408,7 @@ COMPARISONS: dict[str, tuple[list[str], str]] = {
 
 def _compare(name: str) -> None:
     """One plot of the experiments in :data:`COMPARISONS` ``name`` that have run."""
-    from neuroplug.plot import load_curves, plot_curves
+    from neuroplug.tools.plot import load_curves, plot_curves
 
     experiments, metric = COMPARISONS[name]
     dirs = [
@@ -497,7 +497,7 @@ def _machines(run_dirs: list[Path]) -> str:
 
 
 def _summarise(name: str, experiment: Experiment, run_dirs: list[Path], scale: float) -> None:
-    from neuroplug.plot import load_curves, plot_curves
+    from neuroplug.tools.plot import load_curves, plot_curves
 
     plot_curves(load_curves(run_dirs), RESULTS / name / "curves.png", "return_mean")
     plot_curves(load_curves(run_dirs), RESULTS / name / "eval_curves.png", "eval_return_mean")

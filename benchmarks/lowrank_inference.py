@@ -32,11 +32,11 @@ import torch
 from machine import describe
 from neuroplug_backends.torch_backend import TorchBackend, TorchBackendConfig
 
-from neuroplug.lowrank import lowrank_for
 from neuroplug.nets.mlp import MLP
 from neuroplug.nets.nature_cnn import NatureCNN
 from neuroplug.nets.network import Network
-from neuroplug.population import Population
+from neuroplug.population.lowrank import lowrank_for
+from neuroplug.population.members import Population
 
 
 @dataclass

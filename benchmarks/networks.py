@@ -31,7 +31,7 @@ from neuroplug.nets.mlp import MLP
 from neuroplug.nets.module_network import ModuleNetwork
 from neuroplug.nets.nature_cnn import NatureCNN
 from neuroplug.nets.network import Network
-from neuroplug.population import Population
+from neuroplug.population.members import Population
 from neuroplug.rl.actor_critic import ActorCritic, OutputGradients
 
 

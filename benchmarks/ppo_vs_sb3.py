@@ -25,8 +25,8 @@ import torch
 from machine import describe
 
 from neuroplug.config.paths import conf_dir
-from neuroplug.config_store import register_schemas
-from neuroplug.experiment import typed_experiment
+from neuroplug.experiment.hydra_store import register_schemas
+from neuroplug.experiment.typed import typed_experiment
 from neuroplug.training.components import build_components
 
 RESULTS = Path(__file__).resolve().parent / "results"

@@ -35,9 +35,9 @@ from neuroplug_schedulers.threaded import ThreadedScheduler, ThreadedSchedulerCo
 from neuroplug.api import EvaluationRequest
 from neuroplug.config.schema import EnvConfig, NetConfig
 from neuroplug.envs.make import make_spec
+from neuroplug.experiment.networks import build_network
 from neuroplug.nets.policy import Policy
-from neuroplug.networks import build_network
-from neuroplug.population import BaseOrigin, Population
+from neuroplug.population.members import BaseOrigin, Population
 
 RESULTS = Path(__file__).resolve().parent / "results"
 

@@ -43,10 +43,10 @@ from neuroplug_schedulers.threaded import ThreadedScheduler, ThreadedSchedulerCo
 from neuroplug.api import Backend, BackendConfig, EvaluationRequest
 from neuroplug.config.schema import EnvConfig, NetConfig
 from neuroplug.envs.make import make_pool, make_spec
-from neuroplug.lowrank import lowrank_for
+from neuroplug.experiment.networks import build_network
 from neuroplug.nets.policy import Policy
-from neuroplug.networks import build_network
-from neuroplug.population import Population
+from neuroplug.population.lowrank import lowrank_for
+from neuroplug.population.members import Population
 
 
 @dataclass

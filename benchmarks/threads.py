@@ -2,7 +2,7 @@
 
 Each task runs as the whole command (``python -m neuroplug ...``, start-up included) with
 PyTorch's CPU threads at ``auto`` (the default, 0: one per core on an idle machine, 1 under
-load, :class:`neuroplug.devices.TorchThreads`), 1, and one per core (PyTorch's own
+load, :class:`neuroplug.runtime.devices.TorchThreads`), 1, and one per core (PyTorch's own
 default, which was neuroplug's before), on a quiet machine and beside two CPU-bound
 processes (the "loaded" machine: what a laptop running a browser and a build, or a shared
 node, looks like). Each run is cut at ``--timeout`` seconds; frames/s come from its
@@ -29,7 +29,7 @@ from pathlib import Path
 
 from machine import describe
 
-from neuroplug.devices import available_cores
+from neuroplug.runtime.devices import available_cores
 
 RESULTS = Path(__file__).resolve().parent / "results"
 

@@ -114,7 +114,7 @@ def copy_bandwidth(device: torch.device, megabytes: int, repeats: int) -> float:
 
 def population(network, size: int, lowrank=None):
     """An ES-shaped population: one base, mirrored +/- sigma, distinct seeds."""
-    from neuroplug.population import Population
+    from neuroplug.population.members import Population
 
     base = network.initial_params(torch.Generator().manual_seed(0))
     return Population(
@@ -231,9 +231,9 @@ def main() -> int:
 
     import triton
 
-    from neuroplug.lowrank import lowrank_for
     from neuroplug.nets.mlp import MLP
     from neuroplug.nets.nature_cnn import NatureCNN
+    from neuroplug.population.lowrank import lowrank_for
 
     if args.tiny:
         mlp, cnn = MLP(8, [16, 16], 4, "tanh"), NatureCNN((1, 36, 36), 4)

@@ -31,14 +31,14 @@ import numpy as np
 
 from neuroplug.errors import PluginError
 from neuroplug.nets.normalizer import ObservationStats
-from neuroplug.plugin_configs import (
+from neuroplug.plugin_configs.bases import (
     AlgorithmConfig,
     BackendConfig,
     LearnerConfig,
     PluginConfig,
     SchedulerConfig,
 )
-from neuroplug.presets import Mutable, Preset
+from neuroplug.plugin_configs.presets import Mutable, Preset
 
 __all__ = [
     "CONTRACT_VERSION",
@@ -68,7 +68,7 @@ if TYPE_CHECKING:
     from neuroplug.envs.spec import EnvSpec
     from neuroplug.nets.network import Network
     from neuroplug.nets.policy import Policy
-    from neuroplug.population import Population
+    from neuroplug.population.members import Population
     from neuroplug.rl.acting import Acting
     from neuroplug.rl.sampler import Episodes, Rollout
 
@@ -104,7 +104,7 @@ class EvaluationRequest:
     candidates in round 1); part of the env seeds so rounds see different episodes."""
     behavior: str | None = None
     """Which behavior characterisation to return per episode (None: none); see
-    :mod:`neuroplug.behaviors` for the names."""
+    :mod:`neuroplug.evaluation.behaviors` for the names."""
     transitions: bool = False
     """Whether to return every step's transition (:class:`Transitions`), for algorithms
     that learn off-policy from the population's experience (CEM-RL, ERL)."""
@@ -239,7 +239,7 @@ class AlgorithmContext:
 
     def fresh_population(self, seeds: torch.Tensor) -> Population:
         """One member per seed, fresh from the initialisation, described by the seeds alone."""
-        from neuroplug.population import Population
+        from neuroplug.population.members import Population
 
         return Population.fresh(seeds, self.initializer, self.num_params)
 

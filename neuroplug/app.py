@@ -155,14 +155,14 @@ def _settings_given_on_the_command_line(config: DictConfig) -> set[str]:
 def run_job(config: DictConfig) -> dict[str, Any]:
     """Train one job; returns its summary (Hydra passes it to sweepers)."""
     from neuroplug.envs.make import make_spec
-    from neuroplug.experiment import (
+    from neuroplug.experiment.networks import check_network_settings
+    from neuroplug.experiment.typed import (
         check_budget_unit,
         check_virtual_batch_norm,
         typed_experiment,
     )
-    from neuroplug.networks import check_network_settings
-    from neuroplug.plugin_configs import AlgorithmConfig, LearnerConfig
-    from neuroplug.presets import check_learner_task
+    from neuroplug.plugin_configs.bases import AlgorithmConfig, LearnerConfig
+    from neuroplug.plugin_configs.presets import check_learner_task
 
     config, resume_dir = resolve_resume(config)
     # The front door: past this line only the typed, validated form travels. A bad value is

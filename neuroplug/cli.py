@@ -115,7 +115,7 @@ def main(argv: list[str] | None = None) -> None:
 
     from neuroplug.app import hydra_entry
     from neuroplug.config.paths import conf_dir
-    from neuroplug.config_store import register_resolvers, register_schemas
+    from neuroplug.experiment.hydra_store import register_resolvers, register_schemas
 
     register_resolvers()
     register_schemas()

@@ -21,7 +21,7 @@ SHARING_THE_CORES = "PYTEST_XDIST_WORKER" in os.environ
 
 def pytest_runtest_setup(item):
     """Beside other workers, each test starts with PyTorch on one thread. A run follows the
-    load itself (:class:`neuroplug.devices.TorchThreads`, before every generation), but a
+    load itself (:class:`neuroplug.runtime.devices.TorchThreads`, before every generation), but a
     test that drives a learner or population directly keeps PyTorch's default of one
     thread per core, and OpenMP teams on shared cores wait on each other: a PBT test took
     152 s instead of 11 s beside one busy process (2-core Xeon, model 167)."""

@@ -47,7 +47,9 @@ def test_joblib_launcher_runs_the_grid_in_parallel_as_one_wandb_group(tmp_path):
     # W&B is in addition to the local record, never instead: the sweep can be plotted as is.
     assert len(list(sweep_dir.rglob("metrics.csv"))) == 6
     plot = subprocess.run(
-        [sys.executable, "-m", "neuroplug.plot", str(sweep_dir)], capture_output=True, text=True
+        [sys.executable, "-m", "neuroplug.tools.plot", str(sweep_dir)],
+        capture_output=True,
+        text=True,
     )
     assert plot.returncode == 0, plot.stderr[-3000:]
     assert (sweep_dir / "curves.png").read_bytes()[:4] == b"\x89PNG"

@@ -73,7 +73,7 @@ class RunConfig:
     TF32 where the device has it (CUDA); ``medium``, also oneDNN's choice on a CPU, which
     differs by CPU (bfloat16-rounded inputs with float32 sums on some, another float32
     kernel on others; the start-up line says what it measured,
-    :func:`neuroplug.devices.measure_medium_precision`). Results are no longer
+    :func:`neuroplug.runtime.devices.measure_medium_precision`). Results are no longer
     bit-identical to ``highest``, nor between schedulers: oneDNN chooses by a product's
     size, so a population split into small shards (Ray) computes some products as
     ``highest`` does."""
@@ -260,7 +260,7 @@ class NetConfig:
 
     type: str = "auto"
     """``auto`` (the env family's choice), ``mlp``, ``nature_cnn``, or any network a package
-    registers (``python -m neuroplug --list-plugins``; :mod:`neuroplug.networks`)."""
+    registers (``python -m neuroplug --list-plugins``; :mod:`neuroplug.experiment.networks`)."""
     kwargs: dict[str, Any] = field(default_factory=dict)
     """A network's own settings (``net.kwargs.channels=[16,32,32]``: any key, no ``+``),
     checked against the network's config class; the built-in networks take none, and

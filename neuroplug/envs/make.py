@@ -238,9 +238,9 @@ def make_pool(spec: EnvSpec, seeds: np.ndarray, num_threads: int = 0, **override
         return _gymnasium_pool(spec, seeds, overrides)
     envpool = _envpool_for(spec.task_id, spec.family)
     num_envs = len(seeds)
-    # Imported here: neuroplug.devices imports torch, and a spec is made (its errors found)
+    # Imported here: neuroplug.runtime.devices imports torch, and a spec is made (its errors found)
     # before torch is, at a run's front door.
-    from neuroplug.devices import available_env_threads
+    from neuroplug.runtime.devices import available_env_threads
 
     # EnvPool reads 0 as "one thread per env", far too many on a small machine.
     threads = min(available_env_threads(num_threads), num_envs)

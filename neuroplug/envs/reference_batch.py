@@ -14,7 +14,7 @@ import torch
 
 from neuroplug.envs.make import engine_pool_settings, make_pool
 from neuroplug.envs.spec import EnvSpec
-from neuroplug.seeds import reference_rng
+from neuroplug.runtime.seeds import reference_rng
 
 KEEP_PROBABILITY = 0.01
 """The chance that an observation joins the batch (Uber's ``get_ref_batch`` keeps 1 in 100)."""

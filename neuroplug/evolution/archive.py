@@ -24,10 +24,10 @@ import numpy as np
 import torch
 
 from neuroplug.api import AlgorithmContext
-from neuroplug.archive_config import ArchiveConfig
-from neuroplug.behaviors import resolve
-from neuroplug.devices import refuse_unless_it_fits, whole_count
 from neuroplug.errors import ConfigError
+from neuroplug.evaluation.behaviors import resolve
+from neuroplug.evolution.archive_config import ArchiveConfig
+from neuroplug.runtime.devices import refuse_unless_it_fits, whole_count
 
 Genome = list[int] | int
 """How an algorithm describes an elite compactly: a seed chain (a list of seeds), or the

@@ -16,9 +16,9 @@ import torch
 
 from neuroplug.api import Algorithm, AlgorithmConfig, AlgorithmContext, EvaluationResult
 from neuroplug.evolution.shaping import sanitize_fitness
-from neuroplug.lowrank import LowRank, perturbation_vectors
-from neuroplug.population import Population, draw_seeds
-from neuroplug.seeds import algorithm_rng
+from neuroplug.population.lowrank import LowRank, perturbation_vectors
+from neuroplug.population.members import Population, draw_seeds
+from neuroplug.runtime.seeds import algorithm_rng
 
 
 class EvolutionAlgorithm(Algorithm):

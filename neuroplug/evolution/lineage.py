@@ -8,7 +8,7 @@ was made from earlier nodes rather than by its weights::
     weights(w)             w itself (a member no recipe describes: a gradient step's)
 
 ``p`` and ``q`` are earlier nodes (Iso+LineDD's two elites, Vassiliades & Mouret 2018),
-``s`` a noise seed (:mod:`neuroplug.noise`) and ``z`` the line step's N(0, 1) draw. An
+``s`` a noise seed (:mod:`neuroplug.population.noise`) and ``z`` the line step's N(0, 1) draw. An
 archive cell holds a node id; the checkpoint keeps only the nodes the elites descend from
 (a DAG: a node may be the parent of many and the partner of others), a few numbers each,
 instead of one weight vector per cell: the deep GA's seed chains (Such et al. 2017)
@@ -29,8 +29,8 @@ import numpy as np
 import torch
 
 from neuroplug.evolution.archive import Archive
-from neuroplug.noise import noise_vectors
-from neuroplug.population import InitDraws, Population, draw_seeds
+from neuroplug.population.members import InitDraws, Population, draw_seeds
+from neuroplug.population.noise import noise_vectors
 
 FRESH, ISO_LINE, WEIGHTS = 0, 1, 2
 """Node kinds: ``fresh(s_0, s_1)``, ``iso_line(p, q, s, z)``, ``weights(w)``."""

@@ -9,7 +9,7 @@ from neuroplug.loggers.base import Logger, MultiLogger
 
 if TYPE_CHECKING:
     from neuroplug.config.schema import LoggerConfig
-    from neuroplug.experiment import Experiment
+    from neuroplug.experiment.typed import Experiment
 
 
 def build_loggers(

@@ -1,7 +1,7 @@
 """The run's local record: one CSV row of metrics per generation (a learner's segment), in
 the run dir.
 
-Every run writes it, whatever loggers were chosen, so that ``python -m neuroplug.plot`` works
+Every run writes it, whatever loggers were chosen, so that ``python -m neuroplug.tools.plot`` works
 on any run or sweep dir. Rows are appended as generations (segments) end; a column that appears later
 (a learner's loss once learning starts, say) rewrites the file once with the wider header;
 on resume, rows past the checkpoint are dropped so each one is there exactly once.

@@ -33,7 +33,7 @@ from neuroplug.loggers.base import Logger
 from neuroplug.loggers.wandb_sidecar import RUN_ID_FILE
 
 if TYPE_CHECKING:
-    from neuroplug.experiment import Experiment
+    from neuroplug.experiment.typed import Experiment
 
 TAGGED_GROUPS = ("algo", "env", "net", "backend", "scheduler")
 

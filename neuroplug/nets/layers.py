@@ -48,7 +48,7 @@ are stacked along channels and each member is one group. A linear layer of a pop
 is one batched matrix multiply. On CPU the population's convolutions use ATen's native
 kernels, not oneDNN's: oneDNN's grouped convolution changes its last bits with the number
 of threads, and the run changes PyTorch's thread count with the machine's load
-(:class:`neuroplug.devices.TorchThreads`). The native kernels give the same bits at any
+(:class:`neuroplug.runtime.devices.TorchThreads`). The native kernels give the same bits at any
 count, at about oneDNN's speed on a small CPU.
 
 A member's outputs here depend on its company's shape: BLAS and oneDNN pick kernels by a

@@ -12,7 +12,7 @@ from neuroplug.nets import layers as layer_table
 from neuroplug.nets import virtual_batch_norm
 from neuroplug.nets.layers import Layer
 from neuroplug.nets.layout import ParameterLayout, Params
-from neuroplug.seeds import init_generator
+from neuroplug.runtime.seeds import init_generator
 
 if TYPE_CHECKING:
     from neuroplug.config.schema import NetConfig
@@ -29,7 +29,7 @@ class Network(ABC):
     (``layers``, :mod:`neuroplug.nets.layers`); the forward passes below, both torch
     backends, the Triton backend and the learners all run it from that table. Registered
     under the ``neuroplug.networks`` entry-point group (as ``mlp`` and ``nature_cnn`` are),
-    it is ``net.type=<name>`` (:func:`neuroplug.networks.build_network` builds it with
+    it is ``net.type=<name>`` (:func:`neuroplug.experiment.networks.build_network` builds it with
     :meth:`from_config`).
     """
 

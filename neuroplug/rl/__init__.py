@@ -7,7 +7,7 @@ your own learner")."""
 from neuroplug.rl.actor_critic import ActorCritic
 from neuroplug.rl.advantages import rollout_gae
 from neuroplug.rl.base import SegmentLearner
-from neuroplug.rl.population import LearnerPopulation
+from neuroplug.rl.learner_population import LearnerPopulation
 from neuroplug.rl.sampler import Rollout
 
 __all__ = ["ActorCritic", "LearnerPopulation", "Rollout", "SegmentLearner", "rollout_gae"]

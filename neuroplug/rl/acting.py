@@ -28,9 +28,9 @@ from typing import Any, NamedTuple
 import numpy as np
 import torch
 
-from neuroplug.devices import on_cpu
 from neuroplug.rl.actor_critic import env_actions
 from neuroplug.rl.distributions import Categorical, DiagonalGaussian
+from neuroplug.runtime.devices import on_cpu
 
 
 class Acted(NamedTuple):

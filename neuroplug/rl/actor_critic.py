@@ -41,7 +41,6 @@ import numpy as np
 import torch
 from torch import nn
 
-from neuroplug.devices import has_native_bfloat16
 from neuroplug.envs.spec import EnvSpec
 from neuroplug.errors import ConfigError
 from neuroplug.nets import gradients
@@ -49,7 +48,8 @@ from neuroplug.nets import layers as layer_table
 from neuroplug.nets.layers import is_recurrent
 from neuroplug.nets.network import Network
 from neuroplug.rl.distributions import Categorical, DiagonalGaussian
-from neuroplug.seeds import value_head_generator
+from neuroplug.runtime.devices import has_native_bfloat16
+from neuroplug.runtime.seeds import value_head_generator
 
 if TYPE_CHECKING:
     from neuroplug.api import LearnerContext

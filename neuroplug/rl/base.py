@@ -1,5 +1,5 @@
 """The base class of neuroplug's learners: segments, seeding, the model, and what a learner
-must say to be run by the one learner loop (:mod:`neuroplug.rl.engine`).
+must say to be run by the one learner loop (:mod:`neuroplug.rl.rollout_loop`).
 
 A run is a sequence of segments of ``segment_steps`` env steps: the unit of logging,
 checkpointing and evaluation, never an env boundary. The envs are built once, with seeds
@@ -8,7 +8,7 @@ cut at a segment's end. Every random stream is re-seeded from (run seed, segment
 segment's start.
 
 A lone learner is a population of one: its :meth:`SegmentLearner.train_segment` runs the
-same :class:`~neuroplug.rl.engine.LearnerEngine` a population of learners (``algo=pbt``)
+same :class:`~neuroplug.rl.rollout_loop.RolloutLoop` a population of learners (``algo=pbt``)
 runs, with itself as the only member. A subclass says:
 
 - how it learns from one rollout of its envs (:meth:`SegmentLearner.learn_rollout`) and
@@ -31,11 +31,11 @@ from typing import Any
 import torch
 
 from neuroplug.api import Learner, LearnerConfig, LearnerContext, LearnerSampler, Segment
-from neuroplug.devices import on_cpu, resolve_device
 from neuroplug.rl.acting import Acting, ActorCriticActing
-from neuroplug.rl.engine import NEW_EPISODES, LearnerEngine
+from neuroplug.rl.rollout_loop import NEW_EPISODES, RolloutLoop
 from neuroplug.rl.sampler import Episodes, Rollout
-from neuroplug.seeds import segment_generator_seed
+from neuroplug.runtime.devices import on_cpu, resolve_device
+from neuroplug.runtime.seeds import segment_generator_seed
 
 __all__ = ["NEW_EPISODES", "SegmentLearner"]
 
@@ -61,14 +61,14 @@ class SegmentLearner(Learner):
         """The trainable model; ``model.policy_vector()`` is the flat policy vector it deploys."""
         self.env_steps = 0
         """Env steps this learner has sampled over the whole run (its schedules follow it);
-        the engine counts them rollout by rollout."""
+        the rollout loop counts them rollout by rollout."""
         self.generator = torch.Generator(self.device)
         """The learner's own stream (minibatch order), re-seeded per segment."""
         self.progress: Callable[[dict[str, Any]], None] | None = None
         """Set by the trainer: called after every rollout with where the segment stands."""
-        self._engine: LearnerEngine | None = None
+        self._rollout_loop: RolloutLoop | None = None
         if context.member is None:  # alone: a population of one (a member has its population's)
-            self._engine = LearnerEngine(
+            self._rollout_loop = RolloutLoop(
                 context,
                 [self],
                 config.env_groups,
@@ -79,35 +79,35 @@ class SegmentLearner(Learner):
     # ------------------------------------------------------------------ alone
 
     @property
-    def engine(self) -> LearnerEngine:
+    def rollout_loop(self) -> RolloutLoop:
         """The loop this learner runs in when it runs alone (a population of one). A
-        population's member (``context.member`` set) is run by its population's engine and
+        population's member (``context.member`` set) is run by its population's rollout loop and
         builds none, nor any envs."""
-        if self._engine is None:
+        if self._rollout_loop is None:
             raise RuntimeError(
                 f"{type(self).__name__} is member {self.context.member} of a population: "
-                "the population's engine runs it"
+                "the population's rollout loop runs it"
             )
-        return self._engine
+        return self._rollout_loop
 
     @property
     def sampler(self) -> LearnerSampler:
         """Where this learner's envs are stepped when it runs alone."""
-        return self.engine.sampler
+        return self.rollout_loop.sampler
 
     def train_segment(self) -> Segment:
-        engine = self.engine
-        segment = engine.train_segment(self, self.segment_loop)
-        segment.stats = {**engine.member_stats[0], **segment.stats}
+        rollout_loop = self.rollout_loop
+        segment = rollout_loop.train_segment(self, self.segment_loop)
+        segment.stats = {**rollout_loop.member_stats[0], **segment.stats}
         self.segments += 1
         return segment
 
-    def segment_loop(self, engine: LearnerEngine) -> tuple[dict[str, float], dict[str, float]]:
+    def segment_loop(self, rollout_loop: RolloutLoop) -> tuple[dict[str, float], dict[str, float]]:
         """How this learner runs a segment's rollouts when alone; returns (stats, timings).
-        The default is the engine's :meth:`~neuroplug.rl.engine.LearnerEngine.
+        The default is the rollout loop's :meth:`~neuroplug.rl.rollout_loop.RolloutLoop.
         synchronous_loop` (sample, learn, repeat); a learner that learns while it samples
-        overrides it and samples through :meth:`~neuroplug.rl.engine.LearnerEngine.sample`."""
-        return engine.synchronous_loop()
+        overrides it and samples through :meth:`~neuroplug.rl.rollout_loop.RolloutLoop.sample`."""
+        return rollout_loop.synchronous_loop()
 
     def games_finished(self, games: Episodes) -> None:  # noqa: B027 - optional hook
         """The games that ended in a rollout (a lone learner keeps no per-game record)."""
@@ -199,8 +199,8 @@ class SegmentLearner(Learner):
         self._load_state(state["learner"])
 
     def close(self) -> None:
-        if self._engine is not None:
-            self._engine.close()
+        if self._rollout_loop is not None:
+            self._rollout_loop.close()
 
     @abstractmethod
     def _state(self) -> dict[str, Any]:

@@ -18,7 +18,7 @@ arrays. Everything derived from them — which steps are EnvPool's auto-resets, 
 learner's episode ends, game scores and lengths — is computed once per rollout, vectorised.
 
 Why this is its own EnvPool driver, not the episode engine's
-(:mod:`neuroplug.engine.lockstep`): both step groups of envs with ``send``/``recv``, but
+(:mod:`neuroplug.evaluation.lockstep`): both step groups of envs with ``send``/``recv``, but
 little else of the per-step loop is common. The engine plays a fixed list of episodes:
 it sends only the lanes whose episode is alive, hands a finished lane the next episode
 (with its own seed and no-op start), reads EnvPool's info dict for behavior
@@ -28,7 +28,7 @@ steps every env at every step for the whole run, never retires one, and fills fi
 sends, work assignment and info dicts into the per-step path this module keeps at a fixed
 cost, or the sampler's whole-batch buffers into the engine. What the two share lives once
 below both: pool construction (:func:`neuroplug.envs.make.make_pool`), the thread split
-(:func:`neuroplug.devices.available_env_threads`), seeds (:mod:`neuroplug.seeds`) and each family's
+(:func:`neuroplug.runtime.devices.available_env_threads`), seeds (:mod:`neuroplug.runtime.seeds`) and each family's
 true score and game-over rule (:class:`neuroplug.envs.family.EnvFamily`).
 
 Bookkeeping: EnvPool resets an env on the step after its episode ended, and that step's
@@ -48,12 +48,12 @@ import numpy as np
 import torch
 
 from neuroplug.api import SamplerRequest
-from neuroplug.devices import available_env_threads
 from neuroplug.envs.make import make_pool
 from neuroplug.envs.raw_steps import RawSteps, StepBatch, step_driver
 from neuroplug.envs.spec import EnvSpec
 from neuroplug.rl.acting import Acted, Acting
-from neuroplug.seeds import acting_seed
+from neuroplug.runtime.devices import available_env_threads
+from neuroplug.runtime.seeds import acting_seed
 
 
 @dataclass

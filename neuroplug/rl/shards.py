@@ -4,9 +4,9 @@ A shard is ``scheduler.envs_per_shard`` consecutive envs of a learner's (or a po
 envs. Everything a shard samples is its own:
 
 - its EnvPool, holding the shard's envs alone, seeded by env index from the run's stream
-  (:func:`neuroplug.seeds.segment_episode_seeds`, as the unsharded sampler seeds them);
+  (:func:`neuroplug.runtime.seeds.segment_episode_seeds`, as the unsharded sampler seeds them);
 - its action-sampling generator, seeded from (run seed, segment, shard)
-  (:func:`neuroplug.seeds.shard_generator_seed`);
+  (:func:`neuroplug.runtime.seeds.shard_generator_seed`);
 - one policy forward per step over its envs alone;
 - with a recurrent core, its envs' states, kept from step to step and rollout to rollout,
   and stored in its rollouts (the states each step acted from).
@@ -42,7 +42,7 @@ from neuroplug.api import LearnerContext, SamplerRequest
 from neuroplug.errors import require
 from neuroplug.rl.acting import Acted, Acting
 from neuroplug.rl.sampler import Episodes, Rollout, Sampler
-from neuroplug.seeds import shard_generator_seed
+from neuroplug.runtime.seeds import shard_generator_seed
 
 
 @dataclass(frozen=True)

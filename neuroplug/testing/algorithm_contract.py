@@ -38,7 +38,7 @@ import torch
 from neuroplug.api import Algorithm, AlgorithmConfig, EvaluationResult
 from neuroplug.errors import PluginError
 from neuroplug.nets.network import Network
-from neuroplug.population import Population
+from neuroplug.population.members import Population
 from neuroplug.testing.synthetic import (
     synthetic_context,
     synthetic_result,
@@ -68,7 +68,7 @@ def _evaluate(
     if algorithm.behavior() is not None:
         size = BEHAVIOR_SIZE
         if algorithm.context.env is not None:  # the descriptor's size on the task
-            from neuroplug.behaviors import resolve
+            from neuroplug.evaluation.behaviors import resolve
 
             size = resolve(algorithm.behavior(), algorithm.context.env).size
         behaviors = members[:, :size].double().numpy()

@@ -15,7 +15,7 @@ population the algorithms build — plain parameter vectors, one center plus mir
 - ``forward(members, observations)`` gives ``(n, output_size)`` finite float outputs, and
   each row is member ``members[j]``'s network on ``observations[j]``: the reference
   :meth:`neuroplug.nets.network.Network.forward_single` of the member
-  :meth:`neuroplug.population.Population.materialize` builds, within ``rtol``/``atol``;
+  :meth:`neuroplug.population.members.Population.materialize` builds, within ``rtol``/``atol``;
 - a member's outputs are the same bits whatever batch it rides in (alone, among others,
   shuffled, twice in one call), which the schedulers' identical results rely on, where
   the backend claims it (:attr:`~neuroplug.api.Backend.batch_invariant`), and agree to
@@ -37,11 +37,11 @@ from collections.abc import Sequence
 import torch
 
 from neuroplug.api import Backend, BackendConfig
-from neuroplug.lowrank import lowrank_for
 from neuroplug.nets.mlp import MLP
 from neuroplug.nets.nature_cnn import NatureCNN
 from neuroplug.nets.network import Network, SeededInitializer
-from neuroplug.population import Population
+from neuroplug.population.lowrank import lowrank_for
+from neuroplug.population.members import Population
 from neuroplug.testing.algorithm_contract import ContractViolation
 
 SIZE = 12

@@ -18,7 +18,7 @@ def compose(overrides: list[str] | None = None) -> Any:
     from hydra.core.global_hydra import GlobalHydra
 
     from neuroplug.config.paths import conf_dir
-    from neuroplug.config_store import register_resolvers, register_schemas
+    from neuroplug.experiment.hydra_store import register_resolvers, register_schemas
 
     register_resolvers()
     register_schemas()

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import pickle
 
-from neuroplug.behaviors import BEHAVIORS
 from neuroplug.envs.families import built_in_families
 from neuroplug.envs.family import EnvFamily
-from neuroplug.networks import network_names
+from neuroplug.evaluation.behaviors import BEHAVIORS
+from neuroplug.experiment.networks import network_names
 
 
 class FamilyContractViolation(AssertionError):

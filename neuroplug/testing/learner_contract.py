@@ -39,7 +39,7 @@ from neuroplug.api import Learner, LearnerConfig, LearnerContext
 from neuroplug.config.schema import EnvConfig, NetConfig
 from neuroplug.envs.spec import EnvSpec
 from neuroplug.nets.network import Network
-from neuroplug.presets import resolve
+from neuroplug.plugin_configs.presets import resolve
 from neuroplug.testing.algorithm_contract import ContractViolation, roundtrip
 from neuroplug.testing.resume_check import same
 from neuroplug.training.components import build_env_and_network

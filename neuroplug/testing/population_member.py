@@ -10,7 +10,7 @@ Use it from a plugin's own tests::
 It checks the declarations population-based training reads, then trains a population of
 two members on CartPole-v1 (or ``task``: ``"Pendulum-v1"`` for a continuous-action
 learner; a 16-unit MLP, CPU) through the very machinery ``algo=pbt``
-uses (:class:`neuroplug.rl.population.LearnerPopulation`: one sampler, the members'
+uses (:class:`neuroplug.rl.learner_population.LearnerPopulation`: one sampler, the members'
 acting in one forward, their updates one by one or stacked). It checks: the config
 declares at least one mutable setting, each a field of the config whose value lies within
 its bounds (and above 0 where it changes by factors from a log-uniform start); the learner
@@ -26,9 +26,9 @@ import dataclasses
 import torch
 
 from neuroplug.api import LearnerConfig
-from neuroplug.presets import resolve
+from neuroplug.plugin_configs.presets import resolve
 from neuroplug.rl.base import SegmentLearner
-from neuroplug.rl.population import LearnerPopulation
+from neuroplug.rl.learner_population import LearnerPopulation
 from neuroplug.testing.algorithm_contract import ContractViolation, roundtrip
 from neuroplug.testing.learner_contract import TASK, Task, learner_context
 from neuroplug.testing.resume_check import same

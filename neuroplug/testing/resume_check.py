@@ -27,8 +27,8 @@ import numpy as np
 import torch
 
 from neuroplug.app import run_job
-from neuroplug.experiment import typed_experiment
-from neuroplug.rl.engine import NEW_EPISODES
+from neuroplug.experiment.typed import typed_experiment
+from neuroplug.rl.rollout_loop import NEW_EPISODES
 from neuroplug.training.checkpoint import BEST_POLICY, checkpoint_dir, load_checkpoint, load_data
 from neuroplug.training.components import build_components
 

@@ -37,12 +37,12 @@ from neuroplug.api import (
     SchedulerConfig,
 )
 from neuroplug.config.schema import EnvConfig
-from neuroplug.engine.lockstep import LockstepScheduler, LockstepSchedulerConfig
 from neuroplug.envs.make import make_spec
+from neuroplug.evaluation.lockstep import LockstepScheduler, LockstepSchedulerConfig
 from neuroplug.nets.mlp import MLP
 from neuroplug.nets.network import Network
 from neuroplug.nets.policy import Policy
-from neuroplug.population import Population
+from neuroplug.population.members import Population
 from neuroplug.testing.algorithm_contract import ContractViolation
 
 TASKS = (("Pendulum-v1", 30), ("CartPole-v1", 60))

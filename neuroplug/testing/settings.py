@@ -13,7 +13,7 @@ from typing import Any
 
 from neuroplug.config.schema import EnvConfig
 from neuroplug.envs.make import make_spec
-from neuroplug.presets import resolve
+from neuroplug.plugin_configs.presets import resolve
 
 
 def resolved_settings(config: Any, task_id: str = "CartPole-v1") -> Any:

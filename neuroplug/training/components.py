@@ -22,18 +22,18 @@ from neuroplug.api import (
     LearnerContext,
     Scheduler,
 )
-from neuroplug.behaviors import resolve as resolve_behavior
 from neuroplug.config.schema import EnvConfig, NetConfig
 from neuroplug.config.typed import to_dataclass
-from neuroplug.devices import TorchThreads, flush_denormals, set_matmul_precision
 from neuroplug.envs.make import make_spec
 from neuroplug.envs.spec import EnvSpec
 from neuroplug.errors import ConfigError, require
-from neuroplug.experiment import Experiment, check_virtual_batch_norm
+from neuroplug.evaluation.behaviors import resolve as resolve_behavior
+from neuroplug.experiment.networks import build_network, network_class
+from neuroplug.experiment.typed import Experiment, check_virtual_batch_norm
 from neuroplug.nets.network import Network
 from neuroplug.nets.policy import Policy
-from neuroplug.networks import build_network, network_class
-from neuroplug.presets import resolve as resolve_learner_settings
+from neuroplug.plugin_configs.presets import resolve as resolve_learner_settings
+from neuroplug.runtime.devices import TorchThreads, flush_denormals, set_matmul_precision
 
 
 @dataclass
@@ -140,7 +140,7 @@ def build_components(config: Experiment, env: EnvSpec | None = None) -> Componen
             )
         policy = Policy(network, env, normalize_observations=False)
         settings, source = resolve_learner_settings(config.algo, env)
-        # PyTorch's CPU threads, by the run's one rule (neuroplug.devices): the learner's
+        # PyTorch's CPU threads, by the run's one rule (neuroplug.runtime.devices): the learner's
         # algo.torch_threads; for evolution, the backend's inference threads.
         threads = TorchThreads(settings.torch_threads)
         context = _learner_context(config, settings, source, env, network)
@@ -213,7 +213,7 @@ def _decide_virtual_batch_norm(config: Experiment, env: EnvSpec) -> tuple[Experi
 
 def _decide_activation(config: Experiment) -> Experiment:
     """``config`` with ``net.activation`` named: null means the algorithm's reference
-    implementation's (:meth:`~neuroplug.plugin_configs.PluginConfig.network_activation`),
+    implementation's (:meth:`~neuroplug.plugin_configs.bases.PluginConfig.network_activation`),
     so config.yaml and a checkpoint's record say what the network was built with."""
     if config.net.activation is not None:
         return config

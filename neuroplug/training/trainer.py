@@ -24,14 +24,14 @@ from typing import Any
 import numpy as np
 
 from neuroplug.api import EvaluationRequest, EvaluationResult
-from neuroplug.devices import describe_matmul_precision
 from neuroplug.envs.spec import EnvSpec
 from neuroplug.errors import ConfigError
-from neuroplug.experiment import Experiment
+from neuroplug.experiment.typed import Experiment
 from neuroplug.loggers import MultiLogger, build_loggers
-from neuroplug.population import Population
-from neuroplug.seeds import EVALUATION_GENERATION_OFFSET
-from neuroplug.stop_signals import STOP_SIGNALS
+from neuroplug.population.members import Population
+from neuroplug.runtime.devices import describe_matmul_precision
+from neuroplug.runtime.seeds import EVALUATION_GENERATION_OFFSET
+from neuroplug.runtime.stop_signals import STOP_SIGNALS
 from neuroplug.training.checkpoint import (
     BEST_POLICY,
     LATEST,
@@ -281,7 +281,7 @@ class Trainer:
 
     def _follow_load(self) -> None:
         """Auto threads: one per core on an idle machine, 1 while other processes want the
-        cores (:class:`neuroplug.devices.TorchThreads`); a change is said once."""
+        cores (:class:`neuroplug.runtime.devices.TorchThreads`); a change is said once."""
         threads = self.parts.threads
         if threads is None or not threads.auto:
             return

@@ -17,7 +17,7 @@ Tutorial", arXiv:1604.00772; restarts with growing populations from Auger & Hans
     every few generations: C = B D^2 B^T (eigendecomposition)
 
 The papers minimise; here the fitness (a return) is maximised, so "best" is the highest.
-``z_k`` are the counter-based noise of the member's seed (:mod:`neuroplug.noise`), so a run
+``z_k`` are the counter-based noise of the member's seed (:mod:`neuroplug.population.noise`), so a run
 repeats on any machine; the members are materialised (a full covariance correlates every
 parameter), ``(lambda, D)``, and C and B are ``D x D`` float64: the run is refused above
 ``algo.max_dimension`` (10,000 by default), naming the diagonal ``sep_cma_es`` and ``snes``.
@@ -38,7 +38,7 @@ import numpy as np
 import torch
 
 from neuroplug.api import AlgorithmContext, EvaluationResult
-from neuroplug.population import Population
+from neuroplug.population.members import Population
 from neuroplug_algorithms.cma_es_config import CMAConstants, CMAESConfig
 from neuroplug_algorithms.gaussian_search import (
     GaussianStrategy,

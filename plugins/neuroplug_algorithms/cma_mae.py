@@ -33,7 +33,7 @@ import torch
 from neuroplug.api import AlgorithmContext, EvaluationResult
 from neuroplug.evolution import EvolutionAlgorithm
 from neuroplug.evolution.archive import build_archive
-from neuroplug.population import Population
+from neuroplug.population.members import Population
 from neuroplug_algorithms.cma_mae_config import CMAMAEConfig
 
 

@@ -15,7 +15,7 @@ centers and weights their members by novelty and reward instead of fitness ranks
 Observation normalization and action noise are handled by the policy and scheduler
 when ``obs_norm`` / ``action_noise`` are set. ``perturbation=lowrank`` perturbs the large
 weight matrices by rank-``rank`` products instead (EGGROLL, Sarkar et al. 2025; see
-:mod:`neuroplug.lowrank`); the update then sums those same perturbations.
+:mod:`neuroplug.population.lowrank`); the update then sums those same perturbations.
 """
 
 from __future__ import annotations
@@ -25,12 +25,12 @@ from typing import Any
 import numpy as np
 import torch
 
-from neuroplug.adam import FlatAdam
 from neuroplug.api import AlgorithmContext, EvaluationResult
 from neuroplug.evolution import EvolutionAlgorithm, centered_ranks, weighted_noise_sums
-from neuroplug.lowrank import LowRank, lowrank_for
 from neuroplug.nets.network import Network
-from neuroplug.population import Population, draw_seeds
+from neuroplug.optim.adam import FlatAdam
+from neuroplug.population.lowrank import LowRank, lowrank_for
+from neuroplug.population.members import Population, draw_seeds
 from neuroplug_algorithms.es_config import ESConfig, ESStepConfig
 
 

@@ -35,7 +35,7 @@ import torch
 
 from neuroplug.api import AlgorithmContext, EvaluationResult
 from neuroplug.evolution import EvolutionAlgorithm
-from neuroplug.population import BaseOrigin, Population
+from neuroplug.population.members import BaseOrigin, Population
 from neuroplug_algorithms import seed_chains
 from neuroplug_algorithms.ga_config import GAConfig
 from neuroplug_algorithms.seed_chains import Chain

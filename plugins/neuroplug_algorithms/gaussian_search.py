@@ -5,7 +5,7 @@ directions behind it, the orderings and weights of the papers, and their common 
 Each strategy's math lives in the module named after it; this one holds only what two or
 more of them do the same way.
 
-A diagonal distribution (sep-CMA-ES, SNES, PGPE) is a :class:`~neuroplug.population.Population`
+A diagonal distribution (sep-CMA-ES, SNES, PGPE) is a :class:`~neuroplug.population.members.Population`
 as it stands: one base (the mean), its per-parameter std ``sigma``, a seed and a scale of
 ±1 per member, so no member is materialised before a backend runs it and the update
 regenerates each member's direction ``z`` from its seed. A full covariance (CMA-ES, xNES)
@@ -23,8 +23,8 @@ import torch
 from neuroplug.api import AlgorithmContext
 from neuroplug.errors import ConfigError
 from neuroplug.evolution import EvolutionAlgorithm, weighted_noise_sums
-from neuroplug.noise import noise_vectors
-from neuroplug.population import Population
+from neuroplug.population.members import Population
+from neuroplug.population.noise import noise_vectors
 
 
 def default_population_size(dimension: int) -> int:

@@ -37,7 +37,7 @@ import torch
 from neuroplug.api import AlgorithmContext, EvaluationResult
 from neuroplug.evolution import EvolutionAlgorithm, lineage
 from neuroplug.evolution.archive import Genome, build_archive
-from neuroplug.population import Population
+from neuroplug.population.members import Population
 from neuroplug_algorithms import seed_chains
 from neuroplug_algorithms.map_elites_config import MAPElitesConfig
 

@@ -5,7 +5,7 @@ Alone"; in the form Conti et al. (2018) use for NS-ES::
 
     N(b, A) = 1/|S| * sum_{a in S} ||b - a||_2,   S = the k nearest neighbours of b in A
 
-``A`` holds one behavior characterisation (see :mod:`neuroplug.behaviors`) per archived
+``A`` holds one behavior characterisation (see :mod:`neuroplug.evaluation.behaviors`) per archived
 policy; it only grows. With fewer than k entries, S is the whole archive.
 """
 

@@ -24,7 +24,7 @@ proportion to its novelty, as the paper does.
 Each center is an :class:`~neuroplug_algorithms.es.ESCenter` (the OpenAI-ES step
 ``algo=es`` uses too) with its own Adam state and noise RNG; only the weights of its
 update come from here. A behavior characterisation
-(``algo.behavior``, see :mod:`neuroplug.behaviors`) averages over a member's episodes.
+(``algo.behavior``, see :mod:`neuroplug.evaluation.behaviors`) averages over a member's episodes.
 Two choices differ from the paper's code: a center's novelty for selection uses the
 behavior measured when it was last evaluated, not fresh rollouts every generation; and
 one observation normalizer is shared by all centers instead of one each.
@@ -39,9 +39,9 @@ import torch
 
 from neuroplug.api import AlgorithmContext, EvaluationResult
 from neuroplug.evolution import EvolutionAlgorithm, centered_ranks
-from neuroplug.noise import MAX_SEED
-from neuroplug.population import Population
-from neuroplug.seeds import algorithm_rng
+from neuroplug.population.members import Population
+from neuroplug.population.noise import MAX_SEED
+from neuroplug.runtime.seeds import algorithm_rng
 from neuroplug_algorithms.es import ESCenter
 from neuroplug_algorithms.novelty import BehaviorArchive, novelty_proportional
 from neuroplug_algorithms.novelty_es_config import NSESConfig, NSRAESConfig

@@ -11,8 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from neuroplug.behaviors import ALLOWED, is_known, resolve
 from neuroplug.errors import require
+from neuroplug.evaluation.behaviors import ALLOWED, is_known, resolve
 from neuroplug_algorithms.es_config import ESStepConfig
 
 if TYPE_CHECKING:

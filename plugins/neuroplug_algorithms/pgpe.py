@@ -17,7 +17,7 @@ Per generation, for a diagonal Gaussian N(mu, diag(sigma)^2)::
 
 ``b`` is the shaped fitness' mean (0 for centered ranks). The initial std is
 ``radius_init / sqrt(D)`` for every parameter (ClipUp's radius). A population is the mean,
-sigma and one seed per mirrored pair (:class:`~neuroplug.population.Population`): O(D)
+sigma and one seed per mirrored pair (:class:`~neuroplug.population.members.Population`): O(D)
 memory, and the update regenerates ``s_k`` from the seeds.
 
 Departures: the mean's and the std's gradients are divided by the number of directions K
@@ -34,10 +34,10 @@ from typing import Any
 import numpy as np
 import torch
 
-from neuroplug.adam import FlatAdam
 from neuroplug.api import AlgorithmContext, EvaluationResult
 from neuroplug.evolution import centered_ranks, weighted_noise_sums
-from neuroplug.population import Population
+from neuroplug.optim.adam import FlatAdam
+from neuroplug.population.members import Population
 from neuroplug_algorithms.gaussian_search import (
     GaussianStrategy,
     diagonal_population,

@@ -24,7 +24,7 @@ import torch
 
 from neuroplug.api import AlgorithmContext, EvaluationResult
 from neuroplug.evolution import EvolutionAlgorithm
-from neuroplug.population import Population
+from neuroplug.population.members import Population
 from neuroplug_algorithms.random_search_config import RandomSearchConfig
 
 

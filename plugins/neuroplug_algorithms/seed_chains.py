@@ -14,7 +14,7 @@ from collections.abc import Callable
 
 import torch
 
-from neuroplug.population import Population
+from neuroplug.population.members import Population
 
 Chain = list[int]
 """A genome: the init seed, then the seed of every mutation since."""

@@ -12,7 +12,7 @@ rates multiplied by (n + 2) / 3::
          + c_1 p_c^2 + c_mu c ⊙ sum_i w_i z_{i:lambda}^2
 
 A population is the mean, its per-parameter std ``sigma sqrt(c)`` and one seed per member
-(:class:`~neuroplug.population.Population`): nothing is materialised before a backend runs
+(:class:`~neuroplug.population.members.Population`): nothing is materialised before a backend runs
 it (the Triton kernel builds each member inside the kernel), and the update regenerates
 the selected members' z from their seeds. Memory O(D): network-sized searches run.
 """
@@ -23,7 +23,7 @@ from typing import Any
 
 import torch
 
-from neuroplug.population import Population
+from neuroplug.population.members import Population
 from neuroplug_algorithms.cma_es import CMAES, MAX_CONDITION
 from neuroplug_algorithms.gaussian_search import diagonal_population, weighted_directions
 from neuroplug_algorithms.sep_cma_es_config import SepCMAESConfig

@@ -13,7 +13,7 @@ generation, for a diagonal Gaussian N(mu, diag(sigma)^2)::
 
 with the paper's lambda = 4 + floor(3 ln d), eta_mu = 1, eta_sigma = (3 + ln d) / (5 sqrt(d)).
 A population is the mean, sigma and one seed per member
-(:class:`~neuroplug.population.Population`): O(D) memory, nothing materialised before a
+(:class:`~neuroplug.population.members.Population`): O(D) memory, nothing materialised before a
 backend runs it, and ``s_k`` regenerated from the seeds for the update.
 """
 
@@ -26,7 +26,7 @@ import numpy as np
 import torch
 
 from neuroplug.api import AlgorithmContext, EvaluationResult
-from neuroplug.population import Population
+from neuroplug.population.members import Population
 from neuroplug_algorithms.gaussian_search import (
     GaussianStrategy,
     best_first,

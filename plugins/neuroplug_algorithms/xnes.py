@@ -32,7 +32,7 @@ import numpy as np
 import torch
 
 from neuroplug.api import AlgorithmContext, EvaluationResult
-from neuroplug.population import Population
+from neuroplug.population.members import Population
 from neuroplug_algorithms.gaussian_search import (
     GaussianStrategy,
     best_first,

@@ -1,7 +1,7 @@
 """``backend=torch``: the whole population's forward pass as batched PyTorch ops.
 
 Members are materialised once per evaluation by
-:meth:`neuroplug.population.Population.materialize` (``bases[b] + scale * (sigma[b] ⊙
+:meth:`neuroplug.population.members.Population.materialize` (``bases[b] + scale * (sigma[b] ⊙
 eps(seed))``, fresh init draws built from their seeds) when they fit
 ``max_materialized_mb``; bigger populations rebuild just the alive members' weights in
 each forward call, trading compute for memory. Low-rank MLP and Nature-CNN populations
@@ -29,9 +29,9 @@ import numpy as np
 import torch
 
 from neuroplug.api import Backend
-from neuroplug.devices import resolve_device
 from neuroplug.nets.network import Network
-from neuroplug.population import Population
+from neuroplug.population.members import Population
+from neuroplug.runtime.devices import resolve_device
 from neuroplug_backends.tiles import dense_tile_rows, member_flops, place
 from neuroplug_backends.torch_backend_config import TorchBackendConfig
 from neuroplug_backends.torch_lowrank import LOWRANK_TILE_ROWS, FactoredLowRank, supports

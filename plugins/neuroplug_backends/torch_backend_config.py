@@ -25,7 +25,7 @@ class TorchBackendConfig(BackendConfig):
     torch_threads: int = 0
     """PyTorch's CPU threads for inference; 0: auto, one per core while the machine is
     otherwise idle and 1 while other processes want the cores, re-checked every generation
-    (:class:`neuroplug.devices.TorchThreads`, set by the run)."""
+    (:class:`neuroplug.runtime.devices.TorchThreads`, set by the run)."""
     batching: str = "auto"
     """How the alive members of a forward call are computed. ``tiles``: in fixed tiles of
     members (:mod:`neuroplug_backends.tiles`), so a member's outputs are the same bits

@@ -1,6 +1,6 @@
 """The torch backend's forward for low-rank populations, with the factors kept apart.
 
-For a weight matrix perturbed by a low-rank product (EGGROLL, :mod:`neuroplug.lowrank`),
+For a weight matrix perturbed by a low-rank product (EGGROLL, :mod:`neuroplug.population.lowrank`),
 member i's layer is ``x (W_b + c_i A_i B_iᵀ) = x W_b + (x (c_i A_i)) B_iᵀ``: the base
 matrix ``W_b`` is shared by every member of base b, so ``x W_b`` is one matrix product for
 all of them, and a member's own work is ``rank x (rows + cols)`` numbers instead of
@@ -35,8 +35,8 @@ from neuroplug.nets.layers import (
     thread_count_invariant_convolutions,
 )
 from neuroplug.nets.network import Network
-from neuroplug.noise import noise_vectors
-from neuroplug.population import Population
+from neuroplug.population.members import Population
+from neuroplug.population.noise import noise_vectors
 from neuroplug_backends.tiles import place
 
 LOWRANK_TILE_ROWS = 128
@@ -124,7 +124,7 @@ class FactoredLowRank:
     def _factors(
         self, shared, rows, cols, rank, offset, num_params, seeds, scales, perturbed, padded
     ) -> _LowRankSlot:
-        """A low-rank slot's factors, read from each member's noise as in neuroplug.lowrank."""
+        """A low-rank slot's factors, read from each member's noise as in neuroplug.population.lowrank."""
         device = self.device
         factor_at = torch.zeros((padded, rank, rows), device=device)
         factor_bt = torch.zeros((padded, rank, cols), device=device)
@@ -238,7 +238,7 @@ class FactoredLowRank:
         def convolve(batch: torch.Tensor, weight: torch.Tensor) -> torch.Tensor:
             # One ordinary convolution over the tile, in oneDNN on a CPU: its grouped kernels
             # round with the thread count, but this plain one gave the same bits at 1-3
-            # threads (tests/test_devices.py), and ATen's native kernel (NNPACK for a batch)
+            # threads (tests/runtime/test_devices.py), and ATen's native kernel (NNPACK for a batch)
             # took 1.6-2.1x as long (benchmarks/results/lowrank_inference.md).
             with onednn_convolutions(batch.device, enabled=True):
                 return F.conv2d(batch, weight, stride=stride).flatten(2)

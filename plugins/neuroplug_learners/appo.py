@@ -43,7 +43,7 @@ from neuroplug.rl.acting import ActorCriticActing
 from neuroplug.rl.actor_critic import ActorCritic
 from neuroplug.rl.advantages import rollout_gae, vtrace
 from neuroplug.rl.base import SegmentLearner
-from neuroplug.rl.engine import LearnerEngine
+from neuroplug.rl.rollout_loop import RolloutLoop
 from neuroplug.rl.sampler import Rollout
 from neuroplug_learners.appo_config import APPOConfig
 from neuroplug_learners.ppo_stacked import PopulationPPOUpdate, population_ppo_update
@@ -89,9 +89,9 @@ class APPO(SegmentLearner):
     def describe(self) -> str:
         return self.update.precision_note
 
-    def segment_loop(self, engine: LearnerEngine) -> tuple[dict[str, float], dict[str, float]]:
+    def segment_loop(self, rollout_loop: RolloutLoop) -> tuple[dict[str, float], dict[str, float]]:
         """Sample with the acting copy while the learner thread learns (a population's
-        members learn in the engine's synchronous loop instead)."""
+        members learn in the rollout loop's synchronous loop instead)."""
         config = self.config
         self.acting_model.load_state_dict(self.model.state_dict())
         acting_version = self.update.version
@@ -107,15 +107,17 @@ class APPO(SegmentLearner):
         per_rollout = config.num_envs * config.rollout_length
         # Env-step slots: whole rollouts of every env, or (sampling asynchronously on Ray
         # actors) as many rollouts of the actors' shards as fill the same slots.
-        slots_left = engine.rollouts_per_segment() * per_rollout
-        asynchronous = getattr(engine.sampler, "asynchronous", False)
+        slots_left = rollout_loop.rollouts_per_segment() * per_rollout
+        asynchronous = getattr(rollout_loop.sampler, "asynchronous", False)
         try:
             while slots_left > 0 and report.error is None:
                 acting_version = self._take_published(acting_version)
                 if asynchronous:  # the first actor's rollout back, with the version it used
-                    rollout = engine.sample(config.rollout_length, self.acting, acting_version)
+                    rollout = rollout_loop.sample(
+                        config.rollout_length, self.acting, acting_version
+                    )
                 else:
-                    rollout = engine.sample(config.rollout_length, self.acting)
+                    rollout = rollout_loop.sample(config.rollout_length, self.acting)
                     rollout.policy_version = acting_version
                 slots_left -= rollout.valid.numel()
                 if not config.drop_when_full:

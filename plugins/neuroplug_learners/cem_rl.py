@@ -42,8 +42,8 @@ import torch
 
 from neuroplug.api import Algorithm, AlgorithmContext, EvaluationResult
 from neuroplug.errors import ConfigError
-from neuroplug.population import Population
-from neuroplug.seeds import algorithm_rng
+from neuroplug.population.members import Population
+from neuroplug.runtime.seeds import algorithm_rng
 from neuroplug_learners.cem_rl_config import CEMRLConfig
 from neuroplug_learners.td3 import StackedActors, TD3Update
 from neuroplug_learners.transition_buffer import transition_buffer

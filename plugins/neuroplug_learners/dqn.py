@@ -31,15 +31,15 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from neuroplug.adam import FusedAdam
 from neuroplug.api import LearnerContext
 from neuroplug.nets import gradients
+from neuroplug.optim.adam import FusedAdam
 from neuroplug.rl.acting import Acted, Acting
 from neuroplug.rl.base import SegmentLearner
 from neuroplug.rl.flat_parameters import clip_grad_norm
 from neuroplug.rl.q_network import QNetwork
 from neuroplug.rl.replay_buffer import ReplayBuffer, restore_or_note
-from neuroplug.seeds import replay_sampling_rng
+from neuroplug.runtime.seeds import replay_sampling_rng
 from neuroplug_learners.dqn_config import DQNConfig
 
 PHASE_DRAW_BYTES = 1 << 24

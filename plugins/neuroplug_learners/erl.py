@@ -48,8 +48,8 @@ import torch
 
 from neuroplug.api import Algorithm, AlgorithmContext, EvaluationResult
 from neuroplug.evolution.initial import perturbed_fresh_members
-from neuroplug.population import Population
-from neuroplug.seeds import algorithm_rng
+from neuroplug.population.members import Population
+from neuroplug.runtime.seeds import algorithm_rng
 from neuroplug_learners.cem_rl import require_continuous_task
 from neuroplug_learners.erl_config import ERLConfig
 from neuroplug_learners.td3 import StackedActors, TD3Update

@@ -14,14 +14,14 @@ from typing import Any
 import numpy as np
 import torch
 
-from neuroplug.adam import FusedAdam
 from neuroplug.api import LearnerContext
-from neuroplug.devices import refuse_unless_it_fits
 from neuroplug.nets import gradients
 from neuroplug.nets.layers import LINEAR, Layer
+from neuroplug.optim.adam import FusedAdam
 from neuroplug.rl.base import SegmentLearner
 from neuroplug.rl.replay_buffer import ReplayBuffer, restore_or_note
-from neuroplug.seeds import replay_sampling_rng
+from neuroplug.runtime.devices import refuse_unless_it_fits
+from neuroplug.runtime.seeds import replay_sampling_rng
 
 UNIT_EDGE = 1 - 1e-6
 """Unit actions are kept inside (-1, 1) so that their atanh (the stored action) is finite."""

@@ -3,7 +3,7 @@
 Jaderberg et al. (2017), "Population Based Training of Neural Networks", arXiv:1711.09846,
 with Sample Factory's rules (Petrenko et al. 2020, ``sample_factory/pbt/
 population_based_training.py``). K members of one learner (``algo.learner``) train side by
-side (:mod:`neuroplug.rl.population`: one sampler, one batched forward per step for
+side (:mod:`neuroplug.rl.learner_population`: one sampler, one batched forward per step for
 all members, each member learning from its own envs). Every ``interval_frames`` frames of
 each member, once it has played ``start_frames``::
 
@@ -49,13 +49,13 @@ from typing import Any
 import numpy as np
 
 from neuroplug.api import LearnerContext, Mutable
-from neuroplug.rl.population import LearnerPopulation
-from neuroplug.seeds import population_rng
+from neuroplug.rl.learner_population import LearnerPopulation
+from neuroplug.runtime.seeds import population_rng
 from neuroplug_learners.pbt_config import PBTConfig, learner_class
 
 
 class PBT(LearnerPopulation):
-    """Population-based training over :class:`~neuroplug.rl.population.LearnerPopulation`."""
+    """Population-based training over :class:`~neuroplug.rl.learner_population.LearnerPopulation`."""
 
     config_class = PBTConfig
 

@@ -18,7 +18,7 @@ from neuroplug.api import LearnerConfig
 from neuroplug.config.typed import to_dataclass
 from neuroplug.envs.spec import EnvSpec
 from neuroplug.errors import ConfigError, PluginError, require
-from neuroplug.presets import PresetFiller
+from neuroplug.plugin_configs.presets import PresetFiller
 
 MEMBER_LEVEL = ("num_envs", "reward_clip", "episodic_life")
 """Settings of each member, given as ``algo.member.<field>``; the population's own are
@@ -117,8 +117,8 @@ class PBTConfig(LearnerConfig):
         member = _resolved_member(self, schema, env, fill)
         mutating = self.check_mutable(schema)
         # Imported here: both modules import torch, which reading this schema does not.
-        from neuroplug.devices import refuse_unless_it_fits
-        from neuroplug.presets import task_kind
+        from neuroplug.plugin_configs.presets import task_kind
+        from neuroplug.runtime.devices import refuse_unless_it_fits
 
         each = member.memory_bytes(env)
         refuse_unless_it_fits(

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from neuroplug.archive_config import ArchiveConfig
 from neuroplug.errors import require
+from neuroplug.evolution.archive_config import ArchiveConfig
 from neuroplug_learners.cooperation_config import CooperationConfig
 
 

@@ -12,7 +12,7 @@ Algorithms", arXiv:1707.06347, with the details of CleanRL's ``ppo.py`` /
 Transitions of EnvPool's auto-reset steps (their actions are ignored) are left out. The
 envs live for the whole run; action draws and minibatch order come from streams seeded by
 (run seed, segment), so a run is reproducible from its seed on CPU, and a resumed one from
-its checkpoint (see :mod:`neuroplug.rl.engine` for what resuming loses).
+its checkpoint (see :mod:`neuroplug.rl.rollout_loop` for what resuming loses).
 
 The loss, its written-out gradient and the update are :mod:`neuroplug_learners.ppo_update`
 (``algo=appo`` shares them); a population's members (``algo=pbt``) stack their updates

@@ -39,9 +39,9 @@ from typing import Any
 
 import torch
 
-from neuroplug.adam import adam_step
 from neuroplug.nets import gradients
 from neuroplug.nets.layers import as_float
+from neuroplug.optim.adam import adam_step
 from neuroplug.rl.advantages import rollout_gae
 from neuroplug.rl.distributions import Categorical, DiagonalGaussian
 from neuroplug.rl.flat_parameters import clip_grad_norm

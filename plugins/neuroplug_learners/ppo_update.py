@@ -66,7 +66,7 @@ from typing import Any, ClassVar, Protocol
 
 import torch
 
-from neuroplug.adam import FlatAdam
+from neuroplug.optim.adam import FlatAdam
 from neuroplug.rl.actor_critic import ActorCritic, OutputGradients
 from neuroplug.rl.distributions import Categorical, DiagonalGaussian
 from neuroplug.rl.flat_parameters import FlatParameters

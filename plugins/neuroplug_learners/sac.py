@@ -36,14 +36,14 @@ import math
 
 import torch
 
-from neuroplug.adam import FusedAdam
 from neuroplug.api import LearnerContext
 from neuroplug.errors import ConfigError
 from neuroplug.nets import gradients
 from neuroplug.nets.network import Network
+from neuroplug.optim.adam import FusedAdam
 from neuroplug.rl.acting import Acted, Acting
 from neuroplug.rl.actor_critic import env_actions
-from neuroplug.seeds import log_std_generator, value_head_generator
+from neuroplug.runtime.seeds import log_std_generator, value_head_generator
 from neuroplug_learners.off_policy import (
     OffPolicyLearner,
     TwinCritic,
@@ -195,7 +195,7 @@ class SAC(OffPolicyLearner):
         super().__init__(config, context)
         model = self.model
         self.target_critic = copy.deepcopy(model.critic).requires_grad_(False)
-        # Fused: one kernel per step for all tensors (neuroplug.adam.FusedAdam says why).
+        # Fused: one kernel per step for all tensors (neuroplug.optim.adam.FusedAdam says why).
         self.actor_optimizer = FusedAdam([model.actor, model.log_std], config.policy_lr)
         self.critic_optimizer = FusedAdam(model.critic.parameters(), config.q_lr)
         self.alpha_optimizer = FusedAdam([model.log_alpha], config.q_lr)

@@ -43,14 +43,14 @@ from typing import Any
 
 import torch
 
-from neuroplug.adam import FusedAdam
 from neuroplug.api import LearnerContext
-from neuroplug.devices import follow_the_load
 from neuroplug.nets import gradients
 from neuroplug.nets.network import Network
+from neuroplug.optim.adam import FusedAdam
 from neuroplug.rl.acting import Acted, Acting
 from neuroplug.rl.actor_critic import env_actions
-from neuroplug.seeds import critic_generator, value_head_generator
+from neuroplug.runtime.devices import follow_the_load
+from neuroplug.runtime.seeds import critic_generator, value_head_generator
 from neuroplug_learners.off_policy import (
     UNIT_EDGE,
     OffPolicyLearner,
@@ -93,7 +93,7 @@ class TD3Update:
     @classmethod
     def for_algorithm(cls, config: Any, context: Any) -> TD3Update:
         """The critics an algorithm's settings (a ``CooperationConfig``) ask for, on its
-        network and env, drawing from the run's critic stream (``neuroplug.seeds.CRITIC``)."""
+        network and env, drawing from the run's critic stream (``neuroplug.runtime.seeds.CRITIC``)."""
         generator = critic_generator(context.seed)
         inputs = math.prod(context.env.obs_shape) + context.env.num_actions
         critic = TwinCritic(inputs, config.critic_hidden, generator)
@@ -356,7 +356,7 @@ class TD3(OffPolicyLearner):
     def __init__(self, config: TD3Config, context: LearnerContext) -> None:
         super().__init__(config, context)
         self.target = copy.deepcopy(self.model).requires_grad_(False)
-        # Fused: one kernel per step for all tensors (neuroplug.adam.FusedAdam says why).
+        # Fused: one kernel per step for all tensors (neuroplug.optim.adam.FusedAdam says why).
         self.actor_optimizer = FusedAdam([self.model.actor], config.learning_rate)
         self.critic_optimizer = FusedAdam(self.model.critic.parameters(), config.learning_rate)
         self.update = TD3Update(

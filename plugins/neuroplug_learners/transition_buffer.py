@@ -16,8 +16,8 @@ import numpy as np
 import torch
 
 from neuroplug.api import Transitions
-from neuroplug.devices import refuse_unless_it_fits
 from neuroplug.envs.spec import EnvSpec
+from neuroplug.runtime.devices import refuse_unless_it_fits
 
 ROW_FIELDS = ("observations", "unit_actions", "rewards", "next_observations", "terminated")
 

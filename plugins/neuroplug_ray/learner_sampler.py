@@ -17,7 +17,7 @@ ends in the same state for 1, 2 or more workers, and the same as
 ``scheduler=threaded scheduler.envs_per_shard=<same>`` (on the CPU).
 
 Faults: an actor that dies is restarted by Ray; its shards' envs are gone, so they start
-new episodes with seeds from the run's shard stream (:func:`neuroplug.seeds.
+new episodes with seeds from the run's shard stream (:func:`neuroplug.runtime.seeds.
 shard_restart_seeds`) and the rollout it owed is sampled again. The other actors' shards
 are untouched; the run goes on (from there it is no longer the fault-free run's bits), and
 the segment's ``algo/sampler_restarts`` and the log say what happened. A shard that fails
@@ -34,11 +34,11 @@ import numpy as np
 import torch
 
 from neuroplug.api import SamplerRequest
-from neuroplug.devices import flush_denormals, set_matmul_precision
 from neuroplug.rl.acting import Acting
 from neuroplug.rl.sampler import Episodes, Rollout
 from neuroplug.rl.shards import ShardedSampler, ShardLayout, ShardSampling
-from neuroplug.seeds import shard_restart_seeds
+from neuroplug.runtime.devices import flush_denormals, set_matmul_precision
+from neuroplug.runtime.seeds import shard_restart_seeds
 
 ROLLOUT_FIELDS = (
     "observations",

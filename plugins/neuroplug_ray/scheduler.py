@@ -40,15 +40,15 @@ from dataclasses import dataclass, replace
 import torch
 
 from neuroplug.api import Backend, EvaluationRequest, EvaluationResult, SamplerRequest
-from neuroplug.behaviors import resolve
-from neuroplug.engine.lockstep import LockstepScheduler
 from neuroplug.envs.spec import EnvSpec
-from neuroplug.episodes import EpisodeLedger
 from neuroplug.errors import ConfigError, require
+from neuroplug.evaluation.behaviors import resolve
+from neuroplug.evaluation.episodes import EpisodeLedger
+from neuroplug.evaluation.lockstep import LockstepScheduler
 from neuroplug.nets.policy import Policy
-from neuroplug.population import Population
+from neuroplug.population.members import Population
 from neuroplug.rl.shards import shard_layout
-from neuroplug.stop_signals import STOP_SIGNALS
+from neuroplug.runtime.stop_signals import STOP_SIGNALS
 from neuroplug_ray.learner_sampler import RayShards
 from neuroplug_ray.scheduler_config import RaySchedulerConfig
 from neuroplug_ray.shipping import KEPT_POPULATIONS, MissingPopulation, ship

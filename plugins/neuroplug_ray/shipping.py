@@ -3,7 +3,7 @@
 A :class:`ShippedPopulation` is a population's bases, indices, scales and seeds (plus the
 observation normalizer's state), put into Ray's object store once per evaluation round.
 Where the population says its bases are members of an earlier one
-(:class:`neuroplug.population.BaseOrigin`, the deep GA's parents), and the workers were
+(:class:`neuroplug.population.members.BaseOrigin`, the deep GA's parents), and the workers were
 sent that earlier population, the bases travel as that population's key and the member
 indices: O(B) numbers instead of ``B x D`` floats. A worker rebuilds them from the
 population it still holds (:class:`WorkerPopulations`); one that does not hold it (it was
@@ -19,8 +19,8 @@ from typing import Any
 
 import torch
 
-from neuroplug.lowrank import LowRank
-from neuroplug.population import InitDraws, Population
+from neuroplug.population.lowrank import LowRank
+from neuroplug.population.members import InitDraws, Population
 
 KEPT_POPULATIONS = 4
 """Populations a worker (and the driver's record of what it sent) keeps: the deep GA's next

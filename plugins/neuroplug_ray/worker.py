@@ -17,12 +17,12 @@ import torch
 
 from neuroplug import registry
 from neuroplug.api import BackendConfig, EvaluationRequest
-from neuroplug.devices import flush_denormals, set_matmul_precision
-from neuroplug.engine.lockstep import LockstepEvaluation, PoolCache
 from neuroplug.envs.spec import EnvSpec
-from neuroplug.episodes import LedgerShard
+from neuroplug.evaluation.episodes import LedgerShard
+from neuroplug.evaluation.lockstep import LockstepEvaluation, PoolCache
 from neuroplug.nets.network import Network
 from neuroplug.nets.policy import Policy
+from neuroplug.runtime.devices import flush_denormals, set_matmul_precision
 from neuroplug_ray.shipping import ShippedPopulation, WorkerPopulations
 
 
@@ -54,7 +54,7 @@ class Evaluator:
         self.backend = backend_class(settings.backend, settings.network)
         self.policy = Policy(settings.network, settings.env, settings.normalize_observations)
         self.populations = WorkerPopulations()
-        # Atari pools stay built between shards (see neuroplug.engine.lockstep.PoolCache).
+        # Atari pools stay built between shards (see neuroplug.evaluation.lockstep.PoolCache).
         self.pool_cache = PoolCache()
 
     def evaluate_shard(

@@ -10,7 +10,7 @@ stepped. Same episodes, same results as the serial and threaded schedules.
 from __future__ import annotations
 
 from neuroplug.api import Backend
-from neuroplug.engine.lockstep import LockstepScheduler
+from neuroplug.evaluation.lockstep import LockstepScheduler
 from neuroplug_schedulers.pipelined_config import PipelinedSchedulerConfig
 
 

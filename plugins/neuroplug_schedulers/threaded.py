@@ -18,7 +18,7 @@ the envs; the baseline the other schedules are measured against.
 from __future__ import annotations
 
 from neuroplug.api import Backend
-from neuroplug.engine.lockstep import LockstepScheduler
+from neuroplug.evaluation.lockstep import LockstepScheduler
 from neuroplug_schedulers.threaded_config import ThreadedSchedulerConfig
 
 PIPELINED_GROUPS = 2

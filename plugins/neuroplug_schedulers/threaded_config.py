@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from neuroplug.engine.config import LockstepSchedulerConfig
 from neuroplug.errors import require
+from neuroplug.evaluation.config import LockstepSchedulerConfig
 
 
 @dataclass

@@ -10,7 +10,7 @@ Modes (``backend.mode``):
   materialising them for the MLP).
 - ``noise``: each layer's weight tiles are rebuilt in registers as
   ``base[b_i] + scale_i * sigma[b_i] * eps(seed_i)`` (the Philox layout of
-  :mod:`neuroplug.noise`; the sigma tile, when the population has one, is read like the
+  :mod:`neuroplug.population.noise`; the sigma tile, when the population has one, is read like the
   base tile), so perturbed weights are never written to memory and device memory holds
   only the bases (and sigmas). Bases given as init draws are built on the device once per
   load. Populations with low-rank perturbations (``algo.perturbation=lowrank``) run their
@@ -22,7 +22,7 @@ Modes (``backend.mode``):
   bfloat16) and each row reads its own weights: for populations that are not a few bases
   plus noise, or to compare against the noise mode.
 
-Either way the members are exactly :meth:`neuroplug.population.Population.materialize`'s.
+Either way the members are exactly :meth:`neuroplug.population.members.Population.materialize`'s.
 
 Only the rows passed to :meth:`TritonBackend.forward` run; the member index tensor is
 copied to the device and read there, so a step costs no device-to-host sync. Needs a CUDA
@@ -38,11 +38,11 @@ import os
 import torch
 
 from neuroplug.api import Backend
-from neuroplug.devices import resolve_device
 from neuroplug.errors import ConfigError, require
 from neuroplug.nets.layers import CONV2D, LINEAR, fan_in, kernel_size, out_channels
 from neuroplug.nets.network import Network
-from neuroplug.population import Population
+from neuroplug.population.members import Population
+from neuroplug.runtime.devices import resolve_device
 from neuroplug_triton.backend_config import DENSE_DTYPE_NAMES, TritonBackendConfig
 
 DENSE_DTYPES = {name: getattr(torch, name) for name in DENSE_DTYPE_NAMES}

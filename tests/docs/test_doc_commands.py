@@ -131,7 +131,7 @@ def compose_once():
     from hydra.core.global_hydra import GlobalHydra
 
     from neuroplug.config.paths import conf_dir
-    from neuroplug.config_store import register_resolvers, register_schemas
+    from neuroplug.experiment.hydra_store import register_resolvers, register_schemas
 
     register_resolvers()
     register_schemas()
@@ -148,8 +148,12 @@ def _error_field(compose, overrides: list[str]) -> str | None:
 
     from neuroplug.app import resolve_resume
     from neuroplug.errors import ConfigError
-    from neuroplug.experiment import check_budget_unit, check_virtual_batch_norm, typed_experiment
-    from neuroplug.networks import check_network_settings
+    from neuroplug.experiment.networks import check_network_settings
+    from neuroplug.experiment.typed import (
+        check_budget_unit,
+        check_virtual_batch_norm,
+        typed_experiment,
+    )
 
     try:
         config = compose(overrides)

@@ -259,7 +259,7 @@ def test_observation_spaces_become_what_networks_read():
 
 
 def test_a_custom_env_renders_for_videos():
-    from neuroplug.video import frames_of, open_pool
+    from neuroplug.tools.video import frames_of, open_pool
 
     pool, source, problem = open_pool(make_spec(CORRIDOR), np.arange(2))
     try:

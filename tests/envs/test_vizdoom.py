@@ -117,7 +117,7 @@ def test_learners_take_sample_factorys_doom_settings_and_others_the_pixels_ones(
     from neuroplug_learners.dqn_config import DQNConfig
     from neuroplug_learners.ppo_config import PPOConfig
 
-    from neuroplug.presets import resolve
+    from neuroplug.plugin_configs.presets import resolve
 
     env = make_spec(EnvConfig(task_id="D1Basic-v1"))
     for config_class in (PPOConfig, APPOConfig):

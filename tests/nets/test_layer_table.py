@@ -20,12 +20,12 @@ from neuroplug_learners.dqn import DQN, DQNConfig
 from neuroplug_learners.ppo import PPO
 
 from neuroplug.envs.spec import EnvSpec
-from neuroplug.lowrank import lowrank_for
+from neuroplug.experiment.networks import network_names
 from neuroplug.nets.layers import ACTIVATIONS, CONV2D, LINEAR, Layer
 from neuroplug.nets.layout import ParameterLayout
 from neuroplug.nets.network import Network
-from neuroplug.networks import network_names
-from neuroplug.population import Population
+from neuroplug.population.lowrank import lowrank_for
+from neuroplug.population.members import Population
 from neuroplug.testing import check_learner_contract, check_network_contract
 from neuroplug.testing.algorithm_contract import ContractViolation
 

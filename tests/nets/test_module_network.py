@@ -15,7 +15,7 @@ from residual_net import RecurrentEncoder, ResidualMLP
 from neuroplug.app import run_job
 from neuroplug.errors import ConfigError
 from neuroplug.nets.module_network import ModuleNetwork
-from neuroplug.population import Population
+from neuroplug.population.members import Population
 from neuroplug.testing import check_learner_contract, check_network_contract
 
 MODULE = ["net.type=module", "net.module=residual_net:ResidualMLP", "net.kwargs.width=16"]
@@ -172,7 +172,7 @@ def test_a_recurrent_module_learns_cartpole_without_velocities_where_a_feed_forw
 def test_low_rank_noise_moves_a_modules_linear_weights_by_low_rank_products():
     # EGGROLL on a module: its nn.Linear weights big enough move by rank-1 products, the
     # rest (biases, LayerNorm, small matrices) by dense noise.
-    from neuroplug.lowrank import lowrank_for, perturbation_vectors
+    from neuroplug.population.lowrank import lowrank_for, perturbation_vectors
 
     network = ModuleNetwork(ResidualMLP, (4,), 3, {"width": 16}, features=8)
     lowrank = lowrank_for(network.layout, rank=1, min_size=100)

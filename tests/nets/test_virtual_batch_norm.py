@@ -149,7 +149,7 @@ def test_deploying_without_a_reference_batch_says_what_is_missing():
 
 @pytest.mark.kernels
 def test_statistics_do_not_depend_on_the_thread_count():
-    """A run changes PyTorch's thread count with the machine's load (neuroplug.devices)."""
+    """A run changes PyTorch's thread count with the machine's load (neuroplug.runtime.devices)."""
     network = NatureCNN((4, 44, 44), 5, vbn=True)
     network.reference_batch = network.example_inputs(12, torch.Generator().manual_seed(4))
     params = _population(network, 3)

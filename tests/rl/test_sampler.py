@@ -130,7 +130,7 @@ def test_a_recurrent_policys_rollout_without_its_states_is_refused():
     # A scheduler's sampler that ignores SamplerRequest.state_size must not let the core
     # train from zeros at every step unnoticed.
     from neuroplug.errors import PluginError
-    from neuroplug.rl.engine import checked_for_states
+    from neuroplug.rl.rollout_loop import checked_for_states
 
     _, sampler, rollout = _rollout("CartPole-v1", groups=1, length=4)
     assert rollout.states is None

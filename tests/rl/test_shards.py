@@ -11,14 +11,14 @@ from neuroplug.api import SamplerRequest
 from neuroplug.config.schema import EnvConfig, NetConfig
 from neuroplug.errors import ConfigError
 from neuroplug.rl.shards import LocalShards, ShardSampling, shard_layout
-from neuroplug.seeds import segment_episode_seeds
+from neuroplug.runtime.seeds import segment_episode_seeds
 from neuroplug.training.components import build_env_and_network, learner_context
 
 
 def _ppo(envs_per_shard: int, num_envs: int = 8, core: str = "none"):
     from neuroplug_learners.ppo import PPO, PPOConfig
 
-    from neuroplug.presets import resolve
+    from neuroplug.plugin_configs.presets import resolve
 
     env, network = build_env_and_network(
         EnvConfig(task_id="CartPole-v1"), NetConfig(hidden_sizes=[16], core=core, core_size=8)
@@ -53,7 +53,7 @@ def test_a_shard_samples_the_same_bits_whoever_shares_its_process():
         request = _request(learner)
         layout = shard_layout(request, 4)
         seeds = segment_episode_seeds(learner.context.seed, 0, 8)
-        acting = learner.engine.acting
+        acting = learner.rollout_loop.acting
         acting.refresh()
         everyone, alone = (
             ShardSampling(request, layout, [0, 1]),
@@ -108,8 +108,8 @@ def test_a_recurrent_learners_shards_act_from_each_envs_state_and_store_it():
         model = learner.model
         carried = None
         for _ in range(3):
-            learner.engine.acting.refresh()
-            rollout = learner.sampler.rollout(learner.engine.acting, 16)
+            learner.rollout_loop.acting.refresh()
+            rollout = learner.sampler.rollout(learner.rollout_loop.acting, 16)
             assert rollout.states is not None and rollout.starts[1:].any()
             if carried is not None:
                 going_on = ~rollout.starts[0]

@@ -10,7 +10,7 @@ import torch
 from neuroplug import registry
 from neuroplug.api import AlgorithmConfig
 from neuroplug.evolution import EvolutionAlgorithm
-from neuroplug.population import Population
+from neuroplug.population.members import Population
 from neuroplug.testing import check_algorithm_contract
 from neuroplug.testing.algorithm_contract import ContractViolation
 

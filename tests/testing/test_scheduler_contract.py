@@ -7,7 +7,7 @@ import pytest
 
 from neuroplug import registry
 from neuroplug.api import EvaluationRequest
-from neuroplug.engine.lockstep import LockstepScheduler
+from neuroplug.evaluation.lockstep import LockstepScheduler
 from neuroplug.testing import check_scheduler_contract
 from neuroplug.testing.algorithm_contract import ContractViolation
 
@@ -36,7 +36,7 @@ class _OtherSeeds(LockstepScheduler):
 
 
 def test_the_contract_catches_a_scheduler_playing_other_episodes():
-    from neuroplug.engine.lockstep import LockstepSchedulerConfig
+    from neuroplug.evaluation.lockstep import LockstepSchedulerConfig
 
     with pytest.raises(ContractViolation, match="differ from the threaded schedule"):
         check_scheduler_contract(_OtherSeeds, LockstepSchedulerConfig(name="other", max_envs=4))

@@ -11,13 +11,13 @@ from neuroplug_schedulers.threaded import ThreadedScheduler, serial_config
 from neuroplug.api import EvaluationRequest
 from neuroplug.app import run_job
 from neuroplug.config.schema import EnvConfig, NetConfig
-from neuroplug.engine.lockstep import LockstepScheduler
 from neuroplug.envs.make import make_spec
-from neuroplug.experiment import typed_experiment
+from neuroplug.evaluation.lockstep import LockstepScheduler
+from neuroplug.experiment.networks import build_network
+from neuroplug.experiment.typed import typed_experiment
 from neuroplug.loggers.base import Logger, MultiLogger
 from neuroplug.nets.policy import Policy
-from neuroplug.networks import build_network
-from neuroplug.population import Population
+from neuroplug.population.members import Population
 from neuroplug.testing.resume_check import same
 from neuroplug.training.checkpoint import load_checkpoint
 from neuroplug.training.trainer import Trainer

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from neuroplug.errors import ConfigError
-from neuroplug.experiment import typed_experiment
+from neuroplug.experiment.typed import typed_experiment
 from neuroplug.training.components import build_components
 
 

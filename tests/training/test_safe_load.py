@@ -110,7 +110,7 @@ def test_a_planted_checkpoint_is_refused_by_resume(trained, tmp_path, where):
 
 def test_a_planted_policy_is_refused_by_replay(trained, tmp_path):
     run_dir, marker = _planted(trained, tmp_path, "best policy")
-    done = _cli("-m", "neuroplug.watch", str(run_dir), "--episodes", "1", cwd=tmp_path)
+    done = _cli("-m", "neuroplug.tools.watch", str(run_dir), "--episodes", "1", cwd=tmp_path)
     assert done.returncode == 2, done.stderr
     assert "refused to load" in done.stderr and BEST_POLICY in done.stderr
     assert "posix.system" in done.stderr

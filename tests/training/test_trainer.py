@@ -7,7 +7,7 @@ import pytest
 from neuroplug_algorithms.es import OpenAIES
 
 from neuroplug.errors import PluginError
-from neuroplug.experiment import typed_experiment
+from neuroplug.experiment.typed import typed_experiment
 from neuroplug.testing import check_algorithm_contract
 from neuroplug.testing.algorithm_contract import ContractViolation
 from neuroplug.training.trainer import Trainer

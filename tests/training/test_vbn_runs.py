@@ -7,11 +7,11 @@ import pytest
 import torch
 
 from neuroplug.app import run_job
-from neuroplug.experiment import typed_experiment
+from neuroplug.experiment.typed import typed_experiment
 from neuroplug.testing import check_resume_is_exact
+from neuroplug.tools.watch import WatchError, watch
 from neuroplug.training.checkpoint import BEST_POLICY, checkpoint_dir, load_checkpoint
 from neuroplug.training.components import build_components
-from neuroplug.watch import WatchError, watch
 
 VBN_CARTPOLE = ["net.vbn=true", "algo.obs_norm=false", "net.vbn_reference_size=16"]
 

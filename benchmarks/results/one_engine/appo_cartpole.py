@@ -25,8 +25,8 @@ args = parser.parse_args()
 sys.path.insert(0, str(args.tree / "benchmarks"))
 
 from learners import SETTINGS, _compose  # noqa: E402
-
 from neuroplug.config_store import register_schemas  # noqa: E402
+
 from neuroplug.experiment import typed_experiment  # noqa: E402
 from neuroplug.training.components import build_components  # noqa: E402
 

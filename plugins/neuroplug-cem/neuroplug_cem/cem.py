@@ -17,7 +17,7 @@ decreases linearly instead, so ``extra_noise`` is on the same scale as ``initial
 
 The deployed policy is ``mu``. The population is handed to neuroplug compactly, as one
 base (``mu``) with a per-parameter ``sigma`` vector and a noise seed per member
-(``theta_k = mu + 1 * (sigma ⊙ eps(s_k))``, see :class:`neuroplug.population.Population`),
+(``theta_k = mu + 1 * (sigma ⊙ eps(s_k))``, see :class:`neuroplug.population.members.Population`),
 so a generation costs ``2 x D`` floats plus ``P`` seeds whatever ``P`` is. Seeds come from
 the algorithm's checkpointed RNG, so a run is reproducible and resumes exactly.
 """
@@ -30,7 +30,7 @@ import numpy as np
 import torch
 from neuroplug.api import AlgorithmContext, EvaluationResult
 from neuroplug.evolution import EvolutionAlgorithm
-from neuroplug.population import Population
+from neuroplug.population.members import Population
 
 from neuroplug_cem.config import CEMConfig
 

@@ -10,7 +10,7 @@ import pytest
 import torch
 from neuroplug.config.typed import to_dataclass
 from neuroplug.errors import ConfigError
-from neuroplug.noise import noise_vectors
+from neuroplug.population.noise import noise_vectors
 from neuroplug.testing import check_algorithm_contract, synthetic_context, synthetic_result
 from neuroplug.training.checkpoint import load_data
 from omegaconf import OmegaConf

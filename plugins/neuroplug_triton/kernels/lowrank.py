@@ -4,7 +4,7 @@ For rows sharing one base W, ``x (W + s A Bᵀ/√r) = x W + (s/√r (x A)) Bᵀ
 
 1. **projection** (:func:`lowrank_projection_kernel`): each row's ``s/√r · x A``, a
    ``rank``-vector, with ``A`` rebuilt from the member's seed in registers
-   (layout in :mod:`neuroplug.lowrank`). ``A`` is generated once per row, not once per block
+   (layout in :mod:`neuroplug.population.lowrank`). ``A`` is generated once per row, not once per block
    of outputs: the noise a layer draws is the minimum, ``rank x (fan_in + fan_out)`` per row.
 2. **shared product plus factors** (:func:`lowrank_linear_kernel`): ``x W`` as one matrix
    product over blocks of rows (the whole batch is one GEMM when the population has one

@@ -1,4 +1,4 @@
-"""eps(seed) inside a Triton kernel, in the layout of :mod:`neuroplug.noise`.
+"""eps(seed) inside a Triton kernel, in the layout of :mod:`neuroplug.population.noise`.
 
 Noise element ``i`` of a seed is lane ``i % 4`` of ``tl.randn4x(seed, i // 4)``. Any
 element can be rebuilt on its own (:func:`noise_at`), but that spends a whole Philox call

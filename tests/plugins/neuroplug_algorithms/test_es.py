@@ -9,7 +9,7 @@ from neuroplug_algorithms.es import ESConfig, OpenAIES
 
 from neuroplug.errors import ConfigError
 from neuroplug.evolution.shaping import centered_ranks
-from neuroplug.noise import noise_vectors
+from neuroplug.population.noise import noise_vectors
 from neuroplug.testing import synthetic_context, synthetic_result
 
 

@@ -10,7 +10,7 @@ import torch
 from neuroplug_algorithms.ga import DeepGA, GAConfig
 
 from neuroplug.errors import ConfigError
-from neuroplug.noise import noise_vectors
+from neuroplug.population.noise import noise_vectors
 from neuroplug.testing import check_resume_is_exact, synthetic_context, synthetic_result
 
 NUM_PARAMS = 13  # odd, so noise blocks end mid-way through a Philox word

@@ -15,10 +15,10 @@ from neuroplug_algorithms.map_elites_config import MAPElitesConfig
 from neuroplug.app import run_job
 from neuroplug.errors import ConfigError
 from neuroplug.evolution.archive import CVTArchive, GridArchive
-from neuroplug.plot import archive_of, plot_archive
-from neuroplug.population import Population
+from neuroplug.population.members import Population
 from neuroplug.testing import check_algorithm_contract
 from neuroplug.testing.resume_check import check_resume_is_exact, same
+from neuroplug.tools.plot import archive_of, plot_archive
 from neuroplug.training.checkpoint import load_checkpoint
 
 CARTPOLE = [
@@ -150,7 +150,7 @@ def test_map_elites_resumes_exactly_with_its_archive(compose, tmp_path):
 def _algorithm_after(compose, overrides: list[str], run_dir) -> MAPElites:
     """A run of ``overrides`` into ``run_dir``, its algorithm rebuilt from the checkpoint
     (the elites replayed from their genomes)."""
-    from neuroplug.experiment import Experiment
+    from neuroplug.experiment.typed import Experiment
     from neuroplug.training.components import build_components
 
     config = compose([*overrides, "logger=none"])

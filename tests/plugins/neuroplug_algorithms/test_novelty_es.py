@@ -16,9 +16,9 @@ from neuroplug.app import run_job
 from neuroplug.config.typed import to_dataclass
 from neuroplug.errors import ConfigError
 from neuroplug.evolution.shaping import centered_ranks
-from neuroplug.experiment import typed_experiment
-from neuroplug.noise import noise_vectors
-from neuroplug.seeds import EVALUATION_GENERATION_OFFSET
+from neuroplug.experiment.typed import typed_experiment
+from neuroplug.population.noise import noise_vectors
+from neuroplug.runtime.seeds import EVALUATION_GENERATION_OFFSET
 from neuroplug.testing import check_resume_is_exact, synthetic_context, synthetic_result
 from neuroplug.testing.resume_check import same
 from neuroplug.training.trainer import Trainer

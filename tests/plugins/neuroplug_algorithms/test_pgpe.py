@@ -17,7 +17,7 @@ from strategy_reference import SEEDS, median_evaluations, ours, pycma
 
 from neuroplug.errors import ConfigError
 from neuroplug.evolution import centered_ranks
-from neuroplug.noise import noise_vectors
+from neuroplug.population.noise import noise_vectors
 from neuroplug.testing.synthetic import sphere, synthetic_context, synthetic_result
 
 

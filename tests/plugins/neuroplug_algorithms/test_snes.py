@@ -18,7 +18,7 @@ from neuroplug_algorithms.snes_config import SNESConfig
 from strategy_reference import SEEDS, median_evaluations, ours, pycma
 
 from neuroplug.errors import ConfigError
-from neuroplug.noise import noise_vectors
+from neuroplug.population.noise import noise_vectors
 from neuroplug.testing.synthetic import ellipsoid, sphere, synthetic_context, synthetic_result
 
 FACTOR = 2.0

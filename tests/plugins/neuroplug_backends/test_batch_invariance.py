@@ -22,10 +22,10 @@ from neuroplug_backends.torch_backend import TorchBackend, TorchBackendConfig  #
 from neuroplug_backends.torch_lowrank import FactoredLowRank  # noqa: E402
 from torch.utils._python_dispatch import TorchDispatchMode  # noqa: E402
 
-from neuroplug.lowrank import lowrank_for  # noqa: E402
 from neuroplug.nets.mlp import MLP  # noqa: E402
 from neuroplug.nets.nature_cnn import NatureCNN  # noqa: E402
-from neuroplug.population import Population  # noqa: E402
+from neuroplug.population.lowrank import lowrank_for  # noqa: E402
+from neuroplug.population.members import Population  # noqa: E402
 
 # Bit-equality across batches and companies: the outcome rests on the kernels the
 # libraries pick (scripts/test_kernels.sh runs it again under a narrower instruction set).

@@ -7,7 +7,7 @@ import torch
 from neuroplug_backends.torch_backend import TorchBackend, TorchBackendConfig
 
 from neuroplug.nets.mlp import MLP
-from neuroplug.population import Population
+from neuroplug.population.members import Population
 
 # Bit-equality across batches and companies: the outcome rests on the kernels the
 # libraries pick (scripts/test_kernels.sh runs it again under a narrower instruction set).
@@ -116,7 +116,7 @@ def test_scattered_members_dying_off_run_on_a_compacted_copy_remade_when_half_ha
 
 @pytest.mark.parametrize("bases", [1, 2])
 def test_lowrank_populations_run_factored_and_match_their_materialised_members(bases):
-    from neuroplug.lowrank import lowrank_for
+    from neuroplug.population.lowrank import lowrank_for
 
     network = MLP(5, [24, 20], 3, "tanh")
     lowrank = lowrank_for(network.layout, rank=2, min_size=400)
@@ -145,7 +145,7 @@ def test_lowrank_populations_run_factored_and_match_their_materialised_members(b
 
 def _es_population(network, size, rank, min_size, bases=1):
     """Mirrored low-rank pairs around ``bases`` centers (an unperturbed member first)."""
-    from neuroplug.lowrank import lowrank_for
+    from neuroplug.population.lowrank import lowrank_for
 
     generator = torch.Generator().manual_seed(3)
     scale = torch.full((size,), 0.3)
@@ -427,7 +427,7 @@ def test_the_torch_backend_leaves_triton_unimported():
         "import sys, torch\n"
         "from neuroplug_backends.torch_backend import TorchBackend, TorchBackendConfig\n"
         "from neuroplug.nets.nature_cnn import NatureCNN\n"
-        "from neuroplug.population import Population\n"
+        "from neuroplug.population.members import Population\n"
         "network = NatureCNN((2, 36, 36), 3)\n"
         "backend = TorchBackend(TorchBackendConfig(name='torch', device='cpu'), network)\n"
         "params = network.initial_params(torch.Generator().manual_seed(0))\n"

@@ -66,7 +66,7 @@ def test_bad_appo_settings_name_the_field(field, value):
 
 
 def test_a_recurrent_appo_trains_and_its_policy_replays_with_its_core(compose, tmp_path):
-    from neuroplug.watch import watch
+    from neuroplug.tools.watch import watch
 
     masked = [*CARTPOLE, "env.observation_mask=[1,3]", "net.core=gru", "algo.recurrence=8"]
     tiny = [*masked, "algo.segment_steps=512", "run.max_frames=2048", "run.eval_episodes=3"]

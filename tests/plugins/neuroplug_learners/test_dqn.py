@@ -115,7 +115,7 @@ def test_the_written_out_step_computes_autograds_loss_and_gradient(double_q):
     import torch
     from neuroplug_learners.dqn import DQN, huber
 
-    from neuroplug.presets import resolve
+    from neuroplug.plugin_configs.presets import resolve
     from neuroplug.testing.learner_contract import learner_context
 
     context = learner_context()

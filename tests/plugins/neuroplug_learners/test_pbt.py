@@ -12,7 +12,7 @@ from neuroplug_learners.pbt import PBT, PBTConfig
 
 from neuroplug.config.schema import EnvConfig, NetConfig
 from neuroplug.errors import ConfigError
-from neuroplug.presets import resolve
+from neuroplug.plugin_configs.presets import resolve
 from neuroplug.testing import check_learner_contract
 from neuroplug.training.components import build_env_and_network, learner_context
 
@@ -76,7 +76,7 @@ def test_the_whole_population_acts_in_one_forward_per_group_step(monkeypatch):
 def test_each_member_acts_with_its_own_weights():
     population = _population(PBTConfig(name="pbt", members=3, member={"num_envs": 2}), 1024)
     try:
-        acting = population.engine.acting
+        acting = population.rollout_loop.acting
         acting.refresh()
         observations = torch.randn(6, 4).to(population.device)
         generator = torch.Generator(population.device).manual_seed(0)
@@ -194,7 +194,7 @@ def test_a_learner_without_mutable_settings_cannot_be_a_member(monkeypatch):
 
 def test_a_population_that_cannot_fit_in_memory_says_what_it_needs(monkeypatch):
     # On a machine of 16 GiB: 8 replay buffers of a million Pong frames need far more.
-    monkeypatch.setattr("neuroplug.devices.available_memory_bytes", lambda: 16 * 2**30)
+    monkeypatch.setattr("neuroplug.runtime.devices.available_memory_bytes", lambda: 16 * 2**30)
     env, _ = build_env_and_network(EnvConfig(task_id="Pong-v5"), NetConfig())
     config = PBTConfig(name="pbt", learner="dqn", members=8, member={"buffer_size": 1_000_000})
     with pytest.raises(ConfigError) as caught:
@@ -208,7 +208,7 @@ def test_a_population_run_records_its_lineage_and_resumes_with_each_row_once(com
     import csv
 
     from neuroplug.app import run_job
-    from neuroplug.plot import load_curves, member_series
+    from neuroplug.tools.plot import load_curves, member_series
 
     out = tmp_path / "run"
     overrides = [

@@ -15,10 +15,10 @@ from neuroplug.app import run_job
 from neuroplug.errors import ConfigError
 from neuroplug.testing import check_learner_resume, resolved_settings
 from neuroplug.testing.resume_check import same
+from neuroplug.tools.watch import watch
 from neuroplug.training.checkpoint import (
     load_checkpoint,
 )
-from neuroplug.watch import watch
 
 # RL Zoo's CartPole-v1 PPO settings on a 64-64 MLP: the shipped preset.
 CARTPOLE = ["+experiment=ppo_cartpole"]

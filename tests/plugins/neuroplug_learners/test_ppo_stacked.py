@@ -9,7 +9,7 @@ from neuroplug_learners.pbt import PBT, PBTConfig
 from neuroplug_learners.ppo_stacked import PopulationPPOUpdate
 
 from neuroplug.config.schema import EnvConfig, NetConfig
-from neuroplug.presets import resolve
+from neuroplug.plugin_configs.presets import resolve
 from neuroplug.training.components import build_env_and_network, learner_context
 
 
@@ -26,7 +26,7 @@ def _population_and_rollout(members: int = 3, **member_settings):
     )
     settings, _ = resolve(config, env)
     population = PBT(settings, context)
-    rollout = population.engine.first_rollout(population, 64)
+    rollout = population.rollout_loop.first_rollout(population, 64)
     # Different settings per member, so a mix-up between them would show.
     for member, clip in zip(population.members, (0.2, 0.1, 0.3), strict=False):
         member.config.clip_coef = clip
@@ -43,9 +43,11 @@ def _snapshot(population):
 def test_the_stacked_update_is_the_per_member_update():
     population, rollout = _population_and_rollout()
     try:
-        assert population.engine.update is not None  # PPO members on an MLP stack their updates
+        assert (
+            population.rollout_loop.update is not None
+        )  # PPO members on an MLP stack their updates
         before = [member.state_dict() for member in population.members]
-        stacked_stats = population.engine.update.learn(rollout)
+        stacked_stats = population.rollout_loop.update.learn(rollout)
         stacked = _snapshot(population)
         for member, state in zip(population.members, before, strict=True):
             member.load_state_dict(state)
@@ -81,13 +83,13 @@ def test_a_members_update_does_not_depend_on_its_companions():
                 member.load_state_dict(state)
                 member.start_segment(0)
 
-        population.engine.update.learn(rollout)
+        population.rollout_loop.update.learn(rollout)
         together = _snapshot(population)[0]
         restart()
         for member in population.members[1:]:
             flat = member.update.trained.flat.data
             flat.add_(0.1 * torch.randn(flat.shape, generator=torch.Generator().manual_seed(4)))
-        population.engine.update.learn(rollout)
+        population.rollout_loop.update.learn(rollout)
         other_company = _snapshot(population)[0]
         assert torch.equal(together[0], other_company[0])
         assert torch.equal(together[1], other_company[1])
@@ -118,10 +120,10 @@ def test_gaussian_members_stack_their_updates_too():
     settings, _ = resolve(config, env)
     population = PBT(settings, context)
     try:
-        assert population.engine.update is not None
-        rollout = population.engine.first_rollout(population, 64)
+        assert population.rollout_loop.update is not None
+        rollout = population.rollout_loop.first_rollout(population, 64)
         before = [member.state_dict() for member in population.members]
-        population.engine.update.learn(rollout)
+        population.rollout_loop.update.learn(rollout)
         stacked = [(m.policy_params(), m.model.log_std.detach().cpu()) for m in population.members]
         for member, state in zip(population.members, before, strict=True):
             member.load_state_dict(state)

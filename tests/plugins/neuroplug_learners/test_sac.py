@@ -63,7 +63,7 @@ def test_sac_resumes_with_its_replay_buffer(compose, tmp_path):
 def test_the_written_out_actor_step_computes_autograds_loss_and_gradients(log_std_from):
     from neuroplug_learners.off_policy import critic_of_actions
 
-    from neuroplug.presets import resolve
+    from neuroplug.plugin_configs.presets import resolve
     from neuroplug.testing.learner_contract import learner_context
 
     context = learner_context(task="Pendulum-v1")
@@ -97,7 +97,7 @@ def test_the_written_out_actor_step_computes_autograds_loss_and_gradients(log_st
 
 
 def _learner(seed: int = 0, network=None, **settings) -> SAC:
-    from neuroplug.presets import resolve
+    from neuroplug.plugin_configs.presets import resolve
     from neuroplug.testing.learner_contract import learner_context
 
     context = learner_context(seed=seed, task="Pendulum-v1", network=network)

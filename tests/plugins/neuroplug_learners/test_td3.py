@@ -61,7 +61,7 @@ def test_the_written_out_actor_step_computes_autograds_loss_and_gradient():
     import torch
     from neuroplug_learners.off_policy import critic_of_actions
 
-    from neuroplug.presets import resolve
+    from neuroplug.plugin_configs.presets import resolve
     from neuroplug.testing.learner_contract import learner_context
 
     context = learner_context(task="Pendulum-v1")
@@ -102,8 +102,8 @@ def test_cem_rl_with_no_evolutionary_half_takes_td3s_steps():
     import torch
     from neuroplug_learners.td3 import StackedActors, TD3Update
 
-    from neuroplug.adam import FusedAdam
-    from neuroplug.presets import resolve
+    from neuroplug.optim.adam import FusedAdam
+    from neuroplug.plugin_configs.presets import resolve
     from neuroplug.testing.learner_contract import learner_context
 
     context = learner_context(task="Pendulum-v1")

@@ -12,7 +12,7 @@ ray = pytest.importorskip("ray")
 
 from neuroplug.app import run_job  # noqa: E402
 from neuroplug.errors import ConfigError  # noqa: E402
-from neuroplug.experiment import typed_experiment  # noqa: E402
+from neuroplug.experiment.typed import typed_experiment  # noqa: E402
 from neuroplug.testing.resume_check import same  # noqa: E402
 from neuroplug.training.checkpoint import load_checkpoint  # noqa: E402
 from neuroplug.training.components import build_components  # noqa: E402

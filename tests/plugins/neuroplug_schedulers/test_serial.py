@@ -9,14 +9,14 @@ from neuroplug_backends.torch_backend import TorchBackend, TorchBackendConfig
 from neuroplug_schedulers.threaded import ThreadedScheduler, ThreadedSchedulerConfig, serial_config
 
 from neuroplug.api import EvaluationRequest
-from neuroplug.behaviors import Behavior, resolve
 from neuroplug.config.schema import EnvConfig, NetConfig
 from neuroplug.envs.make import make_pool, make_spec
 from neuroplug.errors import ConfigError
+from neuroplug.evaluation.behaviors import Behavior, resolve
+from neuroplug.experiment.networks import build_network
 from neuroplug.nets.policy import Policy
-from neuroplug.networks import build_network
-from neuroplug.population import Population
-from neuroplug.seeds import episode_seeds
+from neuroplug.population.members import Population
+from neuroplug.runtime.seeds import episode_seeds
 
 
 def _setup(task_id: str, max_episode_steps: int | None = None, hidden=(8,)):
@@ -133,7 +133,7 @@ def test_behaviors_match_a_naive_one_member_loop(task_id, name, max_episode_step
 
 
 def test_a_bc_that_does_not_fit_the_env_fails_before_any_pool_starts(monkeypatch):
-    import neuroplug.engine.lockstep as lockstep
+    import neuroplug.evaluation.lockstep as lockstep
 
     def no_pools(*args, **kwargs):
         raise AssertionError("an EnvPool was started")

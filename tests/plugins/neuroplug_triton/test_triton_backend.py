@@ -26,10 +26,10 @@ from neuroplug_triton.backend import (  # noqa: E402
 )
 
 from neuroplug.errors import ConfigError  # noqa: E402
-from neuroplug.lowrank import lowrank_for  # noqa: E402
 from neuroplug.nets.mlp import MLP  # noqa: E402
 from neuroplug.nets.nature_cnn import NatureCNN  # noqa: E402
-from neuroplug.population import InitDraws, Population  # noqa: E402
+from neuroplug.population.lowrank import lowrank_for  # noqa: E402
+from neuroplug.population.members import InitDraws, Population  # noqa: E402
 
 TOLERANCE = {"rtol": 1e-4, "atol": 1e-4}
 
@@ -344,7 +344,7 @@ def test_the_triton_backend_honours_the_backend_contract(mode):
 
 
 def test_es_on_atari_leaves_its_virtual_batch_norm_off_on_triton_and_says_why(compose):
-    from neuroplug.experiment import typed_experiment
+    from neuroplug.experiment.typed import typed_experiment
     from neuroplug.training.components import build_components
 
     parts = build_components(typed_experiment(compose(["algo=es", "env=pong", "backend=triton"])))

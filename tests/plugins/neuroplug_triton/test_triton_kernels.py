@@ -25,9 +25,9 @@ from neuroplug_triton.kernels.conv import population_conv  # noqa: E402
 from neuroplug_triton.kernels.linear import population_linear  # noqa: E402
 from neuroplug_triton.kernels.lowrank import ROW_BLOCK, lowrank_linear, row_tiles  # noqa: E402
 
-from neuroplug.lowrank import LowRank, LowRankMatrix  # noqa: E402
 from neuroplug.nets.layers import ACTIVATIONS  # noqa: E402
-from neuroplug.population import Population  # noqa: E402
+from neuroplug.population.lowrank import LowRank, LowRankMatrix  # noqa: E402
+from neuroplug.population.members import Population  # noqa: E402
 
 DEVICE = torch.device("cuda" if torch.cuda.is_available() else "cpu")
 TOLERANCE = {"rtol": 1e-4, "atol": 1e-4}

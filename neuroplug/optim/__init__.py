@@ -1,0 +1,1 @@
+"""Optimizers shared by evolution and the learners: :mod:`.adam`."""

@@ -1,0 +1,3 @@
+"""What a run takes from the machine and the process: devices and thread counts
+(:mod:`.devices`), the run's named random streams (:mod:`.seeds`) and the signals that stop
+it cleanly (:mod:`.stop_signals`)."""
