@@ -35,7 +35,7 @@ from neuroplug_schedulers.threaded import ThreadedScheduler, ThreadedSchedulerCo
 from neuroplug.api import EvaluationRequest
 from neuroplug.config.schema import EnvConfig, NetConfig
 from neuroplug.envs.make import make_spec
-from neuroplug.experiment.networks import build_network
+from neuroplug.experiment.network_choice import build_network
 from neuroplug.nets.policy import Policy
 from neuroplug.population.members import BaseOrigin, Population
 

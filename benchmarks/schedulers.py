@@ -43,7 +43,7 @@ from neuroplug_schedulers.threaded import ThreadedScheduler, ThreadedSchedulerCo
 from neuroplug.api import Backend, BackendConfig, EvaluationRequest
 from neuroplug.config.schema import EnvConfig, NetConfig
 from neuroplug.envs.make import make_pool, make_spec
-from neuroplug.experiment.networks import build_network
+from neuroplug.experiment.network_choice import build_network
 from neuroplug.nets.policy import Policy
 from neuroplug.population.lowrank import lowrank_for
 from neuroplug.population.members import Population

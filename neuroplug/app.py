@@ -155,7 +155,7 @@ def _settings_given_on_the_command_line(config: DictConfig) -> set[str]:
 def run_job(config: DictConfig) -> dict[str, Any]:
     """Train one job; returns its summary (Hydra passes it to sweepers)."""
     from neuroplug.envs.make import make_spec
-    from neuroplug.experiment.networks import check_network_settings
+    from neuroplug.experiment.network_choice import check_network_settings
     from neuroplug.experiment.typed import (
         check_budget_unit,
         check_virtual_batch_norm,

@@ -107,7 +107,7 @@ NETWORKS = PluginKind(
     object,
     "neuroplug.network_configs",
 )
-"""Network architectures (:mod:`neuroplug.experiment.networks`): selected by ``net.type``, their own
+"""Network architectures (:mod:`neuroplug.experiment.network_choice`): selected by ``net.type``, their own
 settings under ``net.kwargs`` (a network's config class, named by its
 ``neuroplug.network_configs`` entry point, is the dataclass of those); not among
 :data:`KINDS`, whose config classes are whole Hydra options."""

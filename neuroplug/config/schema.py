@@ -260,7 +260,7 @@ class NetConfig:
 
     type: str = "auto"
     """``auto`` (the env family's choice), ``mlp``, ``nature_cnn``, or any network a package
-    registers (``python -m neuroplug --list-plugins``; :mod:`neuroplug.experiment.networks`)."""
+    registers (``python -m neuroplug --list-plugins``; :mod:`neuroplug.experiment.network_choice`)."""
     kwargs: dict[str, Any] = field(default_factory=dict)
     """A network's own settings (``net.kwargs.channels=[16,32,32]``: any key, no ``+``),
     checked against the network's config class; the built-in networks take none, and

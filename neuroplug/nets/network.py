@@ -29,7 +29,7 @@ class Network(ABC):
     (``layers``, :mod:`neuroplug.nets.layers`); the forward passes below, both torch
     backends, the Triton backend and the learners all run it from that table. Registered
     under the ``neuroplug.networks`` entry-point group (as ``mlp`` and ``nature_cnn`` are),
-    it is ``net.type=<name>`` (:func:`neuroplug.experiment.networks.build_network` builds it with
+    it is ``net.type=<name>`` (:func:`neuroplug.experiment.network_choice.build_network` builds it with
     :meth:`from_config`).
     """
 

@@ -1,4 +1,4 @@
-"""A replay buffer that stores each frame once.
+"""The replay buffer of every off-policy method: each frame stored once.
 
 Consecutive Atari observations share all but one frame of their stack (4 x 84 x 84), and a
 transition's next observation is the following one, so storing ``(obs, next_obs)`` per
@@ -17,6 +17,11 @@ use n = 3 in Rainbow). Its window grows as its env's later steps arrive and clos
 the episode's end, so a transition is a correct target at every moment: a young one is a
 shorter-horizon return, never a wrong one. The next observation is a position in the same
 frame ring, so n-step costs no storage beyond one small integer per transition.
+
+Two ways in: a learner's rollouts of fixed envs (:meth:`ReplayBuffer.add_rollout`), and the
+steps an evaluation played (:meth:`ReplayBuffer.add_transitions`: ``cem_rl``, ``erl``,
+``pga_me``), whole transitions in episode order that go into one ring, a row continuing
+the stream where its observation is the row before's next observation.
 """
 
 from __future__ import annotations
@@ -37,10 +42,20 @@ class ReplayBuffer:
     """Transitions of ``num_envs`` envs, the most recent ``capacity`` kept."""
 
     def __init__(
-        self, capacity: int, num_envs: int, env: EnvSpec, n_step: int = 1, gamma: float = 0.99
+        self,
+        capacity: int,
+        num_envs: int,
+        env: EnvSpec,
+        n_step: int = 1,
+        gamma: float = 0.99,
+        from_evaluations: bool = False,
     ) -> None:
         if capacity < n_step * num_envs:
             raise ValueError(f"capacity {capacity} < n_step {n_step} x num_envs {num_envs}")
+        if from_evaluations and (num_envs != 1 or n_step != 1):
+            raise ValueError("a buffer of evaluated transitions has one ring and 1-step returns")
+        self.from_evaluations = from_evaluations
+        """Fed whole transitions (:meth:`add_transitions`), not rollouts."""
         self.capacity = capacity
         self.n_step = n_step
         self.gamma = gamma
@@ -48,7 +63,7 @@ class ReplayBuffer:
         self.stack = env.obs_shape[0] if env.is_image else 1
         frame_shape = env.obs_shape[1:] if env.is_image else env.obs_shape
         dtype = np.uint8 if env.obs_dtype == np.uint8 else np.float32
-        self.frames_per_env = _frames_per_env(capacity, num_envs, self.stack)
+        self.frames_per_env = _frames_per_env(capacity, num_envs, self.stack, from_evaluations)
         self.frames = np.zeros((num_envs, self.frames_per_env, *frame_shape), dtype=dtype)
         self.written = np.zeros(num_envs, dtype=np.int64)
         """Frames ever pushed per env (the ring position is this modulo its size)."""
@@ -70,12 +85,15 @@ class ReplayBuffer:
         """Whether an env's stream ends with the observation its next transition starts from."""
 
     @staticmethod
-    def bytes_needed(capacity: int, num_envs: int, env: EnvSpec) -> int:
+    def bytes_needed(
+        capacity: int, num_envs: int, env: EnvSpec, from_evaluations: bool = False
+    ) -> int:
         """The memory a buffer of ``capacity`` transitions takes, before building it."""
         stack = env.obs_shape[0] if env.is_image else 1
         frame_shape = env.obs_shape[1:] if env.is_image else env.obs_shape
         frame_bytes = int(np.prod(frame_shape)) * (1 if env.obs_dtype == np.uint8 else 4)
-        frames = num_envs * _frames_per_env(capacity, num_envs, stack) * frame_bytes
+        frames_per_env = _frames_per_env(capacity, num_envs, stack, from_evaluations)
+        frames = num_envs * frames_per_env * frame_bytes
         action_bytes = 8 if env.discrete else 4 * env.num_actions
         return frames + capacity * (8 + 8 + action_bytes + 4 + 1 + 8)
 
@@ -140,6 +158,53 @@ class ReplayBuffer:
             # The step after an end is a reset: the stream starts afresh.
             self._continues[~valid[step]] = False
         return added
+
+    def add_transitions(
+        self,
+        observations: np.ndarray,
+        actions: np.ndarray,
+        rewards: np.ndarray,
+        next_observations: np.ndarray,
+        terminated: np.ndarray,
+    ) -> int:
+        """Store whole transitions (the steps an evaluation played, in episode order),
+        overwriting the oldest; returns how many. A row whose observation is the row
+        before's next observation continues its stream (one new frame); any other row starts
+        one (its observation's whole stack first). Equal observations hold equal frames, so
+        the test is exact whatever the episode boundaries were."""
+        if not self.from_evaluations:
+            raise ValueError("this buffer is fed rollouts; build it with from_evaluations=True")
+        rows = slice(-self.capacity, None)  # more than the capacity: the newest only
+        observations, next_observations = observations[rows], next_observations[rows]
+        count = len(observations)
+        if not count:
+            return 0
+        starts = np.ones(count, dtype=bool)
+        if count > 1:
+            earlier, later = next_observations[:-1], observations[1:]
+            starts[1:] = (earlier != later).reshape(count - 1, -1).any(axis=1)
+        stacks = observations if self.stack > 1 else observations[:, None]
+        newest = next_observations[:, -1] if self.stack > 1 else next_observations
+        pushed = starts * self.stack + 1  # frames each row pushes
+        ends = np.cumsum(pushed)  # one past each row's next-observation frame
+        frames = np.empty((int(ends[-1]), *self.frames.shape[2:]), dtype=self.frames.dtype)
+        frames[ends - 1] = newest
+        first = ends[starts] - pushed[starts]
+        for offset in range(self.stack):
+            frames[first + offset] = stacks[starts, offset]
+        base = int(self.written[0])
+        self.frames[0, (base + np.arange(len(frames))) % self.frames_per_env] = frames
+        self.written[0] += len(frames)
+        index = (self.next_index + np.arange(count)) % self.capacity
+        self.env[index] = 0
+        self.position[index] = base + ends - 2  # the observation's newest frame
+        self.actions[index] = actions[rows]
+        self.rewards[index] = rewards[rows]
+        self.terminated[index] = terminated[rows]
+        self.horizon[index] = 1
+        self.next_index = (self.next_index + count) % self.capacity
+        self.size = min(self.size + count, self.capacity)
+        return count
 
     def _extend_windows(
         self, envs: np.ndarray, index: np.ndarray, rewards: np.ndarray, terminated: np.ndarray
@@ -250,7 +315,10 @@ def restore_or_note(
     )
 
 
-def _frames_per_env(capacity: int, num_envs: int, stack: int) -> int:
+def _frames_per_env(capacity: int, num_envs: int, stack: int, from_evaluations: bool) -> int:
     """Frames each env's ring holds: room for every transition's frame plus an episode's
-    stack now and then."""
+    stack now and then; fed evaluations, room for every transition to start an episode
+    (its stack and its next frame), so no stored transition ever loses a frame."""
+    if from_evaluations:
+        return capacity * (stack + 1)
     return capacity // num_envs + 4 * (stack + 1)

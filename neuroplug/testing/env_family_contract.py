@@ -13,7 +13,7 @@ import pickle
 from neuroplug.envs.families import built_in_families
 from neuroplug.envs.family import EnvFamily
 from neuroplug.evaluation.behaviors import BEHAVIORS
-from neuroplug.experiment.networks import network_names
+from neuroplug.experiment.network_choice import network_names
 
 
 class FamilyContractViolation(AssertionError):

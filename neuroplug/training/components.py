@@ -28,7 +28,7 @@ from neuroplug.envs.make import make_spec
 from neuroplug.envs.spec import EnvSpec
 from neuroplug.errors import ConfigError, require
 from neuroplug.evaluation.behaviors import resolve as resolve_behavior
-from neuroplug.experiment.networks import build_network, network_class
+from neuroplug.experiment.network_choice import build_network, network_class
 from neuroplug.experiment.typed import Experiment, check_virtual_batch_norm
 from neuroplug.nets.network import Network
 from neuroplug.nets.policy import Policy

@@ -46,8 +46,9 @@ from neuroplug.rl.base import SegmentLearner
 from neuroplug.rl.rollout_loop import RolloutLoop
 from neuroplug.rl.sampler import Rollout
 from neuroplug_learners.appo_config import APPOConfig
+from neuroplug_learners.ppo import PPOUpdate
+from neuroplug_learners.ppo_batches import chunked, flatten
 from neuroplug_learners.ppo_stacked import PopulationPPOUpdate, population_ppo_update
-from neuroplug_learners.ppo_update import PPOUpdate, chunked, flatten
 
 _END = None
 """What the sampler puts on the queue when the segment's steps are done."""

@@ -45,8 +45,7 @@ from neuroplug.errors import ConfigError
 from neuroplug.population.members import Population
 from neuroplug.runtime.seeds import algorithm_rng
 from neuroplug_learners.cem_rl_config import CEMRLConfig
-from neuroplug_learners.td3 import StackedActors, TD3Update
-from neuroplug_learners.transition_buffer import transition_buffer
+from neuroplug_learners.td3 import StackedActors, TD3Update, evaluated_replay, store_evaluated
 
 
 def require_continuous_task(name: str, context: AlgorithmContext) -> None:
@@ -83,7 +82,8 @@ class CEMRL(Algorithm):
         self.damp = config.damp
         self.weights = log_weights(config.parent_count)
         self.rng = algorithm_rng(context.seed)
-        self.buffer = transition_buffer(config.buffer_size, context.env, config.gamma)
+        self.replay = evaluated_replay(config, context)
+        self.notices: list[str] = []
         self.td3 = TD3Update.for_algorithm(config, context)
         self.last_env_steps = 0
         """Env steps the previous generation played: how long the learners train."""
@@ -103,15 +103,15 @@ class CEMRL(Algorithm):
             members[-1] = self.elite.double()
         members = members.float()
         self._training_stats = {}
-        if len(self.buffer) >= max(config.learning_starts, 1) and self.last_env_steps:
+        if self.replay.learning and self.last_env_steps:
+            self.replay.restart_sampling(self.generation)
             # New draws: their Adam and target copies start afresh (the paper's).
             learners = StackedActors(members[: config.learning_actors], config.actor_learning_rate)
             self._training_stats = self.td3.train(
                 learners,
-                self.buffer,
+                self.replay,
                 actor_steps=round(config.actor_steps_per_env_step * self.last_env_steps),
                 critic_steps=round(config.critic_steps_per_env_step * self.last_env_steps),
-                batch_size=config.batch_size,
             )
             members[: config.learning_actors] = learners.params.detach()
         self._members = members
@@ -120,7 +120,7 @@ class CEMRL(Algorithm):
     def tell(self, population: Population, result: EvaluationResult) -> dict[str, float]:
         config, members = self.config, self._members.double()
         if result.transitions is not None:
-            self.buffer.add(result.transitions)
+            store_evaluated(self.replay, result.transitions, self.context.env)
         fitness = np.nan_to_num(result.fitness, nan=-np.inf)
         order = torch.from_numpy(np.argsort(-fitness, kind="stable")[: config.parent_count])
         parents = members[order]
@@ -138,7 +138,7 @@ class CEMRL(Algorithm):
         stats = {
             "mean_std": float(self.variance.sqrt().mean()),
             "damp": float(self.damp),
-            "buffer": float(len(self.buffer)),
+            "buffer": float(len(self.replay)),
             **self._training_stats,
         }
         learners = config.learning_actors
@@ -165,9 +165,7 @@ class CEMRL(Algorithm):
             "elite": self.elite,
             "elite_fitness": self.elite_fitness,
         }
-        if self.config.checkpoint_replay:
-            state["replay"] = self.buffer.state_dict()
-        return state
+        return state | self.replay.state_dict(self.config.checkpoint_replay)
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
         self.generation = int(state["generation"])
@@ -178,5 +176,4 @@ class CEMRL(Algorithm):
         self.last_env_steps = int(state["last_env_steps"])
         self.elite, self.elite_fitness = state["elite"], float(state["elite_fitness"])
         self.best_params = self.elite
-        if "replay" in state:
-            self.buffer.load_state_dict(state["replay"])
+        self.replay.load_state_dict(state, self.notices)

@@ -24,7 +24,6 @@ a resumed run's envs start new episodes (:mod:`neuroplug.rl.base`).
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 import numpy as np
@@ -35,11 +34,9 @@ from neuroplug.api import LearnerContext
 from neuroplug.nets import gradients
 from neuroplug.optim.adam import FusedAdam
 from neuroplug.rl.acting import Acted, Acting
-from neuroplug.rl.base import SegmentLearner
 from neuroplug.rl.flat_parameters import clip_grad_norm
 from neuroplug.rl.q_network import QNetwork
-from neuroplug.rl.replay_buffer import ReplayBuffer, restore_or_note
-from neuroplug.runtime.seeds import replay_sampling_rng
+from neuroplug.rl.replay import ReplayLearner
 from neuroplug_learners.dqn_config import DQNConfig
 
 PHASE_DRAW_BYTES = 1 << 24
@@ -58,10 +55,11 @@ def huber(error: torch.Tensor) -> torch.Tensor:
     return torch.where(absolute < 1, 0.5 * error.square(), absolute - 0.5)
 
 
-class DQN(SegmentLearner):
+class DQN(ReplayLearner):
     """DQN (optionally double) on EnvPool envs with a frame-deduplicating replay buffer."""
 
     config_class = DQNConfig
+    losses = ("loss",)
 
     def __init__(self, config: DQNConfig, context: LearnerContext) -> None:
         super().__init__(config, context)
@@ -70,16 +68,10 @@ class DQN(SegmentLearner):
         self.target = self.q.detach().clone()
         # Fused: one kernel for the whole update, called without torch.optim's wrapper.
         self.optimizer = FusedAdam([self.q], config.learning_rate)
-        self.buffer = ReplayBuffer(
-            config.buffer_size, config.num_envs, context.env, config.n_step, config.gamma
-        )
-        self.updates = 0
         self.since_target_update = 0
         # An MLP's step by the written-out backward pass (no autograd graph): per-op overhead
         # is most of a small network's step.
         self._written_out = gradients.written_out(context.network.layers)
-        self.sampling_rng = replay_sampling_rng(context.seed, 0)  # reseeded per segment
-        self._segment_losses: list[float] = []
         self._tensors: dict[str, torch.Tensor] = {}
         """The online network's tensors (views of ``q``, which Adam updates in place)."""
         self._grads: dict[str, torch.Tensor] = {}
@@ -98,45 +90,42 @@ class DQN(SegmentLearner):
         fraction = min(1.0, done / horizon)
         return 1.0 + fraction * (self.config.final_epsilon - 1.0)
 
-    def envs_started(self) -> None:
-        """New episodes begin: no stored stream continues into them."""
-        self.buffer.restart_streams()
+    @classmethod
+    def n_step_of(cls, config: DQNConfig) -> int:
+        return config.n_step
 
     def rollout_steps(self) -> int:
         return self.config.train_frequency
 
-    def start_segment(self, segment: int) -> None:
-        super().start_segment(segment)
-        self.sampling_rng = replay_sampling_rng(self.context.seed, segment)
-        self._segment_losses = []
+    def optimizers(self) -> dict[str, FusedAdam]:
+        return {"q": self.optimizer}
 
-    def learn_rollout(self, rollout) -> dict[str, float]:
-        """Store the rollout; refresh the target network when due; once enough is stored,
-        ``gradient_steps`` steps. Returns the segment's statistics so far."""
-        config = self.config
-        for group in self.optimizer.param_groups:  # a population may have changed it
-            group["lr"] = config.learning_rate
-        added = self.buffer.add_rollout(rollout)
+    def learning_rates(self) -> dict[str, float]:
+        return {"q": self.config.learning_rate}
+
+    def stored(self, added: int) -> None:
+        """Refresh the target network every ``target_update_interval`` env steps."""
         self.since_target_update += added
-        if self.since_target_update >= config.target_update_interval:
+        if self.since_target_update >= self.config.target_update_interval:
             self.target = self.q.detach().clone()
             self.since_target_update = 0
-        if len(self.buffer) >= max(config.learning_starts, config.batch_size):
-            self._training_phase(config.gradient_steps)
-        losses = self._segment_losses
+
+    def gradient_steps(self, added: int) -> int:
+        """``gradient_steps`` a rollout (of ``train_frequency`` steps of every env)."""
+        return self.config.gradient_steps
+
+    def segment_stats(self) -> dict[str, float]:
         return {
             "epsilon": self.epsilon(),
-            "loss": float(np.mean(losses)) if losses else math.nan,
-            "updates": float(self.updates),
-            "buffer_size": float(len(self.buffer)),
-            "buffer_bytes_per_transition": self.buffer.bytes_per_transition,
+            **super().segment_stats(),
+            "buffer_bytes_per_transition": self.replay.buffer.bytes_per_transition,
         }
 
     @classmethod
     def population_acting(cls, members, envs_per_member: int) -> EpsilonGreedyActing:
         return EpsilonGreedyActing(members, envs_per_member)
 
-    def _training_phase(self, steps: int) -> None:
+    def training_phase(self, steps: int) -> None:
         """``steps`` gradient steps. The target network is fixed for the whole phase, so
         the batches are drawn together and every batch's ``Q_target(s', .)`` comes from one
         forward over all of them: one large product where there were ``steps`` small ones,
@@ -149,7 +138,7 @@ class DQN(SegmentLearner):
         self._tensors = self.context.network.layout.split(self.q.detach())
         for first in range(0, steps, per_draw):
             count = min(per_draw, steps - first)
-            drawn = self.buffer.sample(count * size, self.sampling_rng, self.device)
+            drawn = self.replay.sample(self.device, count)
             with torch.no_grad():
                 next_target = torch.cat(
                     [
@@ -163,7 +152,7 @@ class DQN(SegmentLearner):
                 batch = {name: value[rows] for name, value in drawn.items()}
                 batch["next_target"] = next_target[rows]
                 errors.append(self._gradient_step(batch))
-            self._segment_losses += huber(torch.stack(errors)).mean(dim=1).tolist()
+            self._losses["loss"] += huber(torch.stack(errors)).mean(dim=1).tolist()
 
     def _gradient_step(self, batch: dict[str, torch.Tensor]) -> torch.Tensor:
         """One step; returns its TD errors ``Q(s, a) - y`` (the losses are computed from
@@ -229,23 +218,15 @@ class DQN(SegmentLearner):
             )
         return error
 
-    def _state(self) -> dict[str, Any]:
-        state = {
+    def _method_state(self) -> dict[str, Any]:
+        return {
             "target": self.target.cpu().clone(),
-            "optimizer": self.optimizer.state_dict(),
-            "updates": self.updates,
             "since_target_update": self.since_target_update,
         }
-        if self.config.checkpoint_replay:
-            state["replay"] = self.buffer.state_dict()
-        return state
 
-    def _load_state(self, state: dict[str, Any]) -> None:
+    def _load_method_state(self, state: dict[str, Any]) -> None:
         self.target = state["target"].to(self.device).clone()
-        self.optimizer.load_state_dict(state["optimizer"])
-        self.updates = int(state["updates"])
         self.since_target_update = int(state["since_target_update"])
-        restore_or_note(self.buffer, state, self.notices, self.config.learning_starts)
 
 
 class EpsilonGreedyActing(Acting):

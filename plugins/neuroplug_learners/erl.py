@@ -52,8 +52,7 @@ from neuroplug.population.members import Population
 from neuroplug.runtime.seeds import algorithm_rng
 from neuroplug_learners.cem_rl import require_continuous_task
 from neuroplug_learners.erl_config import ERLConfig
-from neuroplug_learners.td3 import StackedActors, TD3Update
-from neuroplug_learners.transition_buffer import transition_buffer
+from neuroplug_learners.td3 import StackedActors, TD3Update, evaluated_replay, store_evaluated
 
 POPULATION_ROUND, LEARNER_ROUND = 0, 1
 
@@ -72,7 +71,8 @@ class ERL(Algorithm):
         self.rng = algorithm_rng(context.seed)
         seeds = self.rng.integers(0, 2**31, size=config.population_size)
         self.population = perturbed_fresh_members(context, seeds, config.init_sigma, self.rng)
-        self.buffer = transition_buffer(config.buffer_size, context.env, config.gamma)
+        self.replay = evaluated_replay(config, context)
+        self.notices: list[str] = []
         self.td3 = TD3Update.for_algorithm(config, context)
         self.learner = StackedActors(
             context.initial_params.unsqueeze(0), config.actor_learning_rate
@@ -104,7 +104,7 @@ class ERL(Algorithm):
 
     def tell(self, population: Population, result: EvaluationResult) -> dict[str, float]:
         if result.transitions is not None:
-            self.buffer.add(result.transitions)
+            store_evaluated(self.replay, result.transitions, self.context.env)
         self.generation_env_steps += int(result.env_steps)
         if self.round == POPULATION_ROUND:
             self._evolve(np.nan_to_num(result.fitness, nan=-np.inf))
@@ -121,14 +121,14 @@ class ERL(Algorithm):
         if learner_return > self.champion_fitness:
             self.champion_fitness = learner_return
             self.best_params = self.champion.clone()
-        if len(self.buffer) >= max(self.config.learning_starts, 1):
+        if self.replay.learning:
             stats.update(self._learn())
         self.generation += 1
         if self.generation % self.config.sync_period == 0:
             # Migration: the learner's actor takes the weakest slot of the next population.
             self.population[self._weakest_offspring] = self.learner.params.detach()[0]
             stats["synced"] = 1.0
-        stats["buffer"] = float(len(self.buffer))
+        stats["buffer"] = float(len(self.replay))
         self.round = POPULATION_ROUND
         self.generation_env_steps = 0
         return stats
@@ -213,12 +213,12 @@ class ERL(Algorithm):
         step every ``policy_frequency`` of them."""
         config = self.config
         critic_steps = round(config.critic_steps_per_env_step * self.generation_env_steps)
+        self.replay.restart_sampling(self.generation)
         stats = self.td3.train(
             self.learner,
-            self.buffer,
+            self.replay,
             actor_steps=critic_steps // config.policy_frequency,
             critic_steps=critic_steps,
-            batch_size=config.batch_size,
         )
         return {f"learner_{key}": value for key, value in stats.items()}
 
@@ -235,9 +235,7 @@ class ERL(Algorithm):
             "champion_fitness": self.champion_fitness,
             "best_params": self.best_params,
         }
-        if self.config.checkpoint_replay:
-            state["replay"] = self.buffer.state_dict()
-        return state
+        return state | self.replay.state_dict(self.config.checkpoint_replay)
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
         self.generation = int(state["generation"])
@@ -249,5 +247,4 @@ class ERL(Algorithm):
         self.champion_fitness = float(state["champion_fitness"])
         self.best_params = state["best_params"]
         self.round = POPULATION_ROUND
-        if "replay" in state:
-            self.buffer.load_state_dict(state["replay"])
+        self.replay.load_state_dict(state, self.notices)

@@ -42,8 +42,7 @@ from neuroplug.evolution.archive import build_archive
 from neuroplug.population.members import Population
 from neuroplug_learners.cem_rl import require_continuous_task
 from neuroplug_learners.pga_me_config import PGAMEConfig
-from neuroplug_learners.td3 import StackedActors, TD3Update
-from neuroplug_learners.transition_buffer import transition_buffer
+from neuroplug_learners.td3 import StackedActors, TD3Update, evaluated_replay, store_evaluated
 
 
 class PGAME(EvolutionAlgorithm):
@@ -56,7 +55,8 @@ class PGAME(EvolutionAlgorithm):
         super().__init__(config, context)
         require_continuous_task("pga_me", context)
         self.archive = build_archive(config, context)
-        self.buffer = transition_buffer(config.buffer_size, context.env, config.gamma)
+        self.replay = evaluated_replay(config, context)
+        self.notices: list[str] = []
         self.td3 = TD3Update.for_algorithm(config, context)
         self.greedy = StackedActors(context.initial_params.unsqueeze(0), config.actor_learning_rate)
         self._pg_stats: dict[str, float] = {}
@@ -72,9 +72,6 @@ class PGAME(EvolutionAlgorithm):
     def wants_transitions(self) -> bool:
         return True
 
-    def _learning(self) -> bool:
-        return len(self.buffer) >= max(self.config.learning_starts, self.config.batch_size)
-
     def _ask(self) -> Population:
         config, occupied = self.config, self.archive.occupied
         size = config.population_size
@@ -83,14 +80,17 @@ class PGAME(EvolutionAlgorithm):
             ids, first = self.lineage.fresh(self.draw_seeds(size), self.draw_seeds(size))
             self._nodes = ids.tolist()
             return Population.dense(first)
-        ga = size if not self._learning() else round(size * config.ga_proportion)
+        learning = self.replay.learning
+        if learning:  # one sampling stream a generation, for its ask and its tell
+            self.replay.restart_sampling(self.generation)
+        ga = size if not learning else round(size * config.ga_proportion)
         ids, children = lineage.iso_line_offspring(self.lineage, self.archive, ga, self.rng)
         offspring, nodes = [children], ids.tolist()
         pg = size - ga - (int(config.inject_greedy) if ga < size else 0)
         if pg > 0:
             parents = self.archive.params[torch.from_numpy(self.rng.choice(occupied, pg))]
             learners = StackedActors(parents, config.policy_learning_rate)
-            stats = self.td3.train(learners, self.buffer, config.pg_steps, 0, config.batch_size)
+            stats = self.td3.train(learners, self.replay, config.pg_steps, 0)
             self._pg_stats = {"pg_actor_loss": stats["actor_loss"]}
             offspring.append(learners.params.detach())
         if ga < size and config.inject_greedy:
@@ -111,18 +111,17 @@ class PGAME(EvolutionAlgorithm):
         lineage.prune(self.lineage, self.archive)
         self.best_params = self.archive.params[self.archive.best()].clone()
         if result.transitions is not None:
-            self.buffer.add(result.transitions)
+            store_evaluated(self.replay, result.transitions, self.context.env)
         stats = {**self.archive.metrics(config.qd_offset), **added, **self._pg_stats}
-        if self._learning():
+        if self.replay.learning:
             trained = self.td3.train(
                 self.greedy,
-                self.buffer,
+                self.replay,
                 actor_steps=config.critic_steps // config.policy_frequency,
                 critic_steps=config.critic_steps,
-                batch_size=config.batch_size,
             )
             stats.update({f"greedy_{key}": value for key, value in trained.items()})
-        stats["buffer"] = float(len(self.buffer))
+        stats["buffer"] = float(len(self.replay))
         return stats
 
     def policy_params(self) -> torch.Tensor:
@@ -135,9 +134,7 @@ class PGAME(EvolutionAlgorithm):
             "td3": self.td3.state_dict(),
             "greedy": self.greedy.state_dict(),
         }
-        if self.config.checkpoint_replay:
-            state["replay"] = self.buffer.state_dict()
-        return state
+        return state | self.replay.state_dict(self.config.checkpoint_replay)
 
     def _load_state(self, state: dict[str, Any]) -> None:
         lineage.load_archive(self.lineage, self.archive, state)
@@ -145,5 +142,4 @@ class PGAME(EvolutionAlgorithm):
             self.best_params = self.archive.params[self.archive.best()].clone()
         self.td3.load_state_dict(state["td3"])
         self.greedy.load_state_dict(state["greedy"])
-        if "replay" in state:
-            self.buffer.load_state_dict(state["replay"])
+        self.replay.load_state_dict(state, self.notices)

@@ -9,11 +9,11 @@ backward for all members (:func:`neuroplug.nets.gradients.forward_stacked`), the
 member's own gradient clip and Adam step on its row of a ``(K, D)`` buffer. Each member
 keeps its own settings (learning rate and schedule, clip range, coefficients, discount:
 broadcast as ``(K, 1)`` columns), its own Adam moments and step count, and its own
-minibatch order (its generator), exactly the state :class:`~neuroplug_learners.ppo_update.
+minibatch order (its generator), exactly the state :class:`~neuroplug_learners.ppo.
 PPOUpdate` keeps; the stacks are filled from the members before an update and written back
 after it, so checkpoints, copies between members and a lone learner see no difference.
 
-The loss and its gradient are :func:`neuroplug_learners.ppo_update.ppo_loss_gradients`, the one
+The loss and its gradient are :func:`neuroplug_learners.ppo.ppo_loss_gradients`, the one
 a lone learner steps (it is a population of one), over a member's valid transitions: the
 rows EnvPool's auto-resets made (different in number per member) stay in the stacks with
 weight 0, and each mean divides by the member's own count of valid rows. With one
@@ -35,6 +35,7 @@ from __future__ import annotations
 import itertools
 import math
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import torch
@@ -45,7 +46,19 @@ from neuroplug.optim.adam import adam_step
 from neuroplug.rl.advantages import rollout_gae
 from neuroplug.rl.distributions import Categorical, DiagonalGaussian
 from neuroplug.rl.flat_parameters import clip_grad_norm
-from neuroplug_learners.ppo_update import MemberSettings, ppo_loss_gradients
+from neuroplug_learners.ppo_batches import minibatch_orders
+
+
+@dataclass(frozen=True)
+class MemberSettings:
+    """:class:`PPOLossSettings` of K members side by side: each coefficient a ``(K, 1)``
+    column (a member's own), the two switches shared."""
+
+    clip_coef: torch.Tensor
+    clip_value_loss: bool
+    value_coef: torch.Tensor
+    entropy_coef: torch.Tensor
+    normalize_advantages: bool
 
 
 def population_ppo_update(
@@ -66,7 +79,7 @@ def population_ppo_update(
 
 class PopulationPPOUpdate:
     """PPO updates of ``members`` (learners with a ``model`` ActorCritic and an ``update``
-    :class:`~neuroplug_learners.ppo_update.PPOUpdate`) stepped together."""
+    :class:`~neuroplug_learners.ppo.PPOUpdate`) stepped together."""
 
     def __init__(self, members: Sequence[Any], envs_per_member: int) -> None:
         self.members = list(members)
@@ -198,63 +211,51 @@ class PopulationPPOUpdate:
         whole = (observations, actions, rows, mask)
         last_epoch: list[torch.Tensor] = []
         members_index = torch.arange(count, device=device).unsqueeze(1)
-        for epoch in range(config.epochs):
-            last = epoch == config.epochs - 1
-            orders = (
-                None
-                if step == size
-                else torch.stack(
-                    [
-                        torch.randperm(size, generator=member.generator, device=device)
-                        for member in members
-                    ]
-                )
+        loss_gradients = first.update.loss_gradients
+        generators = [member.generator for member in members]
+        for chosen, last in minibatch_orders(
+            size, config.epochs, config.minibatches, generators, device
+        ):
+            batch = (
+                whole if chosen is None else tuple(part[members_index, chosen] for part in whole)
             )
-            for start in range(0, size - step + 1, step):
-                if orders is None:
-                    batch = whole
-                else:
-                    chosen = orders[:, start : start + step]
-                    batch = tuple(part[members_index, chosen] for part in whole)
-                inputs, batch_actions, batch_rows, batch_mask = batch
-                logits, actor_inputs = gradients.forward_stacked(self.actor_layers, actor, inputs)
-                values, critic_inputs = gradients.forward_stacked(
-                    self.critic_layers, critic, inputs
-                )
-                policy = (
-                    Categorical(logits)
-                    if log_std is None
-                    else DiagonalGaussian(logits, log_std.unsqueeze(1))
-                )
-                grads_out = ppo_loss_gradients(
-                    loss_settings,
-                    policy,
-                    values.squeeze(2),
-                    batch_actions,
-                    batch_rows,
-                    batch_mask,
-                    last,
-                )
-                grad_logits, grad_values = grads_out.outputs, grads_out.values
-                gradients.backward_stacked(
-                    self.actor_layers, actor, actor_inputs, logits, grad_logits, actor_grads
-                )
-                gradients.backward_stacked(
-                    self.critic_layers,
-                    critic,
-                    critic_inputs,
-                    values,
-                    grad_values.unsqueeze(2),
-                    critic_grads,
-                )
-                if log_std_grad is not None:
-                    log_std_grad.copy_(grads_out.log_std.squeeze(1))
-                # Each member's clip and Adam step, its row of the stacked buffers.
-                clip_grad_norm(grads, settings["max_grad_norm"], dim=1)
-                steps += 1
-                adam_step(optimizer, flat, grads, exp_avg, exp_avg_sq, steps, learning_rates)
-                if last:
-                    last_epoch.append(grads_out.stats)
+            inputs, batch_actions, batch_rows, batch_mask = batch
+            logits, actor_inputs = gradients.forward_stacked(self.actor_layers, actor, inputs)
+            values, critic_inputs = gradients.forward_stacked(self.critic_layers, critic, inputs)
+            policy = (
+                Categorical(logits)
+                if log_std is None
+                else DiagonalGaussian(logits, log_std.unsqueeze(1))
+            )
+            grads_out = loss_gradients(
+                loss_settings,
+                policy,
+                values.squeeze(2),
+                batch_actions,
+                batch_rows,
+                batch_mask,
+                last,
+            )
+            grad_logits, grad_values = grads_out.outputs, grads_out.values
+            gradients.backward_stacked(
+                self.actor_layers, actor, actor_inputs, logits, grad_logits, actor_grads
+            )
+            gradients.backward_stacked(
+                self.critic_layers,
+                critic,
+                critic_inputs,
+                values,
+                grad_values.unsqueeze(2),
+                critic_grads,
+            )
+            if log_std_grad is not None:
+                log_std_grad.copy_(grads_out.log_std.squeeze(1))
+            # Each member's clip and Adam step, its row of the stacked buffers.
+            clip_grad_norm(grads, settings["max_grad_norm"], dim=1)
+            steps += 1
+            adam_step(optimizer, flat, grads, exp_avg, exp_avg_sq, steps, learning_rates)
+            if last:
+                last_epoch.append(grads_out.stats)
         versions = config.epochs * len(range(0, size - step + 1, step))
         for k, member in enumerate(members):
             update = member.update

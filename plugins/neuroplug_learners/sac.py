@@ -43,17 +43,18 @@ from neuroplug.nets.network import Network
 from neuroplug.optim.adam import FusedAdam
 from neuroplug.rl.acting import Acted, Acting
 from neuroplug.rl.actor_critic import env_actions
+from neuroplug.rl.replay import ReplayLearner
 from neuroplug.runtime.seeds import log_std_generator, value_head_generator
-from neuroplug_learners.off_policy import (
-    OffPolicyLearner,
+from neuroplug_learners.sac_config import SACConfig
+from neuroplug_learners.twin_critic import (
     TwinCritic,
     critic_action_gradients,
     critic_of_actions,
     exploring_envs,
     soft_update,
     with_random_actions,
+    with_unit_actions,
 )
-from neuroplug_learners.sac_config import SACConfig
 
 HALF_LOG_TWO_PI = 0.5 * math.log(2 * math.pi)
 
@@ -185,7 +186,7 @@ class SquashedGaussianActing(Acting):
         return Acted(actions, zeros, zeros, env_actions(self.env, actions))
 
 
-class SAC(OffPolicyLearner):
+class SAC(ReplayLearner):
     """SAC on the policy network from a replay buffer of the run's transitions."""
 
     config_class = SACConfig
@@ -231,6 +232,7 @@ class SAC(OffPolicyLearner):
 
     def _gradient_step(self, batch: dict[str, torch.Tensor]) -> None:
         config, model = self.config, self.model
+        batch = with_unit_actions(batch)
         alpha = self.alpha
         with torch.no_grad():
             following, log_prob = model.sample(batch["next_observations"], self.generator)
@@ -242,6 +244,15 @@ class SAC(OffPolicyLearner):
                 self._actor_step(batch["observations"])
         if self.updates % config.target_network_frequency == 0:
             soft_update(self.target_critic, model.critic, config.tau)
+
+    def _critic_step(self, batch: dict[str, torch.Tensor], targets: torch.Tensor) -> None:
+        """Both critics towards ``targets``: minimise (Q1(s, a) - y)^2 + (Q2(s, a) - y)^2;
+        counts the update."""
+        critic = self.model.critic
+        loss = critic.regression_gradient(batch["observations"], batch["unit_actions"], targets)
+        self.critic_optimizer.step()
+        self._losses["critic_loss"].append(loss)
+        self.updates += 1
 
     def _actor_step(self, observations: torch.Tensor) -> None:
         model = self.model
@@ -337,8 +348,8 @@ class SAC(OffPolicyLearner):
             loss = float((alpha * log_prob - value).mean())
         return loss, log_prob
 
-    def _targets_state(self) -> dict[str, torch.Tensor]:
+    def _method_state(self) -> dict[str, torch.Tensor]:
         return self.target_critic.state_dict()
 
-    def _load_targets(self, state: dict[str, torch.Tensor]) -> None:
+    def _load_method_state(self, state: dict[str, torch.Tensor]) -> None:
         self.target_critic.load_state_dict(state)

@@ -18,7 +18,7 @@ Per rollout of T steps of the envs (one gradient step per env step)::
 the episode terminated). :class:`TD3Update` holds those steps for K actors stacked as rows
 of a ``(K, D)`` matrix of flat policy parameters (their forward is the network's batched
 ``forward_members``, one Adam step moves all of them: Adam is element-wise), beside one pair
-of twin critics (:class:`~neuroplug_learners.off_policy.TwinCritic`, both in one stacked
+of twin critics (:class:`~neuroplug_learners.twin_critic.TwinCritic`, both in one stacked
 product per layer). ``algo=td3`` is K = 1; ``cem_rl`` (half its population learns), ``erl``
 (its learner) and ``pga_me`` (its greedy actor and its policy-gradient offspring) run K
 actors, the critics' target policy each actor's target in turn; actor k > 0 takes its own
@@ -41,28 +41,30 @@ import copy
 import math
 from typing import Any
 
+import numpy as np
 import torch
 
-from neuroplug.api import LearnerContext
+from neuroplug.api import LearnerContext, Transitions
+from neuroplug.envs.spec import EnvSpec
 from neuroplug.nets import gradients
 from neuroplug.nets.network import Network
 from neuroplug.optim.adam import FusedAdam
 from neuroplug.rl.acting import Acted, Acting
 from neuroplug.rl.actor_critic import env_actions
+from neuroplug.rl.replay import Replay, ReplayLearner
 from neuroplug.runtime.devices import follow_the_load
 from neuroplug.runtime.seeds import critic_generator, value_head_generator
-from neuroplug_learners.off_policy import (
+from neuroplug_learners.td3_config import TD3Config
+from neuroplug_learners.twin_critic import (
     UNIT_EDGE,
-    OffPolicyLearner,
     TwinCritic,
     critic_action_gradients,
     critic_of_actions,
     exploring_envs,
     soft_update,
     with_random_actions,
+    with_unit_actions,
 )
-from neuroplug_learners.td3_config import TD3Config
-from neuroplug_learners.transition_buffer import TransitionBuffer
 
 
 class TD3Update:
@@ -200,16 +202,16 @@ class TD3Update:
     def train(
         self,
         actors: StackedActors,
-        buffer: TransitionBuffer,
+        replay: Replay,
         actor_steps: int,
         critic_steps: int,
-        batch_size: int,
     ) -> dict[str, float]:
         """An algorithm's block of steps: ``actor_steps`` stacked steps of ``actors`` with
         ``critic_steps`` critic steps spread evenly before them, the critics' target policy
         each actor's target in turn (as CEM-RL trains the critics with each learner); actor
         0 steps on the critics' last minibatch, the others on their own. Each actor step
-        moves the actors' targets, and the critics' where critics train. Returns the mean
+        moves the actors' targets, and the critics' where critics train. Minibatches come
+        from ``replay`` (whose buffer holds the actions in the unit box). Returns the mean
         losses."""
         count = len(actors)
         critic_losses, actor_losses = [], []
@@ -222,13 +224,13 @@ class TD3Update:
                 recheck()
                 due = critic_steps if not actor_steps else (step + 1) * critic_steps // actor_steps
                 while critic_done < due:
-                    last = buffer.sample((batch_size,), self.generator)
+                    last = {name: value[0] for name, value in self._minibatches(replay, 1).items()}
                     critic_losses.append(
                         self.critic_step(last, actors.targets[critic_done % count])
                     )
                     critic_done += 1
                 if step < actor_steps:
-                    observations = self._actor_observations(buffer, last, count, batch_size)
+                    observations = self._actor_observations(replay, last, count)
                     actor_losses.append(
                         self.actor_step(actors.params, actors.optimizer, observations)
                     )
@@ -240,25 +242,28 @@ class TD3Update:
             "critic_steps": float(critic_done),
         }
 
+    def _minibatches(self, replay: Replay, count: int) -> dict[str, torch.Tensor]:
+        """``count`` minibatches of ``replay`` stacked ``(count, B, ...)``, the stored
+        unit-box actions as ``unit_actions``."""
+        batch = replay.sample(self.critic.weights[0].device, count)
+        batch["unit_actions"] = batch.pop("actions")
+        return {name: value.unflatten(0, (count, -1)) for name, value in batch.items()}
+
     def _actor_observations(
-        self,
-        buffer: TransitionBuffer,
-        last: dict[str, torch.Tensor] | None,
-        count: int,
-        batch_size: int,
+        self, replay: Replay, last: dict[str, torch.Tensor] | None, count: int
     ) -> torch.Tensor:
         """``(K, B, *obs)``: actor 0's the critics' last minibatch (Algorithm 1's), the
         others' drawn afresh (all of them where no critic has stepped)."""
         if last is None:
-            return buffer.sample((count, batch_size), self.generator)["observations"]
+            return self._minibatches(replay, count)["observations"]
         observations = last["observations"].unsqueeze(0)
         if count > 1:
-            fresh = buffer.sample((count - 1, batch_size), self.generator)["observations"]
+            fresh = self._minibatches(replay, count - 1)["observations"]
             observations = torch.cat((observations, fresh))
         return observations
 
     def state_dict(self) -> dict[str, Any]:
-        """The critics, their targets, the optimiser and the sampling stream."""
+        """The critics, their targets, the optimiser and the target smoothing noise's stream."""
         return {
             "critic": self.critic.state_dict(),
             "target_critic": self.target_critic.state_dict(),
@@ -272,6 +277,35 @@ class TD3Update:
         self.target_critic.load_state_dict(state["target_critic"])
         self.critic_optimizer.load_state_dict(state["critic_optimizer"])
         self.generator.set_state(state["generator"])
+
+
+def evaluated_replay(config: Any, context: Any) -> Replay:
+    """The replay loop of an algorithm whose critics learn from what its evaluations played
+    (``cem_rl``, ``erl``, ``pga_me``): its settings' buffer size, learning start, minibatch
+    and gamma, the buffer fed whole transitions (:func:`store_evaluated`)."""
+    return Replay.for_run(
+        context.env,
+        config.buffer_size,
+        config.learning_starts,
+        config.batch_size,
+        context.seed,
+        gamma=config.gamma,
+        from_evaluations=True,
+    )
+
+
+def store_evaluated(replay: Replay, transitions: Transitions, env: EnvSpec) -> None:
+    """Store an evaluation's steps, each action in the unit box ``[-1, 1]`` as the critics
+    read it (the policy's ``tanh`` output, before the env's scaling)."""
+    low, high = env.action_low, env.action_high
+    unit = (2.0 * (transitions.actions - low) / (high - low) - 1.0).astype(np.float32)
+    replay.buffer.add_transitions(
+        transitions.observations,
+        unit,
+        transitions.rewards,
+        transitions.next_observations,
+        transitions.terminated,
+    )
 
 
 class StackedActors:
@@ -347,7 +381,7 @@ class NoisyDeterministicActing(Acting):
         return Acted(actions, zeros, zeros, env_actions(self.env, actions))
 
 
-class TD3(OffPolicyLearner):
+class TD3(ReplayLearner):
     """TD3 on the policy network from a replay buffer of the run's transitions."""
 
     config_class = TD3Config
@@ -388,6 +422,7 @@ class TD3(OffPolicyLearner):
         """One step of Algorithm 1 on ``batch``: the critics, and every
         ``policy_frequency`` steps the actor on the same batch and the targets."""
         update, model = self.update, self.model
+        batch = with_unit_actions(batch)
         self._losses["critic_loss"].append(update.critic_step(batch, self.target.actor))
         self.updates += 1
         if self.updates % self.config.policy_frequency:
@@ -398,8 +433,8 @@ class TD3(OffPolicyLearner):
         )
         update.update_targets(model.actor, self.target.actor)
 
-    def _targets_state(self) -> dict[str, torch.Tensor]:
+    def _method_state(self) -> dict[str, torch.Tensor]:
         return self.target.state_dict()
 
-    def _load_targets(self, state: dict[str, torch.Tensor]) -> None:
+    def _load_method_state(self, state: dict[str, torch.Tensor]) -> None:
         self.target.load_state_dict(state)

@@ -148,7 +148,7 @@ def _error_field(compose, overrides: list[str]) -> str | None:
 
     from neuroplug.app import resolve_resume
     from neuroplug.errors import ConfigError
-    from neuroplug.experiment.networks import check_network_settings
+    from neuroplug.experiment.network_choice import check_network_settings
     from neuroplug.experiment.typed import (
         check_budget_unit,
         check_virtual_batch_norm,

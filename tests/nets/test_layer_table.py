@@ -20,7 +20,7 @@ from neuroplug_learners.dqn import DQN, DQNConfig
 from neuroplug_learners.ppo import PPO
 
 from neuroplug.envs.spec import EnvSpec
-from neuroplug.experiment.networks import network_names
+from neuroplug.experiment.network_choice import network_names
 from neuroplug.nets.layers import ACTIVATIONS, CONV2D, LINEAR, Layer
 from neuroplug.nets.layout import ParameterLayout
 from neuroplug.nets.network import Network

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 import torch
-from neuroplug_learners.ppo_update import LOSS_STATS, LossGradients
+from neuroplug_learners.ppo import LOSS_STATS, LossGradients
 
 from neuroplug.config.schema import EnvConfig, NetConfig
 from neuroplug.errors import ConfigError

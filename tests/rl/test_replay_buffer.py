@@ -145,3 +145,70 @@ def test_a_checkpoint_holds_the_filled_part_and_restores_every_transition(capaci
         for key, value in left.items():
             assert torch.equal(value, right[key]), key
     assert restored.next_index == buffer.next_index and len(restored) == len(buffer)
+
+
+def _played_episodes(env, lengths, generator):
+    """An evaluation's transitions, episode after episode (each row's observation the row
+    before's next one within an episode), as ``(obs, actions, rewards, next obs, terminated)``."""
+    rows = []
+    for length in lengths:
+        observation = generator.integers(0, 255, env.obs_shape).astype(env.obs_dtype)
+        for step in range(length):
+            following = generator.integers(0, 255, env.obs_shape).astype(env.obs_dtype)
+            if env.is_image:  # a frame stack moves on by one frame
+                following[:-1] = observation[1:]
+            action = step if env.discrete else np.full(env.num_actions, step, np.float32)
+            rows.append((observation, action, float(step), following, step == length - 1))
+            observation = following
+    columns = list(zip(*rows, strict=True))
+    return (
+        np.stack(columns[0]),
+        np.asarray(columns[1]),
+        np.asarray(columns[2], np.float32),
+        np.stack(columns[3]),
+        np.asarray(columns[4]),
+    )
+
+
+@pytest.mark.parametrize("task_id", ["Pendulum-v1", "Pong-v5"])
+def test_evaluated_transitions_come_back_as_they_were_played(task_id):
+    """Whole transitions from evaluations (episodes of different lengths, several calls,
+    more than the capacity in all): every one held comes back exactly, the oldest gone."""
+    env = make_spec(EnvConfig(task_id=task_id))
+    generator = np.random.default_rng(3)
+    buffer = ReplayBuffer(40, 1, env, from_evaluations=True)
+    batches = [_played_episodes(env, lengths, generator) for lengths in ([1, 5, 3], [9, 1], [30])]
+    for batch in batches:
+        buffer.add_transitions(*batch)
+    every = [np.concatenate(column) for column in zip(*batches, strict=True)]
+    assert len(buffer) == 40 and len(every[0]) == 49
+    drawn = buffer.sample(400, np.random.default_rng(0), torch.device("cpu"))
+    held = {float(reward) for reward in every[2][-40:]}
+    for row in range(400):
+        reward = float(drawn["rewards"][row])
+        assert reward in held
+        match = [
+            index
+            for index in range(9, 49)
+            if np.array_equal(every[0][index], drawn["observations"][row].numpy())
+        ]
+        assert len(match) == 1
+        index = match[0]
+        assert np.array_equal(every[3][index], drawn["next_observations"][row].numpy())
+        assert float(every[2][index]) == reward
+        assert np.array_equal(every[1][index], drawn["actions"][row].numpy())
+        expected = 0.0 if every[4][index] else buffer.gamma
+        assert float(drawn["discounts"][row]) == pytest.approx(expected)
+
+
+def test_an_evaluated_buffer_round_trips_through_its_state():
+    env = make_spec(EnvConfig(task_id="Pendulum-v1"))
+    generator = np.random.default_rng(4)
+    buffer = ReplayBuffer(30, 1, env, from_evaluations=True)
+    buffer.add_transitions(*_played_episodes(env, [7, 12, 20], generator))
+    restored = ReplayBuffer(30, 1, env, from_evaluations=True)
+    restored.load_state_dict(buffer.state_dict())
+    device = torch.device("cpu")
+    left = buffer.sample(64, np.random.default_rng(1), device)
+    right = restored.sample(64, np.random.default_rng(1), device)
+    assert all(torch.equal(left[name], right[name]) for name in left)

@@ -8,7 +8,7 @@ from neuroplug_backends.torch_backend import TorchBackend, TorchBackendConfig
 from neuroplug.config.schema import EnvConfig, NetConfig
 from neuroplug.envs.make import make_spec
 from neuroplug.envs.reference_batch import collect_reference_batch
-from neuroplug.experiment.networks import build_network
+from neuroplug.experiment.network_choice import build_network
 from neuroplug.nets.policy import Policy
 from neuroplug.population.members import Population
 

@@ -16,7 +16,7 @@ from neuroplug.app import run_job
 from neuroplug.config.schema import EnvConfig, NetConfig
 from neuroplug.envs.make import make_spec
 from neuroplug.evaluation.lockstep import EpisodeObserver, LockstepEvaluation
-from neuroplug.experiment.networks import build_network
+from neuroplug.experiment.network_choice import build_network
 from neuroplug.experiment.typed import Experiment
 from neuroplug.nets.policy import Policy
 from neuroplug.population.members import Population

@@ -13,7 +13,7 @@ from neuroplug.app import run_job
 from neuroplug.config.schema import EnvConfig, NetConfig
 from neuroplug.envs.make import make_spec
 from neuroplug.evaluation.lockstep import LockstepScheduler
-from neuroplug.experiment.networks import build_network
+from neuroplug.experiment.network_choice import build_network
 from neuroplug.experiment.typed import typed_experiment
 from neuroplug.loggers.base import Logger, MultiLogger
 from neuroplug.nets.policy import Policy

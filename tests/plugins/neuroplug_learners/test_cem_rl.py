@@ -97,7 +97,7 @@ def test_cem_rl_resumes_exactly_with_its_buffer_and_critics(compose, tmp_path):
     overrides = [*SMALL, "algo.learning_starts=400", "env.max_episode_steps=50"]
     overrides += ["algo.actor_steps_per_env_step=0.2", "algo.critic_steps_per_env_step=0.2"]
     left, _ = check_resume_is_exact(compose, overrides, tmp_path, generations=4, stop_at=2)
-    assert left["algorithm"]["replay"]["added"] == 4 * 6 * 50
+    assert left["algorithm"]["replay"]["size"] == 4 * 6 * 50  # every step played, kept
 
 
 @pytest.mark.parametrize(

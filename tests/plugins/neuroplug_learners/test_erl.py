@@ -74,7 +74,7 @@ def test_a_generation_is_the_population_without_noise_then_the_learner_exploring
     assert not any(torch.equal(erl.population[i], before[j]) for i in range(1, 5) for j in range(5))
     assert torch.equal(erl.policy_params(), before[1])  # the champion
     erl.tell(None, _result([-3.0]))
-    assert erl.generation == 1 and len(erl.buffer) == 5 * 4 + 4
+    assert erl.generation == 1 and len(erl.replay) == 5 * 4 + 4
 
 
 def test_the_learner_is_deployed_when_its_episode_beats_every_member():
@@ -150,7 +150,7 @@ def test_erl_resumes_exactly_with_its_population_learner_and_buffer(compose, tmp
         "algo.critic_steps_per_env_step=0.3",
     ]
     left, _ = check_resume_is_exact(compose, overrides, tmp_path, generations=4, stop_at=2)
-    assert left["algorithm"]["replay"]["added"] == 4 * (4 + 1) * 40
+    assert left["algorithm"]["replay"]["size"] == 4 * (4 + 1) * 40  # every step played, kept
 
 
 @pytest.mark.parametrize(

@@ -3,11 +3,12 @@ sat lower on, the greedy actor in every batch, an exact resume, bad input refuse
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 import torch
-from neuroplug_learners.off_policy import critic_of_actions
 from neuroplug_learners.pga_me import PGAME
 from neuroplug_learners.pga_me_config import PGAMEConfig
+from neuroplug_learners.twin_critic import critic_of_actions
 
 from neuroplug.app import run_job
 from neuroplug.errors import ConfigError
@@ -55,7 +56,7 @@ def test_pg_offspring_climb_the_critic_and_the_greedy_actor_joins_the_batch():
     assert len(population) == 8
     assert torch.equal(population[-1], algorithm.greedy.params.detach()[0])
     pg = population[4:7]  # half by Iso+LineDD, then the PG offspring, then the greedy actor
-    batch = algorithm.buffer.sample((64,), torch.Generator().manual_seed(1))
+    batch = algorithm.replay.buffer.sample(64, np.random.default_rng(1), torch.device("cpu"))
     observations = batch["observations"]
 
     def value(actors):
@@ -94,7 +95,7 @@ def test_a_lineage_of_more_weights_than_elites_is_rebased_onto_the_elites():
 def test_pga_me_resumes_exactly_with_its_archive_critics_and_buffer(compose, tmp_path):
     left, _ = check_resume_is_exact(compose, PENDULUM, tmp_path, generations=4, stop_at=2)
     state = left["algorithm"]["algorithm"]
-    assert state["replay"]["added"] == 4 * 8 * 50
+    assert state["replay"]["size"] == 4 * 8 * 50  # every step played, kept
     # The archive travels as lineage nodes: Iso+LineDD children as recipes, PG children
     # and the greedy actor as weights, never more weight vectors than occupied cells.
     archive, lineage = state["archive"], state["lineage"]

@@ -185,7 +185,7 @@ def test_a_recurrent_ppo_resumes_and_replays_with_its_core(compose, tmp_path, co
 def test_a_recurrent_rollout_is_cut_into_chunks_of_one_env_with_their_first_states():
     from types import SimpleNamespace
 
-    from neuroplug_learners.ppo_update import chunked
+    from neuroplug_learners.ppo_batches import chunked
 
     steps, envs, length = 6, 2, 3
     grid = torch.arange(steps * envs, dtype=torch.float32).reshape(steps, envs)

@@ -9,7 +9,8 @@ from dataclasses import dataclass
 
 import pytest
 import torch
-from neuroplug_learners.ppo_update import LOSS_STATS, MemberSettings, ppo_loss, ppo_loss_gradients
+from neuroplug_learners.ppo import LOSS_STATS, ppo_loss, ppo_loss_gradients
+from neuroplug_learners.ppo_stacked import MemberSettings
 
 from neuroplug.rl.distributions import Categorical, DiagonalGaussian
 

@@ -61,7 +61,7 @@ def test_sac_resumes_with_its_replay_buffer(compose, tmp_path):
 
 @pytest.mark.parametrize("log_std_from", ["trunk", "network"])
 def test_the_written_out_actor_step_computes_autograds_loss_and_gradients(log_std_from):
-    from neuroplug_learners.off_policy import critic_of_actions
+    from neuroplug_learners.twin_critic import critic_of_actions
 
     from neuroplug.plugin_configs.presets import resolve
     from neuroplug.testing.learner_contract import learner_context

@@ -59,7 +59,7 @@ def test_a_buffer_that_cannot_fit_is_refused_saying_what_fits(compose, tmp_path)
 
 def test_the_written_out_actor_step_computes_autograds_loss_and_gradient():
     import torch
-    from neuroplug_learners.off_policy import critic_of_actions
+    from neuroplug_learners.twin_critic import critic_of_actions
 
     from neuroplug.plugin_configs.presets import resolve
     from neuroplug.testing.learner_contract import learner_context
@@ -82,15 +82,19 @@ def test_the_written_out_actor_step_computes_autograds_loss_and_gradient():
     assert not any(tensor.grad is not None for tensor in model.critic.parameters())
 
 
-class _Batches:
-    """A buffer that hands out given minibatches in order."""
+class _GivenReplay:
+    """A replay loop that hands out given minibatches in order, their actions in the unit
+    box as an algorithm's buffer keeps them (``tanh`` of a learner's stored actions)."""
 
     def __init__(self, batches):
-        self.batches = list(batches)
+        import torch
 
-    def sample(self, shape, generator):
-        assert shape == (len(self.batches[0]["rewards"]),)  # a critic's: actor 0 reuses it
-        return self.batches.pop(0)
+        self.batches = [dict(batch, actions=torch.tanh(batch["actions"])) for batch in batches]
+        self.batch_size = len(batches[0]["rewards"])
+
+    def sample(self, device, minibatches=1):
+        assert minibatches == 1  # a critic's: actor 0 reuses it
+        return dict(self.batches.pop(0))
 
 
 def test_cem_rl_with_no_evolutionary_half_takes_td3s_steps():
@@ -117,7 +121,7 @@ def test_cem_rl_with_no_evolutionary_half_takes_td3s_steps():
             {
                 "observations": torch.randn(32, 3, generator=generator),
                 "next_observations": torch.randn(32, 3, generator=generator),
-                "unit_actions": torch.rand(32, 1, generator=generator) * 2 - 1,
+                "actions": torch.randn(32, 1, generator=generator),
                 "rewards": torch.randn(32, generator=generator),
                 "terminated": terminated,
                 "discounts": config.gamma * (1.0 - terminated.float()),
@@ -138,14 +142,11 @@ def test_cem_rl_with_no_evolutionary_half_takes_td3s_steps():
     )
     actors = StackedActors(learner.model.actor.detach().unsqueeze(0), config.learning_rate)
 
+    replay = _GivenReplay(batches)
     for batch in batches:
-        learner._gradient_step(batch)
+        learner._gradient_step(dict(batch))
     stats = cooperative.train(
-        actors,
-        _Batches(batches),
-        actor_steps=2,
-        critic_steps=2 * config.policy_frequency,
-        batch_size=32,
+        actors, replay, actor_steps=2, critic_steps=2 * config.policy_frequency
     )
 
     assert stats["actor_steps"] == 2 and learner.updates == 2 * config.policy_frequency

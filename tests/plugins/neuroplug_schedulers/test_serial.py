@@ -13,7 +13,7 @@ from neuroplug.config.schema import EnvConfig, NetConfig
 from neuroplug.envs.make import make_pool, make_spec
 from neuroplug.errors import ConfigError
 from neuroplug.evaluation.behaviors import Behavior, resolve
-from neuroplug.experiment.networks import build_network
+from neuroplug.experiment.network_choice import build_network
 from neuroplug.nets.policy import Policy
 from neuroplug.population.members import Population
 from neuroplug.runtime.seeds import episode_seeds

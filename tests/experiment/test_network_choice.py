@@ -11,7 +11,7 @@ from fake_distribution import install_distribution
 from neuroplug import registry
 from neuroplug.app import run_job
 from neuroplug.errors import ConfigError
-from neuroplug.experiment.networks import network_names
+from neuroplug.experiment.network_choice import network_names
 
 TINY_NET = '''
 from dataclasses import dataclass

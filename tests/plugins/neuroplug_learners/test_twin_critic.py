@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 import torch
 import torch.nn.functional as F
-from neuroplug_learners.off_policy import TwinCritic
+from neuroplug_learners.twin_critic import TwinCritic
 
 
 @pytest.mark.parametrize("hidden", [[32, 16], [8]])

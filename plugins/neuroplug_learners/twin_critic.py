@@ -1,5 +1,6 @@
-"""What ``td3`` and ``sac`` share: twin critics as one stacked computation, target-network
-updates, the replay buffer of the run's transitions and random actions before learning.
+"""What ``td3`` and ``sac`` (and the hybrids' TD3) share: twin critics as one stacked
+computation, target-network updates and random actions before learning. Their loop is the
+replay loop (:mod:`neuroplug.rl.replay`).
 
 Actions are kept as the policy emits them, before the squash (``rollout.actions``); the
 envs receive ``tanh`` of them scaled into the box (:func:`neuroplug.rl.actor_critic.
@@ -9,19 +10,11 @@ env_actions`), and the critics read the squashed, unit-box action ``tanh(a)`` in
 from __future__ import annotations
 
 import math
-from typing import Any
 
-import numpy as np
 import torch
 
-from neuroplug.api import LearnerContext
 from neuroplug.nets import gradients
 from neuroplug.nets.layers import LINEAR, Layer
-from neuroplug.optim.adam import FusedAdam
-from neuroplug.rl.base import SegmentLearner
-from neuroplug.rl.replay_buffer import ReplayBuffer, restore_or_note
-from neuroplug.runtime.devices import refuse_unless_it_fits
-from neuroplug.runtime.seeds import replay_sampling_rng
 
 UNIT_EDGE = 1 - 1e-6
 """Unit actions are kept inside (-1, 1) so that their atanh (the stored action) is finite."""
@@ -153,19 +146,6 @@ def soft_update(target: torch.nn.Module, source: torch.nn.Module, tau: float) ->
         torch._foreach_lerp_(list(target.parameters()), list(source.parameters()), tau)
 
 
-def replay_buffer(config, context: LearnerContext) -> ReplayBuffer:
-    """The run's buffer, refused in one line where it would not fit in memory."""
-    needed = ReplayBuffer.bytes_needed(config.buffer_size, config.num_envs, context.env)
-    per = needed / config.buffer_size
-    refuse_unless_it_fits(
-        "algo.buffer_size",
-        needed,
-        f"{config.buffer_size:,} transitions of {context.env.task_id}",
-        lambda room: f"algo.buffer_size <= {int(room / per):,}",
-    )
-    return ReplayBuffer(config.buffer_size, config.num_envs, context.env, 1, config.gamma)
-
-
 def with_random_actions(
     actions: torch.Tensor, exploring: torch.Tensor, generator: torch.Generator
 ) -> torch.Tensor:
@@ -186,95 +166,8 @@ def exploring_envs(members, envs_per_member: int, device) -> torch.Tensor:
     return torch.tensor(flags, device=device).repeat_interleave(envs_per_member)
 
 
-def sample_batch(buffer: ReplayBuffer, batch_size: int, rng: np.random.Generator, device):
-    """A minibatch with the critics' unit actions."""
-    batch = buffer.sample(batch_size, rng, device)
+def with_unit_actions(batch: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
+    """A learner's minibatch with the critics' unit actions ``tanh(a)`` (the buffer keeps
+    the actions before the squash)."""
     batch["unit_actions"] = torch.tanh(batch["actions"])
     return batch
-
-
-class OffPolicyLearner(SegmentLearner):
-    """The loop TD3 and SAC share: store each rollout, then one gradient step per env step
-    once ``learning_starts`` transitions are held; the buffer, the update count and the
-    optimizers in the checkpoint. A subclass writes ``_gradient_step`` and lists its
-    optimizers (``optimizers``) and learning rates (``learning_rates``)."""
-
-    losses: tuple[str, ...] = ()
-    """The statistics a segment averages (its ``_losses`` lists)."""
-
-    def __init__(self, config, context: LearnerContext) -> None:
-        self.buffer = replay_buffer(config, context)  # refused before anything is built
-        super().__init__(config, context)
-        self.updates = 0
-        self.sampling_rng = replay_sampling_rng(context.seed, 0)
-        self._losses: dict[str, list[float]] = {name: [] for name in self.losses}
-
-    def optimizers(self) -> dict[str, FusedAdam]:
-        """The optimizers by name (checkpointed)."""
-        raise NotImplementedError
-
-    def learning_rates(self) -> dict[str, float]:
-        """Each optimizer's learning rate now, read from the config (a population may
-        change it between rollouts)."""
-        raise NotImplementedError
-
-    def envs_started(self) -> None:
-        self.buffer.restart_streams()
-
-    def start_segment(self, segment: int) -> None:
-        super().start_segment(segment)
-        self.sampling_rng = replay_sampling_rng(self.context.seed, segment)
-        self._losses = {name: [] for name in self.losses}
-
-    def learn_rollout(self, rollout) -> dict[str, float]:
-        config = self.config
-        rates = self.learning_rates()
-        for name, optimizer in self.optimizers().items():
-            for group in optimizer.param_groups:
-                group["lr"] = rates[name]
-        added = self.buffer.add_rollout(rollout)
-        if len(self.buffer) >= max(config.learning_starts, config.batch_size):
-            for _ in range(added):  # one gradient step per env step
-                self._gradient_step(
-                    sample_batch(self.buffer, config.batch_size, self.sampling_rng, self.device)
-                )
-        return {
-            name: float(np.mean(values)) if values else math.nan
-            for name, values in self._losses.items()
-        } | {"updates": float(self.updates), "buffer_size": float(len(self.buffer))}
-
-    def _gradient_step(self, batch: dict[str, torch.Tensor]) -> None:
-        raise NotImplementedError
-
-    def _critic_step(self, batch: dict[str, torch.Tensor], targets: torch.Tensor) -> None:
-        """Both critics towards ``targets``: minimise (Q1(s, a) - y)^2 + (Q2(s, a) - y)^2
-        (the model's ``critic`` and this learner's ``critic_optimizer``); counts the update."""
-        critic = self.model.critic
-        loss = critic.regression_gradient(batch["observations"], batch["unit_actions"], targets)
-        self.critic_optimizer.step()
-        self._losses["critic_loss"].append(loss)
-        self.updates += 1
-
-    def _targets_state(self) -> Any:
-        """The target networks' tensors (checkpointed)."""
-        raise NotImplementedError
-
-    def _load_targets(self, state: Any) -> None:
-        raise NotImplementedError
-
-    def _state(self) -> dict[str, Any]:
-        state = {
-            "targets": self._targets_state(),
-            "optimizers": {name: opt.state_dict() for name, opt in self.optimizers().items()},
-            "updates": self.updates,
-        }
-        if self.config.checkpoint_replay:
-            state["replay"] = self.buffer.state_dict()
-        return state
-
-    def _load_state(self, state: dict[str, Any]) -> None:
-        self._load_targets(state["targets"])
-        for name, optimizer in self.optimizers().items():
-            optimizer.load_state_dict(state["optimizers"][name])
-        self.updates = int(state["updates"])
-        restore_or_note(self.buffer, state, self.notices, self.config.learning_starts)
