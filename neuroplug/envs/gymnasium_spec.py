@@ -125,7 +125,7 @@ def make_gymnasium_spec(config: EnvConfig) -> EnvSpec:
             else (float(threshold) if threshold is not None and np.isfinite(threshold) else None)
         ),
         make_kwargs=dict(config.kwargs),
-        gymnasium=maker,
+        maker=maker,
         workers=_workers(config),
         vectorization=config.vectorization,
         step_seconds=step_seconds,

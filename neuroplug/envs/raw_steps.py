@@ -21,6 +21,7 @@ import numpy as np
 from neuroplug.envs.family import EnvFamily
 from neuroplug.envs.flatten import FlatObservationPool, flatten
 from neuroplug.envs.masking import MaskedObservationPool, MaskedSteps
+from neuroplug.envs.spec import EnvSpec
 
 
 class StepBatch(NamedTuple):
@@ -107,11 +108,9 @@ class RawSteps:
         self.pool.close()
 
 
-def step_driver(pool: Any, family: EnvFamily):
-    """The raw step driver of ``pool``: :class:`RawSteps` for an EnvPool pool, the pool's
-    own for a gymnasium pool (:meth:`~neuroplug.envs.gymnasium_pool.GymnasiumPool.step_batches`)."""
+def step_driver(pool: Any, spec: EnvSpec):
+    """The learners' step driver of ``pool``, a pool of ``spec``'s env: its pool kind's
+    (:meth:`~neuroplug.envs.pool_kind.PoolKind.step_batches`), masked entries removed."""
     if isinstance(pool, MaskedObservationPool):  # before its pool's attributes show through
-        return MaskedSteps(step_driver(pool.pool, family), pool.hidden)
-    if hasattr(pool, "step_batches"):
-        return pool.step_batches(family.score_info_key, family.game_over_info_key)
-    return RawSteps(pool, family)
+        return MaskedSteps(step_driver(pool.pool, spec), pool.hidden)
+    return spec.pool_kind.step_batches(pool, spec.family)

@@ -4,7 +4,7 @@ As in the ES papers' code, the batch is what a policy taking uniformly random ac
 sees: each observation after a step is kept with a small probability, so the batch spreads
 over many episodes and over their course instead of their first frames. The run's seed
 decides everything (the envs' seeds, the actions, the draws), and the batch is saved in
-the run's checkpoints, so a resumed run, a replay and a video normalize by the same one.
+the run's checkpoints, so a resumed run and watching a policy normalize by the same one.
 """
 
 from __future__ import annotations

@@ -30,7 +30,7 @@ class EnvSpec:
     max_episode_steps: int
     solved_return: float | None
     make_kwargs: dict[str, Any] = field(default_factory=dict)
-    """Keyword arguments for ``envpool.make`` besides num_envs, seeds and threads."""
+    """The settings its pools are made with, besides the slots, seeds and threads."""
     start_noops: int = 0
     """Atari: the evaluation engine starts every episode with 0 to ``start_noops`` no-op
     actions, a number drawn from the episode's seed (EnvPool's ``noop_max`` setting,
@@ -50,9 +50,12 @@ class EnvSpec:
     learner_settings: tuple[str, ...] = ()
     """The EnvPool training settings a learner may switch on for its own pools (Atari:
     ``reward_clip`` and ``episodic_life``); evaluations never use them."""
-    gymnasium: Any = None
-    """For a gymnasium env, its :class:`~neuroplug.envs.gymnasium_env.EnvMaker` (how to
-    build it; :attr:`make_kwargs` are its constructor's kwargs); None for EnvPool tasks."""
+    pool_kind: Any = None
+    """The :class:`~neuroplug.envs.pool_kind.PoolKind` that builds this env's pools."""
+    maker: Any = None
+    """The pool kind's own recipe for the env, where it keeps one (a gymnasium env's
+    :class:`~neuroplug.envs.gymnasium_env.EnvMaker`; :attr:`make_kwargs` are its
+    constructor's kwargs)."""
     workers: int = 0
     """Gymnasium envs: worker processes a pool's envs may step in (0: in this process)."""
     vectorization: str = "in_process"
@@ -66,11 +69,6 @@ class EnvSpec:
     """``(low, high)`` of each entry of a vector observation, where the task's Box declares
     a finite range for every one (Pendulum, Acrobot, MountainCar; not CartPole, whose
     velocities are unbounded): a ``final_obs`` archive then needs no ``algo.bounds``."""
-
-    @property
-    def on_gymnasium(self) -> bool:
-        """Whether pools are gymnasium envs (:mod:`neuroplug.envs.gymnasium_pool`)."""
-        return self.gymnasium is not None
 
     @property
     def is_image(self) -> bool:

@@ -140,19 +140,6 @@ def _load_descriptor(function: str):
     return load_target(function, _FIELD)
 
 
-@functools.cache
-def _info_keys(task_id: str) -> frozenset[str]:
-    """The info entries EnvPool returns for ``task_id`` (read from its spec; starts nothing).
-
-    They depend on the task only, and Atari specs are slow to build, hence the cache.
-    """
-    import envpool
-
-    prefix = "info:"
-    keys = envpool.make_spec(task_id).state_array_spec
-    return frozenset(key[len(prefix) :] for key in keys if key.startswith(prefix))
-
-
 def _candidate(name: str, env: EnvSpec) -> Behavior | str:
     """The BC ``name`` for ``env``, or why it does not apply."""
     if name == "final_obs":
@@ -161,7 +148,7 @@ def _candidate(name: str, env: EnvSpec) -> Behavior | str:
         return Behavior(name, (), int(np.prod(env.obs_shape)), bounds=env.obs_bounds)
     if name == "final_position" and env.family.position_entries:
         return _observed_position(env)
-    keys = frozenset(env.gymnasium.info_keys) if env.on_gymnasium else _info_keys(env.task_id)
+    keys = env.pool_kind.info_keys(env)
     if name == "feet_contact":
         feet = sorted(
             (
@@ -245,11 +232,7 @@ def _function_behavior(name: str, env: EnvSpec) -> Behavior:
     function = load_target(name, _FIELD)
     if not callable(function):
         raise ConfigError(_FIELD, f"{name} is a {type(function).__name__}, not a function", ALLOWED)
-    if env.on_gymnasium:
-        keys = tuple(sorted(env.gymnasium.info_keys))
-    else:  # EnvPool's bookkeeping entries say which env stepped, not what it did
-        bookkeeping = ("env_id", "players.")
-        keys = tuple(sorted(k for k in _info_keys(env.task_id) if not k.startswith(bookkeeping)))
+    keys = tuple(sorted(env.pool_kind.info_keys(env)))
     observations = np.zeros((1, *env.obs_shape), dtype=env.obs_dtype)
     info = {key: np.zeros(1) for key in keys}
     try:

@@ -29,7 +29,7 @@ reads the info dict behaviors need; its docstring says why one driver would not 
 both. Their shared rules (pools, thread split, seeds, a family's true score) live once
 below both.
 
-An :class:`EpisodeObserver` may watch the episodes as they are played (a replay records
+An :class:`EpisodeObserver` may watch the episodes as they are played (watch records
 its video this way, so it shows exactly the episodes that were evaluated); it also makes
 the groups' pools, so it can ask EnvPool for rendering. Without one the engine does no
 extra work.

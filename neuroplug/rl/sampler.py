@@ -243,7 +243,7 @@ class Sampler:
         for first_units in units:
             indices = np.arange(first_units[0] * self.unit, (first_units[-1] + 1) * self.unit)
             pool = make_pool(self.env, seeds[indices], threads, **self.overrides)
-            steps = step_driver(pool, self.env.family)
+            steps = step_driver(pool, self.env)
             steps.reset()
             group = _EnvGroup(steps, slice(int(indices[0]), int(indices[-1]) + 1))
             group.pending = True

@@ -10,9 +10,9 @@ The episodes are an evaluation of the policy played by the schedulers' episode e
 (:class:`~neuroplug.evaluation.lockstep.LockstepEvaluation`), asked for exactly as the run
 asks for its evaluation at the checkpoint's generation; the video's frames are captured
 by an observer of that engine, so they show the very episodes that were scored. With the
-run's seed (the default) and ``run.eval_episodes`` episodes, the replay plays the episodes
+run's seed (the default) and ``run.eval_episodes`` episodes, watch plays the episodes
 whose mean the run reported as ``eval`` (when they fitted in the run's
-``scheduler.max_envs``, as by default; a replay gives each episode its own env). Scores
+``scheduler.max_envs``, as by default; watch gives each episode its own env). Scores
 are true game scores (Atari: unclipped, summed over all lives).
 """
 
@@ -52,12 +52,12 @@ OTHER_FPS = 30.0
 
 
 class WatchError(NeuroplugError):
-    """A replay cannot start: no checkpoint, an unknown choice, a bad value."""
+    """Watching cannot start: no checkpoint, an unknown choice, a bad value."""
 
 
 @dataclass
 class LoadedPolicy:
-    """What a replay needs from a checkpoint."""
+    """What watching needs from a checkpoint."""
 
     config: Any
     """The run's resolved config (a DictConfig)."""
@@ -74,7 +74,7 @@ class LoadedPolicy:
 
 @dataclass
 class WatchResult:
-    """Scores of the replayed episodes and where their video went."""
+    """Scores of the episodes watched and where their video went."""
 
     seeds: np.ndarray
     returns: np.ndarray
@@ -143,7 +143,7 @@ def archive_cells(run_dir: Path) -> dict[str, np.ndarray]:
 
 def _rebuilt_archive(run_dir: Path) -> dict[str, Any]:
     """A compact archive with its elites' weights: the run's algorithm, rebuilt from its
-    config, replays the seed chains as a resume would."""
+    config, rebuilt from the seed chains as a resume would."""
     from neuroplug.experiment.typed import Experiment
     from neuroplug.training.checkpoint import load_checkpoint
     from neuroplug.training.components import build_components
@@ -349,7 +349,7 @@ def watch(
         raise WatchError(f"--fps: must be positive, got {fps}")
     path = None
     if video:
-        name = "replay" if cell is None else f"replay_cell{cell}"
+        name = "watch" if cell is None else f"watch_cell{cell}"
         path = check_output(Path(out) if out else run_dir / f"{name}{default_format()}")
     env, policy, backend = build_player(loaded)
     if max_steps is not None:
@@ -364,7 +364,7 @@ def watch(
     algorithm = OmegaConf.select(loaded.config, "algo.name", default="the")
     chosen = f"cell {cell}'s elite" if cell is not None else f"{which} parameters"
     print(
-        f"replay: {algorithm} {chosen} of {loaded.unit} "
+        f"watch: {algorithm} {chosen} of {loaded.unit} "
         f"{loaded.completed} on {env.task_id}"
         + (f"; the run's last evaluation: mean {evaluated:.2f}" if evaluated is not None else ""),
         flush=True,
@@ -405,10 +405,10 @@ def watch(
 
 
 def log_video_to_wandb(run_dir: Path, video: Path) -> str:
-    """Log ``video`` as ``replay`` to the run's W&B run; returns one line saying what happened.
+    """Log ``video`` as ``video`` to the run's W&B run; returns one line saying what happened.
 
     Resumes the run by the id the W&B logger keeps in ``<run dir>/wandb_run_id.txt`` (a new
-    run without it), in the mode the W&B logger would choose. Never raises: a replay is
+    run without it), in the mode the W&B logger would choose. Never raises: watching is
     not worth losing over W&B.
     """
     try:
@@ -433,10 +433,10 @@ def log_video_to_wandb(run_dir: Path, video: Path) -> str:
             mode=choose_mode(OmegaConf.select(config, "logger.mode", default=None)),
             project=OmegaConf.select(config, "logger.project", default=None),
             entity=OmegaConf.select(config, "logger.entity", default=None),
-            job_type="replay",
+            job_type="watch",
         )
         try:
-            wandb.log({"replay": wandb.Video(str(video))})
+            wandb.log({"video": wandb.Video(str(video))})
         finally:
             wandb.finish()
     except Exception as error:
@@ -458,8 +458,8 @@ def main(argv: list[str] | None = None) -> None:
         "--out",
         type=Path,
         default=None,
-        help="video file, .gif or .mp4 (default: <run_dir>/replay.mp4 when imageio-ffmpeg "
-        "is installed, else replay.gif)",
+        help="video file, .gif or .mp4 (default: <run_dir>/watch.mp4 when imageio-ffmpeg "
+        "is installed, else watch.gif)",
     )
     parser.add_argument(
         "--which",

@@ -393,7 +393,7 @@ class Trainer:
         env = parts.env
         self.loggers.message(
             f"neuroplug: {parts.algorithm.config.name} on {env.task_id} ({env.family}"
-            f"{_observation_order(env)}{_gymnasium_stepping(env)}), "
+            f"{_observation_order(env)}{_stepping(env)}), "
             f"{parts.network.describe()}{_noted(parts.network_note)}, {size}, "
             f"{_products(self.config.run.matmul_precision, parts)}"
             f"backend {parts.backend.config.name} on {parts.backend.device}, scheduler {parts.scheduler.config.name}"
@@ -491,21 +491,10 @@ def _observation_order(env: EnvSpec) -> str:
     return "; observation = " + " + ".join(parts)
 
 
-def _gymnasium_stepping(env: EnvSpec) -> str:
-    """Where a gymnasium env's pools step their envs (``env.vectorization``)."""
-    if not env.on_gymnasium:
-        return ""
-    if env.vectorization == "in_process" or not env.workers:
-        return "; envs step in this process"
-    where = f"{env.workers} worker processes"
-    if env.vectorization == "auto":
-        from neuroplug.envs.gymnasium_spec import PROCESS_BATCH_SECONDS
-
-        return (
-            f"; envs step in {where} where a pool's step takes over "
-            f"{PROCESS_BATCH_SECONDS * 1e3:g} ms, else here (auto: one env step {env.step_seconds * 1e6:.0f} us)"
-        )
-    return f"; envs step in {where}"
+def _stepping(env: EnvSpec) -> str:
+    """Where the env's pools step their envs, as its pool kind says it."""
+    where = env.pool_kind.stepping(env)
+    return f"; {where}" if where else ""
 
 
 def _noted(note: str) -> str:

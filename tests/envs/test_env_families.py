@@ -70,7 +70,7 @@ def test_a_registered_family_claims_its_envs_and_its_traits_apply(installed):
     spec = make_spec(EnvConfig(entry_point="corridor_env:Corridor", max_episode_steps=20))
     assert spec.family.name == "corridors"
     assert spec.family.score_info_key == "position"
-    assert "position" in spec.gymnasium.info_keys  # the true score reaches the pools
+    assert "position" in spec.maker.info_keys  # the true score reaches the pools
     # Other gymnasium envs keep the plain family; naming one overrides detection.
     assert make_spec(EnvConfig(id="CartPole-v1")).family.name == "gymnasium"
     named = EnvConfig(entry_point="corridor_env:Corridor", max_episode_steps=20, family="corridors")
@@ -136,11 +136,11 @@ def test_the_contract_names_a_broken_trait():
 
 def test_an_envpool_task_without_its_familys_info_key_is_refused_naming_both():
     envpool = pytest.importorskip("envpool")
-    from neuroplug.envs import make
+    from neuroplug.envs import envpool_pools
 
     atari = families.family_named("atari")
     keys = envpool.make_spec("CartPole-v1")._state_keys
     with pytest.raises(ConfigError, match=r"atari family reads info\['reward'\]") as error:
-        make._check_info_keys(atari, "CartPole-v1", keys)
+        envpool_pools._check_info_keys(atari, "CartPole-v1", keys)
     assert error.value.field == "env.family"
-    make._check_info_keys(atari, "Pong-v5", envpool.make_spec("Pong-v5")._state_keys)
+    envpool_pools._check_info_keys(atari, "Pong-v5", envpool.make_spec("Pong-v5")._state_keys)

@@ -187,7 +187,7 @@ def test_wrappers_apply_in_order_with_their_kwargs_and_shape_what_is_checked():
     timed = {"entry_point": "gymnasium.wrappers:TimeAwareObservation", "kwargs": {"flatten": True}}
     spec = make_spec(replace(CORRIDOR, wrappers=[timed]))
     assert spec.obs_shape == (3,)
-    assert spec.gymnasium.wrappers == (
+    assert spec.maker.wrappers == (
         ("gymnasium.wrappers:TimeAwareObservation", (("flatten", True),)),
     )
     pool = make_pool(spec, np.arange(2))

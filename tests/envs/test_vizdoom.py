@@ -16,7 +16,7 @@ from child_process import run_in_child
 from envpool_build import skip_unless_envpool_has
 
 from neuroplug.config.schema import EnvConfig
-from neuroplug.envs import make as make_module
+from neuroplug.envs import envpool_pools
 from neuroplug.envs.families import all_families, family_named
 from neuroplug.envs.make import make_pool, make_spec
 from neuroplug.errors import ConfigError
@@ -52,7 +52,7 @@ def test_the_engines_directory_is_there_before_envpool_starts_a_pools_engines(
             found.append(Path("_vizdoom").is_dir())
             return "pool"
 
-    monkeypatch.setattr(make_module, "_envpool_for", lambda task_id, family: _RecordingEnvPool)
+    monkeypatch.setattr(envpool_pools, "_envpool_for", lambda task_id, family: _RecordingEnvPool)
     assert make_pool(spec, np.array([3, 4])) == "pool"
     assert found == [True]
 

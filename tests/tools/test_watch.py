@@ -1,4 +1,4 @@
-"""Replaying a run's checkpoint: the scheduler's scores, a video of the right length, clear errors."""
+"""Watching a run's checkpoint: the scheduler's scores, a video of the right length, clear errors."""
 
 from __future__ import annotations
 
@@ -75,7 +75,7 @@ def _checkpoint(run_dir) -> dict:
 
 def _scheduler_returns(run_dir, key, episodes: int, seed: int) -> np.ndarray:
     """What the run's own scheduler reports for these parameters (a checkpoint key, or the
-    parameters themselves) on the replay's episodes."""
+    parameters themselves) on watch's episodes."""
     state = _checkpoint(run_dir)
     parts = build_components(Experiment.from_yaml(state["config"]))
     if parts.policy.normalizer is not None:
@@ -100,7 +100,7 @@ def test_scores_are_the_schedulers_for_the_same_episodes(cartpole_run, which, ke
     assert result.video is None
 
 
-def test_by_default_the_runs_last_evaluation_is_replayed(cartpole_run, capsys):
+def test_by_default_the_runs_last_evaluation_is_watched(cartpole_run, capsys):
     result = watch(cartpole_run, video=False)
     assert len(result.returns) == 3  # run.eval_episodes
     assert result.returns.mean() == _checkpoint(cartpole_run)["eval_return_mean"]
@@ -108,7 +108,7 @@ def test_by_default_the_runs_last_evaluation_is_replayed(cartpole_run, capsys):
     assert f"return mean {result.returns.mean():.2f}" in output
 
 
-def test_the_same_seed_replays_the_same_episodes(cartpole_run):
+def test_the_same_seed_plays_the_same_episodes(cartpole_run):
     first = watch(cartpole_run, episodes=3, seed=5, video=False)
     second = watch(cartpole_run, episodes=3, seed=5, video=False)
     other = watch(cartpole_run, episodes=3, seed=6, video=False)
@@ -142,7 +142,7 @@ class _EpisodeLog(EpisodeObserver):
 
 
 def test_the_engines_observer_sees_each_episode_from_its_reset_to_its_last_step():
-    """Also where lanes take several episodes and two groups interleave (the replay's
+    """Also where lanes take several episodes and two groups interleave (watch's
     frames: one at the reset, one per step)."""
     from neuroplug_backends.torch_backend import TorchBackend, TorchBackendConfig
 
@@ -195,7 +195,7 @@ def _gif_frames(path) -> tuple[tuple[int, int], int]:
         return gif.size, total
 
 
-def test_an_atari_es_policy_replays_with_its_virtual_batch_norm(pong_run):
+def test_an_atari_es_policy_plays_with_its_virtual_batch_norm(pong_run):
     state = _checkpoint(pong_run)
     assert "vbn: true" in state["config"] and state["reference_batch"] is not None
     assert watch(pong_run, video=False).returns.mean() == state["eval_return_mean"]
@@ -204,7 +204,7 @@ def test_an_atari_es_policy_replays_with_its_virtual_batch_norm(pong_run):
 def test_atari_gif_shows_the_first_episode_in_rgb(pong_run, tmp_path):
     out = tmp_path / "pong.gif"
     result = watch(pong_run, out=out)
-    # By default the run's final evaluation is replayed: the scheduler's true game scores.
+    # By default the run's final evaluation is played again: the scheduler's true game scores.
     assert result.returns.mean() == _checkpoint(pong_run)["eval_return_mean"]
     assert result.video == out
     size, duration = _gif_frames(out)
@@ -305,7 +305,7 @@ def test_errors_are_one_line_and_exit_nonzero(cartpole_run, tmp_path, capsys, ar
     assert not (tmp_path / "video.avi").exists()
 
 
-def test_any_cell_of_a_qd_archive_replays_its_elite(qd_run, capsys):
+def test_any_cell_of_a_qd_archive_plays_its_elite(qd_run, capsys):
     main([str(qd_run), "--cell", "list"])
     lines = capsys.readouterr().out.splitlines()
     rows = [line.split(maxsplit=2) for line in lines[1:]]
@@ -321,7 +321,7 @@ def test_any_cell_of_a_qd_archive_replays_its_elite(qd_run, capsys):
     assert f"cell {cell}'s elite" in capsys.readouterr().out
 
 
-def test_a_cell_of_a_compact_archive_replays_from_its_seed_chain(compose, tmp_path):
+def test_a_cell_of_a_compact_archive_plays_from_its_seed_chain(compose, tmp_path):
     overrides = ["algo=map_elites", "algo.behavior=descriptors:cart_and_pole"]
     overrides += ["algo.variation=gaussian", "algo.cells=[6]", "algo.bounds=[[-2.5,2.5]]"]
     overrides += ["algo.population_size=16", "env.max_episode_steps=60", "net.hidden_sizes=[8]"]
@@ -333,7 +333,7 @@ def test_a_cell_of_a_compact_archive_replays_from_its_seed_chain(compose, tmp_pa
     assert np.array_equal(result.returns, _scheduler_returns(run_dir, elite, 2, 5))
 
 
-def test_a_cell_that_cannot_be_replayed_is_refused_in_one_line(qd_run, cartpole_run, capsys):
+def test_a_cell_that_cannot_be_played_is_refused_in_one_line(qd_run, cartpole_run, capsys):
     occupied = set(archive_cells(qd_run)["cells"].tolist())
     empty = next(cell for cell in range(36) if cell not in occupied)
     cases = [
@@ -349,7 +349,7 @@ def test_a_cell_that_cannot_be_replayed_is_refused_in_one_line(qd_run, cartpole_
 
 
 class _FakeWandb(types.ModuleType):
-    """Records what the replay asks of W&B."""
+    """Records what watch asks of W&B."""
 
     def __init__(self, fail: bool = False) -> None:
         super().__init__("wandb")
@@ -378,20 +378,20 @@ def test_wandb_resumes_the_runs_wandb_run_offline(tmp_path, monkeypatch):
     monkeypatch.delenv("WANDB_MODE", raising=False)
     (tmp_path / "wandb_run_id.txt").write_text("abc123\n")
     (tmp_path / "config.yaml").write_text("logger:\n  project: pong-runs\n  entity: null\n")
-    video = tmp_path / "replay.gif"
-    assert log_video_to_wandb(tmp_path, video) == "W&B: logged replay.gif to run abc123"
+    video = tmp_path / "watch.gif"
+    assert log_video_to_wandb(tmp_path, video) == "W&B: logged watch.gif to run abc123"
     (_, init), log, finish = fake.calls
     assert init["dir"] == str(tmp_path) and init["id"] == "abc123"
     assert init["resume"] == "allow" and init["mode"] == "offline"
     assert init["project"] == "pong-runs"
-    assert log == ("log", {"replay": ("video", str(video))}) and finish == ("finish",)
+    assert log == ("log", {"video": ("video", str(video))}) and finish == ("finish",)
 
 
-def test_wandb_trouble_never_stops_a_replay(tmp_path, monkeypatch):
+def test_wandb_trouble_never_stops_watching(tmp_path, monkeypatch):
     monkeypatch.setitem(sys.modules, "wandb", _FakeWandb(fail=True))
-    message = log_video_to_wandb(tmp_path, tmp_path / "replay.gif")
+    message = log_video_to_wandb(tmp_path, tmp_path / "watch.gif")
     assert message == "W&B: skipped (RuntimeError: no network)"
     monkeypatch.setitem(sys.modules, "wandb", None)  # import wandb raises ImportError
-    assert log_video_to_wandb(tmp_path, tmp_path / "replay.gif").startswith(
+    assert log_video_to_wandb(tmp_path, tmp_path / "watch.gif").startswith(
         "W&B: skipped (wandb is not installed"
     )

@@ -10,7 +10,7 @@ from neuroplug.envs.family import EnvFamily
 class Atari(EnvFamily):
     """Scores are the unclipped game points (``info['reward']``), evaluation episodes
     start with seeded no-ops played by the engine, and without sticky actions a pool
-    replays any episode from its seed, so pools are kept between evaluations."""
+    plays any episode again from its seed, so pools are kept between evaluations."""
 
     name = "atari"
     registration = "envpool.atari.registration"
