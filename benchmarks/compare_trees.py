@@ -40,6 +40,7 @@ CASES = {
     "cem_rl pendulum": ["algo=cem_rl", "env=pendulum", "algo.learning_starts=1000"]
     + ["run.max_generations=4"],
     "es cartpole": ["algo=es", "env=cartpole", "run.max_generations=30"],
+    "ppo cartpole": ["algo=ppo", "env=cartpole", "run.max_frames=100000"],
 }
 """What each case runs: the learners and algorithms whose code a structural change touched."""
 

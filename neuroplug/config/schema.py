@@ -1,8 +1,9 @@
 """Schemas of the core config groups: ``run``, ``env``, ``net`` and ``logger``.
 
 Plugin groups (``algo``, ``backend``, ``scheduler``) take their schemas from the plugins
-themselves (see :mod:`neuroplug.api`). Values are checked in ``__post_init__``, which runs
-when the composed config is turned into these dataclasses — before any environment starts.
+themselves (see :mod:`neuroplug.api`). Every schema, theirs and these, is a
+:class:`CheckedConfig`: its values are checked when the composed config is turned into the
+dataclasses — before any environment starts.
 """
 
 from __future__ import annotations
@@ -21,13 +22,31 @@ MATMUL_PRECISIONS = ("highest", "high", "medium")
 """``torch.set_float32_matmul_precision``'s settings (``run.matmul_precision``)."""
 
 
+@dataclass
+class CheckedConfig:
+    """A config dataclass that checks its values when it is built: the base of the core
+    groups' schemas, of every plugin's config (:mod:`neuroplug.plugin_configs.bases`) and
+    of a network's settings (:mod:`neuroplug.nets.impala_config`)."""
+
+    def __post_init__(self) -> None:
+        self.check()
+
+    def check(self) -> None:
+        """Refuse a bad value with :func:`neuroplug.errors.require`, in one line naming the
+        field and what is allowed, so a bad setting stops a run before anything is built.
+        Every config class checks its own fields here and calls ``super().check()``, so a
+        subclass's checks add to its bases'; none but the bases defines ``__post_init__``
+        (a learner's config is checked once its preset filled every field,
+        :class:`neuroplug.api.LearnerConfig`)."""
+
+
 DEFAULT_UNITS = 100
 """A run's length (generations, or a learner's segments) when the command line gives no
 budget (``run.max_generations``, ``run.max_segments`` or ``run.max_frames``)."""
 
 
 @dataclass
-class RunConfig:
+class RunConfig(CheckedConfig):
     """The run: seed, budget, checkpoints, evaluation and output."""
 
     seed: int = 0
@@ -88,7 +107,8 @@ class RunConfig:
                 return budget
         return DEFAULT_UNITS if self.max_frames is None else None
 
-    def __post_init__(self) -> None:
+    def check(self) -> None:
+        super().check()
         require(0 <= self.seed < 2**31, "run.seed", f"got {self.seed}", "an integer in [0, 2**31)")
         for name in ("max_generations", "max_segments"):
             value = getattr(self, name)
@@ -137,7 +157,7 @@ class RunConfig:
 
 
 @dataclass
-class EnvConfig:
+class EnvConfig(CheckedConfig):
     """The environment: an EnvPool task (``task_id``), or a gymnasium env (``id`` or
     ``entry_point``), and the settings that change what an episode is."""
 
@@ -182,7 +202,8 @@ class EnvConfig:
     network): ``[1, 3]`` hides CartPole's velocities, a task that then needs memory
     (``net.core=gru``)."""
 
-    def __post_init__(self) -> None:
+    def check(self) -> None:
+        super().check()
         given = [name for name in ("task_id", "id", "entry_point") if getattr(self, name)]
         require(
             len(given) == 1,
@@ -206,7 +227,7 @@ class EnvConfig:
         require(self.workers >= 0, "env.workers", f"got {self.workers}", "0 (one per core) or more")
         gymnasium_only = [name for name in ("imports", "wrappers") if getattr(self, name)]
         require(
-            not gymnasium_only or self.on_gymnasium,
+            not gymnasium_only or bool(self.id or self.entry_point),
             f"env.{gymnasium_only[0] if gymnasium_only else 'imports'}",
             "applies to gymnasium envs, and this env is an EnvPool task (env.task_id)",
             "env.id or env.entry_point (env=gymnasium)",
@@ -227,11 +248,6 @@ class EnvConfig:
             f"got {mask}",
             "distinct entry indices >= 0",
         )
-
-    @property
-    def on_gymnasium(self) -> bool:
-        """Whether the env runs through gymnasium rather than EnvPool."""
-        return bool(self.id or self.entry_point)
 
 
 def wrapper_entry(wrapper: Any, field: str) -> tuple[str, dict[str, Any]]:
@@ -255,7 +271,7 @@ def wrapper_entry(wrapper: Any, field: str) -> tuple[str, dict[str, Any]]:
 
 
 @dataclass
-class NetConfig:
+class NetConfig(CheckedConfig):
     """The policy network; ``type: auto`` picks an MLP or the Nature CNN from the obs."""
 
     type: str = "auto"
@@ -301,7 +317,8 @@ class NetConfig:
     random actions (:mod:`neuroplug.envs.reference_batch`); each member's statistics cost
     this many forwards per generation."""
 
-    def __post_init__(self) -> None:
+    def check(self) -> None:
+        super().check()
         require(
             all(int(width) >= 1 for width in self.hidden_sizes),
             "net.hidden_sizes",
@@ -332,7 +349,7 @@ class NetConfig:
 
 
 @dataclass
-class LoggerConfig:
+class LoggerConfig(CheckedConfig):
     """Where metrics go; several kinds can run together."""
 
     kinds: list[str] = field(default_factory=lambda: ["console", "wandb"])
@@ -352,7 +369,8 @@ class LoggerConfig:
     init_timeout: float = 30.0
     """Seconds to wait for W&B to start online before falling back to offline."""
 
-    def __post_init__(self) -> None:
+    def check(self) -> None:
+        super().check()
         for kind in self.kinds:
             require(
                 kind in LOGGER_KINDS,

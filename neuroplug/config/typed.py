@@ -13,7 +13,8 @@ T = TypeVar("T")
 
 
 def to_dataclass(schema: type[T], node: DictConfig | dict[str, Any], group: str) -> T:
-    """``schema(**node)`` with a clear error for unknown fields; ``__post_init__`` validates."""
+    """``schema(**node)`` with a clear error for unknown fields; building it checks the
+    values (:meth:`neuroplug.config.schema.CheckedConfig.check`)."""
     if isinstance(node, DictConfig):
         # missing_keys gives full dotted paths from the root config (e.g. "env.task_id").
         missing = sorted(OmegaConf.missing_keys(node))

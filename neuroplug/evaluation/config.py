@@ -20,8 +20,8 @@ class LockstepSchedulerConfig(SchedulerConfig):
     own work per step, 256 elsewhere). Results depend on it (a lane plays its episodes one
     after another from one env seed), not on the schedule."""
 
-    def __post_init__(self) -> None:
-        super().__post_init__()
+    def check(self) -> None:
+        super().check()
         require(
             self.max_envs is None or self.max_envs >= 1,
             "scheduler.max_envs",

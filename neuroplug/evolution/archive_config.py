@@ -45,8 +45,8 @@ class ArchiveConfig(AlgorithmConfig):
         """The descriptor must be one ``env`` gives (``final_ram`` only on Atari, ...)."""
         resolve(self.behavior, env)
 
-    def __post_init__(self) -> None:
-        super().__post_init__()
+    def check(self) -> None:
+        super().check()
         require(self.init_sigma >= 0, "algo.init_sigma", f"got {self.init_sigma}", "a float >= 0")
         require(self.archive in ARCHIVES, "algo.archive", f"got {self.archive!r}", "grid or cvt")
         require(

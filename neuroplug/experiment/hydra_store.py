@@ -1,10 +1,12 @@
 """Put every schema into Hydra's ConfigStore so ``algo=<name>`` works for any plugin.
 
-A plugin's schema is stored as ``schema/<group>/<name>``; when neuroplug ships no yaml
-for it, it is also stored as ``<group>/<name>``, the option a user selects. Shipped yamls
-(``conf/algo/es.yaml``) start from the schema in their defaults list, so their values are
-type-checked too. A plugin that fails to import is still stored (as an empty option), so
-selecting it reports the import error naming its distribution instead of "not found".
+A plugin's schema is stored as ``schema/<group>/<name>`` and, when neuroplug ships no
+yaml of that name, as ``<group>/<name>``, the option a user selects: its config class's
+defaults are the option's values, and its docstrings their documentation. A shipped yaml
+that sets values starts from a schema in its defaults list (``conf/scheduler/serial.yaml``:
+``threaded`` with one thread and one group), so its values are type-checked too. A plugin
+that fails to import is still stored (as an empty option), so selecting it reports the
+import error naming its distribution instead of "not found".
 """
 
 from __future__ import annotations

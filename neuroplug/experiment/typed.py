@@ -2,7 +2,7 @@
 
 Hydra composes a ``DictConfig``; :func:`typed_experiment` turns every group into its schema
 dataclass — the core groups' from :mod:`neuroplug.config.schema`, the plugin groups' from
-the selected plugin's ``config_class`` — running each ``__post_init__`` check, so a bad
+the selected plugin's ``config_class`` — running each one's ``check``, so a bad
 value fails here, naming the field, before anything is built. Training, checkpoints and
 loggers read the :class:`Experiment` only.
 """

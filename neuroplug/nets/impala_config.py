@@ -5,11 +5,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from neuroplug.config.schema import CheckedConfig
 from neuroplug.errors import require
 
 
 @dataclass
-class ImpalaSettings:
+class ImpalaSettings(CheckedConfig):
     """The IMPALA ResNet's widths (Espeholt et al. 2018's defaults)."""
 
     channels: list[int] = field(default_factory=lambda: [16, 32, 32])
@@ -17,7 +18,8 @@ class ImpalaSettings:
     hidden: int = 256
     """Units of the fully connected layer after the stacks."""
 
-    def __post_init__(self) -> None:
+    def check(self) -> None:
+        super().check()
         require(
             len(self.channels) >= 1 and all(int(width) >= 1 for width in self.channels),
             "net.kwargs.channels",

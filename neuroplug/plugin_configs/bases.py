@@ -5,8 +5,8 @@ refused, without importing torch.
 A plugin's ``config_class`` is a dataclass deriving from the base of its kind; neuroplug
 stores it in Hydra's ConfigStore under the plugin's group (``algo``, ``backend``,
 ``scheduler``), and every field is a setting (``algo.<field>=...``). Give each field a
-one-line docstring, and check values with :func:`neuroplug.errors.require` (in
-``__post_init__``; a learner's in :meth:`LearnerConfig.check`).
+one-line docstring, and check values in ``check``
+(:meth:`neuroplug.config.schema.CheckedConfig.check` says how).
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ import dataclasses
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar
 
+from neuroplug.config.schema import CheckedConfig
 from neuroplug.errors import require
 from neuroplug.plugin_configs.presets import (
     Mutable,
@@ -29,7 +30,7 @@ if TYPE_CHECKING:
 
 
 @dataclass
-class PluginConfig:
+class PluginConfig(CheckedConfig):
     """Fields every plugin config has; neuroplug fills ``name`` with the plugin's name."""
 
     name: str = ""
@@ -72,7 +73,8 @@ class AlgorithmConfig(PluginConfig):
         the setting); a run asks at its front door, before torch is imported, so it must
         import nothing heavy. Default: every task."""
 
-    def __post_init__(self) -> None:
+    def check(self) -> None:
+        super().check()
         require(
             self.population_size >= 2
             or (self.population_size == 0 and self.population_from_dimension),
@@ -116,7 +118,8 @@ class SchedulerConfig(PluginConfig):
     for any number of Ray workers, and locally with the same shards); 0: no shards (one
     sampler over every env, the local default)."""
 
-    def __post_init__(self) -> None:
+    def check(self) -> None:
+        super().check()
         require(
             self.env_threads >= 0,
             "scheduler.env_threads",
@@ -204,8 +207,8 @@ class LearnerConfig(PluginConfig):
             refuse_values_no_task_accepts(self, unset)
 
     def check(self) -> None:
-        """Check the settings (all set), naming a bad field with
-        :func:`neuroplug.errors.require`; a subclass checks its own fields and calls this."""
+        """The settings every learner has; called once all are set (see ``__post_init__``)."""
+        super().check()
         require(self.num_envs >= 1, "algo.num_envs", f"got {self.num_envs}", "an integer >= 1")
         require(
             1 <= self.env_groups <= self.num_envs,

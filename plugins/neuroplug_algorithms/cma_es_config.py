@@ -43,8 +43,8 @@ class CMAConstants(GaussianStrategyConfig):
     tol_x: float = 1e-12
     """Restart when sigma times every coordinate's std falls below this."""
 
-    def __post_init__(self) -> None:
-        super().__post_init__()
+    def check(self) -> None:
+        super().check()
         require_positive(self.sigma_init, "sigma_init")
         require(self.parents >= 0, "algo.parents", f"got {self.parents}", "0 or an integer >= 1")
         require(
@@ -82,7 +82,10 @@ class CMAConstants(GaussianStrategyConfig):
 
 @dataclass
 class CMAESConfig(CMAConstants):
-    """CMA-ES with a full covariance matrix (Hansen & Ostermeier 2001)."""
+    """CMA-ES with a full covariance matrix (Hansen & Ostermeier 2001; the constants of
+    Hansen's 2016 tutorial). The covariance is D x D, so a network above
+    ``max_dimension`` parameters is refused; ``algo=sep_cma_es`` and ``algo=snes`` scale
+    to any network."""
 
     max_dimension: int = 10000
     """The most parameters a full covariance is kept for (its D x D matrices, float64,
@@ -91,8 +94,8 @@ class CMAESConfig(CMAConstants):
     """Generations between eigendecompositions of C; 0: the tutorial's lazy interval,
     1 / (10 n (c_1 + c_mu)) generations, at least 1."""
 
-    def __post_init__(self) -> None:
-        super().__post_init__()
+    def check(self) -> None:
+        super().check()
         require(
             self.max_dimension >= 1,
             "algo.max_dimension",

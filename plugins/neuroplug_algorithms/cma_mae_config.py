@@ -32,13 +32,15 @@ class CMAMAEConfig(ArchiveConfig):
 
     population_from_dimension = True  # population_size 0 is allowed (the product above)
 
-    def __post_init__(self) -> None:
-        super().__post_init__()
+    def check(self) -> None:
+        super().check()
         for name in ("emitters", "emitter_batch"):
             value = getattr(self, name)
             require(value >= 2 if name == "emitter_batch" else value >= 1, f"algo.{name}",
                     f"got {value}", "an integer >= 2 (CMA-ES needs two solutions to rank)"
                     if name == "emitter_batch" else "an integer >= 1")  # fmt: skip
+        # 0 means the batch: filled in here, where the config is built, because the engine
+        # sizes a generation by this field.
         if self.population_size == 0:
             self.population_size = self.emitters * self.emitter_batch
         require(

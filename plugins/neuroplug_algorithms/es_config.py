@@ -16,7 +16,14 @@ from neuroplug.errors import require
 
 @dataclass
 class ESStepConfig(AlgorithmConfig):
-    """Settings of the OpenAI-ES step (the paper's MuJoCo defaults)."""
+    """Settings of the OpenAI-ES step (the paper's MuJoCo defaults).
+
+    Low-rank perturbations (``perturbation: lowrank``, EGGROLL) are not the default, for
+    any network size: at equal frames they learned no better on HalfCheetah and Breakout
+    (``benchmarks/results/learning_curves``), though they run Atari faster on a CPU
+    (``benchmarks/results/lowrank_inference.md``; ``lowrank_min_size: 4096`` includes the
+    Nature CNN's convolutions).
+    """
 
     population_size: int = 64
     sigma: float = 0.02
@@ -44,8 +51,8 @@ class ESStepConfig(AlgorithmConfig):
     # novelty ES family after it (Uber's ESAtariPolicy).
     virtual_batch_norm_families: ClassVar[tuple[str, ...]] = ("atari",)
 
-    def __post_init__(self) -> None:
-        super().__post_init__()
+    def check(self) -> None:
+        super().check()
         require(self.sigma > 0, "algo.sigma", f"must be positive, got {self.sigma}", "a float > 0")
         require(
             self.learning_rate > 0,
@@ -83,4 +90,13 @@ class ESStepConfig(AlgorithmConfig):
 
 @dataclass
 class ESConfig(ESStepConfig):
-    """OpenAI ES settings (the paper's MuJoCo defaults; every field is the ES step's)."""
+    """OpenAI ES (Salimans et al. 2017) settings: the paper's MuJoCo defaults; every field
+    is the ES step's.
+
+    The paper ran 1440+ workers; the population here is sized for one desktop CPU: raise
+    it on bigger machines. On Atari the paper used a population of 5000 with the same
+    sigma, learning rate and L2, and virtual batch norm, which ``net.vbn`` turns on by
+    default for ``es`` on Atari (the start-up line says so; ``net.vbn=false`` turns it
+    off): choose ``env=breakout`` (or another game) and set ``algo.population_size``
+    yourself.
+    """

@@ -22,7 +22,13 @@ PAPER_ELITE_CANDIDATES = 10
 
 @dataclass
 class GAConfig(AlgorithmConfig):
-    """Deep GA settings (the paper's Atari values)."""
+    """Deep GA (Such et al. 2017) settings: the paper's Atari values.
+
+    The paper's 20k-frame episode cap is the env's ``max_episode_steps``
+    (``conf/env/breakout.yaml`` and the other Atari envs). No observation normalization and
+    no action noise, as in the paper. On small tasks scale it down, e.g. for CartPole:
+    ``algo.population_size=64 algo.truncation=8 algo.sigma=0.05 algo.elite_episodes=5``.
+    """
 
     population_size: int = 1000
     """N: members per generation, the elite included (the elite plus N - 1 children)."""
@@ -53,8 +59,8 @@ class GAConfig(AlgorithmConfig):
             return self.elite_candidates
         return min(PAPER_ELITE_CANDIDATES, self.population_size)
 
-    def __post_init__(self) -> None:
-        super().__post_init__()
+    def check(self) -> None:
+        super().check()
         size = self.population_size
         require(
             self.truncation is None or 1 <= self.truncation < size,

@@ -28,8 +28,8 @@ class GaussianStrategyConfig(AlgorithmConfig):
     minimum_population: ClassVar[int] = 4
     """The smallest population the strategy's update is defined for."""
 
-    def __post_init__(self) -> None:
-        super().__post_init__()
+    def check(self) -> None:
+        super().check()
         require(
             self.population_size == 0 or self.population_size >= self.minimum_population,
             "algo.population_size",

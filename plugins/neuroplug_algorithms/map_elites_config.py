@@ -31,8 +31,8 @@ class MAPElitesConfig(ArchiveConfig):
     sigma: float = 0.02
     """``gaussian`` variation's mutation std."""
 
-    def __post_init__(self) -> None:
-        super().__post_init__()
+    def check(self) -> None:
+        super().check()
         require(
             self.variation in VARIATIONS,
             "algo.variation",

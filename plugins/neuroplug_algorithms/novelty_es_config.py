@@ -21,7 +21,15 @@ if TYPE_CHECKING:
 
 @dataclass
 class NSESConfig(ESStepConfig):
-    """NS-ES settings; the ES fields are OpenAI ES's (the paper's MuJoCo defaults)."""
+    """NS-ES (Conti et al. 2018, Algorithm 1): a meta-population of OpenAI ES centers that
+    follow behavioral novelty alone; also NSR-ES (Algorithm 2), whose update averages the
+    centered ranks of reward and of novelty (w = 1/2). The ES fields are OpenAI ES's (the
+    paper's MuJoCo defaults), the novelty ones the paper's.
+
+    The ``auto`` behavior is the final RAM on Atari, the final x(,y) position on MuJoCo and
+    the final observation on classic control (:mod:`neuroplug.evaluation.behaviors`). The
+    paper's populations were thousands of members; this one is sized for one desktop CPU.
+    """
 
     meta_population_size: int = 3
     """M: ES centers searching at once (paper: 3 on Atari, 5 on Humanoid)."""
@@ -36,8 +44,8 @@ class NSESConfig(ESStepConfig):
         """The behavior must be one ``env`` gives (``final_ram`` only on Atari, ...)."""
         resolve(self.behavior, env)
 
-    def __post_init__(self) -> None:
-        super().__post_init__()
+    def check(self) -> None:
+        super().check()
         require(
             self.meta_population_size >= 1,
             "algo.meta_population_size",
@@ -68,7 +76,9 @@ class NSESConfig(ESStepConfig):
 
 @dataclass
 class NSRAESConfig(NSESConfig):
-    """NSRA-ES settings: NS-ES's plus the adaptation of the reward weight ``w``."""
+    """NSRA-ES (Conti et al. 2018, Algorithm 3) settings: NS-ES's plus the adaptation of
+    the reward weight ``w``, which rises whenever the best center return improves and falls
+    after a stall. ``weight_delta`` and ``stall_generations`` are this implementation's."""
 
     initial_reward_weight: float = 1.0
     """``w`` at the start (1: reward only)."""
@@ -77,8 +87,8 @@ class NSRAESConfig(NSESConfig):
     stall_generations: int = 10
     """Generations without a better center return before ``w`` decreases."""
 
-    def __post_init__(self) -> None:
-        super().__post_init__()
+    def check(self) -> None:
+        super().check()
         require(
             0.0 <= self.initial_reward_weight <= 1.0,
             "algo.initial_reward_weight",

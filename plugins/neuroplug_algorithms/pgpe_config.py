@@ -38,8 +38,8 @@ class PGPEConfig(GaussianStrategyConfig):
 
     minimum_population: ClassVar[int] = 2
 
-    def __post_init__(self) -> None:
-        super().__post_init__()
+    def check(self) -> None:
+        super().check()
         require(
             self.population_size % 2 == 0,
             "algo.population_size",

@@ -14,7 +14,9 @@ from neuroplug.api import AlgorithmConfig
 
 @dataclass
 class RandomSearchConfig(AlgorithmConfig):
-    """Random search settings (the deep GA paper's population, so frames match its GA)."""
+    """Random search, the deep GA paper's baseline: every member fresh from the network's
+    initialisation distribution, the best one ever seen deployed. Its population is the
+    GA's (``algo=ga``), so both spend the same frames per generation."""
 
     population_size: int = 1000
     """Fresh members drawn per generation (the search is the same at any size; this sets

@@ -10,6 +10,6 @@ from neuroplug_algorithms.cma_es_config import CMAConstants
 
 @dataclass
 class SepCMAESConfig(CMAConstants):
-    """sep-CMA-ES (Ros & Hansen 2008): CMA with a diagonal covariance. Null ``c_1`` and
-    ``c_mu`` take CMA's values multiplied by (n + 2) / 3, the paper's faster learning of a
-    diagonal."""
+    """sep-CMA-ES (Ros & Hansen 2008): CMA with a diagonal covariance, O(D) memory and
+    time, so any network fits. Null ``c_1`` and ``c_mu`` take CMA's values multiplied by
+    (n + 2) / 3, the paper's faster learning of a diagonal."""

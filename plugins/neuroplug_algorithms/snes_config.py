@@ -15,7 +15,8 @@ from neuroplug_algorithms.gaussian_search_config import (
 @dataclass
 class SNESConfig(GaussianStrategyConfig):
     """Separable NES (Schaul, Glasmachers & Schmidhuber 2011): a diagonal Gaussian moved by
-    its natural gradient."""
+    its natural gradient with the NES utilities; the paper's population and learning
+    rates."""
 
     sigma_init: float = 0.1
     """Every parameter's initial std."""
@@ -24,8 +25,8 @@ class SNESConfig(GaussianStrategyConfig):
     learning_rate_sigma: float | None = None
     """eta_sigma; null: the paper's (3 + ln d) / (5 sqrt(d))."""
 
-    def __post_init__(self) -> None:
-        super().__post_init__()
+    def check(self) -> None:
+        super().check()
         require_positive(self.sigma_init, "sigma_init")
         require_positive(self.learning_rate_mean, "learning_rate_mean")
         require_default_or_positive(

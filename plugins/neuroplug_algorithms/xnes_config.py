@@ -16,7 +16,9 @@ from neuroplug_algorithms.gaussian_search_config import (
 @dataclass
 class XNESConfig(GaussianStrategyConfig):
     """Exponential NES (Glasmachers et al. 2010; Wierstra et al. 2014): a full Gaussian
-    ``mu + sigma B z`` moved by its natural gradient in exponential coordinates."""
+    ``mu + sigma B z`` moved by its natural gradient in exponential coordinates, with the
+    paper's population and learning rates. ``algo=snes`` is its diagonal form, for networks
+    above ``max_dimension`` parameters."""
 
     sigma_init: float = 0.1
     """The initial step size sigma (B starts as the identity)."""
@@ -30,8 +32,8 @@ class XNESConfig(GaussianStrategyConfig):
     """The most parameters its D x D shape matrix is kept for; above it the run is
     refused naming snes."""
 
-    def __post_init__(self) -> None:
-        super().__post_init__()
+    def check(self) -> None:
+        super().check()
         require_positive(self.sigma_init, "sigma_init")
         require_positive(self.learning_rate_mean, "learning_rate_mean")
         for field in ("learning_rate_sigma", "learning_rate_shape"):

@@ -18,7 +18,8 @@ BATCHINGS = ("auto", "tiles", "alive")
 
 @dataclass
 class TorchBackendConfig(BackendConfig):
-    """Settings of the PyTorch backend."""
+    """Settings of the PyTorch backend: a population's batched heterogeneous inference
+    (``bmm`` and grouped convolutions)."""
 
     max_materialized_mb: int = 4096
     """Materialise the population once per evaluation if it fits in this many MiB."""
@@ -50,7 +51,8 @@ class TorchBackendConfig(BackendConfig):
     ``benchmarks/results/lowrank_inference.md``). Runs differing in it differ in rounding;
     within a run a member's outputs never depend on its company."""
 
-    def __post_init__(self) -> None:
+    def check(self) -> None:
+        super().check()
         require(
             self.batching in BATCHINGS,
             "backend.batching",

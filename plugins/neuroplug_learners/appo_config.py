@@ -16,7 +16,12 @@ from neuroplug_learners.ppo_config import PPOUpdateConfig
 
 @dataclass
 class APPOConfig(PPOUpdateConfig):
-    """APPO settings: the PPO update's (Sample Factory's Atari values) plus the lag's."""
+    """APPO (Petrenko et al. 2020, Sample Factory) settings: the PPO update's plus the
+    lag's. Unset fields take the preset of the run's kind of task (the start-up line names
+    it): on Atari Sample Factory's ``sf_examples/envpool/atari``, CleanRL's PPO values (its
+    batch of 256 is 8 envs x 128 steps in 4 minibatches) without V-trace; on discrete
+    vector tasks RL Zoo's CartPole PPO with 8 epochs of 2 minibatches, V-trace and a
+    one-rollout queue; on continuous ones CleanRL's MuJoCo PPO."""
 
     max_policy_lag: int = 100
     """Rollouts sampled more than this many SGD steps ago are dropped, not learned from."""

@@ -11,7 +11,9 @@ from neuroplug_learners.cooperation_config import CooperationConfig
 
 @dataclass
 class CEMRLConfig(CooperationConfig):
-    """CEM-RL (Pourchot & Sigaud 2019), the TD3 variant; defaults are the paper's
+    """CEM-RL (Pourchot & Sigaud 2019), the TD3 variant: a diagonal cross-entropy method
+    over actors, half of which take TD3 gradient steps from the population's shared replay
+    buffer before each evaluation; continuous actions only. Defaults are the paper's
     (population 10, half of it learning, initial variance 1e-3, noise 1e-3 decaying to
     1e-5, minibatches of 100, learning rates 1e-3, 10k transitions before learning)."""
 
@@ -39,8 +41,8 @@ class CEMRLConfig(CooperationConfig):
     """The critics' gradient steps per env step the previous generation played, spread over
     the learners' training (the paper's 2 steps / pop per learner: as many in all)."""
 
-    def __post_init__(self) -> None:
-        super().__post_init__()
+    def check(self) -> None:
+        super().check()
         size = self.population_size
         require(
             0 <= self.learners <= size,

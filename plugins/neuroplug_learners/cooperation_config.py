@@ -39,8 +39,8 @@ class CooperationConfig(AlgorithmConfig):
     """Keep the replay buffer in checkpoints (off: a resumed run starts with an empty one
     and waits for learning_starts transitions again)."""
 
-    def __post_init__(self) -> None:
-        super().__post_init__()
+    def check(self) -> None:
+        super().check()
         for name in ("buffer_size", "batch_size"):
             value = getattr(self, name)
             require(value >= 1, f"algo.{name}", f"got {value}", "an integer >= 1")

@@ -16,9 +16,12 @@ from neuroplug.errors import require
 
 @dataclass
 class DQNConfig(LearnerConfig):
-    """DQN settings. Unset (``None``) fields take the reference settings of the run's kind
-    of task (:meth:`presets`): the Nature DQN's on frames, RL Zoo's CartPole-v1 DQN (in
-    shorter rounds, with double DQN and 3-step returns) on vector tasks."""
+    """DQN (Mnih et al. 2015) settings. Unset (``None``) fields take the reference
+    settings of the run's kind of task (:meth:`presets`; the start-up line names the one
+    used): the Nature DQN's on frames (clipped rewards, a lost life ending the learner's
+    episode; Adam and the learning start as CleanRL's ``dqn_atari.py``), RL Zoo's
+    CartPole-v1 DQN (in shorter rounds, with double DQN and 3-step returns) on vector
+    tasks."""
 
     buffer_size: int | None = None
     """Transitions kept (Nature DQN: 1M)."""

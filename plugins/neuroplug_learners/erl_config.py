@@ -11,7 +11,9 @@ from neuroplug_learners.cooperation_config import CooperationConfig
 
 @dataclass
 class ERLConfig(CooperationConfig):
-    """ERL (Khadka & Tumer 2018) with a TD3 learner (as their CERL follow-up); the GA's
+    """ERL (Khadka & Tumer 2018) with a TD3 learner (as their CERL follow-up): a GA
+    population beside the learner, whose episodes fill the population's replay buffer too;
+    continuous actions only. The GA's
     defaults are the paper's (population 10, elite fraction 0.1, tournaments of 3,
     mutation probability 0.9 of 10% of the weights at strength 0.1, super-mutation and
     reset 5% each, the learner copied in every 10 generations)."""
@@ -55,8 +57,8 @@ class ERLConfig(CooperationConfig):
 
     minimum_population = 3
 
-    def __post_init__(self) -> None:
-        super().__post_init__()
+    def check(self) -> None:
+        super().check()
         require(
             self.population_size >= self.minimum_population,
             "algo.population_size",

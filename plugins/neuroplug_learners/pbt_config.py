@@ -36,8 +36,11 @@ VECTOR_INTERVAL = (20_000, 0)
 
 @dataclass
 class PBTConfig(LearnerConfig):
-    """Population-based training settings; each member's own are ``algo.member.<field>``
-    (the learner's fields, unset ones from its preset for the task)."""
+    """Population-based training (Jaderberg et al. 2017) with Sample Factory's rules, over
+    any learner (:mod:`neuroplug_learners.pbt` has the pseudocode). Each member's own
+    settings are ``algo.member.<field>`` (the learner's fields, unset ones from its preset
+    for the task): ``algo=pbt algo.learner=ppo algo.members=8
+    algo.member.learning_rate=3e-4``."""
 
     open_fields: ClassVar[tuple[str, ...]] = ("member", "initial", "per_member")
 

@@ -14,7 +14,8 @@ from neuroplug_learners.cooperation_config import CooperationConfig
 class PGAMEConfig(ArchiveConfig, CooperationConfig):
     """PGA-ME (Nilsson & Cully 2021); defaults are QDax's PGA-ME settings (a batch of 100
     offspring, half by Iso+LineDD and half by 100 policy-gradient steps on a TD3 critic
-    trained 300 steps a generation, 256-256 critics, minibatches of 256)."""
+    trained 300 steps a generation, 256-256 critics, minibatches of 256); the population's
+    steps train the critic. Continuous actions only."""
 
     population_size: int = 100
     """Offspring evaluated per generation (the first generation: fresh draws)."""
@@ -41,8 +42,8 @@ class PGAMEConfig(ArchiveConfig, CooperationConfig):
     """Adam step size of the greedy actor."""
     critic_hidden: list[int] = field(default_factory=lambda: [256, 256])
 
-    def __post_init__(self) -> None:
-        super().__post_init__()
+    def check(self) -> None:
+        super().check()
         require(
             0 <= self.ga_proportion <= 1,
             "algo.ga_proportion",

@@ -183,4 +183,6 @@ class PPOUpdateConfig(LearnerConfig):
 
 @dataclass
 class PPOConfig(PPOUpdateConfig):
-    """PPO settings (CleanRL's Atari defaults; ``conf/algo/ppo.yaml`` names the sources)."""
+    """PPO (Schulman et al. 2017) settings: the update's, whose presets name their sources
+    (:class:`PPOUpdateConfig`); the start-up line names the preset a run used, and any
+    ``algo.<field>`` on the command line wins (``algo=ppo env=pong algo.num_envs=64``)."""

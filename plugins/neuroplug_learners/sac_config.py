@@ -16,8 +16,9 @@ LOG_STD_SOURCES = ("trunk", "network")
 
 @dataclass
 class SACConfig(OffPolicyConfig):
-    """SAC with automatic entropy tuning; ``None`` fields take CleanRL's
-    ``sac_continuous_action.py`` settings."""
+    """SAC with automatic entropy tuning (Haarnoja et al. 2018); ``None`` fields take
+    CleanRL's ``sac_continuous_action.py`` settings. The actor's mean is the policy
+    network (``net``: 256-256 ReLU on vector tasks, as CleanRL's)."""
 
     policy_lr: float | None = None
     """Adam step size of the actor (CleanRL: 3e-4)."""

@@ -13,7 +13,10 @@ from neuroplug_learners.off_policy_config import OffPolicyConfig
 
 @dataclass
 class TD3Config(OffPolicyConfig):
-    """TD3; ``None`` fields take CleanRL's ``td3_continuous_action.py`` settings."""
+    """TD3 (Fujimoto et al. 2018) for bounded continuous actions; ``None`` fields take
+    CleanRL's ``td3_continuous_action.py`` settings. The actor is the policy network
+    (``net``: 256-256 ReLU on vector tasks, as CleanRL's; ``net.activation=tanh`` for
+    tanh)."""
 
     learning_rate: float | None = None
     """Adam step size of the actor and the critics (CleanRL: 3e-4)."""

@@ -15,7 +15,8 @@ from neuroplug.evaluation.config import LockstepSchedulerConfig
 
 @dataclass
 class RaySchedulerConfig(LockstepSchedulerConfig):
-    """Settings of the Ray scheduler."""
+    """Settings of the Ray scheduler: Ray evaluator actors play shards of the population
+    (``pip install 'neuroplug[ray]'``)."""
 
     num_workers: int = 2
     """Evaluator actors (long-lived; each builds its backend and policy once)."""
@@ -38,8 +39,8 @@ class RaySchedulerConfig(LockstepSchedulerConfig):
     groups: int = 1
     """Lane groups per worker: 1 plays a shard as ``threaded`` does, 2+ as ``pipelined``."""
 
-    def __post_init__(self) -> None:
-        super().__post_init__()
+    def check(self) -> None:
+        super().check()
         require(
             self.num_workers >= 1,
             "scheduler.num_workers",

@@ -16,7 +16,8 @@ from neuroplug.evaluation.config import LockstepSchedulerConfig
 
 @dataclass
 class PipelinedSchedulerConfig(LockstepSchedulerConfig):
-    """Settings of the pipelined scheduler."""
+    """Settings of the pipelined scheduler: K groups of envs in flight, one group's
+    forward pass running while the others' envs step."""
 
     env_threads: int = 0
     """EnvPool worker threads in all, shared out between the groups' pools; 0 means one
@@ -24,6 +25,6 @@ class PipelinedSchedulerConfig(LockstepSchedulerConfig):
     groups: int = 2
     """Groups of envs in flight (K >= 2): one in the backend while the others step."""
 
-    def __post_init__(self) -> None:
-        super().__post_init__()
+    def check(self) -> None:
+        super().check()
         require(self.groups >= 2, "scheduler.groups", f"got {self.groups}", "an integer >= 2")

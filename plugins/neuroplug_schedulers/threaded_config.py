@@ -16,7 +16,8 @@ from neuroplug.evaluation.config import LockstepSchedulerConfig
 
 @dataclass
 class ThreadedSchedulerConfig(LockstepSchedulerConfig):
-    """Settings of the threaded scheduler."""
+    """Settings of the threaded scheduler: EnvPool's C++ threads step every env, then the
+    alive members' forward pass runs, in turn."""
 
     env_threads: int = 0
     """EnvPool worker threads; 0 means one per CPU core."""
@@ -25,6 +26,6 @@ class ThreadedSchedulerConfig(LockstepSchedulerConfig):
     tasks on a GPU backend in two groups (what measured fastest) and anything else in one.
     Results never depend on it."""
 
-    def __post_init__(self) -> None:
-        super().__post_init__()
+    def check(self) -> None:
+        super().check()
         require(self.groups >= 0, "scheduler.groups", f"got {self.groups}", "an integer >= 0")

@@ -21,7 +21,9 @@ DENSE_DTYPE_NAMES = ("float32", "bfloat16")
 
 @dataclass
 class TritonBackendConfig(BackendConfig):
-    """Settings of the Triton backend."""
+    """Settings of the Triton backend: population inference in Triton kernels. It needs a
+    CUDA GPU; ``TRITON_INTERPRET=1`` runs the same kernels on the CPU interpreter, slowly,
+    for tests."""
 
     mode: str = "auto"
     """``auto`` (dense while the population fits ``max_materialized_mb``, else noise;
@@ -33,7 +35,8 @@ class TritonBackendConfig(BackendConfig):
     dense_dtype: str = "float32"
     """Storage type of materialised members in dense mode: ``float32`` or ``bfloat16``."""
 
-    def __post_init__(self) -> None:
+    def check(self) -> None:
+        super().check()
         require(self.mode in MODES, "backend.mode", f"got {self.mode!r}", ", ".join(MODES))
         require(
             self.dense_dtype in DENSE_DTYPE_NAMES,

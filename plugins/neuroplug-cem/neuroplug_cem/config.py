@@ -33,8 +33,8 @@ class CEMConfig(AlgorithmConfig):
         """How many members are kept as elites each generation."""
         return max(1, round(self.elite_fraction * self.population_size))
 
-    def __post_init__(self) -> None:
-        super().__post_init__()
+    def check(self) -> None:
+        super().check()
         require(
             0 < self.elite_fraction <= 1,
             "algo.elite_fraction",
