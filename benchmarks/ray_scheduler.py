@@ -30,11 +30,12 @@ from machine import describe
 from neuroplug_backends.torch_backend import TorchBackend, TorchBackendConfig
 from neuroplug_ray.scheduler import RayScheduler, RaySchedulerConfig
 from neuroplug_ray.shipping import ship
-from neuroplug_schedulers.threaded import ThreadedScheduler, ThreadedSchedulerConfig
 
 from neuroplug.api import EvaluationRequest
 from neuroplug.config.schema import EnvConfig, NetConfig
 from neuroplug.envs.make import make_spec
+from neuroplug.evaluation.config import ThreadedSchedulerConfig
+from neuroplug.evaluation.schedulers import ThreadedScheduler
 from neuroplug.experiment.network_choice import build_network
 from neuroplug.nets.policy import Policy
 from neuroplug.population.members import BaseOrigin, Population

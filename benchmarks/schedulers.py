@@ -37,12 +37,12 @@ import numpy as np
 import torch
 from machine import describe
 from neuroplug_backends.torch_backend import TorchBackend, TorchBackendConfig
-from neuroplug_schedulers.pipelined import PipelinedScheduler, PipelinedSchedulerConfig
-from neuroplug_schedulers.threaded import ThreadedScheduler, ThreadedSchedulerConfig, serial_config
 
 from neuroplug.api import Backend, BackendConfig, EvaluationRequest
 from neuroplug.config.schema import EnvConfig, NetConfig
 from neuroplug.envs.make import make_pool, make_spec
+from neuroplug.evaluation.config import PipelinedSchedulerConfig, ThreadedSchedulerConfig
+from neuroplug.evaluation.schedulers import PipelinedScheduler, ThreadedScheduler, serial_config
 from neuroplug.experiment.network_choice import build_network
 from neuroplug.nets.policy import Policy
 from neuroplug.population.lowrank import lowrank_for

@@ -1,7 +1,7 @@
 """Evaluation: lockstep lanes that play a population's episodes on an env pool.
 
-Every evaluation plays through it — the built-in schedulers (``plugins/neuroplug_schedulers``
-and ``neuroplug_ray``, which differ only in how they group and place lanes) and
+Every evaluation plays through it — the built-in schedulers (:mod:`.schedulers`) and
+``neuroplug_ray``'s, which differ only in how they group and place lanes, and
 :mod:`neuroplug.tools.watch` — so they all play the same episodes with the same members.
 
 :mod:`.lockstep` holds the lanes and the scheduler base built on them; :mod:`.config` their

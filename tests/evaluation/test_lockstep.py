@@ -5,8 +5,6 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
-from neuroplug_schedulers.pipelined import PipelinedScheduler, PipelinedSchedulerConfig
-from neuroplug_schedulers.threaded import ThreadedScheduler, ThreadedSchedulerConfig, serial_config
 from small_evaluation import small_evaluation
 
 import neuroplug.evaluation.lockstep as lockstep
@@ -14,6 +12,8 @@ from neuroplug.api import EvaluationRequest
 from neuroplug.config.schema import EnvConfig
 from neuroplug.envs.make import make_spec
 from neuroplug.errors import ConfigError
+from neuroplug.evaluation.config import PipelinedSchedulerConfig, ThreadedSchedulerConfig
+from neuroplug.evaluation.schedulers import PipelinedScheduler, ThreadedScheduler, serial_config
 
 
 def _schedulers(env, max_envs: int):

@@ -6,13 +6,13 @@ import numpy as np
 import pytest
 import torch
 from neuroplug_backends.torch_backend import TorchBackend, TorchBackendConfig
-from neuroplug_schedulers.threaded import ThreadedScheduler, serial_config
 
 from neuroplug.api import EvaluationRequest
 from neuroplug.app import run_job
 from neuroplug.config.schema import EnvConfig, NetConfig
 from neuroplug.envs.make import make_spec
 from neuroplug.evaluation.lockstep import LockstepScheduler
+from neuroplug.evaluation.schedulers import ThreadedScheduler, serial_config
 from neuroplug.experiment.network_choice import build_network
 from neuroplug.experiment.typed import typed_experiment
 from neuroplug.loggers.base import Logger, MultiLogger

@@ -4,7 +4,7 @@ for the learners (td3) and the cooperation methods (cem_rl) alike."""
 from __future__ import annotations
 
 import pytest
-from neuroplug_learners.cem_rl_config import CEMRLConfig
+from neuroplug_learners.hybrids.cem_rl_config import CEMRLConfig
 from neuroplug_learners.td3_config import TD3Config
 
 from neuroplug.errors import ConfigError

@@ -17,12 +17,13 @@ import pytest
 ray = pytest.importorskip("ray")
 
 from neuroplug_ray.scheduler import RayScheduler, RaySchedulerConfig  # noqa: E402
-from neuroplug_schedulers.threaded import ThreadedScheduler, ThreadedSchedulerConfig  # noqa: E402
 from small_evaluation import small_evaluation  # noqa: E402
 
 from neuroplug.api import EvaluationRequest  # noqa: E402
 from neuroplug.app import run_job  # noqa: E402
 from neuroplug.errors import ConfigError  # noqa: E402
+from neuroplug.evaluation.config import ThreadedSchedulerConfig  # noqa: E402
+from neuroplug.evaluation.schedulers import ThreadedScheduler  # noqa: E402
 from neuroplug.testing import check_resume_is_exact  # noqa: E402
 from neuroplug.testing.resume_check import same  # noqa: E402
 from neuroplug.training.checkpoint import load_checkpoint  # noqa: E402

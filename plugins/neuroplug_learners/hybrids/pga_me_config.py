@@ -1,4 +1,4 @@
-"""The settings of ``algo=pga_me`` (:mod:`neuroplug_learners.pga_me`), in a module that
+"""The settings of ``algo=pga_me`` (:mod:`neuroplug_learners.hybrids.pga_me`), in a module that
 imports no torch: the command line checks them before anything is built."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 
 from neuroplug.errors import require
 from neuroplug.evolution.archive_config import ArchiveConfig
-from neuroplug_learners.cooperation_config import CooperationConfig
+from neuroplug_learners.hybrids.cooperation_config import CooperationConfig
 
 
 @dataclass

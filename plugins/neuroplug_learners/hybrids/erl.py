@@ -50,8 +50,8 @@ from neuroplug.api import Algorithm, AlgorithmContext, EvaluationResult
 from neuroplug.evolution.initial import perturbed_fresh_members
 from neuroplug.population.members import Population
 from neuroplug.runtime.seeds import algorithm_rng
-from neuroplug_learners.cem_rl import require_continuous_task
-from neuroplug_learners.erl_config import ERLConfig
+from neuroplug_learners.hybrids.cem_rl import require_continuous_task
+from neuroplug_learners.hybrids.erl_config import ERLConfig
 from neuroplug_learners.td3 import StackedActors, TD3Update, evaluated_replay, store_evaluated
 
 POPULATION_ROUND, LEARNER_ROUND = 0, 1

@@ -6,8 +6,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
-from neuroplug_learners.pga_me import PGAME
-from neuroplug_learners.pga_me_config import PGAMEConfig
+from neuroplug_learners.hybrids.pga_me import PGAME
+from neuroplug_learners.hybrids.pga_me_config import PGAMEConfig
 from neuroplug_learners.twin_critic import critic_of_actions
 
 from neuroplug.app import run_job

@@ -6,13 +6,14 @@ import numpy as np
 import pytest
 import torch
 from neuroplug_backends.torch_backend import TorchBackend, TorchBackendConfig
-from neuroplug_schedulers.threaded import ThreadedScheduler, ThreadedSchedulerConfig, serial_config
 
 from neuroplug.api import EvaluationRequest
 from neuroplug.config.schema import EnvConfig, NetConfig
 from neuroplug.envs.make import make_pool, make_spec
 from neuroplug.errors import ConfigError
 from neuroplug.evaluation.behaviors import Behavior, resolve
+from neuroplug.evaluation.config import ThreadedSchedulerConfig
+from neuroplug.evaluation.schedulers import ThreadedScheduler, serial_config
 from neuroplug.experiment.network_choice import build_network
 from neuroplug.nets.policy import Policy
 from neuroplug.population.members import Population

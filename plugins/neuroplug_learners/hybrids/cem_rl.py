@@ -44,7 +44,7 @@ from neuroplug.api import Algorithm, AlgorithmContext, EvaluationResult
 from neuroplug.errors import ConfigError
 from neuroplug.population.members import Population
 from neuroplug.runtime.seeds import algorithm_rng
-from neuroplug_learners.cem_rl_config import CEMRLConfig
+from neuroplug_learners.hybrids.cem_rl_config import CEMRLConfig
 from neuroplug_learners.td3 import StackedActors, TD3Update, evaluated_replay, store_evaluated
 
 

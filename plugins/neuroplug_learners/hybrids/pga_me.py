@@ -40,8 +40,8 @@ from neuroplug.api import AlgorithmContext, EvaluationResult
 from neuroplug.evolution import EvolutionAlgorithm, lineage
 from neuroplug.evolution.archive import build_archive
 from neuroplug.population.members import Population
-from neuroplug_learners.cem_rl import require_continuous_task
-from neuroplug_learners.pga_me_config import PGAMEConfig
+from neuroplug_learners.hybrids.cem_rl import require_continuous_task
+from neuroplug_learners.hybrids.pga_me_config import PGAMEConfig
 from neuroplug_learners.td3 import StackedActors, TD3Update, evaluated_replay, store_evaluated
 
 

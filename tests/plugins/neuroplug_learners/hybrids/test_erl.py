@@ -10,8 +10,8 @@ import math
 import numpy as np
 import pytest
 import torch
-from neuroplug_learners.erl import ERL
-from neuroplug_learners.erl_config import ERLConfig
+from neuroplug_learners.hybrids.erl import ERL
+from neuroplug_learners.hybrids.erl_config import ERLConfig
 
 from neuroplug.api import AlgorithmContext, EvaluationResult, Transitions
 from neuroplug.app import run_job

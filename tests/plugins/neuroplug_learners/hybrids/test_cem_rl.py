@@ -7,8 +7,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
-from neuroplug_learners.cem_rl import CEMRL, log_weights
-from neuroplug_learners.cem_rl_config import CEMRLConfig
+from neuroplug_learners.hybrids.cem_rl import CEMRL, log_weights
+from neuroplug_learners.hybrids.cem_rl_config import CEMRLConfig
 from neuroplug_learners.td3 import TD3Update
 
 from neuroplug.api import AlgorithmContext, EvaluationResult

@@ -1,4 +1,4 @@
-"""The settings of ``algo=erl`` (:mod:`neuroplug_learners.erl`), in a module that imports
+"""The settings of ``algo=erl`` (:mod:`neuroplug_learners.hybrids.erl`), in a module that imports
 no torch: the command line checks them before anything is built."""
 
 from __future__ import annotations
@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from neuroplug.errors import require
-from neuroplug_learners.cooperation_config import CooperationConfig
+from neuroplug_learners.hybrids.cooperation_config import CooperationConfig
 
 
 @dataclass

@@ -1,1 +1,0 @@
-"""First-party schedulers, registered through the ``neuroplug.schedulers`` entry point group."""
