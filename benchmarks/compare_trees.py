@@ -5,7 +5,10 @@ tree, say), side by side in one run, the trees in turn.
     python benchmarks/compare_trees.py --tree before=/tmp/before --tree after=.
 
 Each case is a ``python -m neuroplug`` command run from each tree (``PYTHONPATH`` puts the
-tree's ``neuroplug`` and ``plugins/`` first), ``--repeats`` times; a run's speed is its
+tree's ``neuroplug`` and ``plugins/`` first), ``--repeats`` times. Plugins are found by
+their installed entry points, so trees whose entry points differ (a module moved) each
+need an interpreter with their own install: ``--tree before=/tmp/before=/tmp/venv/bin/python``
+(a venv with the same packages and ``pip install --no-deps -e /tmp/before``). a run's speed is its
 frames over the seconds its units took (``metrics.csv``: the sum of the
 ``generation_seconds`` or ``segment_seconds``, start-up and the final evaluation left out).
 It writes the medians and their ratio (after over before) to
@@ -54,11 +57,11 @@ def frames_per_second(run_dir: Path) -> float:
     return float(rows[-1]["frames"]) / seconds
 
 
-def run(tree: Path, overrides: list[str], workdir: Path) -> float:
+def run(tree: Path, python: str, overrides: list[str], workdir: Path) -> float:
     """frames/s of ``python -m neuroplug overrides`` from ``tree``."""
     output = workdir / f"run-{time.monotonic_ns()}"
     environment = {**os.environ, "PYTHONPATH": f"{tree}:{tree / 'plugins'}"}
-    command = [sys.executable, "-m", "neuroplug", *QUIET, *overrides]
+    command = [python, "-m", "neuroplug", *QUIET, *overrides]
     command += [f"run.output_dir={output}", f"hydra.run.dir={workdir / 'hydra'}"]
     subprocess.run(command, check=True, capture_output=True, cwd=workdir, env=environment)
     return frames_per_second(output)
@@ -66,17 +69,21 @@ def run(tree: Path, overrides: list[str], workdir: Path) -> float:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--tree", action="append", required=True, help="name=path")
+    parser.add_argument("--tree", action="append", required=True, help="name=path[=python]")
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--cases", nargs="+", default=list(CASES))
     arguments = parser.parse_args()
-    trees = {name: Path(path).resolve() for name, path in (t.split("=", 1) for t in arguments.tree)}
+    trees, pythons = {}, {}
+    for given in arguments.tree:
+        name, path, *python = given.split("=", 2)
+        trees[name] = Path(path).resolve()
+        pythons[name] = python[0] if python else sys.executable
     speeds: dict[tuple[str, str], list[float]] = {}
     with tempfile.TemporaryDirectory() as scratch:
         for repeat in range(arguments.repeats):
             for case in arguments.cases:
                 for name, tree in trees.items():
-                    speed = run(tree, CASES[case], Path(scratch))
+                    speed = run(tree, pythons[name], CASES[case], Path(scratch))
                     speeds.setdefault((case, name), []).append(speed)
                     print(f"{repeat} {case:18} {name:8} {speed:10,.0f} frames/s", flush=True)
     names = list(trees)

@@ -33,7 +33,8 @@ from machine import describe
 from neuroplug_algorithms.ga import DeepGA, GAConfig
 
 import neuroplug
-from neuroplug.api import AlgorithmContext, EvaluationResult
+from neuroplug.api import EvaluationResult
+from neuroplug.evolution.context import algorithm_context
 from neuroplug.nets.nature_cnn import NatureCNN
 from neuroplug.training.checkpoint import load_data
 
@@ -82,14 +83,14 @@ def main() -> None:
 
     network = NatureCNN((4, 84, 84), 18, "valid")
     config = GAConfig(population_size=args.population)
-    ga = DeepGA(config, AlgorithmContext.for_network(network, args.seed))
+    ga = DeepGA(config, algorithm_context(network, args.seed))
     started = time.perf_counter()
     sizes = evolve(ga, args.generations, args.seed)
     evolve_seconds = time.perf_counter() - started
 
     state = ga.state_dict()
     started = time.perf_counter()
-    resumed = DeepGA(config, AlgorithmContext.for_network(network, args.seed + 1))
+    resumed = DeepGA(config, algorithm_context(network, args.seed + 1))
     resumed.load_state_dict(load_data(io.BytesIO(serialise(state))))
     load_seconds = time.perf_counter() - started
     identical = all(

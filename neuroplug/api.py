@@ -1,23 +1,7 @@
-"""Every contract a plugin honours, in one file.
+"""The plugin contract: the base of every plugin kind and the objects that pass between them.
 
-An evolutionary generation flows through three plugin kinds::
-
-    population = algorithm.ask()                                       # Algorithm
-    backend.load(population)                                           # Backend
-    result = scheduler.evaluate(population, policy, backend, request)  # Scheduler
-    algorithm.tell(population, result)
-
-A gradient-based learner (:class:`Learner`, same ``algo`` group) drives its own envs
-instead, through a :class:`LearnerSampler`: ``segment = learner.train_segment()``; both
-families' deployed policies are evaluated by the scheduler and backend.
-
-Each kind is an entry-point group (:data:`neuroplug.registry.KINDS`); the entry point
-names a class that subclasses the matching base below and sets ``config_class`` to a
-dataclass deriving from the matching config base: the plugin's Hydra schema, stored under
-its group so ``algo=<name>`` works once the package is installed. Check values in the
-config with :func:`neuroplug.errors.require` (one line naming the field and what is
-allowed). The guide, with a worked plugin of each kind, is docs/plugins.md; the checks a
-plugin's tests run are in :mod:`neuroplug.testing`.
+Each kind is an entry-point group (:data:`neuroplug.registry.KINDS`) naming a subclass of
+its base here (docs/plugins.md is the guide, :mod:`neuroplug.testing` the checks).
 """
 
 from __future__ import annotations
@@ -29,7 +13,6 @@ from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 import numpy as np
 
-from neuroplug.errors import PluginError
 from neuroplug.nets.normalizer import ObservationStats
 from neuroplug.plugin_configs.bases import (
     AlgorithmConfig,
@@ -60,6 +43,7 @@ __all__ = [
     "Scheduler",
     "SchedulerConfig",
     "Segment",
+    "Transitions",
 ]
 
 if TYPE_CHECKING:
@@ -72,17 +56,8 @@ if TYPE_CHECKING:
     from neuroplug.rl.acting import Acting
     from neuroplug.rl.sampler import Episodes, Rollout
 
-
-# --------------------------------------------------------------------------- contract
-
 CONTRACT_VERSION = 1
-"""The version of the contracts in this file (1 with neuroplug 0.1.0, the first release). A
-plugin class may say which version it was written for (``contract = 1``, a class
-attribute); one written for another version is refused when it loads, in one line naming
-its distribution, both versions and where the changes are listed (CHANGELOG.md)."""
-
-
-# --------------------------------------------------------------------------- data
+"""This contract's version: a plugin class saying another (``contract = 0``) is refused."""
 
 
 @dataclass
@@ -100,29 +75,23 @@ class EvaluationRequest:
     collect_obs_stats: bool = False
     """Whether to return sums of observations for the normalizer."""
     round: int = 0
-    """Which evaluation round of the generation this is (the GA re-evaluates its best
-    candidates in round 1); part of the env seeds so rounds see different episodes."""
+    """The generation's evaluation round (part of the env seeds: rounds see other episodes)."""
     behavior: str | None = None
-    """Which behavior characterisation to return per episode (None: none); see
-    :mod:`neuroplug.evaluation.behaviors` for the names."""
+    """The behavior characterisation to return (:mod:`neuroplug.evaluation.behaviors`)."""
     transitions: bool = False
-    """Whether to return every step's transition (:class:`Transitions`), for algorithms
-    that learn off-policy from the population's experience (CEM-RL, ERL)."""
+    """Whether to return every step's transition (:class:`Transitions`)."""
     progress: Callable[[int, int, int], None] | None = field(default=None, compare=False)
-    """Optional: call ``progress(episodes_done, episodes_total, env_steps)`` now and then
-    while the evaluation runs (the trainer shows it); never sent to other processes."""
+    """Called now and then as ``progress(episodes_done, episodes_total, env_steps)``; local."""
 
 
 @dataclass
 class Transitions:
-    """The steps an evaluation played, one row each, ordered by work item (member-major)
-    and step, whichever schedule played them."""
+    """The steps an evaluation played, one row each, member-major then by step."""
 
     observations: np.ndarray
     """``(N, *obs)`` what the action was chosen on (raw, as the env gave it)."""
     actions: np.ndarray
-    """``(N, A)`` float32 the env actions sent (continuous: in the box, noise included;
-    discrete: ``(N,)`` int32)."""
+    """``(N, A)`` float32 env actions sent, noise included (discrete: ``(N,)`` int32)."""
     rewards: np.ndarray
     """``(N,)`` float32 the env's rewards (not the true score where they differ)."""
     next_observations: np.ndarray
@@ -134,30 +103,6 @@ class Transitions:
 
     def __len__(self) -> int:
         return len(self.rewards)
-
-    @classmethod
-    def concatenate(cls, parts: list[Transitions]) -> Transitions:
-        """One batch of ``parts`` in order."""
-        return cls(
-            *(
-                np.concatenate([getattr(part, name) for part in parts])
-                for name in _TRANSITION_FIELDS
-            )
-        )
-
-    def take(self, rows: np.ndarray) -> Transitions:
-        """The rows ``rows``, in that order."""
-        return Transitions(*(getattr(self, name)[rows] for name in _TRANSITION_FIELDS))
-
-
-_TRANSITION_FIELDS = (
-    "observations",
-    "actions",
-    "rewards",
-    "next_observations",
-    "terminated",
-    "members",
-)
 
 
 @dataclass
@@ -183,8 +128,7 @@ class EvaluationResult:
     timings: dict[str, float] = field(default_factory=dict)
     """Seconds spent per phase (``env``, ``inference``, ...)."""
     stats: dict[str, float] = field(default_factory=dict)
-    """The scheduler's own counters (e.g. bytes sent to workers), logged as
-    ``scheduler/<key>`` and summed over a generation's rounds."""
+    """The scheduler's own counters, logged as ``scheduler/<key>`` (summed over rounds)."""
 
     @property
     def episodes(self) -> int:
@@ -197,13 +141,9 @@ class EvaluationResult:
         return self.returns.mean(axis=1)
 
 
-# --------------------------------------------------------------------------- plugins
-
-
 @dataclass(frozen=True)
 class AlgorithmContext:
-    """Everything an algorithm is built from besides its config (one object, so the
-    contract can grow without changing every plugin's constructor)."""
+    """Everything an algorithm is built from besides its config."""
 
     network: Network
     """The run's network: its layout (``network.layout``) and size (``num_params``)."""
@@ -212,26 +152,14 @@ class AlgorithmContext:
     seed: int
     """The run seed; seed your RNGs from it (the base class does)."""
     initializer: Callable[[int], torch.Tensor]
-    """Maps a seed to a fresh ``(D,)`` float32 draw from the network's initialisation
-    distribution; picklable, so a population of fresh draws travels as seeds."""
+    """Picklable: a seed to a fresh ``(D,)`` float32 draw of the network's initialisation."""
     env: EnvSpec | None = None
-    """The run's env (observation shape, action space and bounds), for algorithms that
-    learn a critic beside the population (CEM-RL, ERL); None in synthetic tests."""
+    """The run's env (spaces and bounds), for critics of its own; None in synthetic tests."""
 
     @property
     def num_params(self) -> int:
         """Parameters per member (D)."""
         return int(self.initial_params.numel())
-
-    @classmethod
-    def for_network(
-        cls, network: Network, seed: int, env: EnvSpec | None = None
-    ) -> AlgorithmContext:
-        """The context of a run on ``env``: ``network`` initialised from ``seed``."""
-        from neuroplug.nets.network import SeededInitializer
-
-        initializer = SeededInitializer(network)
-        return cls(network, initializer(seed), seed, initializer, env)
 
     def fresh_params(self, seed: int) -> torch.Tensor:
         """A new ``(D,)`` draw from the network's initialisation distribution for ``seed``."""
@@ -245,23 +173,14 @@ class AlgorithmContext:
 
 
 class Algorithm(ABC):
-    """Proposes populations and learns from their results (ask/tell).
-
-    A generation is one or more ask/evaluate/tell rounds: most algorithms need one, the
-    deep GA a second to re-evaluate its best candidates. Each ``tell`` either ends the
-    generation (``generation`` grows by one) or asks for another round by calling
-    :meth:`continue_generation` — exactly one of the two, or the trainer stops with an
-    error naming the plugin. The trainer checkpoints only between generations.
-    """
+    """Proposes populations and learns from their results (ask/tell), in one or more rounds
+    a generation (the rule of rounds: :mod:`neuroplug.evolution.rounds`)."""
 
     config_class: ClassVar[type[AlgorithmConfig]] = AlgorithmConfig
     max_rounds_per_generation: ClassVar[int] = 8
-    """The most ask/evaluate/tell rounds one generation may take (a runaway plugin fails
-    with a clear error instead of looping)."""
+    """The most ask/evaluate/tell rounds one generation may take."""
     requires_env: ClassVar[bool] = False
-    """Whether it reads ``context.env`` (an action space and its bounds, for critics of its
-    own): :func:`neuroplug.testing.check_algorithm_contract` then runs it on a small
-    continuous-control task."""
+    """Whether it reads ``context.env`` (for critics of its own)."""
 
     def __init__(self, config: AlgorithmConfig, context: AlgorithmContext) -> None:
         self.config = config
@@ -269,34 +188,13 @@ class Algorithm(ABC):
         self.generation = 0
         """Completed generations."""
         self.best_params: torch.Tensor | None = None
-        """``(D,)`` float32: the best member evaluated so far (None when the algorithm does
-        not track one); the trainer saves it in ``best_policy.pt`` for ``--which best``."""
-        self._rounds_requested = 0
+        """``(D,)`` float32: the best member evaluated so far (None: not tracked)."""
+        self.rounds_requested = 0
+        """Rounds asked for so far with :meth:`continue_generation`."""
 
     def continue_generation(self) -> None:
         """Call from ``tell``: this generation needs another ask/evaluate/tell round."""
-        self._rounds_requested += 1
-
-    def round_marker(self) -> tuple[int, int]:
-        """Where the algorithm stands before a ``tell`` (see :meth:`generation_ended`)."""
-        return self.generation, self._rounds_requested
-
-    def generation_ended(self, before: tuple[int, int]) -> bool:
-        """Whether the ``tell`` since ``before`` ended the generation (False: another round).
-
-        Raises :class:`neuroplug.errors.PluginError` unless it did exactly one of the two.
-        """
-        generation, requested = before
-        advanced, asked = self.generation - generation, self._rounds_requested - requested
-        if (advanced, asked) == (1, 0):
-            return True
-        if (advanced, asked) == (0, 1):
-            return False
-        raise PluginError(
-            f"{type(self).__name__}.tell() must either end the generation (generation "
-            f"{generation} -> {generation + 1}) or call continue_generation() once; it moved "
-            f"generation to {self.generation} and asked for {asked} more round(s)"
-        )
+        self.rounds_requested += 1
 
     def close(self) -> None:  # noqa: B027 - optional hook, most algorithms hold nothing
         """Release resources (called once, when the run ends; default: nothing)."""
@@ -310,13 +208,11 @@ class Algorithm(ABC):
         return None
 
     def action_noise(self) -> float:
-        """Std of the Gaussian noise on continuous actions in the next evaluation round
-        (default: ``config.action_noise``; ERL explores with its learner's round only)."""
+        """Std of the noise on continuous actions in the next round (default: the config's)."""
         return self.config.action_noise
 
     def wants_transitions(self) -> bool:
-        """Whether evaluations return every step's transition (``result.transitions``),
-        for an algorithm that learns from the population's experience (default: no)."""
+        """Whether evaluations return every step's transition (default: no)."""
         return False
 
     @abstractmethod
@@ -325,8 +221,7 @@ class Algorithm(ABC):
 
     @abstractmethod
     def tell(self, population: Population, result: EvaluationResult) -> dict[str, float]:
-        """Learn from the evaluation of ``population``; return scalar stats, logged as
-        ``algo/<key>``."""
+        """Learn from the evaluation of ``population``; return stats, logged as ``algo/<key>``."""
 
     @abstractmethod
     def policy_params(self) -> torch.Tensor:
@@ -334,8 +229,7 @@ class Algorithm(ABC):
 
     @abstractmethod
     def state_dict(self) -> dict[str, Any]:
-        """Everything needed to continue exactly where this algorithm is (tensors, numpy
-        arrays, plain values)."""
+        """Everything needed to continue exactly from here (tensors, arrays, plain values)."""
 
     @abstractmethod
     def load_state_dict(self, state: dict[str, Any]) -> None:
@@ -361,9 +255,7 @@ class Segment:
     timings: dict[str, float] = field(default_factory=dict)
     """Seconds spent per phase (``env``, ``inference``, ``learn``, ...)."""
     tables: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
-    """Rows for tables of the run's own (``lineage`` -> ``<run dir>/lineage.csv``), each
-    with a ``segment`` column (the segment that wrote it, from 1): a resumed run drops the
-    rows past its checkpoint, so each row is there once."""
+    """Rows of the run's own tables (``lineage``), each with the ``segment`` that wrote it."""
 
 
 @dataclass(frozen=True)
@@ -385,31 +277,21 @@ class LearnerContext:
     deterministic: bool = False
     """``run.deterministic``: prefer reproducible kernels to the fastest (cuDNN autotuning off)."""
     settings_source: str = ""
-    """Where the config's unset fields came from (the preset for this kind of task); the
-    start-up line shows it."""
+    """Where the config's unset fields came from (the start-up line shows it)."""
     samplers: Callable[[SamplerRequest], LearnerSampler | None] | None = None
     """The run's scheduler's :meth:`Scheduler.learner_sampler`: where the envs are stepped."""
     envs_per_shard: int = 0
     """``scheduler.envs_per_shard``: shards of the learner's envs (0: none)."""
     member: int | None = None
-    """This learner's index in a population of learners, which samples for it (it builds
-    no envs of its own); None: it runs alone."""
+    """Its index in a population of learners, which samples for it; None: it runs alone."""
 
 
 class Learner(ABC):
-    """A gradient-based learner: drives persistent envs and learns from transitions.
-
-    The trainer calls :meth:`train_segment` until a budget is spent; between segments it
-    evaluates ``policy_params()`` on full, unclipped episodes, logs, and checkpoints
-    ``state_dict()``. ``segments`` counts completed segments, as an algorithm's
-    ``generation`` counts its generations (a learner does not count generations).
-    """
+    """A gradient-based learner: drives persistent envs and learns, segment by segment."""
 
     config_class: ClassVar[type[LearnerConfig]] = LearnerConfig
     trains_recurrent_cores: ClassVar[bool] = False
-    """Whether the learner trains a network with a recurrent core (``net.core``): its
-    sampler then keeps a state per env (``SamplerRequest.state_size``) and its policy acts
-    from it; a run with a core is refused for a learner that does not say so."""
+    """Whether it trains a network with a recurrent core (``net.core``)."""
 
     def __init__(self, config: LearnerConfig, context: LearnerContext) -> None:
         self.config = config
@@ -419,18 +301,15 @@ class Learner(ABC):
         self.best_params: torch.Tensor | None = None
         """Learners deploy their current policy; they keep no best member."""
         self.notices: list[str] = []
-        """Lines for the user (e.g. "the replay buffer restarts empty"): after each call into
-        the learner the trainer sends them to the run's loggers and empties the list."""
+        """Lines for the user, sent to the run's loggers after each call into the learner."""
 
     @abstractmethod
     def train_segment(self) -> Segment:
-        """Sample and learn for one segment (``config.segment_steps`` env steps); then
-        ``segments`` grows by one."""
+        """Sample and learn for ``config.segment_steps`` env steps; ``segments`` grows by one."""
 
     @abstractmethod
     def policy_params(self) -> torch.Tensor:
-        """The ``(D,)`` float32 CPU policy to deploy, in the network's flat layout (its
-        outputs are action logits, or the mean of continuous actions before squashing)."""
+        """The ``(D,)`` float32 CPU policy to deploy, in the network's flat layout."""
 
     @abstractmethod
     def state_dict(self) -> dict[str, Any]:
@@ -444,8 +323,7 @@ class Learner(ABC):
         """Release envs and threads (called once, when the run ends; default: nothing)."""
 
     def describe(self) -> str:
-        """What the start-up line says of how this learner computes, beyond its settings
-        (a reduced-precision encoder); default: nothing."""
+        """How it computes, beyond its settings, for the start-up line (default: nothing)."""
         return ""
 
 
@@ -453,6 +331,10 @@ class Backend(ABC):
     """Runs the forward pass of many different members of one network at once."""
 
     config_class: ClassVar[type[BackendConfig]] = BackendConfig
+    runs_virtual_batch_norm: ClassVar[bool] = False
+    """Whether :meth:`load` runs networks with virtual batch norm (``net.vbn``)."""
+    runs_recurrent_cores: ClassVar[bool] = False
+    """Whether :meth:`forward_with_state` runs networks with a recurrent core (``net.core``)."""
 
     def __init__(self, config: BackendConfig, network: Network) -> None:
         self.config = config
@@ -468,45 +350,22 @@ class Backend(ABC):
         """Prepare to run the members of ``population`` (called once per evaluation)."""
 
     def plan(self, population_size: int) -> str:
-        """How a population of ``population_size`` dense members will run, when the user
-        should know (a slower path, say), for the start-up line; "" when there is nothing
-        to say."""
+        """How ``population_size`` dense members will run, for the start-up line ("": as usual)."""
         return ""
 
     @abstractmethod
     def forward(self, members: torch.Tensor, observations: torch.Tensor) -> torch.Tensor:
-        """Outputs ``(n, out)`` of member ``members[j]`` on ``observations[j]``.
-
-        Only the listed members are computed: callers pass the members whose episodes
-        are still alive.
-        """
+        """Outputs ``(n, out)`` of member ``members[j]`` on ``observations[j]`` (those alone)."""
 
     @property
     def batch_invariant(self) -> bool:
-        """Whether, for the population last loaded, a member's outputs are the same bits
-        whatever else shares its :meth:`forward` call, by construction (so every scheduler
-        gives the same results, ``docs/reproducibility.md``). Where false, they agree to
-        rounding across companies and are the same bits for the same calls.
-        :func:`neuroplug.testing.check_backend_contract` checks whichever is claimed."""
+        """Whether a member's outputs are the same bits whatever shares its :meth:`forward`."""
         return True
-
-    runs_virtual_batch_norm: ClassVar[bool] = False
-    """Whether :meth:`load` runs networks with virtual batch norm (``net.vbn``): it then
-    runs every member as :meth:`Network.deploy <neuroplug.nets.network.Network.deploy>`
-    makes it, its reference statistics folded in; such a network on a backend without it
-    is refused."""
-
-    runs_recurrent_cores: ClassVar[bool] = False
-    """Whether :meth:`forward_with_state` runs networks with a recurrent core
-    (``net.core``); a run of such a network on a backend without it is refused."""
 
     def forward_with_state(
         self, members: torch.Tensor, observations: torch.Tensor, state: torch.Tensor
     ) -> tuple[torch.Tensor, torch.Tensor]:
-        """:meth:`forward` for a network with a recurrent core: row j goes on from its
-        episode's state ``state[j]`` (``(n, H)``, zeros at the episode's start, on
-        :attr:`device`); returns the outputs and the new states. A backend that sets
-        :attr:`runs_recurrent_cores` implements it."""
+        """:meth:`forward` from recurrent states ``(n, H)``; returns outputs and new states."""
         raise NotImplementedError(f"{type(self).__name__} runs no recurrent core")
 
 
@@ -526,21 +385,14 @@ class SamplerRequest:
     reward_clip: bool
     episodic_life: bool
     unit: int
-    """Envs that act as one (a population member's); groups and shards hold whole units
-    or divide one."""
+    """Envs that act as one (a population member's): groups and shards never split them."""
     run_seed: int
     state_size: int = 0
     """A recurrent policy's core width (``net.core``): the sampler keeps a state per env."""
 
 
 class LearnerSampler(Protocol):
-    """Where a learner's envs are stepped: the local :class:`neuroplug.rl.sampler.Sampler`,
-    shards of them (:class:`neuroplug.rl.shards.ShardedSampler`), or what a scheduler's
-    :meth:`Scheduler.learner_sampler` returns (Ray actors). The envs live for the whole
-    run; a rollout ends with every env's next observation pending. A sampler that can
-    sample asynchronously (for ``algo=appo``) also sets ``asynchronous = True`` and offers
-    ``rollout_as_ready(acting, version, length)``: the rollouts of the shards that come
-    back first, acted with the newest weights each had."""
+    """Where a learner's envs are stepped, for the whole run (:mod:`neuroplug.rl.sampler`)."""
 
     num_envs: int
     """The learner's envs (a population's: every member's)."""
@@ -549,8 +401,7 @@ class LearnerSampler(Protocol):
     forward_passes: int
     """Observations that went through the policy so far."""
     timings: dict[str, float]
-    """Seconds per phase (``env``, ``inference``, ``env_setup``); the engine zeroes them
-    per segment."""
+    """Seconds per phase (``env``, ``inference``, ``env_setup``), zeroed per segment."""
 
     @property
     def started(self) -> bool:
@@ -563,8 +414,7 @@ class LearnerSampler(Protocol):
         """Seed the action draws of ``segment``."""
 
     def rollout(self, acting: Acting, length: int) -> Rollout:
-        """``length`` steps of every env, the actions chosen by ``acting``
-        (:meth:`neuroplug.rl.acting.Acting.act`, refreshed by the caller)."""
+        """``length`` steps of every env, the actions chosen by ``acting``."""
 
     def take_episodes(self) -> Episodes:
         """The games completed since the last call (true scores, lengths, their envs)."""
@@ -574,8 +424,7 @@ class LearnerSampler(Protocol):
 
 
 class Scheduler(ABC):
-    """Plays the episodes of a population: env stepping plus batched inference; for a
-    learner, where its envs are stepped (:meth:`learner_sampler`)."""
+    """Plays the episodes of a population: env stepping plus batched inference."""
 
     config_class: ClassVar[type[SchedulerConfig]] = SchedulerConfig
 
@@ -584,9 +433,7 @@ class Scheduler(ABC):
         self.env = env
 
     def learner_sampler(self, request: SamplerRequest) -> LearnerSampler | None:
-        """A sampler that steps a learner's envs somewhere else (Ray actors: a
-        :class:`neuroplug.rl.shards.ShardedSampler`), or None (the default): the
-        learner steps them in this process, in shards of ``envs_per_shard`` if set."""
+        """A sampler stepping a learner's envs elsewhere, or None: the learner steps them."""
         return None
 
     @abstractmethod

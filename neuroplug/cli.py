@@ -16,14 +16,13 @@ def list_plugins() -> int:
     only."""
     from neuroplug import registry
     from neuroplug.config.packages import package_options
+    from neuroplug.discovery import singular
     from neuroplug.errors import PluginError
 
     rows = [("kind", "name", "distribution", "version", "target")]
     names: dict[tuple[str, str], int] = {}
     for info in registry.describe_all():
-        rows.append(
-            (registry.singular(info.kind), info.name, info.distribution, info.version, info.target)
-        )
+        rows.append((singular(info.kind), info.name, info.distribution, info.version, info.target))
         names[(info.kind, info.name)] = names.get((info.kind, info.name), 0) + 1
     try:
         for option in package_options():
@@ -46,7 +45,7 @@ def list_plugins() -> int:
     for (kind, name), count in names.items():
         if count > 1:
             print(
-                f"warning: {registry.singular(kind)} {name!r} is claimed by {count} distributions; selecting it will fail"
+                f"warning: {singular(kind)} {name!r} is claimed by {count} distributions; selecting it will fail"
             )
     return 0
 

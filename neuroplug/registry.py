@@ -1,21 +1,21 @@
-"""Plugin registry over entry points: discover from metadata, load on demand.
+"""The plugin kinds, and loading a plugin of one: its class, its config, its contract.
 
-Discovery reads installed distributions' entry-point metadata only, so listing plugins
-never imports torch, triton or the plugins themselves. Loading imports one plugin and
-checks it subclasses the right base. Errors name what a user can act on: the available
-names, both distributions of a collision, the distribution of a plugin that failed.
+Each kind is a row (:class:`PluginKind`): where it registers, how a user selects it, what
+it subclasses. Finding plugins in entry-point metadata, and the errors of a missing,
+doubly claimed or broken one, are :mod:`neuroplug.discovery`'s; this module adds what the
+kinds need beyond that: their config classes (read without importing the plugin where its
+distribution names one apart) and the check that a plugin was written for this contract.
 """
 
 from __future__ import annotations
 
 import importlib
-import os
-import sys
 from dataclasses import dataclass
-from importlib import metadata
 from typing import Any
 
-from neuroplug import api
+from neuroplug import api, discovery
+from neuroplug.discovery import PluginInfo
+from neuroplug.envs import families, pool_kinds
 from neuroplug.envs.family import EnvFamily
 from neuroplug.errors import PluginError
 
@@ -51,7 +51,7 @@ class PluginKind:
     @property
     def singular(self) -> str:
         """``algorithm`` (``env_family``), for messages about one plugin."""
-        return singular(self.name)
+        return discovery.singular(self.name)
 
 
 KINDS: dict[str, PluginKind] = {
@@ -94,10 +94,10 @@ KINDS: dict[str, PluginKind] = {
 }
 """Every plugin kind; a new kind is one row here (and its base class in :mod:`neuroplug.api`)."""
 
-ENV_FAMILIES = PluginKind("env_families", "neuroplug.env_families", "env", EnvFamily, type(None))
+ENV_FAMILIES = PluginKind(families.KIND, families.ENTRY_POINT_GROUP, "env", EnvFamily, type(None))
 """Env families (:mod:`neuroplug.envs.family`): selected by ``env.family`` (or claimed by
 the env they know), with no config class of their own, so not among :data:`KINDS`; listed
-here, loaded by :func:`neuroplug.envs.families.all_families`."""
+here, loaded below the registry by :func:`neuroplug.envs.families.all_families`."""
 
 NETWORKS = PluginKind(
     "networks",
@@ -123,29 +123,24 @@ CORES = PluginKind(
 a network's encoder and its output; no settings of their own (``net.core_size`` is their
 width)."""
 
+ENV_POOLS = PluginKind(
+    pool_kinds.KIND,
+    pool_kinds.ENTRY_POINT_GROUP,
+    "env",
+    "neuroplug.envs.pool_kind:PoolKind",
+    object,
+)
+"""Kinds of env pool (:mod:`neuroplug.envs.pool_kind`): a package's simulator, asked before
+gymnasium's and EnvPool's whether it serves the run's ``env``; listed here, loaded below
+the registry by :func:`neuroplug.envs.pool_kinds.pool_kinds`."""
+
 _ALL_KINDS: dict[str, PluginKind] = {
     **KINDS,
     ENV_FAMILIES.name: ENV_FAMILIES,
+    ENV_POOLS.name: ENV_POOLS,
     NETWORKS.name: NETWORKS,
     CORES.name: CORES,
 }
-
-
-@dataclass(frozen=True)
-class PluginInfo:
-    """One entry point, described from metadata alone."""
-
-    kind: str
-    name: str
-    target: str
-    """``module:attribute`` of the plugin class."""
-    distribution: str
-    version: str
-
-
-def singular(kind: str) -> str:
-    """``algorithms`` -> ``algorithm``, ``env_families`` -> ``env_family``."""
-    return kind[:-3] + "y" if kind.endswith("ies") else kind[:-1]
 
 
 def kind_of(kind: str) -> PluginKind:
@@ -157,107 +152,18 @@ def kind_of(kind: str) -> PluginKind:
 
 def discover(kind: str) -> dict[str, list[PluginInfo]]:
     """All plugins of ``kind`` by name; a name with several claimants has several infos."""
-    return _discover_group(kind, kind_of(kind).entry_point_group)
-
-
-def _discover_group(kind: str, group: str) -> dict[str, list[PluginInfo]]:
-    """Every entry point in ``group`` by name, one info per distribution."""
-    found: dict[str, list[PluginInfo]] = {}
-    seen: set[tuple[str, str, str]] = set()
-    for dist_name, version, entry_point in _entry_points():
-        if entry_point.group != group:
-            continue
-        # The same distribution can be visible twice (e.g. an editable install and
-        # a stale copy on sys.path); one distribution is one claimant.
-        key = (entry_point.name, dist_name.lower().replace("_", "-"), entry_point.value)
-        if key in seen:
-            continue
-        seen.add(key)
-        info = PluginInfo(kind, entry_point.name, entry_point.value, dist_name, version)
-        found.setdefault(entry_point.name, []).append(info)
-    return dict(sorted(found.items()))
-
-
-_scanned: tuple[tuple, list[tuple[str, str, metadata.EntryPoint]]] | None = None
-
-
-def _installation_state() -> tuple:
-    """What changes when a distribution is installed or removed: the import path and the
-    modification times of its directories (an install adds a ``.dist-info`` to one)."""
-    state = []
-    for entry in sys.path:
-        try:
-            state.append((entry, os.stat(entry or ".").st_mtime_ns))
-        except OSError:
-            state.append((entry, None))
-    return tuple(state)
-
-
-def _entry_points() -> list[tuple[str, str, metadata.EntryPoint]]:
-    """Every installed entry point in a neuroplug group, with its distribution's name
-    and version.
-
-    Scanning every distribution takes a few milliseconds and a run asks some 30 times, so
-    the scan is kept until the installation changes.
-    """
-    global _scanned
-    state = _installation_state()
-    if _scanned is not None and _scanned[0] == state:
-        return _scanned[1]
-    groups = {row.entry_point_group for row in _ALL_KINDS.values()}
-    groups |= {row.config_entry_point_group for row in _ALL_KINDS.values()} - {""}
-    found = []
-    for distribution in metadata.distributions():
-        ours = [point for point in distribution.entry_points if point.group in groups]
-        if ours:
-            # Only a distribution that has a plugin gets its metadata parsed (parsing every
-            # installed distribution's took most of a second at start-up).
-            name = distribution.metadata["Name"] or "<unknown>"
-            found += [(name, distribution.version, point) for point in ours]
-    _scanned = (state, found)
-    return found
+    return discovery.discover(kind, kind_of(kind).entry_point_group)
 
 
 def resolve(kind: str, name: str) -> PluginInfo:
     """The single plugin called ``name``, or an error listing names or both claimants."""
-    plugins = discover(kind)
-    if name not in plugins:
-        available = ", ".join(plugins) or "none installed"
-        raise PluginError(
-            f"no {singular(kind)} plugin named {name!r}; available {kind}: {available}"
-        )
-    claimants = plugins[name]
-    if len(claimants) > 1:
-        owners = " and ".join(
-            f"{info.distribution} {info.version} ({info.target})" for info in claimants
-        )
-        raise PluginError(
-            f"{singular(kind)} name {name!r} is claimed by more than one distribution: {owners}; "
-            "uninstall one of them or rename its entry point"
-        )
-    return claimants[0]
-
-
-def _import_target(kind: str, name: str, info: PluginInfo) -> Any:
-    """The object an entry point names (``module:attribute``), or a one-line error naming
-    its distribution."""
-    module_name, _, attribute = info.target.partition(":")
-    try:
-        target = importlib.import_module(module_name)
-        for part in attribute.split(".") if attribute else []:
-            target = getattr(target, part)
-    except Exception as error:
-        raise PluginError(
-            f"{singular(kind)} plugin {name!r} from distribution {info.distribution} {info.version} "
-            f"failed to load ({info.target}): {type(error).__name__}: {error}"
-        ) from error
-    return target
+    return discovery.resolve(kind, kind_of(kind).entry_point_group, name)
 
 
 def _config_entry_point(kind: str, name: str, info: PluginInfo) -> PluginInfo | None:
     """The config entry point the plugin's own distribution declares for it, if any."""
     group = kind_of(kind).config_entry_point_group
-    declared = _discover_group(kind, group).get(name, []) if group else []
+    declared = discovery.discover(kind, group).get(name, []) if group else []
     return next((entry for entry in declared if entry.distribution == info.distribution), None)
 
 
@@ -274,53 +180,43 @@ def load_config_class(kind: str, name: str) -> type:
     entry = _config_entry_point(kind, name, info)
     if entry is None:
         return load(kind, name).config_class
-    config_class = _import_target(kind, name, entry)
+    config_class = discovery.import_target(entry)
     if not isinstance(config_class, type):
-        raise PluginError(
-            f"{singular(kind)} plugin {name!r} from distribution {info.distribution}: its "
-            f"config entry point {entry.target} is not a class"
-        )
+        raise PluginError(f"{info.who}: its config entry point {entry.target} is not a class")
     return config_class
 
 
 def load(kind: str, name: str) -> type:
     """Import and return the plugin class registered as ``name`` for ``kind``."""
     info = resolve(kind, name)
-    plugin = _import_target(kind, name, info)
-    base = kind_of(kind).base_class()
-    if not (isinstance(plugin, type) and issubclass(plugin, base)):
-        raise PluginError(
-            f"{singular(kind)} plugin {name!r} from distribution {info.distribution} points at "
-            f"{info.target}, which is not a subclass of {base.__module__}.{base.__name__}"
-        )
-    _check_contract(plugin, kind, name, info)
+    plugin = discovery.load(info, kind_of(kind).base_class())
+    _check_contract(plugin, kind, info)
     entry = _config_entry_point(kind, name, info)
-    if entry is not None and _import_target(kind, name, entry) is not plugin.config_class:
+    if entry is not None and discovery.import_target(entry) is not plugin.config_class:
         # The command line checked values against the entry point's class; the run must
         # be built from the same one.
         raise PluginError(
-            f"{singular(kind)} plugin {name!r} from distribution {info.distribution}: its config "
-            f"entry point names {entry.target}, but {info.target}.config_class is "
+            f"{info.who}: its config entry point names {entry.target}, but "
+            f"{info.target}.config_class is "
             f"{plugin.config_class.__module__}.{plugin.config_class.__qualname__}; make them the same class"
         )
     return plugin
 
 
-def _check_contract(plugin: type, kind: str, name: str, info: PluginInfo) -> None:
+def _check_contract(plugin: type, kind: str, info: PluginInfo) -> None:
     """Refuse, in one line, a plugin written for another contract than this neuroplug's."""
-    who = f"{singular(kind)} plugin {name!r} from distribution {info.distribution} {info.version}"
     written_for = getattr(plugin, "contract", None)
     if isinstance(written_for, int) and written_for != api.CONTRACT_VERSION:
         advice = "upgrade neuroplug" if written_for > api.CONTRACT_VERSION else "update the plugin"
         raise PluginError(
-            f"{who} was written for neuroplug's plugin contract {written_for}; this neuroplug "
+            f"{info.who} was written for neuroplug's plugin contract {written_for}; this neuroplug "
             f"has contract {api.CONTRACT_VERSION} ({advice}; what changed between contracts "
             "is listed in neuroplug's CHANGELOG.md)"
         )
     missing = sorted(getattr(plugin, "__abstractmethods__", ()))
     if missing:
         raise PluginError(
-            f"{who} does not implement {_qualified(kind_of(kind).base_class())}'s "
+            f"{info.who} does not implement {_qualified(kind_of(kind).base_class())}'s "
             f"{', '.join(f'{method}()' for method in missing)} (contract {api.CONTRACT_VERSION}; "
             "see neuroplug.api and the CHANGELOG)"
         )
@@ -334,10 +230,8 @@ def construct(kind: str, name: str, plugin: type, *arguments: Any) -> Any:
     except TypeError as error:
         if error.__traceback__ is None or error.__traceback__.tb_next is not None:
             raise  # raised inside the constructor: the plugin's own error
-        info = resolve(kind, name)
         raise PluginError(
-            f"{singular(kind)} plugin {name!r} from distribution {info.distribution} {info.version} "
-            f"cannot be built with neuroplug's arguments ({error}); contract "
+            f"{resolve(kind, name).who} cannot be built with neuroplug's arguments ({error}); contract "
             f"{api.CONTRACT_VERSION} builds it as {plugin.__name__}"
             f"({', '.join(type(argument).__name__ for argument in arguments)})"
         ) from None

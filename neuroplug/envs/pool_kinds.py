@@ -5,13 +5,15 @@
 from __future__ import annotations
 
 from functools import cache
-from importlib import metadata
 
+from neuroplug import discovery
 from neuroplug.config.schema import EnvConfig
 from neuroplug.envs.envpool_pools import EnvPoolPools
 from neuroplug.envs.gymnasium_pools import GymnasiumPools
 from neuroplug.envs.pool_kind import PoolKind
-from neuroplug.errors import PluginError
+
+KIND = "env_pools"
+"""The kind's name in errors (``env pool plugin 'walk' from distribution ...``)."""
 
 ENTRY_POINT_GROUP = "neuroplug.env_pools"
 """Where a package registers a pool kind: a :class:`PoolKind` subclass, built without
@@ -20,22 +22,14 @@ arguments."""
 
 @cache
 def pool_kinds() -> tuple[PoolKind, ...]:
-    """Every kind, in the order they are asked whether they serve a config."""
+    """Every kind, in the order they are asked whether they serve a config: the registered
+    ones (read and loaded by :mod:`neuroplug.discovery`'s rules: one claimant per name,
+    errors naming the distribution), then gymnasium's, then EnvPool's."""
     registered = []
-    for entry_point in sorted(metadata.entry_points(group=ENTRY_POINT_GROUP), key=_name):
-        where = f"env pool plugin {entry_point.name!r} ({entry_point.value})"
-        try:
-            kind = entry_point.load()()
-        except Exception as error:
-            raise PluginError(f"{where} failed to load: {type(error).__name__}: {error}") from error
-        if not isinstance(kind, PoolKind):
-            raise PluginError(f"{where} is not a subclass of neuroplug.envs.pool_kind.PoolKind")
-        registered.append(kind)
+    for name in discovery.discover(KIND, ENTRY_POINT_GROUP):
+        info = discovery.resolve(KIND, ENTRY_POINT_GROUP, name)
+        registered.append(discovery.load(info, PoolKind)())
     return (*registered, GymnasiumPools(), EnvPoolPools())
-
-
-def _name(entry_point: metadata.EntryPoint) -> str:
-    return entry_point.name
 
 
 def pool_kind_for(config: EnvConfig) -> PoolKind:

@@ -17,6 +17,7 @@ import numpy as np
 
 from neuroplug.api import EvaluationRequest, EvaluationResult, Transitions
 from neuroplug.evaluation.behaviors import Behavior
+from neuroplug.evaluation.transitions import concatenate_transitions, transition_rows
 from neuroplug.nets.normalizer import ObservationStats
 
 
@@ -154,9 +155,9 @@ class EpisodeLedger:
         schedule (or shard) played them."""
         if not self._transitions:
             return None
-        everything = Transitions.concatenate(self._transitions)
+        everything = concatenate_transitions(self._transitions)
         order = np.argsort(np.concatenate(self._transition_order), kind="stable")
-        return everything.take(order)
+        return transition_rows(everything, order)
 
     def record_ends(
         self, items: np.ndarray, observations: np.ndarray, info: dict, rows: np.ndarray

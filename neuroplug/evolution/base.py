@@ -15,6 +15,7 @@ import numpy as np
 import torch
 
 from neuroplug.api import Algorithm, AlgorithmConfig, AlgorithmContext, EvaluationResult
+from neuroplug.evolution.rounds import round_marker
 from neuroplug.evolution.shaping import sanitize_fitness
 from neuroplug.population.lowrank import LowRank, perturbation_vectors
 from neuroplug.population.members import Population, draw_seeds
@@ -62,9 +63,9 @@ class EvolutionAlgorithm(Algorithm):
         if fitness[leader] > self.best_fitness:
             self.best_fitness = float(fitness[leader])
             self.best_params = population.materialize(torch.tensor([leader]), device="cpu")[0]
-        before = self.round_marker()
+        before = round_marker(self)
         stats = self._tell(population, fitness, result)
-        if self.round_marker() == before:  # _tell did not ask for another round
+        if round_marker(self) == before:  # _tell did not ask for another round
             self.generation += 1
         stats.update(
             best_fitness_ever=self.best_fitness, nonfinite_fitness=float(self.nonfinite_fitness)

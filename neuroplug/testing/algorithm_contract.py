@@ -37,6 +37,7 @@ import torch
 
 from neuroplug.api import Algorithm, AlgorithmConfig, EvaluationResult
 from neuroplug.errors import PluginError
+from neuroplug.evolution.rounds import generation_ended, round_marker
 from neuroplug.nets.network import Network
 from neuroplug.population.members import Population
 from neuroplug.testing.synthetic import (
@@ -101,7 +102,7 @@ def _run_generation(
         members = population.materialize(device="cpu")
         _require(bool(torch.isfinite(members).all()), "ask() produced non-finite parameters")
         populations.append(members)
-        before = algorithm.round_marker()
+        before = round_marker(algorithm)
         stats = algorithm.tell(population, _evaluate(algorithm, population, target))
         _require(isinstance(stats, dict), "tell() must return a dict of scalar stats")
         for key, value in stats.items():
@@ -110,7 +111,7 @@ def _run_generation(
                 f"stat {key!r} is not a number",
             )
         try:
-            ended = algorithm.generation_ended(before)
+            ended = generation_ended(algorithm, before)
         except PluginError as error:
             raise ContractViolation(str(error)) from None
         if ended:

@@ -8,6 +8,7 @@ import numpy as np
 import torch
 
 from neuroplug.api import AlgorithmContext, EvaluationResult
+from neuroplug.evolution.context import algorithm_context
 from neuroplug.nets.layout import ParameterLayout
 from neuroplug.nets.network import Network
 
@@ -98,7 +99,7 @@ def synthetic_context(
     if network is None:
         size = num_params if initial_params is None else initial_params.numel()
         network = VectorNetwork(size)
-    context = AlgorithmContext.for_network(network, seed, env)
+    context = algorithm_context(network, seed, env)
     if initializer is not None:
         context = AlgorithmContext(network, initializer(seed), seed, initializer, env)
     if initial_params is not None:

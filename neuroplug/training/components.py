@@ -14,7 +14,6 @@ from typing import Any
 from neuroplug import registry
 from neuroplug.api import (
     Algorithm,
-    AlgorithmContext,
     Backend,
     BackendConfig,
     Learner,
@@ -28,6 +27,7 @@ from neuroplug.envs.make import make_spec
 from neuroplug.envs.spec import EnvSpec
 from neuroplug.errors import ConfigError, require
 from neuroplug.evaluation.behaviors import resolve as resolve_behavior
+from neuroplug.evolution.context import algorithm_context
 from neuroplug.experiment.network_choice import build_network, network_class
 from neuroplug.experiment.typed import Experiment, check_virtual_batch_norm
 from neuroplug.nets.network import Network
@@ -103,7 +103,7 @@ def learner_context(
     return LearnerContext(
         network=network,
         env=env,
-        initial_params=AlgorithmContext.for_network(network, seed).initial_params,
+        initial_params=algorithm_context(network, seed).initial_params,
         seed=seed,
         env_threads=env_threads,
         max_env_steps=max_env_steps,
@@ -156,7 +156,7 @@ def build_components(config: Experiment, env: EnvSpec | None = None) -> Componen
     else:
         threads = TorchThreads(getattr(config.backend, "torch_threads", 0))
         policy = Policy(network, env, normalize_observations=config.algo.obs_norm)
-        context = AlgorithmContext.for_network(network, config.run.seed, env)
+        context = algorithm_context(network, config.run.seed, env)
         algorithm = registry.construct(
             kind.name, config.algo.name, algorithm_class, config.algo, context
         )

@@ -9,6 +9,7 @@ import numpy as np
 
 from neuroplug.api import EvaluationRequest, EvaluationResult
 from neuroplug.errors import NeuroplugError, PluginError
+from neuroplug.evolution.rounds import generation_ended, round_marker
 from neuroplug.loggers import MultiLogger
 from neuroplug.training.checkpoint import checkpoint_dir
 from neuroplug.training.components import Components
@@ -132,10 +133,10 @@ class EvolutionLoop(FamilyLoop):
                 f"warning: generation {generation + 1}: {nonfinite} member(s) had NaN/inf "
                 "returns or outputs; scored as the worst of the population"
             )
-        before = parts.algorithm.round_marker()
+        before = round_marker(parts.algorithm)
         with parts.threads.fixed():
             stats = parts.algorithm.tell(population, result)
-        ended = parts.algorithm.generation_ended(before)
+        ended = generation_ended(parts.algorithm, before)
         self._timings["algorithm"] += (evaluating - started) + (time.perf_counter() - telling)
         for key, value in result.stats.items():
             self._scheduler_stats[key] = self._scheduler_stats.get(key, 0.0) + value

@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from fake_distribution import install_distribution
 
 from neuroplug.config.schema import EnvConfig
 from neuroplug.envs import families
@@ -89,6 +90,78 @@ def test_a_family_named_unlike_its_entry_point_is_refused(installed):
     installed(name="other")
     with pytest.raises(PluginError, match="entry point's name must be the family's"):
         families.all_families()
+
+
+FAMILY = """
+from neuroplug.envs.family import EnvFamily
+
+
+class Mazes(EnvFamily):
+    name = "{name}"
+"""
+
+
+@pytest.mark.parametrize(
+    ("distributions", "expected"),
+    [
+        (  # two distributions claim one name: both are named, as for every plugin kind
+            {
+                "maze-a": ("mazes", "maze_a:Mazes", FAMILY),
+                "maze-b": ("mazes", "maze_b:Mazes", FAMILY),
+            },
+            r"env_family name 'mazes' is claimed by more than one distribution: .* and .*; "
+            "uninstall one of them or rename its entry point",
+        ),
+        (
+            {"maze-a": ("mazes", "maze_a:Mazes", "import a_module_that_does_not_exist\n")},
+            r"env_family plugin 'mazes' from distribution maze-a 1\.0 failed to load "
+            r"\(maze_a:Mazes\): ModuleNotFoundError",
+        ),
+        (
+            {"maze-a": ("mazes", "maze_a:Mazes", "class Mazes:\n    name = 'mazes'\n")},
+            r"from distribution maze-a 1\.0 points at maze_a:Mazes, which is not a subclass of "
+            r"neuroplug\.envs\.family\.EnvFamily",
+        ),
+        (
+            {
+                "maze-a": (
+                    "mazes",
+                    "maze_a:Mazes",
+                    FAMILY + "\n    def __init__(self, size):\n        pass\n",
+                )
+            },
+            r"env_family plugin 'mazes' from distribution maze-a 1\.0 cannot be built without "
+            r"arguments: TypeError",
+        ),
+        (
+            {"maze-a": ("classic", "maze_a:Mazes", FAMILY)},
+            r"env_family plugin 'classic' from distribution maze-a 1\.0 takes the name of a "
+            "family neuroplug ships",
+        ),
+    ],
+    ids=["two-claimants", "fails-to-import", "not-a-family", "takes-arguments", "shipped-name"],
+)
+def test_a_broken_family_package_is_refused_naming_its_distribution(
+    tmp_path, monkeypatch, distributions, expected
+):
+    for distribution, (name, target, module) in distributions.items():
+        module_name = target.partition(":")[0]
+        install_distribution(
+            tmp_path,
+            distribution,
+            {"neuroplug.env_families": {name: target}},
+            {f"{module_name}.py": module.format(name=name)},
+        )
+        monkeypatch.delitem(sys.modules, module_name, raising=False)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    families.all_families.cache_clear()
+    try:
+        with pytest.raises(PluginError, match=expected) as error:
+            families.all_families()
+    finally:
+        families.all_families.cache_clear()
+    assert "\n" not in str(error.value)
+    assert all(f"{distribution} 1.0" in str(error.value) for distribution in distributions)
 
 
 def test_list_plugins_shows_the_family_from_its_distribution(tmp_path):

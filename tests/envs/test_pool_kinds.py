@@ -8,6 +8,7 @@ import sys
 import pytest
 from fake_distribution import install_distribution
 
+from neuroplug import registry
 from neuroplug.app import run_job
 from neuroplug.config.schema import EnvConfig
 from neuroplug.envs import pool_kinds
@@ -134,6 +135,8 @@ def test_a_packages_pool_kind_serves_the_envs_it_names(walk_simulator):
     pool.async_reset()
     assert pool.recv()[0].shape == (2, 2)
     assert make_spec(EnvConfig(id="CartPole-v1")).pool_kind.name == "gymnasium"
+    listed = {(info.kind, info.name, info.distribution) for info in registry.describe_all()}
+    assert ("env_pools", "walk", "neuroplug-walk") in listed  # --list-plugins shows it
 
 
 @pytest.mark.parametrize("algo", ["es", "ppo"])

@@ -14,6 +14,7 @@ from neuroplug.envs.make import make_spec
 from neuroplug.errors import ConfigError
 from neuroplug.evaluation.config import PipelinedSchedulerConfig, ThreadedSchedulerConfig
 from neuroplug.evaluation.schedulers import PipelinedScheduler, ThreadedScheduler, serial_config
+from neuroplug.evaluation.transitions import transition_rows
 
 
 def _schedulers(env, max_envs: int):
@@ -398,7 +399,7 @@ def test_transitions_are_every_step_played_chained_within_each_episode():
     ends = np.cumsum(result.lengths.reshape(-1))
     starts = np.concatenate(([0], ends[:-1]))
     for start, end, total in zip(starts, ends, result.returns.reshape(-1), strict=True):
-        episode = played.take(np.arange(start, end))
+        episode = transition_rows(played, np.arange(start, end))
         assert np.array_equal(episode.next_observations[:-1], episode.observations[1:])
         assert episode.rewards.sum() == pytest.approx(total)
         assert not episode.terminated[:-1].any()

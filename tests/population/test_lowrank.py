@@ -11,8 +11,8 @@ import torch
 from neuroplug_algorithms.es import ESConfig, OpenAIES
 from neuroplug_backends.torch_backend import TorchBackend, TorchBackendConfig
 
-from neuroplug.api import AlgorithmContext
 from neuroplug.errors import ConfigError
+from neuroplug.evolution.context import algorithm_context
 from neuroplug.evolution.shaping import centered_ranks
 from neuroplug.nets.mlp import MLP
 from neuroplug.population.lowrank import LowRank, LowRankMatrix, lowrank_for, perturbation_vectors
@@ -53,7 +53,7 @@ def _lowrank_es(population_size=8):
         rank=2,
         lowrank_min_size=16,
     )
-    context = AlgorithmContext.for_network(network, seed=0)
+    context = algorithm_context(network, seed=0)
     es = OpenAIES(config, replace(context, seed=3))
     return es, network
 
@@ -109,5 +109,5 @@ def test_novelty_es_centers_draw_lowrank_populations_too():
 
     network = MLP(8, [8], 2, "tanh")
     config = NSESConfig(population_size=4, perturbation="lowrank", lowrank_min_size=16)
-    nses = NSES(config, AlgorithmContext.for_network(network, seed=0))
+    nses = NSES(config, algorithm_context(network, seed=0))
     assert all(center.ask().lowrank is not None for center in nses.centers)

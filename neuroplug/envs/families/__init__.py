@@ -14,11 +14,16 @@ from __future__ import annotations
 import importlib
 import pkgutil
 from functools import cache
-from importlib import metadata
 from typing import Any
 
+from neuroplug import discovery
 from neuroplug.envs.family import EnvFamily
 from neuroplug.errors import ConfigError, PluginError
+
+KIND = "env_families"
+"""The kind's name in listings and errors (``--list-plugins`` shows ``env_family``)."""
+ENTRY_POINT_GROUP = "neuroplug.env_families"
+"""Where a package registers its families."""
 
 
 @cache
@@ -40,35 +45,30 @@ def all_families() -> tuple[EnvFamily, ...]:
     return tuple(sorted(found, key=lambda family: (family.detection_order, family.name)))
 
 
-ENTRY_POINT_GROUP = "neuroplug.env_families"
-"""Where a package registers its families (``--list-plugins`` lists them as ``env_family``)."""
-
-
 def _registered_families(built_in: set[str]) -> list[EnvFamily]:
-    """The families packages register, each built once (read from installed metadata
-    here rather than through :mod:`neuroplug.registry`, which sits above the env layer)."""
+    """The families packages register, each built once, found and loaded by
+    :mod:`neuroplug.discovery` as every plugin is."""
     families = []
-    for entry_point in sorted(metadata.entry_points(group=ENTRY_POINT_GROUP), key=_name):
-        where = f"env family plugin {entry_point.name!r} ({entry_point.value})"
+    for name in discovery.discover(KIND, ENTRY_POINT_GROUP):
+        info = discovery.resolve(KIND, ENTRY_POINT_GROUP, name)
+        family_class = discovery.load(info, EnvFamily)
         try:
-            family_class = entry_point.load()
             family = family_class()
         except Exception as error:
-            raise PluginError(f"{where} failed to load: {type(error).__name__}: {error}") from error
-        if not isinstance(family, EnvFamily):
-            raise PluginError(f"{where} is not a subclass of neuroplug.envs.family.EnvFamily")
-        if family.name != entry_point.name:
             raise PluginError(
-                f"{where} is named {family.name!r} inside: the entry point's name must be the family's"
+                f"{info.who} cannot be built without arguments: {type(error).__name__}: {error}"
+            ) from error
+        if family.name != name:
+            raise PluginError(
+                f"{info.who} is named {family.name!r} inside: the entry point's name must be "
+                "the family's"
             )
-        if family.name in built_in or family in families:
-            raise PluginError(f"{where} takes a name another family has: rename its entry point")
+        if name in built_in:
+            raise PluginError(
+                f"{info.who} takes the name of a family neuroplug ships: rename its entry point"
+            )
         families.append(family)
     return families
-
-
-def _name(entry_point: metadata.EntryPoint) -> str:
-    return entry_point.name
 
 
 def family_names() -> tuple[str, ...]:

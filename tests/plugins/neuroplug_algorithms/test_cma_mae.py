@@ -10,8 +10,8 @@ import torch
 from neuroplug_algorithms.cma_mae import CMAMAE, SeparableEmitter
 from neuroplug_algorithms.cma_mae_config import CMAMAEConfig
 
-from neuroplug.api import AlgorithmContext
 from neuroplug.errors import ConfigError
+from neuroplug.evolution.context import algorithm_context
 from neuroplug.testing.resume_check import check_resume_is_exact
 from neuroplug.testing.synthetic import VectorNetwork, synthetic_result
 
@@ -44,7 +44,7 @@ def _algorithm(alpha: float) -> CMAMAE:
         archive_learning_rate=alpha, qd_offset=-10.0,
     )  # fmt: skip
     network = VectorNetwork(2)
-    return CMAMAE(config, AlgorithmContext.for_network(network, seed=0))
+    return CMAMAE(config, algorithm_context(network, seed=0))
 
 
 @pytest.mark.parametrize("alpha", [1.0, 0.1])

@@ -16,6 +16,7 @@ from neuroplug.app import run_job
 from neuroplug.config.schema import EnvConfig
 from neuroplug.envs.make import make_spec
 from neuroplug.errors import ConfigError
+from neuroplug.evolution.context import algorithm_context
 from neuroplug.nets.mlp import MLP
 from neuroplug.testing import check_algorithm_contract
 from neuroplug.testing.resume_check import check_resume_is_exact
@@ -33,7 +34,7 @@ SMALL = [
 def _context(hidden=(8,)) -> AlgorithmContext:
     env = make_spec(EnvConfig(task_id="Pendulum-v1"))
     network = MLP(env.obs_shape[0], list(hidden), env.num_actions, "tanh")
-    return AlgorithmContext.for_network(network, seed=0, env=env)
+    return algorithm_context(network, seed=0, env=env)
 
 
 def test_cem_rl_honours_the_algorithm_contract_while_it_learns():

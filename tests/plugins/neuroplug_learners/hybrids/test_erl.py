@@ -13,11 +13,12 @@ import torch
 from neuroplug_learners.hybrids.erl import ERL
 from neuroplug_learners.hybrids.erl_config import ERLConfig
 
-from neuroplug.api import AlgorithmContext, EvaluationResult, Transitions
+from neuroplug.api import EvaluationResult, Transitions
 from neuroplug.app import run_job
 from neuroplug.config.schema import EnvConfig
 from neuroplug.envs.make import make_spec
 from neuroplug.errors import ConfigError
+from neuroplug.evolution.context import algorithm_context
 from neuroplug.nets.mlp import MLP
 from neuroplug.testing import check_algorithm_contract
 from neuroplug.testing.resume_check import check_resume_is_exact
@@ -34,7 +35,7 @@ SMALL = [
 def _algorithm(**settings) -> ERL:
     env = make_spec(EnvConfig(task_id="Pendulum-v1"))
     network = MLP(env.obs_shape[0], [8], env.num_actions, "tanh")
-    context = AlgorithmContext.for_network(network, seed=0, env=env)
+    context = algorithm_context(network, seed=0, env=env)
     return ERL(ERLConfig(name="erl", buffer_size=500, **settings), context)
 
 
