@@ -8,8 +8,9 @@ group::
     my_pkg = "my_pkg.conf"
 
 Each yaml is then an option of its group (``env=gridworld``), composed like a shipped one
-(its defaults list may start from ``/schema/env@_here_``). Found from metadata and the
-package's files alone: nothing of the package is imported but the data package's parents.
+(its defaults list may start from ``/schema/env@_here_``). Found from metadata
+(:mod:`neuroplug.discovery`, as every plugin is) and the package's files alone: nothing of
+the package is imported but the data package's parents.
 """
 
 from __future__ import annotations
@@ -17,10 +18,11 @@ from __future__ import annotations
 import importlib.util
 from dataclasses import dataclass
 from functools import cache
-from importlib import metadata
 from pathlib import Path
 
+from neuroplug import discovery
 from neuroplug.config.paths import conf_dir
+from neuroplug.discovery import PluginInfo
 from neuroplug.errors import PluginError
 
 ENTRY_POINT_GROUP = "neuroplug.conf"
@@ -44,10 +46,12 @@ def package_options() -> tuple[PackageOption, ...]:
     already has is refused naming both, as two plugins claiming one name are."""
     shipped = conf_dir()
     found: dict[tuple[str, str], PackageOption] = {}
-    for entry_point in sorted(metadata.entry_points(group=ENTRY_POINT_GROUP), key=_value):
-        distribution = entry_point.dist.name if entry_point.dist else "?"
-        version = entry_point.dist.version if entry_point.dist else "?"
-        folder = _folder(entry_point, distribution)
+    infos = [
+        info for claims in discovery.discover("conf", ENTRY_POINT_GROUP).values() for info in claims
+    ]
+    for info in sorted(infos, key=_target):
+        distribution, version = info.distribution, info.version
+        folder = _folder(info)
         for group in sorted(path for path in folder.iterdir() if path.is_dir()):
             for yaml in sorted(group.glob("*.yaml")):
                 option = PackageOption(group.name, yaml.stem, yaml, distribution, version)
@@ -67,23 +71,23 @@ def package_options() -> tuple[PackageOption, ...]:
     return tuple(found.values())
 
 
-def _value(entry_point: metadata.EntryPoint) -> str:
-    return entry_point.value
+def _target(info: PluginInfo) -> str:
+    return info.target
 
 
-def _folder(entry_point: metadata.EntryPoint, distribution: str) -> Path:
+def _folder(info: PluginInfo) -> Path:
     """The directory of the data package an entry point names."""
-    where = f"neuroplug.conf entry point {entry_point.name!r} of distribution {distribution}"
+    where = f"neuroplug.conf entry point {info.name!r} of distribution {info.distribution}"
     try:
-        spec = importlib.util.find_spec(entry_point.value)
+        spec = importlib.util.find_spec(info.target)
     except (ImportError, ValueError) as error:
         raise PluginError(
-            f"{where} names {entry_point.value!r}, which does not import: {error}"
+            f"{where} names {info.target!r}, which does not import: {error}"
         ) from None
     locations = list(spec.submodule_search_locations or []) if spec else []
     if not locations:
         raise PluginError(
-            f"{where} names {entry_point.value!r}: it must be a package (a folder with "
+            f"{where} names {info.target!r}: it must be a package (a folder with "
             "__init__.py) whose folders are config groups (env/<name>.yaml)"
         )
     return Path(locations[0])
