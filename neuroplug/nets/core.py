@@ -13,7 +13,7 @@ its input gates ``x W + b`` and state gates ``h U + c`` are ``gates`` blocks of 
 units computed by the table (batched products, low-rank noise, written-out shapes); the
 core supplies only the element-wise :meth:`~neuroplug.nets.cells.RecurrentCore.update` that turns them into the
 output and the next state. (A core that is not of that form comes in as a recurrent
-module, ``net.type=module`` with a ``state_size``: see docs/networks.md.)
+module, ``net.type=module`` with a ``state_size``: see docs/plugins.md, "Your own network".)
 """
 
 from __future__ import annotations

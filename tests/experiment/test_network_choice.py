@@ -16,17 +16,19 @@ from neuroplug.experiment.network_choice import network_names
 TINY_NET = '''
 from dataclasses import dataclass
 
+from neuroplug.config.schema import CheckedConfig
 from neuroplug.errors import require
 from neuroplug.nets.mlp import MLP
 
 
 @dataclass
-class TinySettings:
+class TinySettings(CheckedConfig):
     """net.kwargs of net.type=tiny."""
 
     width: int = 4
 
-    def __post_init__(self):
+    def check(self):
+        super().check()
         require(self.width >= 1, "net.kwargs.width", f"got {self.width}", "an integer >= 1")
 
 
