@@ -76,14 +76,13 @@ class PGAME(EvolutionAlgorithm):
         config, occupied = self.config, self.archive.occupied
         size = config.population_size
         self._pg_stats = {}
+        # One sampling stream a generation, for its ask's and its tell's gradient steps.
+        self.replay.restart_sampling(self.generation)
         if len(occupied) == 0:
             ids, first = self.lineage.fresh(self.draw_seeds(size), self.draw_seeds(size))
             self._nodes = ids.tolist()
             return Population.dense(first)
-        learning = self.replay.learning
-        if learning:  # one sampling stream a generation, for its ask and its tell
-            self.replay.restart_sampling(self.generation)
-        ga = size if not learning else round(size * config.ga_proportion)
+        ga = size if not self.replay.learning else round(size * config.ga_proportion)
         ids, children = lineage.iso_line_offspring(self.lineage, self.archive, ga, self.rng)
         offspring, nodes = [children], ids.tolist()
         pg = size - ga - (int(config.inject_greedy) if ga < size else 0)
