@@ -1,0 +1,151 @@
+"""Running one side of a comparison for one seed, and reading back its training episodes.
+
+Every side yields the same record: its training episodes' ``(env step, return, seconds
+since start)`` (or, for neuroplug, its segments' mean return and episode count at their
+last step), the run's wall time and env steps per second, the command, the versions and
+the machine: the raw numbers the summary's statistics are computed from.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from suite import Comparison, Side
+
+REPO = Path(__file__).resolve().parents[2]
+CLEANRL_EPISODE = re.compile(r"global_step=(\d+), episodic_return=\[?([-0-9.e+]+)")
+PEER_PACKAGES = ("torch", "gymnasium", "mujoco", "stable-baselines3", "numpy")
+
+
+def one_thread() -> dict[str, str]:
+    """The environment every side runs in: one thread for the math (``OMP_NUM_THREADS``),
+    so each run holds one core and two run side by side on two."""
+    return {**os.environ, "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+
+
+def run_neuroplug(comparison: Comparison, side: Side, seed: int, work: Path) -> dict:
+    """``python -m neuroplug`` for ``seed`` into ``work`` (continued from its last
+    checkpoint where an earlier attempt stopped), read back from its ``metrics.csv``."""
+    resuming = (work / "checkpoints").is_dir()
+    command = [
+        sys.executable, "-m", "neuroplug", *side.arguments,
+        f"run.seed={seed}",
+        f"run.max_frames={comparison.steps}",
+        "run.eval_interval=0",
+        "run.stop_when_solved=false",
+        "algo.torch_threads=1",
+        "logger=none",
+        f"run.resume={work}" if resuming else f"run.output_dir={work}",
+    ]  # fmt: skip
+    started = time.monotonic()
+    result = subprocess.run(command, env=one_thread(), cwd=REPO, capture_output=True, text=True)
+    if result.returncode:
+        raise RuntimeError(f"{' '.join(command[2:])} failed:\n{result.stderr[-3000:]}")
+    rows = list(csv.DictReader((work / "metrics.csv").open()))
+    segments = [
+        [int(float(row["env_steps"])), float(row["return_mean"]), int(float(row["episodes"])),
+         float(row["elapsed"])]
+        for row in rows
+        if row.get("return_mean") not in (None, "", "nan")
+    ]  # fmt: skip
+    seconds = float(rows[-1]["elapsed"]) if rows else time.monotonic() - started
+    steps = int(float(rows[-1]["env_steps"]))
+    return {
+        "segments": segments,
+        "segment_fields": ["env_steps", "return_mean", "episodes", "elapsed"],
+        "wall_seconds": seconds,
+        "env_steps": steps,
+        "command": " ".join(["python", *command[1:-1]]),
+        "versions": neuroplug_versions(),
+    }
+
+
+def run_cleanrl(comparison: Comparison, side: Side, seed: int, peers: Path) -> dict:
+    """One of CleanRL's scripts (from the checkout ``<peers>/cleanrl``, in the peers'
+    venv ``<peers>/rl``) for ``seed``; each training episode it prints, timed as it
+    arrives."""
+    checkout, python = peers / "cleanrl", peers / "rl" / "bin" / "python"
+    script = checkout / "cleanrl" / side.script
+    command = [str(python), str(script), "--env-id", comparison.task, "--seed", str(seed)]
+    command += ["--total-timesteps", str(comparison.steps), "--no-cuda", *side.arguments]
+    episodes: list[list[float]] = []
+    with tempfile.TemporaryDirectory() as scratch:  # its runs/ and videos/ go with it
+        environment = {**one_thread(), "PYTHONPATH": str(checkout)}
+        started = time.monotonic()
+        process = subprocess.Popen(
+            command, cwd=scratch, env=environment, text=True,
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        )  # fmt: skip
+        for line in process.stdout:
+            match = CLEANRL_EPISODE.search(line)
+            if match:
+                step, value = match.groups()
+                episodes.append([int(step) + 1, float(value), time.monotonic() - started])
+        error = process.stderr.read()
+        if process.wait():
+            raise RuntimeError(f"{script.name} failed:\n{error[-3000:]}")
+        seconds = time.monotonic() - started
+    return {
+        "episodes": episodes,
+        "episode_fields": ["env_steps", "return", "elapsed"],
+        "wall_seconds": seconds,
+        "env_steps": comparison.steps,
+        "command": " ".join(["python", f"cleanrl/{side.script}", *command[2:]]),
+        "versions": {"cleanrl": git_commit(checkout), **peer_versions(python)},
+    }
+
+
+RUNNERS = {"neuroplug": run_neuroplug, "cleanrl": run_cleanrl}
+"""Side name -> how to run it."""
+
+
+def neuroplug_versions() -> dict[str, str]:
+    """neuroplug's commit and the versions that decide its numbers."""
+    import torch
+
+    return {"neuroplug": git_commit(REPO), "torch": torch.__version__, **package_versions()}
+
+
+def package_versions() -> dict[str, str]:
+    """This interpreter's versions of :data:`PEER_PACKAGES` and envpool, where installed."""
+    from importlib import metadata
+
+    found = {}
+    for name in (*PEER_PACKAGES, "envpool"):
+        try:
+            found[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            pass
+    return found
+
+
+def peer_versions(python: Path) -> dict[str, str]:
+    """The peers' venv's versions of :data:`PEER_PACKAGES`."""
+    code = (
+        "import json\nfrom importlib import metadata\nfound = {}\n"
+        f"for name in {PEER_PACKAGES!r}:\n"
+        "    try:\n        found[name] = metadata.version(name)\n"
+        "    except metadata.PackageNotFoundError:\n        pass\nprint(json.dumps(found))\n"
+    )
+    result = subprocess.run([str(python), "-c", code], capture_output=True, text=True, check=True)
+    return json.loads(result.stdout)
+
+
+def git_commit(path: Path) -> str:
+    """The checkout's commit (with ``+changes`` where its tree differs from it)."""
+    head = subprocess.run(
+        ["git", "-C", str(path), "rev-parse", "--short", "HEAD"], capture_output=True, text=True
+    ).stdout.strip()
+    dirty = subprocess.run(
+        ["git", "-C", str(path), "status", "--porcelain", "--untracked-files=no"],
+        capture_output=True, text=True,
+    ).stdout.strip()  # fmt: skip
+    return head + ("+changes" if dirty else "")
