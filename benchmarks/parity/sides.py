@@ -12,6 +12,7 @@ import csv
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -35,6 +36,8 @@ def run_neuroplug(comparison: Comparison, side: Side, seed: int, work: Path) -> 
     """``python -m neuroplug`` for ``seed`` into ``work`` (continued from its last
     checkpoint where an earlier attempt stopped), read back from its ``metrics.csv``."""
     resuming = (work / "checkpoints").is_dir()
+    if not resuming and work.exists():  # an attempt that stopped before its first checkpoint
+        shutil.rmtree(work)
     command = [
         sys.executable, "-m", "neuroplug", *side.arguments,
         f"run.seed={seed}",
@@ -47,16 +50,21 @@ def run_neuroplug(comparison: Comparison, side: Side, seed: int, work: Path) -> 
     ]  # fmt: skip
     started = time.monotonic()
     result = subprocess.run(command, env=one_thread(), cwd=REPO, capture_output=True, text=True)
+    process_seconds = time.monotonic() - started
     if result.returncode:
         raise RuntimeError(f"{' '.join(command[2:])} failed:\n{result.stderr[-3000:]}")
     rows = list(csv.DictReader((work / "metrics.csv").open()))
+    # A whole run is timed as the peers' are, from the process's start (imports and env
+    # creation included): its rows' clocks shift by what came before the first. A resumed
+    # run's process saw only its last part: its rows' own clocks are kept.
+    start_up = 0.0 if resuming else process_seconds - float(rows[-1]["elapsed"])
     segments = [
         [int(float(row["env_steps"])), float(row["return_mean"]), int(float(row["episodes"])),
-         float(row["elapsed"])]
+         float(row["elapsed"]) + start_up]
         for row in rows
         if row.get("return_mean") not in (None, "", "nan")
     ]  # fmt: skip
-    seconds = float(rows[-1]["elapsed"]) if rows else time.monotonic() - started
+    seconds = float(rows[-1]["elapsed"]) + start_up
     steps = int(float(rows[-1]["env_steps"]))
     return {
         "segments": segments,
@@ -70,18 +78,39 @@ def run_neuroplug(comparison: Comparison, side: Side, seed: int, work: Path) -> 
 
 def run_cleanrl(comparison: Comparison, side: Side, seed: int, peers: Path) -> dict:
     """One of CleanRL's scripts (from the checkout ``<peers>/cleanrl``, in the peers'
-    venv ``<peers>/rl``) for ``seed``; each training episode it prints, timed as it
-    arrives."""
+    venv ``<peers>/rl``) for ``seed``."""
     checkout, python = peers / "cleanrl", peers / "rl" / "bin" / "python"
     script = checkout / "cleanrl" / side.script
     command = [str(python), str(script), "--env-id", comparison.task, "--seed", str(seed)]
     command += ["--total-timesteps", str(comparison.steps), "--no-cuda", *side.arguments]
+    record = printed_episodes(command, {"PYTHONPATH": str(checkout)}, comparison.steps)
+    record["command"] = " ".join(["python", f"cleanrl/{side.script}", *command[2:]])
+    record["versions"] = {"cleanrl": git_commit(checkout), **peer_versions(python)}
+    return record
+
+
+def run_sb3(comparison: Comparison, side: Side, seed: int, peers: Path) -> dict:
+    """Stable-Baselines3 (``peers/sb3_learn.py`` in the peers' venv ``<peers>/rl``) for
+    ``seed``: ``side.script`` its algorithm, ``side.arguments`` its settings as JSON."""
+    python = peers / "rl" / "bin" / "python"
+    learn = Path(__file__).resolve().parent / "peers" / "sb3_learn.py"
+    command = [str(python), str(learn), "--algo", side.script, "--env", comparison.task]
+    command += ["--steps", str(comparison.steps), "--seed", str(seed), *side.arguments]
+    record = printed_episodes(command, {}, comparison.steps)
+    record["command"] = " ".join(["python", "benchmarks/parity/peers/sb3_learn.py", *command[2:]])
+    record["versions"] = peer_versions(python)
+    return record
+
+
+def printed_episodes(command: list[str], environment: dict[str, str], steps: int) -> dict:
+    """Run a peer's ``command`` on one thread in a scratch working dir (its ``runs/`` and
+    ``videos/`` go with it); each training episode it prints (``global_step=..,
+    episodic_return=..``), timed as it arrives."""
     episodes: list[list[float]] = []
-    with tempfile.TemporaryDirectory() as scratch:  # its runs/ and videos/ go with it
-        environment = {**one_thread(), "PYTHONPATH": str(checkout)}
+    with tempfile.TemporaryDirectory() as scratch:
         started = time.monotonic()
         process = subprocess.Popen(
-            command, cwd=scratch, env=environment, text=True,
+            command, cwd=scratch, env={**one_thread(), **environment}, text=True,
             stdout=subprocess.PIPE, stderr=subprocess.PIPE,
         )  # fmt: skip
         for line in process.stdout:
@@ -91,19 +120,17 @@ def run_cleanrl(comparison: Comparison, side: Side, seed: int, peers: Path) -> d
                 episodes.append([int(step) + 1, float(value), time.monotonic() - started])
         error = process.stderr.read()
         if process.wait():
-            raise RuntimeError(f"{script.name} failed:\n{error[-3000:]}")
+            raise RuntimeError(f"{Path(command[1]).name} failed:\n{error[-3000:]}")
         seconds = time.monotonic() - started
     return {
         "episodes": episodes,
         "episode_fields": ["env_steps", "return", "elapsed"],
         "wall_seconds": seconds,
-        "env_steps": comparison.steps,
-        "command": " ".join(["python", f"cleanrl/{side.script}", *command[2:]]),
-        "versions": {"cleanrl": git_commit(checkout), **peer_versions(python)},
+        "env_steps": steps,
     }
 
 
-RUNNERS = {"neuroplug": run_neuroplug, "cleanrl": run_cleanrl}
+RUNNERS = {"neuroplug": run_neuroplug, "cleanrl": run_cleanrl, "sb3": run_sb3}
 """Side name -> how to run it."""
 
 

@@ -9,6 +9,7 @@ least 5 seeds where a run costs 5 minutes or less, 3 otherwise (issue 68).
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 
 
@@ -51,8 +52,15 @@ class Comparison:
         return f"{self.method}/{self.task}"
 
 
-MUJOCO_ENVS = {"Hopper-v4": "hopper", "HalfCheetah-v4": "halfcheetah"}
+ENVS = {
+    "Hopper-v4": "hopper",
+    "HalfCheetah-v4": "halfcheetah",
+    "CartPole-v1": "cartpole",
+    "Acrobot-v1": "acrobot",
+}
 """gymnasium ids -> neuroplug's env configs (EnvPool's versions of the same tasks)."""
+QUICK_SEEDS = (1, 2, 3, 4, 5)
+"""Runs of 5 minutes or less on one core: five seeds (issue 68)."""
 
 OFF_POLICY_SEEDS = (1, 2, 3)
 """100k steps of SAC or TD3 cost 20-40 minutes on one core: three seeds (issue 68)."""
@@ -67,7 +75,7 @@ def _off_policy(method: str, task: str) -> Comparison:
         steps=100_000,
         seeds=OFF_POLICY_SEEDS,
         bin_steps=10_000,
-        ours=Side("neuroplug", (f"algo={method}", f"env={MUJOCO_ENVS[task]}")),
+        ours=Side("neuroplug", (f"algo={method}", f"env={ENVS[task]}")),
         references=(Side("cleanrl", script=f"{method}_continuous_action.py"),),
         notes=(
             "CleanRL's settings on both sides (ours: EnvPool's MuJoCo task, CleanRL: "
@@ -76,7 +84,76 @@ def _off_policy(method: str, task: str) -> Comparison:
     )
 
 
+def sb3(algo: str, **settings) -> Side:
+    """Stable-Baselines3's ``algo`` with ``settings`` (RL Zoo's hyperparameters)."""
+    return Side("sb3", ("--settings", json.dumps(settings)), script=algo)
+
+
+RL_ZOO_PPO_CARTPOLE = sb3(
+    "ppo", n_envs=8, n_steps=32, batch_size=256, gae_lambda=0.8, gamma=0.98, n_epochs=20,
+    ent_coef=0.0, learning_rate="lin_0.001", clip_range="lin_0.2",
+)  # fmt: skip
+"""rl-baselines3-zoo's ``hyperparams/ppo.yml``, CartPole-v1 (our preset for discrete
+vector tasks follows it)."""
+RL_ZOO_DQN_CARTPOLE = sb3(
+    "dqn", learning_rate=2.3e-3, batch_size=64, buffer_size=100_000, learning_starts=1000,
+    gamma=0.99, target_update_interval=10, train_freq=256, gradient_steps=128,
+    exploration_fraction=0.16, exploration_final_eps=0.04, net_arch=[256, 256],
+)  # fmt: skip
+"""rl-baselines3-zoo's ``hyperparams/dqn.yml``, CartPole-v1."""
+RL_ZOO_DQN_ACROBOT = sb3(
+    "dqn", learning_rate=6.3e-4, batch_size=128, buffer_size=50_000, learning_starts=0,
+    gamma=0.99, target_update_interval=250, train_freq=4, gradient_steps=-1,
+    exploration_fraction=0.12, exploration_final_eps=0.1, net_arch=[256, 256],
+)  # fmt: skip
+"""rl-baselines3-zoo's ``hyperparams/dqn.yml``, Acrobot-v1."""
+
+
 COMPARISONS: tuple[Comparison, ...] = (
+    Comparison(
+        method="ppo",
+        task="CartPole-v1",
+        steps=100_000,
+        seeds=QUICK_SEEDS,
+        bin_steps=10_000,
+        ours=Side("neuroplug", ("algo=ppo", "env=cartpole")),
+        references=(RL_ZOO_PPO_CARTPOLE, Side("cleanrl", script="ppo.py")),
+        notes="RL Zoo's settings on ours and SB3 (budget 100k, RL Zoo's); CleanRL's ppo.py "
+        "at its own defaults for the same steps.",
+    ),
+    Comparison(
+        method="ppo",
+        task="Hopper-v4",
+        steps=12 * 16_384,
+        seeds=QUICK_SEEDS,
+        bin_steps=16_384,
+        ours=Side("neuroplug", ("algo=ppo", "env=hopper")),
+        references=(Side("cleanrl", script="ppo_continuous_action.py"),),
+        notes="CleanRL's ppo_continuous_action.py settings on both sides (one env, "
+        "rollouts of 2048 steps), 12 of our segments.",
+    ),
+    Comparison(
+        method="dqn",
+        task="CartPole-v1",
+        steps=50_000,
+        seeds=QUICK_SEEDS,
+        bin_steps=5_000,
+        ours=Side("neuroplug", ("algo=dqn", "env=cartpole")),
+        references=(RL_ZOO_DQN_CARTPOLE, Side("cleanrl", script="dqn.py")),
+        notes="Ours: its preset after RL Zoo's (rounds of 8 envs x 8 steps, double DQN, "
+        "3-step returns); SB3 at RL Zoo's settings and budget; CleanRL's dqn.py at its "
+        "defaults for the same steps.",
+    ),
+    Comparison(
+        method="dqn",
+        task="Acrobot-v1",
+        steps=100_000,
+        seeds=QUICK_SEEDS,
+        bin_steps=10_000,
+        ours=Side("neuroplug", ("algo=dqn", "env=acrobot")),
+        references=(RL_ZOO_DQN_ACROBOT,),
+        notes="Ours at its defaults for vector tasks; SB3 at RL Zoo's Acrobot settings and budget.",
+    ),
     _off_policy("sac", "HalfCheetah-v4"),
     _off_policy("sac", "Hopper-v4"),
     _off_policy("td3", "HalfCheetah-v4"),

@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# The parity suite's peers, each in its own venv under one folder (default
+# ~/.cache/neuroplug-parity; the suite's --peers):
+#   rl/       CleanRL's scripts' dependencies (gymnasium 0.29.1 with MuJoCo, tyro,
+#             tensorboard) and Stable-Baselines3 2.3.2, torch 2.13.0 (the CPU build)
+#   cleanrl/  CleanRL's repository at the commit the results name
+# Usage: bash benchmarks/parity/peers.sh [DIR] ; CLEANRL_SOURCE=<url or path> to clone from
+# elsewhere than GitHub.
+set -euo pipefail
+peers="${1:-$HOME/.cache/neuroplug-parity}"
+cleanrl_commit=fe8d8a03
+mkdir -p "$peers"
+if [ ! -x "$peers/rl/bin/python" ]; then
+  python3.11 -m venv "$peers/rl"
+  "$peers/rl/bin/pip" install --quiet torch==2.13.0 "gymnasium[mujoco]==0.29.1" mujoco==2.3.7 \
+    tyro tensorboard stable-baselines3==2.3.2 "numpy<2"
+fi
+if [ ! -d "$peers/cleanrl/.git" ]; then
+  git clone --quiet "${CLEANRL_SOURCE:-https://github.com/vwxyzjn/cleanrl}" "$peers/cleanrl"
+fi
+git -C "$peers/cleanrl" checkout --quiet "$cleanrl_commit"
+echo "peers ready in $peers"

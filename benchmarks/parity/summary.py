@@ -1,0 +1,244 @@
+"""The parity suite's statistics: ``python benchmarks/parity/summary.py``.
+
+Reads every run record of ``benchmarks/results/parity/`` (``run.py`` writes them) and
+writes, beside them:
+
+- ``summary.md`` and ``summary.json``: per method and task, each side's final score (the
+  mean training episode return in the last bin of env steps) as the interquartile mean
+  over seeds with a 95% stratified bootstrap confidence interval, the probability that ours
+  beats the reference (Agarwal et al. 2021, computed with ``rliable``), the verdict (level:
+  the intervals overlap, or ours is above; a gap otherwise), each side's env steps per
+  second, and the wall time our runs took to reach the reference's final score;
+- ``<method>/<task>/curves.png``: each side's IQM per bin with its 95% band, against env
+  steps and against wall time.
+
+Needs ``rliable`` (``pip install -e ".[compare]"``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+from collections import defaultdict
+from pathlib import Path
+
+import numpy as np
+
+RESULTS = Path(__file__).resolve().parents[1] / "results" / "parity"
+REPS = 5000
+"""Bootstrap repetitions of every interval."""
+COLOURS = {"neuroplug": "tab:blue", "cleanrl": "tab:orange", "sb3": "tab:green"}
+"""Each side's colour in every plot."""
+
+
+def bins(record: dict) -> tuple[np.ndarray, np.ndarray]:
+    """The run's mean training episode return per ``bin_steps`` env steps, and the wall
+    time at each bin's last episode (NaN where a bin holds none)."""
+    width, count = record["bin_steps"], math.ceil(record["steps"] / record["bin_steps"])
+    totals, weights, times = np.zeros(count), np.zeros(count), np.full(count, np.nan)
+    if "segments" in record:  # neuroplug: a segment's mean over its episodes, at its end
+        points = [(step, value, episodes, at) for step, value, episodes, at in record["segments"]]
+    else:  # a peer: every episode
+        points = [(step, value, 1, at) for step, value, at in record["episodes"]]
+    for step, value, weight, at in points:
+        index = min(max(math.ceil(step / width) - 1, 0), count - 1)
+        totals[index] += value * weight
+        weights[index] += weight
+        times[index] = at if math.isnan(times[index]) else max(times[index], at)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return totals / weights, times
+
+
+def load(root: Path = RESULTS) -> dict[tuple[str, str], dict[str, list[dict]]]:
+    """Every record by (method, task), then by side, in seed order."""
+    found: dict[tuple[str, str], dict[str, list[dict]]] = defaultdict(lambda: defaultdict(list))
+    for path in sorted(root.glob("*/*/*/seed*.json")):
+        record = json.loads(path.read_text())
+        found[record["method"], record["task"]][record["side"]].append(record)
+    for sides in found.values():
+        for records in sides.values():
+            records.sort(key=lambda record: record["seed"])
+    return found
+
+
+def interval(scores: dict[str, np.ndarray]) -> dict[str, tuple[float, float, float]]:
+    """Each side's IQM over its seeds and its 95% stratified bootstrap interval."""
+    from rliable import library, metrics
+
+    matrices = {side: values.reshape(-1, 1) for side, values in scores.items()}
+    points, intervals = library.get_interval_estimates(
+        matrices, lambda matrix: np.array([metrics.aggregate_iqm(matrix)]), reps=REPS
+    )
+    return {
+        side: (float(points[side][0]), float(intervals[side][0][0]), float(intervals[side][1][0]))
+        for side in scores
+    }
+
+
+def curve_bands(
+    curves: dict[str, np.ndarray],
+) -> dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    """Each side's IQM per bin over seeds with its 95% band (bins every seed reached)."""
+    from rliable import library, metrics
+
+    matrices = {side: values[:, None, :] for side, values in curves.items()}  # runs x 1 x bins
+    per_bin = lambda matrix: np.array(  # noqa: E731
+        [metrics.aggregate_iqm(matrix[..., k]) for k in range(matrix.shape[-1])]
+    )
+    points, intervals = library.get_interval_estimates(matrices, per_bin, reps=REPS // 5)
+    return {side: (points[side], intervals[side][0], intervals[side][1]) for side in curves}
+
+
+def improvement(ours: np.ndarray, theirs: np.ndarray) -> tuple[float, float, float]:
+    """P(a seed of ours scores above a seed of theirs), with its 95% interval."""
+    from rliable import library, metrics
+
+    pair = {"pair": (ours.reshape(-1, 1), theirs.reshape(-1, 1))}
+    points, intervals = library.get_interval_estimates(
+        pair, metrics.probability_of_improvement, reps=REPS // 5
+    )
+    low, high = np.ravel(intervals["pair"])
+    return float(points["pair"]), float(low), float(high)
+
+
+def time_to_reach(target: float, iqm: np.ndarray, times: np.ndarray) -> float | None:
+    """Seconds (mean over seeds) at the first bin whose IQM reaches ``target``."""
+    reached = np.flatnonzero(iqm >= target)
+    return float(times[reached[0]]) if len(reached) else None
+
+
+def compare(method: str, task: str, sides: dict[str, list[dict]], out: Path) -> dict:
+    """One comparison's statistics and its curves' plot."""
+    curves, clocks = {}, {}
+    for side, records in sides.items():
+        binned = [bins(record) for record in records]
+        curves[side] = np.array([values for values, _ in binned])
+        clocks[side] = np.nanmean(np.array([times for _, times in binned]), axis=0)
+    finals = {side: values[:, -1] for side, values in curves.items()}
+    complete = {side: values for side, values in finals.items() if np.isfinite(values).all()}
+    row: dict = {
+        "method": method,
+        "task": task,
+        "steps": sides[next(iter(sides))][0]["steps"],
+        "seeds": {side: [record["seed"] for record in records] for side, records in sides.items()},
+        "steps_per_second": {
+            side: float(np.mean([record["steps_per_second"] for record in records]))
+            for side, records in sides.items()
+        },
+        "final_scores": {side: values.tolist() for side, values in finals.items()},
+    }
+    if len(complete) == len(finals) and all(len(values) >= 2 for values in finals.values()):
+        row["final"] = interval(complete)
+        references = [side for side in finals if side != "neuroplug"]
+        if "neuroplug" in finals:
+            ours = row["final"]["neuroplug"]
+            row["versus"] = {}
+            bands = curve_bands({side: curves[side] for side in curves})
+            for reference in references:
+                theirs = row["final"][reference]
+                overlap = ours[2] >= theirs[1] and theirs[2] >= ours[1]
+                reach = time_to_reach(theirs[0], bands["neuroplug"][0], clocks["neuroplug"])
+                their_time = float(np.mean([r["wall_seconds"] for r in sides[reference]]))
+                row["versus"][reference] = {
+                    "probability_of_improvement": improvement(
+                        finals["neuroplug"], finals[reference]
+                    ),
+                    "verdict": "above" if ours[1] > theirs[2] else ("level" if overlap else "gap"),
+                    "seconds_to_reference_final": reach,
+                    "reference_seconds": their_time,
+                }
+            plot(method, task, curves, clocks, bands, row["steps"], out)
+    return row
+
+
+def plot(method, task, curves, clocks, bands, steps, out: Path) -> None:
+    """IQM per bin with its band, against env steps and against wall time."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    figure, axes = plt.subplots(1, 2, figsize=(11, 4))
+    for side, (iqm, low, high) in bands.items():
+        runs = len(curves[side])
+        centres = (np.arange(len(iqm)) + 1) * steps / len(iqm)
+        for axis, x in zip(axes, (centres, clocks[side]), strict=True):
+            colour = COLOURS.get(side)
+            label = f"{side} (IQM of {runs} seeds)"
+            axis.plot(x, iqm, marker="o", ms=3, color=colour, label=label)
+            axis.fill_between(x, low, high, color=colour, alpha=0.2)
+    axes[0].set_xlabel("env steps")
+    axes[1].set_xlabel("wall time (s, mean over seeds)")
+    for axis in axes:
+        axis.set_ylabel("training episode return")
+        axis.grid(alpha=0.3)
+    axes[0].legend(fontsize=8)
+    figure.suptitle(f"{method} on {task}: IQM over seeds, 95% stratified bootstrap band")
+    figure.tight_layout()
+    out.mkdir(parents=True, exist_ok=True)
+    figure.savefig(out / "curves.png", dpi=110)
+    plt.close(figure)
+
+
+def markdown(rows: list[dict]) -> str:
+    """The summary table, one row per method, task and reference."""
+    lines = [
+        "# Parity: each method beside its reference implementation",
+        "",
+        "Final score: mean training episode return in the last bin of env steps; IQM over "
+        "seeds [95% stratified bootstrap CI] (rliable). P(ours > ref): probability of "
+        "improvement [CI]. Verdict: level where the intervals overlap, above where ours is "
+        "above. Speed: env steps per second of each side (both one thread, taking turns on "
+        "the same machine); time: our runs' wall time to the reference's final IQM beside "
+        "the reference's wall time to its end. Raw numbers: the `seed*.json` files; "
+        "regenerate with `python benchmarks/parity/summary.py`.",
+        "",
+        "| method | task | steps | seeds | ours | reference | theirs | P(ours > ref) | verdict "
+        "| steps/s ours / theirs | time to their final: ours / theirs |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for row in rows:
+        final = row.get("final", {})
+        for reference, versus in row.get("versus", {}).items():
+            ours, theirs = final["neuroplug"], final[reference]
+            p = versus["probability_of_improvement"]
+            reach = versus["seconds_to_reference_final"]
+            speed = row["steps_per_second"]
+            lines.append(
+                f"| `{row['method']}` | {row['task']} | {row['steps']:,} "
+                f"| {len(row['seeds']['neuroplug'])} / {len(row['seeds'][reference])} "
+                f"| {ours[0]:,.0f} [{ours[1]:,.0f}, {ours[2]:,.0f}] | {reference} "
+                f"| {theirs[0]:,.0f} [{theirs[1]:,.0f}, {theirs[2]:,.0f}] "
+                f"| {p[0]:.2f} [{p[1]:.2f}, {p[2]:.2f}] | {versus['verdict']} "
+                f"| {speed['neuroplug']:.0f} / {speed[reference]:.0f} "
+                f"| {'not reached' if reach is None else f'{reach:,.0f} s'} / "
+                f"{versus['reference_seconds']:,.0f} s |"
+            )
+        if not row.get("versus"):
+            done = ", ".join(f"{side} {len(seeds)}" for side, seeds in row["seeds"].items())
+            lines.append(
+                f"| `{row['method']}` | {row['task']} | {row['steps']:,} | {done} "
+                "| running | | | | | | |"
+            )
+    machines = sorted({row.get("machine", "") for row in rows} - {""})
+    lines += ["", *(f"Machine: {machine}." for machine in machines), ""]
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--results", type=Path, default=RESULTS)
+    arguments = parser.parse_args(argv)
+    rows = []
+    for (method, task), sides in sorted(load(arguments.results).items()):
+        row = compare(method, task, sides, arguments.results / method / task)
+        row["machine"] = next(iter(sides.values()))[0]["machine"]
+        rows.append(row)
+    (arguments.results / "summary.json").write_text(json.dumps(rows, indent=1) + "\n")
+    (arguments.results / "summary.md").write_text(markdown(rows))
+    print(markdown(rows))
+
+
+if __name__ == "__main__":
+    main()
