@@ -22,6 +22,7 @@ import argparse
 import datetime
 import json
 import os
+import shutil
 import sys
 import time
 import traceback
@@ -57,9 +58,10 @@ def run_one(comparison: Comparison, side_name: str, seed: int, peers: Path) -> P
     """Run one side for one seed and write its record."""
     side = next(side for side in comparison.sides if side.name == side_name)
     runner = sides.RUNNERS[side.name]
+    work = RESULTS / ".work" / comparison.method / comparison.task / f"seed{seed}"
     if side.name == "neuroplug":
-        work = RESULTS / ".work" / comparison.method / comparison.task / f"seed{seed}"
         record = runner(comparison, side, seed, work)
+        shutil.rmtree(work)  # its checkpoints (a replay buffer among them) are not results
     else:
         record = runner(comparison, side, seed, peers)
     record = {
@@ -67,8 +69,9 @@ def run_one(comparison: Comparison, side_name: str, seed: int, peers: Path) -> P
         "task": comparison.task,
         "side": side.name,
         "seed": seed,
-        "steps": comparison.steps,
-        "bin_steps": comparison.bin_steps,
+        "unit": comparison.unit,
+        "budget": comparison.budget,
+        "bin": comparison.bin,
         **record,
         "steps_per_second": record["env_steps"] / record["wall_seconds"],
         "machine": describe(),

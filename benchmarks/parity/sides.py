@@ -22,7 +22,13 @@ from pathlib import Path
 from suite import Comparison, Side
 
 REPO = Path(__file__).resolve().parents[2]
+PEERS = Path(__file__).resolve().parent / "peers"
 CLEANRL_EPISODE = re.compile(r"global_step=(\d+), episodic_return=\[?([-0-9.e+]+)")
+GENERATION = re.compile(
+    r"evaluations=(\d+), population_mean=([-0-9.e+naninf]+), env_steps=(\d+), members=(\d+)"
+)
+"""A strategies peer's generation: evaluations so far, the population's mean return, env
+steps so far, members evaluated."""
 PEER_PACKAGES = ("torch", "gymnasium", "mujoco", "stable-baselines3", "numpy")
 
 
@@ -41,10 +47,10 @@ def run_neuroplug(comparison: Comparison, side: Side, seed: int, work: Path) -> 
     command = [
         sys.executable, "-m", "neuroplug", *side.arguments,
         f"run.seed={seed}",
-        f"run.max_frames={comparison.steps}",
+        *budget_overrides(comparison),
         "run.eval_interval=0",
         "run.stop_when_solved=false",
-        "algo.torch_threads=1",
+        *one_thread_overrides(comparison),
         "logger=none",
         f"run.resume={work}" if resuming else f"run.output_dir={work}",
     ]  # fmt: skip
@@ -58,22 +64,39 @@ def run_neuroplug(comparison: Comparison, side: Side, seed: int, work: Path) -> 
     # creation included): its rows' clocks shift by what came before the first. A resumed
     # run's process saw only its last part: its rows' own clocks are kept.
     start_up = 0.0 if resuming else process_seconds - float(rows[-1]["elapsed"])
-    segments = [
-        [int(float(row["env_steps"])), float(row["return_mean"]), int(float(row["episodes"])),
-         float(row["elapsed"]) + start_up]
-        for row in rows
-        if row.get("return_mean") not in (None, "", "nan")
-    ]  # fmt: skip
-    seconds = float(rows[-1]["elapsed"]) + start_up
-    steps = int(float(rows[-1]["env_steps"]))
+    points, before = [], 0
+    for row in rows:  # metrics.csv counts episodes from the run's start
+        played = int(float(row["episodes"]))
+        if row.get("return_mean") not in (None, "", "nan") and played > before:
+            x = played if comparison.unit == "evaluations" else int(float(row["env_steps"]))
+            at = float(row["elapsed"]) + start_up
+            points.append([x, float(row["return_mean"]), played - before, at])
+        before = played
     return {
-        "segments": segments,
-        "segment_fields": ["env_steps", "return_mean", "episodes", "elapsed"],
-        "wall_seconds": seconds,
-        "env_steps": steps,
+        "points": points,
+        "wall_seconds": float(rows[-1]["elapsed"]) + start_up,
+        "env_steps": int(float(rows[-1]["env_steps"])),
         "command": " ".join(["python", *command[1:-1]]),
         "versions": neuroplug_versions(),
     }
+
+
+def one_thread_overrides(comparison: Comparison) -> list[str]:
+    """One core for our run as for the peers': a learner's torch threads, a strategy's
+    serial scheduler (its episodes stepped in the run's own thread)."""
+    if comparison.unit == "evaluations":
+        return ["scheduler=serial"]
+    return ["algo.torch_threads=1"]
+
+
+def budget_overrides(comparison: Comparison) -> list[str]:
+    """Our run's budget: env steps, or a strategy's generations of its population."""
+    if comparison.unit == "evaluations":
+        return [
+            f"run.max_generations={comparison.generations}",
+            f"algo.population_size={comparison.population}",
+        ]
+    return [f"run.max_frames={comparison.budget}"]
 
 
 def run_cleanrl(comparison: Comparison, side: Side, seed: int, peers: Path) -> dict:
@@ -82,8 +105,8 @@ def run_cleanrl(comparison: Comparison, side: Side, seed: int, peers: Path) -> d
     checkout, python = peers / "cleanrl", peers / "rl" / "bin" / "python"
     script = checkout / "cleanrl" / side.script
     command = [str(python), str(script), "--env-id", comparison.task, "--seed", str(seed)]
-    command += ["--total-timesteps", str(comparison.steps), "--no-cuda", *side.arguments]
-    record = printed_episodes(command, {"PYTHONPATH": str(checkout)}, comparison.steps)
+    command += ["--total-timesteps", str(comparison.budget), "--no-cuda", *side.arguments]
+    record = printed_episodes(command, {"PYTHONPATH": str(checkout)}, comparison.budget)
     record["command"] = " ".join(["python", f"cleanrl/{side.script}", *command[2:]])
     record["versions"] = {"cleanrl": git_commit(checkout), **peer_versions(python)}
     return record
@@ -95,18 +118,52 @@ def run_sb3(comparison: Comparison, side: Side, seed: int, peers: Path) -> dict:
     python = peers / "rl" / "bin" / "python"
     learn = Path(__file__).resolve().parent / "peers" / "sb3_learn.py"
     command = [str(python), str(learn), "--algo", side.script, "--env", comparison.task]
-    command += ["--steps", str(comparison.steps), "--seed", str(seed), *side.arguments]
-    record = printed_episodes(command, {}, comparison.steps)
+    command += ["--steps", str(comparison.budget), "--seed", str(seed), *side.arguments]
+    record = printed_episodes(command, {}, comparison.budget)
     record["command"] = " ".join(["python", "benchmarks/parity/peers/sb3_learn.py", *command[2:]])
     record["versions"] = peer_versions(python)
     return record
 
 
+def run_evotorch(comparison: Comparison, side: Side, seed: int, peers: Path) -> dict:
+    """EvoTorch's ``side.script`` (``peers/evotorch_search.py`` in ``<peers>/evotorch``)."""
+    return strategy_peer(comparison, side, seed, peers / "evotorch", "evotorch_search.py")
+
+
+def run_pycma(comparison: Comparison, side: Side, seed: int, peers: Path) -> dict:
+    """pycma's CMA-ES (``peers/pycma_search.py`` in ``<peers>/cma``)."""
+    return strategy_peer(comparison, side, seed, peers / "cma", "pycma_search.py")
+
+
+def strategy_peer(comparison: Comparison, side: Side, seed: int, venv: Path, name: str) -> dict:
+    """A strategies peer's script for ``seed``: its generations as points at their
+    evaluation counts."""
+    python, script = venv / "bin" / "python", PEERS / name
+    command = [str(python), str(script), "--env", comparison.task, "--seed", str(seed)]
+    command += ["--generations", str(comparison.generations)]
+    command += ["--population", str(comparison.population), *side.arguments]
+    record = printed(command, {}, GENERATION)
+    record["command"] = " ".join(["python", f"benchmarks/parity/peers/{name}", *command[2:]])
+    record["versions"] = peer_versions(python)
+    return record
+
+
 def printed_episodes(command: list[str], environment: dict[str, str], steps: int) -> dict:
+    """A learner peer's ``command``: each training episode it prints (``global_step=..,
+    episodic_return=..``) a point at its step (CleanRL prints the 0-based index)."""
+    record = printed(command, environment, CLEANRL_EPISODE)
+    record["points"] = [[step + 1, value, 1, at] for step, value, _, at in record["points"]]
+    record["env_steps"] = steps
+    return record
+
+
+def printed(command: list[str], environment: dict[str, str], pattern: re.Pattern) -> dict:
     """Run a peer's ``command`` on one thread in a scratch working dir (its ``runs/`` and
-    ``videos/`` go with it); each training episode it prints (``global_step=..,
-    episodic_return=..``), timed as it arrives."""
-    episodes: list[list[float]] = []
+    ``videos/`` go with it); each line ``pattern`` matches, timed as it arrives, is a point
+    ``[x, return, weight, seconds]`` (``pattern``'s groups: x, return, and optionally env
+    steps so far and the point's weight)."""
+    points: list[list[float]] = []
+    steps = 0
     with tempfile.TemporaryDirectory() as scratch:
         started = time.monotonic()
         process = subprocess.Popen(
@@ -114,23 +171,26 @@ def printed_episodes(command: list[str], environment: dict[str, str], steps: int
             stdout=subprocess.PIPE, stderr=subprocess.PIPE,
         )  # fmt: skip
         for line in process.stdout:
-            match = CLEANRL_EPISODE.search(line)
+            match = pattern.search(line)
             if match:
-                step, value = match.groups()
-                episodes.append([int(step) + 1, float(value), time.monotonic() - started])
+                x, value, *rest = match.groups()
+                weight = float(rest[1]) if len(rest) > 1 else 1
+                points.append([int(x), float(value), weight, time.monotonic() - started])
+                steps = int(rest[0]) if rest else steps
         error = process.stderr.read()
         if process.wait():
             raise RuntimeError(f"{Path(command[1]).name} failed:\n{error[-3000:]}")
         seconds = time.monotonic() - started
-    return {
-        "episodes": episodes,
-        "episode_fields": ["env_steps", "return", "elapsed"],
-        "wall_seconds": seconds,
-        "env_steps": steps,
-    }
+    return {"points": points, "wall_seconds": seconds, "env_steps": steps}
 
 
-RUNNERS = {"neuroplug": run_neuroplug, "cleanrl": run_cleanrl, "sb3": run_sb3}
+RUNNERS = {
+    "neuroplug": run_neuroplug,
+    "cleanrl": run_cleanrl,
+    "sb3": run_sb3,
+    "evotorch": run_evotorch,
+    "pycma": run_pycma,
+}
 """Side name -> how to run it."""
 
 

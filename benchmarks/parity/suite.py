@@ -10,6 +10,7 @@ least 5 seeds where a run costs 5 minutes or less, 3 otherwise (issue 68).
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass, field
 
 
@@ -28,18 +29,25 @@ class Side:
 
 @dataclass(frozen=True)
 class Comparison:
-    """One method on one task: ours beside its references at equal env steps."""
+    """One method on one task: ours beside its references at an equal budget."""
 
     method: str
     task: str
     """The gymnasium id both sides train on (ours through its own env family)."""
-    steps: int
+    budget: int
+    """In ``unit``s: env steps (learners) or evaluations, one episode each (strategies)."""
     seeds: tuple[int, ...]
-    bin_steps: int
-    """Curves are the mean training episode return per this many env steps; the final
+    bin: int
+    """Curves are the mean training episode return per this many ``unit``s; the final
     score is the last bin's."""
     ours: Side
     references: tuple[Side, ...]
+    unit: str = "env_steps"
+    """``env_steps`` (learners) or ``evaluations`` (strategies: population members'
+    episodes, one per member and generation)."""
+    population: int = 0
+    """Strategies: members per generation on every side (the budget is whole
+    generations of it)."""
     notes: str = ""
     sides: tuple[Side, ...] = field(init=False)
 
@@ -51,12 +59,18 @@ class Comparison:
         """``<method>/<task>``: where its results live under ``results/parity/``."""
         return f"{self.method}/{self.task}"
 
+    @property
+    def generations(self) -> int:
+        """Strategies: the generations the budget buys."""
+        return self.budget // self.population
+
 
 ENVS = {
     "Hopper-v4": "hopper",
     "HalfCheetah-v4": "halfcheetah",
     "CartPole-v1": "cartpole",
     "Acrobot-v1": "acrobot",
+    "Pendulum-v1": "pendulum",
 }
 """gymnasium ids -> neuroplug's env configs (EnvPool's versions of the same tasks)."""
 QUICK_SEEDS = (1, 2, 3, 4, 5)
@@ -72,9 +86,9 @@ def _off_policy(method: str, task: str) -> Comparison:
     return Comparison(
         method=method,
         task=task,
-        steps=100_000,
+        budget=100_000,
         seeds=OFF_POLICY_SEEDS,
-        bin_steps=10_000,
+        bin=10_000,
         ours=Side("neuroplug", (f"algo={method}", f"env={ENVS[task]}")),
         references=(Side("cleanrl", script=f"{method}_continuous_action.py"),),
         notes=(
@@ -109,13 +123,46 @@ RL_ZOO_DQN_ACROBOT = sb3(
 """rl-baselines3-zoo's ``hyperparams/dqn.yml``, Acrobot-v1."""
 
 
+STRATEGY_TASKS = {"CartPole-v1": (4, 2, 40), "Pendulum-v1": (3, 1, 200)}
+"""Strategies' tasks: observation size, policy outputs, generations."""
+STRATEGY_NET = ("net.type=mlp", "net.hidden_sizes=[16]", "net.activation=tanh")
+"""``peers/policy_shape.py``'s policy (16 tanh units, no observation normalisation)."""
+
+
+def _strategy(method: str, task: str, references: tuple[Side, ...], population: int = 0):
+    """A strategy beside EvoTorch's (and pycma's) on ``task``, one episode per member, at
+    equal evaluations; the population is the CMA-ES default ``4 + floor(3 ln D)`` unless
+    given."""
+    observations, outputs, generations = STRATEGY_TASKS[task]
+    dimension = observations * 16 + 16 + 16 * outputs + outputs
+    population = population or 4 + int(3 * math.log(dimension))
+    settings = ("algo.obs_norm=false",) + (("algo.action_noise=0",) if method == "es" else ())
+    return Comparison(
+        method=method,
+        task=task,
+        budget=generations * population,
+        seeds=QUICK_SEEDS,
+        bin=generations * population // 10,
+        unit="evaluations",
+        population=population,
+        ours=Side("neuroplug", (f"algo={method}", f"env={ENVS[task]}", *STRATEGY_NET, *settings)),
+        references=references,
+        notes=f"{population} members, {generations} generations, one episode each; the "
+        "same 16-unit tanh policy on every side, no observation normalisation.",
+    )
+
+
+def _evotorch(method: str) -> Side:
+    return Side("evotorch", ("--algo", method))
+
+
 COMPARISONS: tuple[Comparison, ...] = (
     Comparison(
         method="ppo",
         task="CartPole-v1",
-        steps=100_000,
+        budget=100_000,
         seeds=QUICK_SEEDS,
-        bin_steps=10_000,
+        bin=10_000,
         ours=Side("neuroplug", ("algo=ppo", "env=cartpole")),
         references=(RL_ZOO_PPO_CARTPOLE, Side("cleanrl", script="ppo.py")),
         notes="RL Zoo's settings on ours and SB3 (budget 100k, RL Zoo's); CleanRL's ppo.py "
@@ -124,9 +171,9 @@ COMPARISONS: tuple[Comparison, ...] = (
     Comparison(
         method="ppo",
         task="Hopper-v4",
-        steps=12 * 16_384,
+        budget=12 * 16_384,
         seeds=QUICK_SEEDS,
-        bin_steps=16_384,
+        bin=16_384,
         ours=Side("neuroplug", ("algo=ppo", "env=hopper")),
         references=(Side("cleanrl", script="ppo_continuous_action.py"),),
         notes="CleanRL's ppo_continuous_action.py settings on both sides (one env, "
@@ -135,9 +182,9 @@ COMPARISONS: tuple[Comparison, ...] = (
     Comparison(
         method="dqn",
         task="CartPole-v1",
-        steps=50_000,
+        budget=50_000,
         seeds=QUICK_SEEDS,
-        bin_steps=5_000,
+        bin=5_000,
         ours=Side("neuroplug", ("algo=dqn", "env=cartpole")),
         references=(RL_ZOO_DQN_CARTPOLE, Side("cleanrl", script="dqn.py")),
         notes="Ours: its preset after RL Zoo's (rounds of 8 envs x 8 steps, double DQN, "
@@ -147,12 +194,28 @@ COMPARISONS: tuple[Comparison, ...] = (
     Comparison(
         method="dqn",
         task="Acrobot-v1",
-        steps=100_000,
+        budget=100_000,
         seeds=QUICK_SEEDS,
-        bin_steps=10_000,
+        bin=10_000,
         ours=Side("neuroplug", ("algo=dqn", "env=acrobot")),
         references=(RL_ZOO_DQN_ACROBOT,),
         notes="Ours at its defaults for vector tasks; SB3 at RL Zoo's Acrobot settings and budget.",
+    ),
+    *(
+        _strategy(
+            method, task, (_evotorch(method),), population=50 if method in ("es", "pgpe") else 0
+        )
+        for method in ("es", "pgpe", "snes", "xnes")
+        for task in STRATEGY_TASKS
+    ),
+    *(
+        _strategy(
+            method,
+            task,
+            (_evotorch(method), Side("pycma", ("--diagonal",) if method == "sep_cma_es" else ())),
+        )
+        for method in ("cma_es", "sep_cma_es")
+        for task in STRATEGY_TASKS
     ),
     _off_policy("sac", "HalfCheetah-v4"),
     _off_policy("sac", "Hopper-v4"),

@@ -33,16 +33,13 @@ COLOURS = {"neuroplug": "tab:blue", "cleanrl": "tab:orange", "sb3": "tab:green"}
 
 
 def bins(record: dict) -> tuple[np.ndarray, np.ndarray]:
-    """The run's mean training episode return per ``bin_steps`` env steps, and the wall
-    time at each bin's last episode (NaN where a bin holds none)."""
-    width, count = record["bin_steps"], math.ceil(record["steps"] / record["bin_steps"])
+    """The run's mean training episode return per ``bin`` units (env steps or
+    evaluations), each point weighted by the episodes it holds, and the wall time at each
+    bin's last point (NaN where a bin holds none)."""
+    width, count = record["bin"], math.ceil(record["budget"] / record["bin"])
     totals, weights, times = np.zeros(count), np.zeros(count), np.full(count, np.nan)
-    if "segments" in record:  # neuroplug: a segment's mean over its episodes, at its end
-        points = [(step, value, episodes, at) for step, value, episodes, at in record["segments"]]
-    else:  # a peer: every episode
-        points = [(step, value, 1, at) for step, value, at in record["episodes"]]
-    for step, value, weight, at in points:
-        index = min(max(math.ceil(step / width) - 1, 0), count - 1)
+    for x, value, weight, at in record["points"]:
+        index = min(max(math.ceil(x / width) - 1, 0), count - 1)
         totals[index] += value * weight
         weights[index] += weight
         times[index] = at if math.isnan(times[index]) else max(times[index], at)
@@ -120,7 +117,8 @@ def compare(method: str, task: str, sides: dict[str, list[dict]], out: Path) -> 
     row: dict = {
         "method": method,
         "task": task,
-        "steps": sides[next(iter(sides))][0]["steps"],
+        "budget": sides[next(iter(sides))][0]["budget"],
+        "unit": sides[next(iter(sides))][0]["unit"],
         "seeds": {side: [record["seed"] for record in records] for side, records in sides.items()},
         "steps_per_second": {
             side: float(np.mean([record["steps_per_second"] for record in records]))
@@ -148,11 +146,11 @@ def compare(method: str, task: str, sides: dict[str, list[dict]], out: Path) -> 
                     "seconds_to_reference_final": reach,
                     "reference_seconds": their_time,
                 }
-            plot(method, task, curves, clocks, bands, row["steps"], out)
+            plot(method, task, curves, clocks, bands, row, out)
     return row
 
 
-def plot(method, task, curves, clocks, bands, steps, out: Path) -> None:
+def plot(method, task, curves, clocks, bands, row: dict, out: Path) -> None:
     """IQM per bin with its band, against env steps and against wall time."""
     import matplotlib
 
@@ -162,16 +160,18 @@ def plot(method, task, curves, clocks, bands, steps, out: Path) -> None:
     figure, axes = plt.subplots(1, 2, figsize=(11, 4))
     for side, (iqm, low, high) in bands.items():
         runs = len(curves[side])
-        centres = (np.arange(len(iqm)) + 1) * steps / len(iqm)
+        centres = (np.arange(len(iqm)) + 1) * row["budget"] / len(iqm)
         for axis, x in zip(axes, (centres, clocks[side]), strict=True):
             colour = COLOURS.get(side)
             label = f"{side} (IQM of {runs} seeds)"
             axis.plot(x, iqm, marker="o", ms=3, color=colour, label=label)
             axis.fill_between(x, low, high, color=colour, alpha=0.2)
-    axes[0].set_xlabel("env steps")
+    axes[0].set_xlabel(row["unit"].replace("_", " "))
     axes[1].set_xlabel("wall time (s, mean over seeds)")
     for axis in axes:
-        axis.set_ylabel("training episode return")
+        axis.set_ylabel(
+            "training episode return" if row["unit"] == "env_steps" else "population mean return"
+        )
         axis.grid(alpha=0.3)
     axes[0].legend(fontsize=8)
     figure.suptitle(f"{method} on {task}: IQM over seeds, 95% stratified bootstrap band")
@@ -194,7 +194,7 @@ def markdown(rows: list[dict]) -> str:
         "the reference's wall time to its end. Raw numbers: the `seed*.json` files; "
         "regenerate with `python benchmarks/parity/summary.py`.",
         "",
-        "| method | task | steps | seeds | ours | reference | theirs | P(ours > ref) | verdict "
+        "| method | task | budget | seeds | ours | reference | theirs | P(ours > ref) | verdict "
         "| steps/s ours / theirs | time to their final: ours / theirs |",
         "|---|---|---|---|---|---|---|---|---|---|---|",
     ]
@@ -206,7 +206,7 @@ def markdown(rows: list[dict]) -> str:
             reach = versus["seconds_to_reference_final"]
             speed = row["steps_per_second"]
             lines.append(
-                f"| `{row['method']}` | {row['task']} | {row['steps']:,} "
+                f"| `{row['method']}` | {row['task']} | {budget(row)} "
                 f"| {len(row['seeds']['neuroplug'])} / {len(row['seeds'][reference])} "
                 f"| {ours[0]:,.0f} [{ours[1]:,.0f}, {ours[2]:,.0f}] | {reference} "
                 f"| {theirs[0]:,.0f} [{theirs[1]:,.0f}, {theirs[2]:,.0f}] "
@@ -218,12 +218,18 @@ def markdown(rows: list[dict]) -> str:
         if not row.get("versus"):
             done = ", ".join(f"{side} {len(seeds)}" for side, seeds in row["seeds"].items())
             lines.append(
-                f"| `{row['method']}` | {row['task']} | {row['steps']:,} | {done} "
+                f"| `{row['method']}` | {row['task']} | {budget(row)} | {done} "
                 "| running | | | | | | |"
             )
     machines = sorted({row.get("machine", "") for row in rows} - {""})
     lines += ["", *(f"Machine: {machine}." for machine in machines), ""]
     return "\n".join(lines)
+
+
+def budget(row: dict) -> str:
+    """``100,000 steps`` or ``2,000 evaluations``."""
+    unit = "steps" if row["unit"] == "env_steps" else "evaluations"
+    return f"{row['budget']:,} {unit}"
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -1,0 +1,92 @@
+"""EvoTorch's strategies for the parity suite (run in EvoTorch's own venv): the
+:mod:`policy_shape` policy through ``GymNE`` (one episode per member, no observation
+normalisation, no Ray actors: one thread, as every side), ``--generations`` of
+``--population``; prints each generation as ``evaluations=..,
+population_mean=.., env_steps=.., members=..``.
+
+    python evotorch_search.py --algo snes --env CartPole-v1 --generations 40 --population 18
+"""
+
+from __future__ import annotations
+
+import argparse
+
+import torch
+from evotorch.algorithms import CMAES, PGPE, SNES, XNES, GeneticAlgorithm
+from evotorch.decorators import pass_info
+from evotorch.neuroevolution import GymNE
+from evotorch.operators import GaussianMutation
+from policy_shape import HIDDEN
+
+
+@pass_info  # GymNE passes the task's sizes and spaces
+class Policy(torch.nn.Module):
+    """:func:`policy_shape.act` as a module (GymNE takes the argmax on a discrete task and
+    clips to the box, which ``tanh * high`` already respects)."""
+
+    def __init__(self, obs_length: int, act_length: int, act_space, **_) -> None:
+        super().__init__()
+        self.hidden = torch.nn.Linear(obs_length, HIDDEN)
+        self.out = torch.nn.Linear(HIDDEN, act_length)
+        high = getattr(act_space, "high", None)
+        scale = torch.as_tensor(high, dtype=torch.float32) if high is not None else None
+        self.register_buffer("scale", scale if scale is not None else torch.ones(act_length))
+        self.squash = high is not None and getattr(act_space, "n", None) is None
+
+    def forward(self, observations: torch.Tensor) -> torch.Tensor:
+        out = self.out(torch.tanh(self.hidden(observations)))
+        return torch.tanh(out) * self.scale if self.squash else out
+
+
+def searcher(name: str, problem: GymNE, population: int, sigma: float):
+    """EvoTorch's algorithm for neuroplug's ``name``, at neuroplug's default settings."""
+    if name == "es":  # OpenAI ES: fixed sigma, mirrored, centred ranks, Adam
+        return PGPE(
+            problem, popsize=population, center_learning_rate=0.01, stdev_learning_rate=0.0,
+            stdev_init=sigma, optimizer="adam", ranking_method="centered", symmetric=True,
+        )  # fmt: skip
+    if name == "pgpe":  # ClipUp, EvoTorch's MuJoCo example settings (neuroplug's defaults)
+        return PGPE(
+            problem, popsize=population, center_learning_rate=0.01125,
+            stdev_learning_rate=0.1, radius_init=0.27, optimizer="clipup",
+            optimizer_config={"max_speed": 0.0225},
+        )  # fmt: skip
+    if name == "snes":
+        return SNES(problem, stdev_init=sigma, popsize=population)
+    if name == "xnes":
+        return XNES(problem, stdev_init=sigma, popsize=population)
+    if name in ("cma_es", "sep_cma_es"):
+        return CMAES(problem, stdev_init=sigma, popsize=population, separable=name == "sep_cma_es")
+    if name == "ga":
+        mutation = GaussianMutation(problem, stdev=sigma)
+        return GeneticAlgorithm(problem, popsize=population, operators=[mutation], elitist=True)
+    raise SystemExit(f"unknown --algo {name}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    choices = ["es", "pgpe", "snes", "xnes", "cma_es", "sep_cma_es", "ga"]
+    parser.add_argument("--algo", required=True, choices=choices)
+    parser.add_argument("--env", required=True)
+    parser.add_argument("--generations", type=int, required=True)
+    parser.add_argument("--population", type=int, required=True)
+    parser.add_argument("--sigma", type=float, default=0.1)
+    parser.add_argument("--seed", type=int, default=1)
+    arguments = parser.parse_args()
+    torch.manual_seed(arguments.seed)
+    torch.set_num_threads(1)
+    problem = GymNE(env=arguments.env, network=Policy, num_episodes=1)
+    search = searcher(arguments.algo, problem, arguments.population, arguments.sigma)
+    for _ in range(arguments.generations):
+        before = problem.episode_count
+        search.step()
+        mean = float(search.population.evals[:, 0].mean())
+        print(
+            f"evaluations={problem.episode_count}, population_mean={mean}, "
+            f"env_steps={problem.interaction_count}, members={problem.episode_count - before}",
+            flush=True,
+        )
+
+
+if __name__ == "__main__":
+    main()
