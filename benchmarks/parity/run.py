@@ -38,28 +38,34 @@ from suite import Comparison, select  # noqa: E402
 RESULTS = Path(__file__).resolve().parents[1] / "results" / "parity"
 
 
-def record_path(comparison: Comparison, side: str, seed: int) -> Path:
-    """Where one run's raw numbers are kept."""
-    return RESULTS / comparison.method / comparison.task / side / f"seed{seed}.json"
+def record_path(comparison: Comparison, side: str, seed: int, root: Path | None = None) -> Path:
+    """Where one run's raw numbers are kept (another comparison's, for a side whose runs
+    are that one's)."""
+    root = RESULTS if root is None else root
+    origin = next(each for each in comparison.sides if each.name == side).records_from
+    folder = root / origin if origin else root / comparison.method / comparison.task / side
+    return folder / f"seed{seed}.json"
 
 
 def pending(comparisons: list[Comparison]) -> list[tuple[Comparison, str, int]]:
     """The runs without a record, seed by seed, the sides of a seed next to each other."""
-    runs = []
+    runs, paths = [], set()
     for comparison in comparisons:
         for seed in comparison.seeds:
             for side in comparison.sides:
-                if not record_path(comparison, side.name, seed).is_file():
+                path = record_path(comparison, side.name, seed)
+                if not path.is_file() and path not in paths:  # a shared side runs once
                     runs.append((comparison, side.name, seed))
+                    paths.add(path)
     return runs
 
 
 def run_one(comparison: Comparison, side_name: str, seed: int, peers: Path) -> Path:
     """Run one side for one seed and write its record."""
     side = next(side for side in comparison.sides if side.name == side_name)
-    runner = sides.RUNNERS[side.name]
-    work = RESULTS / ".work" / comparison.method / comparison.task / f"seed{seed}"
-    if side.name == "neuroplug":
+    runner = sides.RUNNERS[side.runs_with]
+    work = RESULTS / ".work" / comparison.method / comparison.task / side.name / f"seed{seed}"
+    if side.runs_with == "neuroplug":
         record = runner(comparison, side, seed, work)
         shutil.rmtree(work)  # its checkpoints (a replay buffer among them) are not results
     else:
@@ -78,6 +84,9 @@ def run_one(comparison: Comparison, side_name: str, seed: int, peers: Path) -> P
         "finished": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
     }
     path = record_path(comparison, side.name, seed)
+    if side.records_from:  # the record is that comparison's: written as its own
+        origin_method, origin_task, _ = side.records_from.split("/")
+        record.update(method=origin_method, task=origin_task, side="neuroplug")
     path.parent.mkdir(parents=True, exist_ok=True)
     path.with_suffix(".tmp").write_text(json.dumps(record, indent=1) + "\n")
     path.with_suffix(".tmp").replace(path)  # a record is whole or absent

@@ -67,10 +67,11 @@ def run_neuroplug(comparison: Comparison, side: Side, seed: int, work: Path) -> 
     points, before = [], 0
     for row in rows:  # metrics.csv counts episodes from the run's start
         played = int(float(row["episodes"]))
-        if row.get("return_mean") not in (None, "", "nan") and played > before:
+        value = metric_of(row, side.metric)
+        if value is not None and played > before:
             x = played if comparison.unit == "evaluations" else int(float(row["env_steps"]))
             at = float(row["elapsed"]) + start_up
-            points.append([x, float(row["return_mean"]), played - before, at])
+            points.append([x, value, played - before, at])
         before = played
     return {
         "points": points,
@@ -79,6 +80,19 @@ def run_neuroplug(comparison: Comparison, side: Side, seed: int, work: Path) -> 
         "command": " ".join(["python", *command[1:-1]]),
         "versions": neuroplug_versions(),
     }
+
+
+def metric_of(row: dict[str, str], metric: str) -> float | None:
+    """A ``metrics.csv`` row's ``return_mean``, or its population's best member's
+    objective (``best_member``); None where the row has none."""
+    if metric == "best_member":
+        objectives = [
+            float(value) for key, value in row.items()
+            if key.startswith("algo/member") and key.endswith("/objective") and value not in ("", "nan")
+        ]  # fmt: skip
+        return max(objectives) if objectives else None
+    value = row.get(metric)
+    return None if value in (None, "", "nan") else float(value)
 
 
 def one_thread_overrides(comparison: Comparison) -> list[str]:

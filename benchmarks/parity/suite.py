@@ -25,6 +25,21 @@ class Side:
     """neuroplug: its overrides; cleanrl: the script's arguments beyond task, steps, seed."""
     script: str = ""
     """cleanrl: the script's file name in the checkout's ``cleanrl/`` folder."""
+    runner: str = ""
+    """How the side runs (a key of ``sides.RUNNERS``); empty: its name. A method that
+    extends another (``cem_rl`` beside ``td3``) has a reference named after that method,
+    run by ``neuroplug``."""
+    records_from: str = ""
+    """``<method>/<task>/<side>``: this side's runs are another comparison's (``td3``'s
+    own runs beside CleanRL are the hybrids' reference), not run twice."""
+    metric: str = "return_mean"
+    """neuroplug: the ``metrics.csv`` column a point holds: ``return_mean``, or
+    ``best_member`` (a population of learners: its best member's objective)."""
+
+    @property
+    def runs_with(self) -> str:
+        """The key of ``sides.RUNNERS`` that runs this side."""
+        return self.runner or self.name
 
 
 @dataclass(frozen=True)
@@ -156,6 +171,55 @@ def _evotorch(method: str) -> Side:
     return Side("evotorch", ("--algo", method))
 
 
+def _cooperation(method: str, task: str) -> Comparison:
+    """A hybrid of evolution and TD3 (``cem_rl``, ``erl``) beside ``td3`` alone at equal
+    env steps (all of the population's frames counted): does the cooperation pay?"""
+    budget, seeds, width = (
+        (100_000, OFF_POLICY_SEEDS, 10_000) if task == "Hopper-v4" else (20_000, QUICK_SEEDS, 2_000)
+    )
+    td3 = ("algo=td3", f"env={ENVS[task]}")
+    reuse = f"td3/{task}/neuroplug" if task in ("Hopper-v4", "HalfCheetah-v4") else ""
+    return Comparison(
+        method=method,
+        task=task,
+        budget=budget,
+        seeds=seeds,
+        bin=width,
+        ours=Side("neuroplug", (f"algo={method}", f"env={ENVS[task]}")),
+        references=(Side("td3", td3, runner="neuroplug", records_from=reuse),),
+        notes="Ours at its defaults (the paper's population on TD3 at CleanRL's settings); "
+        "td3 at its defaults; every env step of the population counts.",
+    )
+
+
+PBT_TASKS = {"Acrobot-v1": 2_400_000, "CartPole-v1": 800_000}
+"""PBT's tasks and budgets: 8 PPO members' frames in all."""
+
+
+def _pbt(task: str) -> Comparison:
+    """``pbt`` over 8 PPO members beside the same 8 starting settings trained fixed
+    (no exploit, no explore), at equal frames: its best member against the best fixed
+    setting's."""
+    population = (
+        "algo=pbt", "algo.learner=ppo", "algo.members=8", f"env={ENVS[task]}",
+        "algo.initial.learning_rate=[1e-5,1e-2]", "algo.initial.entropy_coef=[1e-4,1e-1]",
+    )  # fmt: skip
+    fixed = (*population, "algo.exploit=false", "algo.mutation_probability=0")
+    budget = PBT_TASKS[task]
+    return Comparison(
+        method="pbt",
+        task=task,
+        budget=budget,
+        seeds=OFF_POLICY_SEEDS,
+        bin=budget // 10,
+        ours=Side("neuroplug", population, metric="best_member"),
+        references=(Side("fixed", fixed, runner="neuroplug", metric="best_member"),),
+        notes="8 PPO members, learning rates log-uniform in [1e-5, 1e-2] and entropy "
+        "coefficients in [1e-4, 0.1]; the fixed run starts from the same draws. Score: "
+        "the best member's objective (its recent training return).",
+    )
+
+
 COMPARISONS: tuple[Comparison, ...] = (
     Comparison(
         method="ppo",
@@ -221,6 +285,12 @@ COMPARISONS: tuple[Comparison, ...] = (
     _off_policy("sac", "Hopper-v4"),
     _off_policy("td3", "HalfCheetah-v4"),
     _off_policy("td3", "Hopper-v4"),
+    *(
+        _cooperation(method, task)
+        for method in ("cem_rl", "erl")
+        for task in ("Pendulum-v1", "Hopper-v4")
+    ),
+    *(_pbt(task) for task in PBT_TASKS),
 )
 """Every comparison, in the order the suite runs them."""
 

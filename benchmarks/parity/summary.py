@@ -20,10 +20,14 @@ from __future__ import annotations
 import argparse
 import json
 import math
-from collections import defaultdict
+import sys
 from pathlib import Path
 
 import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import run  # noqa: E402
+from suite import COMPARISONS, Comparison  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parents[1] / "results" / "parity"
 REPS = 5000
@@ -47,15 +51,14 @@ def bins(record: dict) -> tuple[np.ndarray, np.ndarray]:
         return totals / weights, times
 
 
-def load(root: Path = RESULTS) -> dict[tuple[str, str], dict[str, list[dict]]]:
-    """Every record by (method, task), then by side, in seed order."""
-    found: dict[tuple[str, str], dict[str, list[dict]]] = defaultdict(lambda: defaultdict(list))
-    for path in sorted(root.glob("*/*/*/seed*.json")):
-        record = json.loads(path.read_text())
-        found[record["method"], record["task"]][record["side"]].append(record)
-    for sides in found.values():
-        for records in sides.values():
-            records.sort(key=lambda record: record["seed"])
+def load(comparison: Comparison, root: Path = RESULTS) -> dict[str, list[dict]]:
+    """A comparison's records by side (those finished), in seed order."""
+    found = {}
+    for side in comparison.sides:
+        paths = [run.record_path(comparison, side.name, seed, root) for seed in comparison.seeds]
+        records = [json.loads(path.read_text()) for path in paths if path.is_file()]
+        if records:
+            found[side.name] = records
     return found
 
 
@@ -237,8 +240,11 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--results", type=Path, default=RESULTS)
     arguments = parser.parse_args(argv)
     rows = []
-    for (method, task), sides in sorted(load(arguments.results).items()):
-        row = compare(method, task, sides, arguments.results / method / task)
+    for comparison in COMPARISONS:
+        sides = load(comparison, arguments.results)
+        if not sides:
+            continue
+        row = compare(comparison.method, comparison.task, sides, arguments.results / comparison.key)
         row["machine"] = next(iter(sides.values()))[0]["machine"]
         rows.append(row)
     (arguments.results / "summary.json").write_text(json.dumps(rows, indent=1) + "\n")
