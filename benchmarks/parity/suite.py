@@ -95,6 +95,27 @@ OFF_POLICY_SEEDS = (1, 2, 3)
 """100k steps of SAC or TD3 cost 20-40 minutes on one core: three seeds (issue 68)."""
 
 
+def sb3(algo: str, **settings) -> Side:
+    """Stable-Baselines3's ``algo`` with ``settings`` (RL Zoo's hyperparameters)."""
+    return Side("sb3", ("--settings", json.dumps(settings)), script=algo)
+
+
+SB3_CLEANRL = {
+    "sac": sb3(
+        "sac", learning_rate=3e-4, buffer_size=1_000_000, learning_starts=5_000,
+        batch_size=256, tau=0.005, gamma=0.99, train_freq=1, gradient_steps=1,
+        ent_coef="auto", target_update_interval=1, net_arch=[256, 256],
+    ),
+    "td3": sb3(
+        "td3", learning_rate=3e-4, buffer_size=1_000_000, learning_starts=25_000,
+        batch_size=256, tau=0.005, gamma=0.99, train_freq=1, gradient_steps=1,
+        policy_delay=2, target_policy_noise=0.2, target_noise_clip=0.5, action_noise=0.1,
+        net_arch=[256, 256],
+    ),
+}  # fmt: skip
+"""Stable-Baselines3's SAC and TD3 at CleanRL's settings (as far as SB3 has them)."""
+
+
 def _off_policy(method: str, task: str) -> Comparison:
     """``td3``/``sac`` beside CleanRL's ``<method>_continuous_action.py`` (our defaults
     are its settings), 100k env steps, bins of 10k (our segments)."""
@@ -105,17 +126,13 @@ def _off_policy(method: str, task: str) -> Comparison:
         seeds=OFF_POLICY_SEEDS,
         bin=10_000,
         ours=Side("neuroplug", (f"algo={method}", f"env={ENVS[task]}")),
-        references=(Side("cleanrl", script=f"{method}_continuous_action.py"),),
+        references=(Side("cleanrl", script=f"{method}_continuous_action.py"), SB3_CLEANRL[method]),
         notes=(
-            "CleanRL's settings on both sides (ours: EnvPool's MuJoCo task, CleanRL: "
-            "gymnasium 0.29.1's); training episode returns, as CleanRL logs them."
+            "CleanRL's settings on every side (ours: EnvPool's MuJoCo task, the peers "
+            "gymnasium 0.29.1's; SB3's SAC has one learning rate, 3e-4, for the actor, the "
+            "critics and the temperature); training episode returns, as CleanRL logs them."
         ),
     )
-
-
-def sb3(algo: str, **settings) -> Side:
-    """Stable-Baselines3's ``algo`` with ``settings`` (RL Zoo's hyperparameters)."""
-    return Side("sb3", ("--settings", json.dumps(settings)), script=algo)
 
 
 RL_ZOO_PPO_CARTPOLE = sb3(

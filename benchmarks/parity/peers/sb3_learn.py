@@ -1,7 +1,8 @@
 """One Stable-Baselines3 run for the parity suite (run in the peers' venv): ``--algo`` on
 ``--env`` for ``--steps`` env steps with ``--settings`` (RL Zoo's hyperparameters as JSON:
 ``"lin_0.001"`` is a rate decaying linearly from 0.001, ``n_envs`` the vector env's size,
-``net_arch`` the policy's hidden widths), printing each training episode as CleanRL's
+``net_arch`` the policy's hidden widths, ``action_noise`` a Gaussian exploration noise's
+std), printing each training episode as CleanRL's
 scripts do (``global_step=<steps>, episodic_return=<return>``) so one parser reads both.
 
     python sb3_learn.py --algo ppo --env CartPole-v1 --steps 100000 --seed 1 \\
@@ -13,10 +14,12 @@ from __future__ import annotations
 import argparse
 import json
 
+import numpy as np
 import stable_baselines3
 import torch
 from stable_baselines3.common.callbacks import BaseCallback
 from stable_baselines3.common.env_util import make_vec_env
+from stable_baselines3.common.noise import NormalActionNoise
 
 
 class PrintEpisodes(BaseCallback):
@@ -51,6 +54,10 @@ def main() -> None:
     envs = make_vec_env(arguments.env, n_envs=settings.pop("n_envs", 1), seed=arguments.seed)
     if "net_arch" in settings:
         settings["policy_kwargs"] = {"net_arch": settings.pop("net_arch")}
+    if "action_noise" in settings:  # a Gaussian's std on every action dimension
+        actions = envs.action_space.shape[0]
+        std = settings.pop("action_noise")
+        settings["action_noise"] = NormalActionNoise(np.zeros(actions), std * np.ones(actions))
     algorithm = getattr(stable_baselines3, arguments.algo.upper())
     model = algorithm("MlpPolicy", envs, seed=arguments.seed, device="cpu", **settings)
     model.learn(total_timesteps=arguments.steps, callback=PrintEpisodes())
