@@ -324,3 +324,44 @@ def select(only: list[str] | None) -> list[Comparison]:
             f"--only: no comparison named {', '.join(unknown)}; known: {', '.join(known)}"
         )
     return chosen
+
+
+DOC_PAGES = {
+    "ppo": "learners/ppo.md",
+    "dqn": "learners/dqn.md",
+    "sac": "learners/td3-sac.md",
+    "td3": "learners/td3-sac.md",
+    "pbt": "learners/pbt.md",
+    "appo": "learners/appo.md",
+    "es": "algorithms/es.md",
+    "pgpe": "algorithms/pgpe.md",
+    "snes": "algorithms/nes.md",
+    "xnes": "algorithms/nes.md",
+    "cma_es": "algorithms/cma-es.md",
+    "sep_cma_es": "algorithms/cma-es.md",
+    "ga": "algorithms/ga.md",
+    "cem_rl": "algorithms/cem-rl-erl.md",
+    "erl": "algorithms/cem-rl-erl.md",
+    "map_elites": "algorithms/quality-diversity.md",
+    "cma_mae": "algorithms/quality-diversity.md",
+    "pga_me": "algorithms/quality-diversity.md",
+}
+"""Each method's docs page (under ``docs/``), whose Results section shows its parity rows."""
+
+
+def budgets_markdown() -> str:
+    """The suite's comparisons as the parity page's table: method, task, budget, seeds,
+    references (``docs/parity.md`` holds it; a test checks they agree)."""
+    lines = [
+        "| method | task | budget | seeds | beside | settings |",
+        "|---|---|---|---|---|---|",
+    ]
+    for comparison in COMPARISONS:
+        unit = "env steps" if comparison.unit == "env_steps" else "evaluations"
+        references = ", ".join(side.name for side in comparison.references)
+        seeds = ", ".join(str(seed) for seed in comparison.seeds)
+        lines.append(
+            f"| `{comparison.method}` | {comparison.task} | {comparison.budget:,} {unit} "
+            f"| {seeds} | {references} | {comparison.notes} |"
+        )
+    return "\n".join(lines)

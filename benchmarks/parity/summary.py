@@ -27,7 +27,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import run  # noqa: E402
-from suite import COMPARISONS, Comparison  # noqa: E402
+from suite import COMPARISONS, DOC_PAGES, Comparison, budgets_markdown  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parents[1] / "results" / "parity"
 REPS = 5000
@@ -184,19 +184,37 @@ def plot(method, task, curves, clocks, bands, row: dict, out: Path) -> None:
     plt.close(figure)
 
 
+EXPLANATION = (
+    "Final score: mean training episode return in the last bin of the budget (a strategy's "
+    "population mean; PBT's best member's objective); IQM over seeds [95% stratified "
+    "bootstrap CI] (rliable). P(ours > ref): probability of improvement [CI]. Verdict: "
+    "level where the intervals overlap, above where ours is above, gap otherwise. Speed: "
+    "env steps per second of each side (each on one thread, the sides taking turns seed by "
+    "seed on the same machine); time: our runs' wall time to the reference's final IQM "
+    "beside the reference's wall time to its end. Raw numbers: the `seed*.json` files; "
+    "regenerate with `python benchmarks/parity/summary.py`."
+)
+
+
 def markdown(rows: list[dict]) -> str:
-    """The summary table, one row per method, task and reference."""
+    """The summary page: what the numbers are, the table, the machines."""
+    machines = sorted({row.get("machine", "") for row in rows} - {""})
     lines = [
         "# Parity: each method beside its reference implementation",
         "",
-        "Final score: mean training episode return in the last bin of env steps; IQM over "
-        "seeds [95% stratified bootstrap CI] (rliable). P(ours > ref): probability of "
-        "improvement [CI]. Verdict: level where the intervals overlap, above where ours is "
-        "above. Speed: env steps per second of each side (both one thread, taking turns on "
-        "the same machine); time: our runs' wall time to the reference's final IQM beside "
-        "the reference's wall time to its end. Raw numbers: the `seed*.json` files; "
-        "regenerate with `python benchmarks/parity/summary.py`.",
+        EXPLANATION,
         "",
+        table(rows),
+        "",
+        *(f"Machine: {machine}." for machine in machines),
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def table(rows: list[dict]) -> str:
+    """One line per method, task and reference (a comparison still running says so)."""
+    lines = [
         "| method | task | budget | seeds | ours | reference | theirs | P(ours > ref) | verdict "
         "| steps/s ours / theirs | time to their final: ours / theirs |",
         "|---|---|---|---|---|---|---|---|---|---|---|",
@@ -224,8 +242,6 @@ def markdown(rows: list[dict]) -> str:
                 f"| `{row['method']}` | {row['task']} | {budget(row)} | {done} "
                 "| running | | | | | | |"
             )
-    machines = sorted({row.get("machine", "") for row in rows} - {""})
-    lines += ["", *(f"Machine: {machine}." for machine in machines), ""]
     return "\n".join(lines)
 
 
@@ -233,6 +249,47 @@ def budget(row: dict) -> str:
     """``100,000 steps`` or ``2,000 evaluations``."""
     unit = "steps" if row["unit"] == "env_steps" else "evaluations"
     return f"{row['budget']:,} {unit}"
+
+
+DOCS = Path(__file__).resolve().parents[2] / "docs"
+
+
+def write_block(page: Path, name: str, text: str) -> None:
+    """Put ``text`` between the page's ``<!-- parity:name -->`` markers (added under its
+    ``## Results`` heading, or at its end, the first time)."""
+    start, end = f"<!-- parity:{name} -->", f"<!-- /parity:{name} -->"
+    content = page.read_text()
+    block = f"{start}\n{text.strip()}\n{end}"
+    if start in content:
+        before, rest = content.split(start, 1)
+        content = before + block + rest.split(end, 1)[1]
+    elif "\n## Results\n" in content:
+        head, tail = content.split("\n## Results\n", 1)
+        content = f"{head}\n## Results\n\n{block}\n{tail}"
+    else:
+        content = content.rstrip("\n") + f"\n\n{block}\n"
+    page.write_text(content)
+
+
+def method_block(method: str, rows: list[dict], results: Path) -> str:
+    """A method's parity rows and curves, for its docs page."""
+    mine = [row for row in rows if row["method"] == method]
+    plots = [
+        f"![{method} on {row['task']}](../results/parity/{method}/{row['task']}/curves.png)"
+        for row in mine
+        if (results / method / row["task"] / "curves.png").is_file()
+    ]
+    lines = [
+        f"**Parity** ([the suite](../parity.md)): `{method}` beside its reference "
+        "implementation over seeds, IQM [95% CI] of the final score.",
+        "",
+        table(mine)
+        if mine
+        else "Not run yet: `python benchmarks/parity/run.py --only " + method + "`.",
+        "",
+        *plots,
+    ]
+    return "\n".join(lines)
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -250,6 +307,11 @@ def main(argv: list[str] | None = None) -> None:
     (arguments.results / "summary.json").write_text(json.dumps(rows, indent=1) + "\n")
     (arguments.results / "summary.md").write_text(markdown(rows))
     print(markdown(rows))
+    if arguments.results == RESULTS:  # the docs show the committed results, not a trial's
+        write_block(DOCS / "parity.md", "budgets", budgets_markdown())
+        write_block(DOCS / "parity.md", "results", markdown(rows).split("\n", 2)[2])  # untitled
+        for method, page in DOC_PAGES.items():
+            write_block(DOCS / page, method, method_block(method, rows, RESULTS))
 
 
 if __name__ == "__main__":
