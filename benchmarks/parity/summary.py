@@ -310,8 +310,8 @@ def main(argv: list[str] | None = None) -> None:
     if arguments.results == RESULTS:  # the docs show the committed results, not a trial's
         write_block(DOCS / "parity.md", "budgets", budgets_markdown())
         write_block(DOCS / "parity.md", "results", markdown(rows).split("\n", 2)[2])  # untitled
-        for method, page in DOC_PAGES.items():
-            write_block(DOCS / page, method, method_block(method, rows, RESULTS))
+        for method in dict.fromkeys(comparison.method for comparison in COMPARISONS):
+            write_block(DOCS / DOC_PAGES[method], method, method_block(method, rows, RESULTS))
 
 
 if __name__ == "__main__":
