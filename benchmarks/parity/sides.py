@@ -98,19 +98,17 @@ def metric_of(row: dict[str, str], metric: str) -> float | None:
 def one_thread_overrides(comparison: Comparison) -> list[str]:
     """One core for our run as for the peers': a learner's torch threads, a strategy's
     serial scheduler (its episodes stepped in the run's own thread)."""
-    if comparison.unit == "evaluations":
+    if comparison.population:
         return ["scheduler=serial"]
     return ["algo.torch_threads=1"]
 
 
 def budget_overrides(comparison: Comparison) -> list[str]:
     """Our run's budget: env steps, or a strategy's generations of its population."""
+    population = [f"algo.population_size={comparison.population}"] if comparison.population else []
     if comparison.unit == "evaluations":
-        return [
-            f"run.max_generations={comparison.generations}",
-            f"algo.population_size={comparison.population}",
-        ]
-    return [f"run.max_frames={comparison.budget}"]
+        return [f"run.max_generations={comparison.generations}", *population]
+    return [f"run.max_frames={comparison.budget}", *population]
 
 
 def run_cleanrl(comparison: Comparison, side: Side, seed: int, peers: Path) -> dict:
@@ -154,9 +152,19 @@ def strategy_peer(comparison: Comparison, side: Side, seed: int, venv: Path, nam
     evaluation counts."""
     python, script = venv / "bin" / "python", PEERS / name
     command = [str(python), str(script), "--env", comparison.task, "--seed", str(seed)]
-    command += ["--generations", str(comparison.generations)]
     command += ["--population", str(comparison.population), *side.arguments]
+    if comparison.unit == "env_steps":  # a budget of env steps (the GA's elite rounds differ)
+        command += ["--generations", str(10**9), "--steps", str(comparison.budget)]
+    else:
+        command += ["--generations", str(comparison.generations)]
     record = printed(command, {}, GENERATION)
+    if comparison.unit == "env_steps":
+        record["points"] = [
+            [steps, *rest]
+            for (_, *rest), steps in zip(record["points"], record.pop("steps_at"), strict=True)
+        ]
+    else:
+        record.pop("steps_at")
     record["command"] = " ".join(["python", f"benchmarks/parity/peers/{name}", *command[2:]])
     record["versions"] = peer_versions(python)
     return record
@@ -166,6 +174,7 @@ def printed_episodes(command: list[str], environment: dict[str, str], steps: int
     """A learner peer's ``command``: each training episode it prints (``global_step=..,
     episodic_return=..``) a point at its step (CleanRL prints the 0-based index)."""
     record = printed(command, environment, CLEANRL_EPISODE)
+    del record["steps_at"]
     record["points"] = [[step + 1, value, 1, at] for step, value, _, at in record["points"]]
     record["env_steps"] = steps
     return record
@@ -177,7 +186,7 @@ def printed(command: list[str], environment: dict[str, str], pattern: re.Pattern
     ``[x, return, weight, seconds]`` (``pattern``'s groups: x, return, and optionally env
     steps so far and the point's weight)."""
     points: list[list[float]] = []
-    steps = 0
+    steps, steps_at = 0, []
     with tempfile.TemporaryDirectory() as scratch:
         started = time.monotonic()
         process = subprocess.Popen(
@@ -191,11 +200,12 @@ def printed(command: list[str], environment: dict[str, str], pattern: re.Pattern
                 weight = float(rest[1]) if len(rest) > 1 else 1
                 points.append([int(x), float(value), weight, time.monotonic() - started])
                 steps = int(rest[0]) if rest else steps
+                steps_at.append(steps)
         error = process.stderr.read()
         if process.wait():
             raise RuntimeError(f"{Path(command[1]).name} failed:\n{error[-3000:]}")
         seconds = time.monotonic() - started
-    return {"points": points, "wall_seconds": seconds, "env_steps": steps}
+    return {"points": points, "wall_seconds": seconds, "env_steps": steps, "steps_at": steps_at}
 
 
 RUNNERS = {

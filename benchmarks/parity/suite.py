@@ -184,6 +184,31 @@ def _strategy(method: str, task: str, references: tuple[Side, ...], population: 
     )
 
 
+GA_TASKS = {"CartPole-v1": 200_000, "Pendulum-v1": 600_000}
+"""The GA's tasks and env-step budgets."""
+
+
+def _ga(task: str) -> Comparison:
+    """Such et al.'s GA beside EvoTorch's elitist GA (Gaussian mutation) at equal env steps:
+    their elite rounds differ (ours re-evaluates the best 10 five times, EvoTorch's
+    re-evaluates its parents), so evaluations are not the common budget, env steps are."""
+    settings = ("algo.truncation=8", "algo.sigma=0.1", "algo.elite_episodes=5")
+    budget = GA_TASKS[task]
+    return Comparison(
+        method="ga",
+        task=task,
+        budget=budget,
+        seeds=QUICK_SEEDS if task == "CartPole-v1" else OFF_POLICY_SEEDS,
+        bin=budget // 10,
+        population=50,
+        ours=Side("neuroplug", ("algo=ga", f"env={ENVS[task]}", *STRATEGY_NET, *settings)),
+        references=(Side("evotorch", ("--algo", "ga")),),
+        notes="50 members, mutation power 0.1 on both sides; ours truncation 8 and 5-episode "
+        "elite rounds (its docs' CartPole settings), EvoTorch's elitist GA re-evaluating "
+        "its parents; the same 16-unit tanh policy.",
+    )
+
+
 def _evotorch(method: str) -> Side:
     return Side("evotorch", ("--algo", method))
 
@@ -298,6 +323,7 @@ COMPARISONS: tuple[Comparison, ...] = (
         for method in ("cma_es", "sep_cma_es")
         for task in STRATEGY_TASKS
     ),
+    *(_ga(task) for task in GA_TASKS),
     _off_policy("sac", "HalfCheetah-v4"),
     _off_policy("sac", "Hopper-v4"),
     _off_policy("td3", "HalfCheetah-v4"),

@@ -72,6 +72,7 @@ def main() -> None:
     parser.add_argument("--population", type=int, required=True)
     parser.add_argument("--sigma", type=float, default=0.1)
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--steps", type=int, default=0, help="stop at this many env steps")
     arguments = parser.parse_args()
     torch.manual_seed(arguments.seed)
     torch.set_num_threads(1)
@@ -86,6 +87,8 @@ def main() -> None:
             f"env_steps={problem.interaction_count}, members={problem.episode_count - before}",
             flush=True,
         )
+        if arguments.steps and problem.interaction_count >= arguments.steps:
+            break
 
 
 if __name__ == "__main__":
