@@ -6,8 +6,10 @@ writes, beside them:
 - ``summary.md`` and ``summary.json``: per method and task, each side's final score (the
   mean training episode return in the last bin of env steps) as the interquartile mean
   over seeds with a 95% stratified bootstrap confidence interval, the probability that ours
-  beats the reference (Agarwal et al. 2021, computed with ``rliable``), the verdict (level:
-  the intervals overlap, or ours is above; a gap otherwise), each side's env steps per
+  beats the reference (Agarwal et al. 2021, computed with ``rliable`` through
+  :mod:`neuroplug.tools.intervals`, the statistics ``python -m neuroplug.tools.compare``
+  gives users' own runs), the verdict (level:
+  the intervals overlap; above; a gap otherwise), each side's env steps per
   second, and the wall time our runs took to reach the reference's final score;
 - ``<method>/<task>/curves.png``: each side's IQM per bin with its 95% band, against env
   steps and against wall time.
@@ -29,10 +31,20 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import run  # noqa: E402
 from suite import COMPARISONS, DOC_PAGES, Comparison, budgets_markdown  # noqa: E402
 
+from neuroplug.tools import intervals  # noqa: E402
+
 RESULTS = Path(__file__).resolve().parents[1] / "results" / "parity"
 REPS = 5000
 """Bootstrap repetitions of every interval."""
-COLOURS = {"neuroplug": "tab:blue", "cleanrl": "tab:orange", "sb3": "tab:green"}
+COLOURS = {
+    "neuroplug": "tab:blue",
+    "cleanrl": "tab:orange",
+    "sb3": "tab:green",
+    "evotorch": "tab:red",
+    "pycma": "tab:purple",
+    "td3": "tab:brown",
+    "fixed": "tab:gray",
+}
 """Each side's colour in every plot."""
 
 
@@ -64,42 +76,26 @@ def load(comparison: Comparison, root: Path = RESULTS) -> dict[str, list[dict]]:
 
 def interval(scores: dict[str, np.ndarray]) -> dict[str, tuple[float, float, float]]:
     """Each side's IQM over its seeds and its 95% stratified bootstrap interval."""
-    from rliable import library, metrics
-
     matrices = {side: values.reshape(-1, 1) for side, values in scores.items()}
-    points, intervals = library.get_interval_estimates(
-        matrices, lambda matrix: np.array([metrics.aggregate_iqm(matrix)]), reps=REPS
-    )
-    return {
-        side: (float(points[side][0]), float(intervals[side][0][0]), float(intervals[side][1][0]))
-        for side in scores
-    }
+    found = intervals.interval_estimates(matrices, intervals.iqm, reps=REPS)
+    return {side: tuple(float(value[0]) for value in found[side]) for side in scores}
 
 
 def curve_bands(
     curves: dict[str, np.ndarray],
 ) -> dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]]:
-    """Each side's IQM per bin over seeds with its 95% band (bins every seed reached)."""
-    from rliable import library, metrics
-
+    """Each side's IQM per bin over seeds with its 95% band."""
     matrices = {side: values[:, None, :] for side, values in curves.items()}  # runs x 1 x bins
-    per_bin = lambda matrix: np.array(  # noqa: E731
-        [metrics.aggregate_iqm(matrix[..., k]) for k in range(matrix.shape[-1])]
-    )
-    points, intervals = library.get_interval_estimates(matrices, per_bin, reps=REPS // 5)
-    return {side: (points[side], intervals[side][0], intervals[side][1]) for side in curves}
+    return intervals.interval_estimates(matrices, intervals.iqm, reps=REPS // 5)
 
 
 def improvement(ours: np.ndarray, theirs: np.ndarray) -> tuple[float, float, float]:
     """P(a seed of ours scores above a seed of theirs), with its 95% interval."""
-    from rliable import library, metrics
-
-    pair = {"pair": (ours.reshape(-1, 1), theirs.reshape(-1, 1))}
-    points, intervals = library.get_interval_estimates(
-        pair, metrics.probability_of_improvement, reps=REPS // 5
-    )
-    low, high = np.ravel(intervals["pair"])
-    return float(points["pair"]), float(low), float(high)
+    pair = {"pair": [ours.reshape(-1, 1), theirs.reshape(-1, 1)]}
+    point, low, high = intervals.interval_estimates(
+        pair, intervals.probability_of_improvement, reps=REPS // 5
+    )["pair"]
+    return float(point[0]), float(low[0]), float(high[0])
 
 
 def time_to_reach(target: float, iqm: np.ndarray, times: np.ndarray) -> float | None:
