@@ -1,154 +1,129 @@
 """Learning curves from local logs: ``python -m neuroplug.tools.plot <run or sweep dir>...``.
 
 Reads every ``metrics.csv`` (each run writes one in its run dir) below the given directories
-and each run's config (``config.yaml``). Runs are grouped by every setting that differs
-between them (a sweep's overrides: ``algo.sigma=0.01`` and ``algo.sigma=0.02`` are two
-curves), except the seed: runs that differ only in ``run.seed`` are one curve, the mean over
-them with a band from the lowest to the highest seed. Each curve is labelled with its
-algorithm, task and differing settings, and drawn to its own end (where only some seeds
-reached, the mean is over those). A metric logged on some rows only
-(``--y eval_return_mean``) is drawn through the rows that have it. Return is drawn against
-frames and against wall time into one PNG. A population's run (``algo=pbt``) also gets
-``<run dir>/population.png``: each member's objective and settings against frames. W&B is
-not needed. Needs matplotlib
-(``pip install neuroplug[plot]``).
+and each run's config (``config.yaml``), through :mod:`.runs`. Runs are grouped by every
+setting that differs between them (a sweep's overrides: ``algo.sigma=0.01`` and
+``algo.sigma=0.02`` are two curves), except the seed: runs that differ only in ``run.seed``
+are one curve, the mean over them with the 95% bootstrap confidence interval of that mean
+as its band (:mod:`.intervals`, with rliable; without it the mean alone). Each curve is
+labelled with its algorithm, task and differing settings, and drawn to its own end (where
+only some seeds reached, the mean and its interval are over those; where one is left, there
+is no band). A metric logged on some rows only (``--y eval_return_mean``) is drawn through
+the rows that have it, with markers. Return is drawn against frames and against wall time
+into one PNG. A population's run (``algo=pbt``) also gets ``<run dir>/population.png``: each
+member's objective and settings against frames. W&B is not needed. Needs matplotlib and
+rliable (``pip install neuroplug[plot]``); :mod:`.compare` tells groups apart with
+statistics.
 """
 
 from __future__ import annotations
 
 import argparse
-import csv
-import math
 import re
+import sys
 import warnings
 from collections import defaultdict
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
+from neuroplug.tools import intervals
+from neuroplug.tools.runs import (
+    NO_RUNS,
+    Curve,
+    group_runs,
+    is_sparse,
+    load_curves,
+    not_logged,
+    on_grid,
+    points,
+)
+
 X_AXES = {"frames": "emulator frames", "elapsed": "wall time (s)"}
-
-IDENTITY = ("algo.name", "env.task_id")
-"""Settings every label starts with: ``<algo> on <task>``."""
-NOT_A_SETTING = ("run.seed", "run.output_dir", "run.resume", "logger.")
-"""Keys (or prefixes) that never split runs into curves: seeds make the band; where a run
-wrote and how it logged do not change what it learned."""
+BAND_REPS = 2000
+"""Bootstrap resamples behind a band."""
 
 
-@dataclass
-class Curve:
-    """One run's logged metrics as columns of floats, and its settings."""
-
-    label: str
-    run_dir: Path
-    columns: dict[str, np.ndarray]
-    settings: dict[str, str] = field(default_factory=dict)
-    """The run's config flattened to ``dotted.key -> value`` (empty when it has none)."""
-
-
-def _settings(run_dir: Path) -> dict[str, str]:
-    """The run's config record, flattened (``{"algo.sigma": "0.02", ...}``)."""
-    for record in (run_dir / "config.yaml", run_dir / ".hydra" / "config.yaml"):
-        if record.is_file():
-            from omegaconf import OmegaConf
-
-            return _flatten(OmegaConf.to_container(OmegaConf.load(record), resolve=False))
-    return {}
-
-
-def _flatten(node, prefix: str = "") -> dict[str, str]:
-    if isinstance(node, dict):
-        flat: dict[str, str] = {}
-        for key, value in node.items():
-            flat.update(_flatten(value, f"{prefix}{key}."))
-        return flat
-    return {prefix[:-1]: str(node)}
-
-
-def _is_setting(key: str) -> bool:
-    return not any(key == skip or key.startswith(skip) for skip in NOT_A_SETTING if skip)
-
-
-def _number(text: str) -> float:
-    try:
-        return float(text)
-    except ValueError:
-        return math.nan
-
-
-def load_curves(directories: list[Path]) -> list[Curve]:
-    """Every run with a ``metrics.csv`` below ``directories``, labelled by :func:`group_runs`."""
-    curves = []
-    for directory in directories:
-        for path in sorted(Path(directory).rglob("metrics.csv")):
-            with path.open(newline="") as stream:
-                rows = list(csv.DictReader(stream))
-            if not rows:
-                continue
-            columns = {
-                key: np.array([_number(row.get(key, "")) for row in rows]) for key in rows[0]
-            }
-            curves.append(Curve(path.parent.name, path.parent, columns, _settings(path.parent)))
-    group_runs(curves)
-    return curves
-
-
-def group_runs(curves: list[Curve]) -> dict[str, list[Curve]]:
-    """Label every curve by what tells its group apart, and return the groups by label.
-
-    A setting splits runs when runs of the same algorithm and task take different values of
-    it, each run having one (what differs only because the algorithm differs, such as GA's truncation beside
-    ES, is implied by the algorithm's name)."""
-    by_identity: dict[tuple[str, ...], list[Curve]] = defaultdict(list)
-    for curve in curves:
-        by_identity[tuple(curve.settings.get(key, "") for key in IDENTITY)].append(curve)
-    differing: set[str] = set()
-    for members in by_identity.values():
-        keys = {key for curve in members for key in curve.settings if _is_setting(key)}
-        for key in keys - set(IDENTITY):
-            # A setting some runs lack came with another version of the config (an older
-            # run's): it tells nothing apart.
-            held = [curve.settings[key] for curve in members if key in curve.settings]
-            if len(held) == len(members) and len(set(held)) > 1:
-                differing.add(key)
-    groups: dict[str, list[Curve]] = defaultdict(list)
-    for curve in curves:
-        algo, task = (curve.settings.get(key) for key in IDENTITY)
-        if algo and task:
-            overrides = [
-                f"{key}={curve.settings[key]}" for key in sorted(differing) if key in curve.settings
-            ]
-            curve.label = f"{algo} on {task}" + (f" {' '.join(overrides)}" if overrides else "")
-        groups[curve.label].append(curve)
-    return dict(groups)
-
-
-def _points(curve: Curve, x_key: str, y_key: str) -> tuple[np.ndarray, np.ndarray]:
-    """The rows where both x and y were logged (a sparse metric keeps its own rows)."""
-    x, y = curve.columns[x_key], curve.columns[y_key]
-    keep = np.isfinite(x) & np.isfinite(y)
-    return x[keep], y[keep]
-
-
-def _band(curves: list[Curve], x_key: str, y_key: str) -> tuple[np.ndarray, ...]:
-    """Mean, min and max over the runs on an x grid from the first run's start to the last
-    run's end: at each x, over the runs that reached it (interpolated, never extrapolated)."""
-    runs = [
-        points for points in (_points(curve, x_key, y_key) for curve in curves) if len(points[0])
-    ]
+def _grid_values(curves: list[Curve], x_key: str, y_key: str) -> tuple[np.ndarray, np.ndarray]:
+    """An x grid from the first run's start to the last run's end, and each run's ``y_key``
+    on it (``runs x grid``, NaN where a run did not reach). A sparse metric's grid is the x
+    of every logged point; a dense one's, 200 points."""
+    runs = [xy for xy in (points(curve, x_key, y_key) for curve in curves) if len(xy[0])]
     if not runs:
-        return (np.array([]),) * 4
+        return np.array([]), np.zeros((0, 0))
     start, end = min(x[0] for x, _ in runs), max(x[-1] for x, _ in runs)
-    # Every run's own end is on the grid, so each is drawn exactly to where it stopped.
-    grid = np.array(sorted({float(x[-1]) for x, _ in runs} | set(np.linspace(start, end, 200))))
-    values = np.full((len(runs), len(grid)), np.nan)
-    for row, (x, y) in enumerate(runs):
-        covered = (grid >= x[0]) & (grid <= x[-1])
-        values[row, covered] = np.interp(grid[covered], x, y)
+    if any(is_sparse(curve, y_key) for curve in curves):
+        grid = np.unique(np.concatenate([x for x, _ in runs]))
+    else:
+        # Every run's own end is on the grid, so each is drawn exactly to where it stopped.
+        ends = {float(x[-1]) for x, _ in runs}
+        grid = np.array(sorted(ends | set(np.linspace(start, end, 200))))
+    return grid, np.array([on_grid(x, y, grid) for x, y in runs])
+
+
+def _mean_band(values: np.ndarray, reps: int) -> tuple[np.ndarray, ...]:
+    """The mean over runs (``runs x grid``, NaN where a run did not reach) and its 95%
+    bootstrap interval where at least two runs reached (NaN elsewhere, and everywhere when
+    ``reps`` is 0)."""
+    reached = np.isfinite(values)
+    with warnings.catch_warnings():  # a column no run reached stays NaN
+        warnings.simplefilter("ignore", RuntimeWarning)
+        mean = np.nanmean(values, axis=0)
+    low, high = np.full(len(mean), np.nan), np.full(len(mean), np.nan)
+    if not reps:
+        return mean, low, high
+    # Columns the same runs reached are one runs x columns matrix, bootstrapped together.
+    columns_by_runs: dict[tuple[int, ...], list[int]] = defaultdict(list)
+    for column in range(values.shape[1]):
+        runs = tuple(np.flatnonzero(reached[:, column]))
+        if len(runs) > 1:
+            columns_by_runs[runs].append(column)
+    matrices = {
+        str(key): values[np.ix_(runs, columns)][:, None, :]
+        for key, (runs, columns) in enumerate(columns_by_runs.items())
+    }
+    estimates = intervals.interval_estimates(matrices, intervals.mean, reps)
+    for key, columns in enumerate(columns_by_runs.values()):
+        _, low[columns], high[columns] = estimates[str(key)]
+    return mean, low, high
+
+
+def _band(
+    curves: list[Curve], x_key: str, y_key: str, reps: int = BAND_REPS
+) -> tuple[np.ndarray, ...]:
+    """Grid, mean and its interval's low and high over the runs (:func:`_mean_band`)."""
+    grid, values = _grid_values(curves, x_key, y_key)
+    if not len(grid):
+        return (np.array([]),) * 4
     reached = np.isfinite(values).any(axis=0)
-    grid, values = grid[reached], values[:, reached]
-    return grid, np.nanmean(values, axis=0), np.nanmin(values, axis=0), np.nanmax(values, axis=0)
+    return grid[reached], *_mean_band(values[:, reached], reps)
+
+
+def _mean_seconds(curves: list[Curve], frames: np.ndarray) -> np.ndarray:
+    """The seeds' mean wall time at each of ``frames``: where the wall-time panel draws a
+    group's mean at those frames.
+
+    Seeds log at their own times, so a grid of seconds would meet each seed at a different
+    point of its training, and the mean jumped where a seed stopped: the group is taken at
+    equal frames instead. A seed counts the time it took to reach them; one that stopped
+    before counts the time it took in all (it spends no more), one that has not logged yet
+    the time since its start (0 frames at 0 s). Each seed's time so counted never
+    decreases with frames, so neither does the mean: the line never turns back."""
+    seconds = [
+        np.interp(frames, np.r_[0.0, x], np.r_[0.0, elapsed])
+        for x, elapsed in (points(curve, "frames", "elapsed") for curve in curves)
+    ]
+    return np.mean(seconds, axis=0)
+
+
+def _rliable_reps() -> int:
+    """:data:`BAND_REPS` where rliable imports; else 0 (no band), said once on stderr."""
+    try:
+        intervals.rliable()
+    except intervals.RliableMissing as missing:
+        print(f"neuroplug.tools.plot: drawing means without bands: {missing}", file=sys.stderr)
+        return 0
+    return BAND_REPS
 
 
 def plot_curves(curves: list[Curve], output: Path, y_key: str = "return_mean") -> Path:
@@ -159,37 +134,36 @@ def plot_curves(curves: list[Curve], output: Path, y_key: str = "return_mean") -
     import matplotlib.pyplot as plt
 
     if not curves:
-        raise SystemExit(
-            "no metrics.csv below the given directories: give run dirs or sweep dirs "
-            "(each run writes <run dir>/metrics.csv from its first generation on)"
-        )
+        raise SystemExit(NO_RUNS)
     groups = {
         label: [curve for curve in members if y_key in curve.columns]
         for label, members in group_runs(curves).items()
     }
     groups = {label: members for label, members in groups.items() if members}
     if not groups:
-        logged = sorted({key for curve in curves for key in curve.columns})
-        raise SystemExit(
-            f"no run below the given directories logged {y_key!r} (--y); "
-            f"they logged: {', '.join(logged)}"
-        )
-    figure, axes = plt.subplots(1, len(X_AXES), figsize=(6 * len(X_AXES), 4.2))
-    for axis, (x_key, x_label) in zip(axes, X_AXES.items(), strict=True):
-        for label, members in sorted(groups.items()):
-            runs = f"{len(members)} seed{'s' * (len(members) > 1)}"
-            if len(members) == 1:
-                x, y = _points(members[0], x_key, y_key)
-                sparse = len(x) < len(members[0].columns[x_key])
-                axis.plot(x, y, marker="o" if sparse else None, ms=3, label=f"{label} ({runs})")
-                continue
-            grid, mean, low, high = _band(members, x_key, y_key)
-            (line,) = axis.plot(grid, mean, label=f"{label} (mean of {runs})")
-            axis.fill_between(grid, low, high, color=line.get_color(), alpha=0.2)
-        axis.set_xlabel(x_label)
+        raise not_logged(curves, y_key)
+    reps = _rliable_reps() if any(len(members) > 1 for members in groups.values()) else 0
+    figure, (by_frames, by_time) = plt.subplots(1, len(X_AXES), figsize=(6 * len(X_AXES), 4.2))
+    for label, members in sorted(groups.items()):
+        style = {"marker": "o", "ms": 3} if any(is_sparse(c, y_key) for c in members) else {}
+        if len(members) == 1:
+            (line,) = by_frames.plot(*points(members[0], "frames", y_key), **style)
+            line.set_label(f"{label} (1 seed)")
+            by_time.plot(*points(members[0], "elapsed", y_key), color=line.get_color(), **style)
+            continue
+        seeds = f"{len(members)} seeds"
+        summary = f"mean, 95% CI over {seeds}" if reps else f"mean of {seeds}"
+        frames, mean, low, high = _band(members, "frames", y_key, reps)
+        (line,) = by_frames.plot(frames, mean, label=f"{label} ({summary})", **style)
+        by_frames.fill_between(frames, low, high, color=line.get_color(), alpha=0.2, lw=0)
+        seconds = _mean_seconds(members, frames)
+        by_time.plot(seconds, mean, color=line.get_color(), **style)
+        by_time.fill_between(seconds, low, high, color=line.get_color(), alpha=0.2, lw=0)
+    for axis, (x_key, x_label) in zip((by_frames, by_time), X_AXES.items(), strict=True):
+        axis.set_xlabel(x_label if x_key == "frames" else f"{x_label}, seeds' mean at equal frames")
         axis.set_ylabel(y_key.replace("_", " "))
         axis.grid(alpha=0.3)
-    axes[0].legend(fontsize=7)
+    by_frames.legend(fontsize=7)
     figure.tight_layout()
     output.parent.mkdir(parents=True, exist_ok=True)
     figure.savefig(output, dpi=120)

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import sys
+
+import matplotlib.pyplot
 import numpy as np
 import pytest
 
 from neuroplug.app import run_job
-from neuroplug.tools.plot import _band, _points, group_runs, load_curves, main
+from neuroplug.tools.plot import _band, _mean_seconds, main
+from neuroplug.tools.runs import group_runs, load_curves, points
 
 
 @pytest.fixture(scope="module")
@@ -37,6 +41,9 @@ def test_curves_are_read_from_every_run(sweep):
     for curve in curves:
         assert list(curve.columns["generation"]) == [1, 2, 3]
         assert (curve.columns["frames"][1:] > curve.columns["frames"][:-1]).all()
+        # run.eval_interval=2: the interval's evaluation, and one at the last generation.
+        evaluated = np.isfinite(curve.columns["eval_return_mean"])
+        assert list(curve.columns["generation"][evaluated]) == [2, 3]
 
 
 @pytest.mark.parametrize("metric", ["return_mean", "eval_return_mean"])
@@ -57,7 +64,7 @@ def test_a_dir_without_runs_is_a_clear_error(tmp_path):
         main([str(tmp_path)])
 
 
-def _fake_run(root, name, sigma, seed, generations, eval_every=2):
+def _fake_run(root, name, sigma, seed, generations, eval_every=2, seconds_per_generation=1.0):
     """A run dir as neuroplug writes it: config.yaml and metrics.csv (no training needed)."""
     run_dir = root / name
     run_dir.mkdir(parents=True)
@@ -73,7 +80,8 @@ def _fake_run(root, name, sigma, seed, generations, eval_every=2):
     for generation in range(1, generations + 1):
         evaluation = str(10.0 * generation) if generation % eval_every == 0 else ""
         lines.append(
-            f"{generation},{1000 * generation},{generation},{sigma * generation + seed},{evaluation}"
+            f"{generation},{1000 * generation},{seconds_per_generation * generation},"
+            f"{sigma * generation + seed},{evaluation}"
         )
     (run_dir / "metrics.csv").write_text("\n".join(lines) + "\n")
     return run_dir
@@ -99,8 +107,64 @@ def test_a_group_is_drawn_to_its_longest_run_and_a_sparse_metric_through_its_row
     assert grid[-1] == 8000  # the longest run's end, not the shortest's
     assert 3000 in grid  # the short run's own end is drawn exactly
     beyond = grid > 3000
-    assert (low[beyond] == high[beyond]).all()  # there, only the long run is left
-    x, y = _points(curves[0], "frames", "eval_return_mean")
+    assert np.isnan(low[beyond]).all() and np.isnan(high[beyond]).all()  # one run: no band
+    assert (low[~beyond] <= mean[~beyond]).all() and (mean[~beyond] <= high[~beyond]).all()
+    x, y = points(curves[0], "frames", "eval_return_mean")
     assert len(x) >= 1 and np.isfinite(y).all()  # the evaluated rows, joined as a line
     grid, mean, _, _ = _band(curves, "frames", "eval_return_mean")
     assert np.isfinite(mean).all() and grid[-1] == 8000
+
+
+def test_a_group_band_is_the_95_percent_interval_of_the_mean_over_seeds(tmp_path):
+    for seed in range(6):
+        _fake_run(tmp_path, f"seed{seed}", 0.02, seed, generations=4)
+    curves = load_curves([tmp_path])
+    grid, mean, low, high = _band(curves, "frames", "return_mean", reps=500)
+    seeds = np.array([np.interp(grid, *points(curve, "frames", "return_mean")) for curve in curves])
+    assert np.allclose(mean, seeds.mean(axis=0))
+    # Narrower than the seeds' range (the band used to be it), around the mean.
+    assert (seeds.min(axis=0) < low).all() and (low < mean).all()
+    assert (mean < high).all() and (high < seeds.max(axis=0)).all()
+
+
+def test_the_wall_time_panel_is_monotone_where_seeds_log_at_different_times(tmp_path):
+    for seed, (generations, seconds) in enumerate([(6, 1.0), (8, 3.0), (5, 2.0)]):
+        _fake_run(tmp_path, f"seed{seed}", 0.02, seed, generations, seconds_per_generation=seconds)
+    curves = load_curves([tmp_path])
+    frames, _, _, _ = _band(curves, "frames", "return_mean", reps=0)
+    seconds = _mean_seconds(curves, frames)
+    assert (np.diff(seconds) > 0).all()
+    assert seconds[0] == pytest.approx((1.0 + 3.0 + 2.0) / 3)  # generation 1: 1000 frames
+    # At the longest seed's end, the others count the time they took in all.
+    assert seconds[-1] == pytest.approx((6 * 1.0 + 8 * 3.0 + 5 * 2.0) / 3)
+
+
+@pytest.fixture
+def drawn(monkeypatch):
+    """The figures plot_curves draws, kept open."""
+    figures = []
+    monkeypatch.setattr(matplotlib.pyplot, "close", figures.append)
+    return figures
+
+
+def test_a_sparse_metric_of_seeds_is_drawn_with_markers_at_its_logged_frames(tmp_path, drawn):
+    for seed in range(3):
+        _fake_run(tmp_path, f"seed{seed}", 0.02, seed, generations=6, eval_every=3)
+    main([str(tmp_path), "--out", str(tmp_path / "eval.png"), "--y", "eval_return_mean"])
+    (line,) = drawn[0].axes[0].get_lines()
+    assert line.get_marker() == "o"
+    assert list(line.get_xdata()) == [3000, 6000]
+    assert line.get_label() == "es on CartPole-v1 (mean, 95% CI over 3 seeds)"
+
+
+def test_without_rliable_a_group_is_drawn_as_its_mean_and_says_so(
+    tmp_path, drawn, monkeypatch, capsys
+):
+    monkeypatch.setitem(sys.modules, "rliable", None)
+    for seed in range(2):
+        _fake_run(tmp_path, f"seed{seed}", 0.02, seed, generations=3)
+    main([str(tmp_path), "--out", str(tmp_path / "curves.png")])
+    assert (tmp_path / "curves.png").stat().st_size > 0
+    assert "pip install neuroplug[compare]" in capsys.readouterr().err
+    (line,) = drawn[0].axes[0].get_lines()
+    assert line.get_label() == "es on CartPole-v1 (mean of 2 seeds)"
