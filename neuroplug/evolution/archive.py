@@ -6,12 +6,14 @@ range by k-means on uniform samples (Vassiliades et al. 2018), for descriptors o
 two or three dimensions, where a grid's cell count explodes. A descriptor outside the
 range falls into the nearest cell at the edge.
 
-Used by ``map_elites`` and ``pga_me`` (two plugin distributions), so it lives here beside
-the other shared machinery of evolution, as the replay buffer does for learners.
+Used by ``map_elites``, ``cma_mae`` and ``pga_me`` (two plugin distributions), so it lives
+here beside the other shared machinery of evolution, as the replay buffer does for learners.
 
-The archive keeps, per cell, the elite's fitness, descriptor and parameters; QD metrics
-(QD-score, coverage, best fitness) are read from it. Its checkpoint holds the occupied
-cells only.
+The archive keeps, per cell, the elite's fitness, descriptor and parameters, and how many
+episodes the fitness and descriptor are the mean of; QD metrics (QD-score, coverage, best
+fitness) are read from it. Fresh episodes of its elites fold into those means
+(:meth:`Archive.fold`, the re-evaluation of :mod:`neuroplug.evolution.reevaluation`). Its
+checkpoint holds the occupied cells only.
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from neuroplug.api import AlgorithmContext
+from neuroplug.api import AlgorithmContext, EvaluationResult
 from neuroplug.errors import ConfigError
 from neuroplug.evaluation.behaviors import resolve
 from neuroplug.evolution.archive_config import ArchiveConfig
@@ -39,6 +41,14 @@ def _plain(genome: Any) -> Genome:
     if isinstance(genome, list | tuple | np.ndarray):
         return [int(seed) for seed in genome]
     return int(genome)
+
+
+def member_descriptors(result: EvaluationResult) -> np.ndarray:
+    """``(P, d)``: each member's descriptor, the mean over its episodes of the behaviours
+    the evaluation returned."""
+    if result.behaviors is None:
+        raise RuntimeError("the scheduler returned no behaviors for a quality-diversity archive")
+    return result.behaviors.reshape(*result.behaviors.shape[:2], -1).mean(axis=1)
 
 
 class Archive:
@@ -62,6 +72,8 @@ class Archive:
         self.fitness = np.full(cells, -np.inf)
         self.descriptors = np.zeros((cells, len(self.bounds)))
         self.params = torch.zeros(cells, num_params)
+        self.episodes = np.zeros(cells, dtype=np.int64)
+        """How many episodes each elite's fitness and descriptor are the mean of."""
         self.names: tuple[str, ...] | None = None
         """A label per descriptor dimension (:meth:`Behavior.dimension_names`), where the
         archive was built for a task: plots name their axes with them."""
@@ -85,11 +97,14 @@ class Archive:
         fitness: np.ndarray,
         descriptors: np.ndarray,
         genomes: list[Genome] | None = None,
+        episodes: np.ndarray | int = 1,
     ) -> dict:
-        """Offer members ``(n, D)`` with their fitness and descriptors (and, optionally,
-        their genomes: seed chains or lineage nodes): each takes its cell if the cell is empty or holds a worse elite
-        (the best of the batch per cell). Returns how many filled new cells and how many
-        improved occupied ones."""
+        """Offer members ``(n, D)`` with their fitness and descriptors, each the mean of
+        ``episodes`` episodes (and, optionally, their genomes: seed chains or lineage
+        nodes): each takes its cell if the cell is empty or holds a worse elite (the best
+        of the batch per cell). Returns how many filled new cells and how many improved
+        occupied ones."""
+        episodes = np.broadcast_to(np.asarray(episodes, dtype=np.int64), fitness.shape)
         cells = self.index(descriptors)
         order = np.argsort(-fitness, kind="stable")  # the batch's best first per cell
         _, first = np.unique(cells[order], return_index=True)
@@ -100,6 +115,7 @@ class Archive:
         new = int(np.isinf(self.fitness[targets]).sum())
         self.fitness[targets] = fitness[winners]
         self.descriptors[targets] = descriptors[winners]
+        self.episodes[targets] = episodes[winners]
         self.params[torch.from_numpy(targets)] = params[torch.from_numpy(winners)].float()
         if genomes is not None:
             if self.genomes is None:
@@ -112,10 +128,56 @@ class Archive:
         """QD-score (``sum(fitness - qd_offset)`` over occupied cells), coverage, best."""
         held = self.fitness[self.occupied]
         return {
-            "qd_score": float(np.sum(held - qd_offset)) if len(held) else 0.0,
-            "coverage": len(held) / self.cells,
+            **self._scores(held, qd_offset),
             "archive_best": float(held.max()) if len(held) else float("nan"),
             "archive_size": float(len(held)),
+        }
+
+    def metrics_of(
+        self, fitness: np.ndarray, descriptors: np.ndarray, qd_offset: float
+    ) -> dict[str, float]:
+        """QD-score and coverage of an archive of these cells that holds only the members
+        given, by their own ``descriptors`` (the best per cell): with the elites' fresh
+        evaluations, Flageat & Cully's (2023) corrected archive."""
+        best = np.full(self.cells, -np.inf)
+        np.maximum.at(best, self.index(descriptors), fitness)
+        return self._scores(best[np.isfinite(best)], qd_offset)
+
+    def _scores(self, held: np.ndarray, qd_offset: float) -> dict[str, float]:
+        """The QD-score and coverage of the fitness ``held`` in occupied cells."""
+        return {
+            "qd_score": float(np.sum(held - qd_offset)) if len(held) else 0.0,
+            "coverage": len(held) / self.cells,
+        }
+
+    def fold(
+        self, cells: np.ndarray, fitness: np.ndarray, descriptors: np.ndarray, episodes: int
+    ) -> dict[str, float]:
+        """Fold fresh evaluations of the elites of ``cells`` (``fitness`` and
+        ``descriptors``, each the mean of ``episodes`` new episodes) into their means over
+        every episode they played, then put them back by their new descriptors: an elite
+        whose mean descriptor left its cell competes for the cell it entered (the best
+        mean takes it), as Archive-Sampling re-inserts its elites (Justesen et al. 2019;
+        Flageat & Cully 2023). Returns how many elites moved to another cell and how many
+        lost their place (to a better elite that moved in, or moved into a better one)."""
+        cells = np.asarray(cells, dtype=np.int64)
+        held = len(self.occupied)
+        after = self.episodes[cells] + episodes
+        weight = (episodes / after)[:, None]
+        # Means over every episode: (n f + k f_new) / (n + k), descriptors alike.
+        means = self.fitness[cells] + weight[:, 0] * (fitness - self.fitness[cells])
+        places = self.descriptors[cells] + weight * (descriptors - self.descriptors[cells])
+        params = self.params[torch.from_numpy(cells)].clone()
+        genomes = None if self.genomes is None else [self.genomes[cell] for cell in cells]
+        self.fitness[cells] = -np.inf
+        self.episodes[cells] = 0
+        if self.genomes is not None:
+            for cell in cells.tolist():
+                self.genomes[cell] = None
+        self.add(params, means, places, genomes, after)
+        return {
+            "moved_elites": float(np.sum(self.index(places) != cells)),
+            "lost_elites": float(held - len(self.occupied)),
         }
 
     def best(self) -> int:
@@ -130,6 +192,7 @@ class Archive:
             "cells": cells,
             "fitness": self.fitness[cells],
             "descriptors": self.descriptors[cells],
+            "episodes": self.episodes[cells],
             "bounds": self.bounds.copy(),
             "size": self.cells,
         }
@@ -151,6 +214,7 @@ class Archive:
         cells = np.asarray(state["cells"], dtype=np.int64)
         self.fitness[cells] = state["fitness"]
         self.descriptors[cells] = state["descriptors"]
+        self.episodes[cells] = state["episodes"]
         if "genomes" in state:
             genomes = [_plain(genome) for genome in state["genomes"]]
             self.genomes = [None] * self.cells

@@ -1,6 +1,8 @@
-"""Settings every quality-diversity algorithm has (``map_elites``, ``pga_me``): the
-behaviour descriptor, the archive's cells and range, the QD-score's offset; in a module
-that imports no torch, so the command line checks them before anything is built."""
+"""Settings every quality-diversity algorithm has (``map_elites``, ``cma_mae``, ``pga_me``):
+the behaviour descriptor, the archive's cells and range, the QD-score's offset; and those
+of the algorithms that re-evaluate their elites on noisy tasks (``map_elites``,
+``cma_mae``: :class:`ReevaluationConfig`). In a module that imports no torch, so the
+command line checks them before anything is built."""
 
 from __future__ import annotations
 
@@ -74,3 +76,45 @@ class ArchiveConfig(AlgorithmConfig):
                 f"{low_high} is not a range of positive width",
                 "[low, high] with high > low for every descriptor dimension",
             )
+
+
+REEVALUATION_SHARE = 0.1
+"""``algo.reevaluate_every: null`` re-evaluates the elites whenever the offspring have
+played ``1 / REEVALUATION_SHARE`` times the episodes a re-evaluation plays: re-evaluation
+then costs about a tenth of the offspring's episodes, whatever the archive's size."""
+
+
+@dataclass
+class ReevaluationConfig(AlgorithmConfig):
+    """Re-evaluation of an archive's elites in fresh episodes, so that a cell's fitness is
+    the mean of every episode its elite played, not the luckiest single draw that won it
+    (Archive-Sampling, Justesen et al. 2019; Flageat & Cully 2023):
+    :mod:`neuroplug.evolution.reevaluation`."""
+
+    reevaluation_episodes: int = 4
+    """Episodes each elite plays in a re-evaluation (0: never re-evaluate)."""
+    reevaluate_every: int | None = None
+    """Generations between re-evaluations; null: whenever the offspring have played ten
+    times the episodes a re-evaluation plays (about a tenth of the run's episodes, on an
+    archive of any size)."""
+
+    def check(self) -> None:
+        super().check()
+        require(
+            self.reevaluation_episodes >= 0,
+            "algo.reevaluation_episodes",
+            f"got {self.reevaluation_episodes}",
+            "an integer >= 0 (0: never re-evaluate the elites)",
+        )
+        require(
+            self.reevaluate_every is None or self.reevaluate_every >= 1,
+            "algo.reevaluate_every",
+            f"got {self.reevaluate_every}",
+            "null (automatic: about a tenth of the episodes) or an integer >= 1 "
+            "(generations); algo.reevaluation_episodes=0 turns re-evaluation off",
+        )
+
+    @property
+    def reevaluates(self) -> bool:
+        """Whether the elites are ever re-evaluated."""
+        return self.reevaluation_episodes > 0

@@ -19,6 +19,11 @@ objective. A result archive keeps the best solution per cell as MAP-Elites would
 metrics, the checkpoint and the deployed policy read it); the thresholds archive keeps its
 own elites, which annealing may replace with lower ones.
 
+On noisy tasks the result archive's elites are re-evaluated as MAP-Elites' are
+(:mod:`neuroplug.evolution.reevaluation`: their fitness the mean over all their
+episodes); the thresholds are the emitters' learning signal, annealed from single
+evaluations as in the paper, and left as they are.
+
 The emitters' solutions form one population: one batched forward over the alive members.
 """
 
@@ -32,7 +37,8 @@ import torch
 
 from neuroplug.api import AlgorithmContext, EvaluationResult
 from neuroplug.evolution import EvolutionAlgorithm
-from neuroplug.evolution.archive import build_archive
+from neuroplug.evolution.archive import build_archive, member_descriptors
+from neuroplug.evolution.reevaluation import ElitesReevaluation
 from neuroplug.population.members import Population
 from neuroplug_algorithms.cma_mae_config import CMAMAEConfig
 
@@ -128,11 +134,19 @@ class CMAMAE(EvolutionAlgorithm):
         ]
         self._solutions: torch.Tensor | None = None
         self.restarts = 0
+        self.reevaluation = ElitesReevaluation(config, self.archive)
 
     def behavior(self) -> str | None:
         return self.config.behavior
 
+    def episodes_per_member(self) -> int:
+        if self.reevaluation.open:
+            return self.reevaluation.episodes
+        return self.config.episodes_per_member
+
     def _ask(self) -> Population:
+        if self.reevaluation.open:
+            return self.reevaluation.elites()
         batch = self.config.emitter_batch
         solutions = []
         for emitter in self.emitters:
@@ -145,9 +159,14 @@ class CMAMAE(EvolutionAlgorithm):
         self, population: Population, fitness: np.ndarray, result: EvaluationResult
     ) -> dict[str, float]:
         config, batch = self.config, self.config.emitter_batch
-        descriptors = result.behaviors.reshape(*result.behaviors.shape[:2], -1).mean(axis=1)
+        if self.reevaluation.open:
+            stats = self.reevaluation.fold(fitness, result, config.qd_offset)
+            self.best_params = self.archive.params[self.archive.best()].clone()
+            return {**self.archive.metrics(config.qd_offset), **stats}
+        descriptors = member_descriptors(result)
         members = self._solutions.float()
-        added = self.archive.add(members, fitness, descriptors)  # the result archive
+        # The result archive: each solution the mean of its episodes.
+        added = self.archive.add(members, fitness, descriptors, episodes=result.returns.shape[1])
         cells = self.archive.index(descriptors)
         improvements = np.empty(len(fitness))
         accepted = np.zeros(len(fitness), dtype=bool)
@@ -165,6 +184,8 @@ class CMAMAE(EvolutionAlgorithm):
             order = np.argsort(-improvements[rows], kind="stable")
             emitter.tell(self._solutions[rows], order)
         self.best_params = self.archive.params[self.archive.best()].clone()
+        if self.reevaluation.due(self.generation + 1, result.episodes):
+            self.continue_generation()
         return {
             **self.archive.metrics(config.qd_offset),
             **added,
@@ -191,6 +212,7 @@ class CMAMAE(EvolutionAlgorithm):
             "thresholds": self.thresholds.copy(),
             "emitters": [emitter.state_dict() for emitter in self.emitters],
             "restarts": self.restarts,
+            "reevaluation": self.reevaluation.state_dict(),
         }
 
     def _load_state(self, state: dict[str, Any]) -> None:
@@ -199,3 +221,4 @@ class CMAMAE(EvolutionAlgorithm):
         for emitter, saved in zip(self.emitters, state["emitters"], strict=True):
             emitter.load_state_dict(saved)
         self.restarts = int(state["restarts"])
+        self.reevaluation.load_state_dict(state["reevaluation"])

@@ -6,14 +6,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from neuroplug.errors import require
-from neuroplug.evolution.archive_config import ArchiveConfig
+from neuroplug.evolution.archive_config import ArchiveConfig, ReevaluationConfig
 
 
 @dataclass
-class CMAMAEConfig(ArchiveConfig):
+class CMAMAEConfig(ArchiveConfig, ReevaluationConfig):
     """CMA-MAE (Fontaine & Nikolaidis 2023): CMA-ES emitters ranked by improvement over an
     archive whose thresholds learn at ``archive_learning_rate`` (0.01, the paper's). The
-    emitters are separable CMA-ES (a diagonal covariance, O(D)), so any network fits."""
+    emitters are separable CMA-ES (a diagonal covariance, O(D)), so any network fits. The
+    result archive's elites are re-evaluated now and then (:class:`ReevaluationConfig`)."""
 
     emitters: int = 4
     """CMA-ES instances, each drawing ``emitter_batch`` solutions per generation."""

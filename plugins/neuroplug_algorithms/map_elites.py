@@ -10,20 +10,24 @@ Interspecies Correlation", GECCO::
         for each of population_size offspring:
             x_i, x_j <- two elites drawn uniformly from the occupied cells
             x' = x_i + sigma_iso N(0, I) + sigma_line (x_j - x_i) N(0, 1)       # Iso+LineDD
-        evaluate them -> fitness f, descriptor b (the behavior, averaged over episodes)
+        evaluate them -> fitness f, descriptor b (means over episodes_per_member episodes)
         each offspring takes cell(b) if it is empty or its elite's fitness is below f
+        when due: every elite plays reevaluation_episodes fresh episodes; its fitness and
+            descriptor become the means over all its episodes; it goes back into the cell
+            of its mean descriptor (neuroplug.evolution.reevaluation, Archive-Sampling)
 
     variation=gaussian instead (the deep GA's mutation, one parent):
         generation 0:  x = init(s_0) + init_sigma eps(s_1)         chain [s_0, s_1]
         later:         x' = x_i + sigma eps(s)                      chain of x_i + [s]
 
 The archive is the result: the run deploys its best elite; ``algo/qd_score``,
-``algo/coverage`` and ``algo/archive_best`` are logged every generation and the checkpoint
-holds every occupied cell (:mod:`neuroplug.evolution.archive`) compactly, by how its elite
-was made, never by weights: with ``iso_line`` as nodes of a lineage (each child its two
-parents' nodes, a seed and the line step's draw, :mod:`neuroplug.evolution.lineage`), with
-``gaussian`` as seed chains (the deep GA's encoding). Both are replayed bit-identically on
-resume. The offspring are one population, so they act in one batched forward, alive
+``algo/coverage`` and ``algo/archive_best`` are logged every generation (and at each
+re-evaluation ``algo/qd_score_reevaluated``, what the elites scored in their fresh
+episodes) and the checkpoint holds every occupied cell (:mod:`neuroplug.evolution.archive`)
+compactly, by how its elite was made, never by weights: with ``iso_line`` as nodes of a
+lineage (each child its two parents' nodes, a seed and the line step's draw,
+:mod:`neuroplug.evolution.lineage`), with ``gaussian`` as seed chains (the deep GA's
+encoding). Both are replayed bit-identically on resume. The offspring are one population, so they act in one batched forward, alive
 members only, on any scheduler.
 """
 
@@ -36,7 +40,8 @@ import torch
 
 from neuroplug.api import AlgorithmContext, EvaluationResult
 from neuroplug.evolution import EvolutionAlgorithm, lineage
-from neuroplug.evolution.archive import Genome, build_archive
+from neuroplug.evolution.archive import Genome, build_archive, member_descriptors
+from neuroplug.evolution.reevaluation import ElitesReevaluation
 from neuroplug.population.members import Population
 from neuroplug_algorithms import seed_chains
 from neuroplug_algorithms.map_elites_config import MAPElitesConfig
@@ -59,11 +64,19 @@ class MAPElites(EvolutionAlgorithm):
         )
         self._genomes: list[Genome] | None = None
         """The genomes of the population asked last (seed chains or lineage nodes)."""
+        self.reevaluation = ElitesReevaluation(config, self.archive)
 
     def behavior(self) -> str | None:
         return self.config.behavior
 
+    def episodes_per_member(self) -> int:
+        if self.reevaluation.open:
+            return self.reevaluation.episodes
+        return self.config.episodes_per_member
+
     def _ask(self) -> Population:
+        if self.reevaluation.open:
+            return self.reevaluation.elites()
         config, occupied = self.config, self.archive.occupied
         size = config.population_size
         if self.lineage is None:
@@ -117,24 +130,29 @@ class MAPElites(EvolutionAlgorithm):
     def _tell(
         self, population: Population, fitness: np.ndarray, result: EvaluationResult
     ) -> dict[str, float]:
-        if result.behaviors is None:
-            raise RuntimeError(
-                f"the scheduler returned no behaviors for request.behavior={self.behavior()!r}"
-            )
-        descriptors = result.behaviors.reshape(*result.behaviors.shape[:2], -1).mean(axis=1)
-        members = population.materialize(device="cpu")
-        added = self.archive.add(members, fitness, descriptors, self._genomes)
+        if self.reevaluation.open:
+            stats = self.reevaluation.fold(fitness, result, self.config.qd_offset)
+        else:
+            members = population.materialize(device="cpu")
+            descriptors = member_descriptors(result)
+            episodes = result.returns.shape[1]
+            stats = self.archive.add(members, fitness, descriptors, self._genomes, episodes)
+            if self.reevaluation.due(self.generation + 1, result.episodes):
+                self.continue_generation()
         if self.lineage is not None:
             lineage.prune(self.lineage, self.archive)
-            added["lineage_nodes"] = float(len(self.lineage))
+            stats["lineage_nodes"] = float(len(self.lineage))
         self.best_params = self.archive.params[self.archive.best()].clone()
-        return {**self.archive.metrics(self.config.qd_offset), **added}
+        return {**self.archive.metrics(self.config.qd_offset), **stats}
 
     def policy_params(self) -> torch.Tensor:
         return self.best_params.clone()
 
     def _state(self) -> dict[str, Any]:
-        state = {"archive": self.archive.state_dict(compact=True)}
+        state = {
+            "archive": self.archive.state_dict(compact=True),
+            "reevaluation": self.reevaluation.state_dict(),
+        }
         if self.lineage is not None:
             state["lineage"] = self.lineage.state_dict()
         return state
@@ -144,5 +162,6 @@ class MAPElites(EvolutionAlgorithm):
             lineage.load_archive(self.lineage, self.archive, state)
         else:
             self.archive.load_state_dict(state["archive"], self.build)
+        self.reevaluation.load_state_dict(state["reevaluation"])
         if len(self.archive.occupied):
             self.best_params = self.archive.params[self.archive.best()].clone()

@@ -6,17 +6,18 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from neuroplug.errors import require
-from neuroplug.evolution.archive_config import ArchiveConfig
+from neuroplug.evolution.archive_config import ArchiveConfig, ReevaluationConfig
 
 VARIATIONS = ("iso_line", "gaussian")
 """The offspring operators ``algo.variation`` names."""
 
 
 @dataclass
-class MAPElitesConfig(ArchiveConfig):
+class MAPElitesConfig(ArchiveConfig, ReevaluationConfig):
     """MAP-Elites (Mouret & Clune 2015) with Iso+LineDD variation (Vassiliades & Mouret
     2018, their sigma_iso 0.005 and sigma_line 0.05); a batch of ``population_size``
-    offspring per generation, the first of fresh networks."""
+    offspring per generation, the first of fresh networks; the elites re-evaluated in fresh
+    episodes now and then (:class:`ReevaluationConfig`)."""
 
     population_size: int = 64
     """Offspring evaluated per generation (the first generation: fresh draws)."""

@@ -1,6 +1,7 @@
 """algo=cma_mae: its separable CMA-ES emitters minimise a sphere, thresholds anneal at the
 archive learning rate (alpha = 1: CMA-ME's elitism), a stalled emitter restarts at an
-elite, and the archive, thresholds and emitters resume exactly."""
+elite, the result archive's elites hold the mean of every episode they played on a noisy
+task, and the archive, thresholds, emitters and re-evaluation resume exactly."""
 
 from __future__ import annotations
 
@@ -9,9 +10,11 @@ import pytest
 import torch
 from neuroplug_algorithms.cma_mae import CMAMAE, SeparableEmitter
 from neuroplug_algorithms.cma_mae_config import CMAMAEConfig
+from noisy_archive_task import NoisyArchiveTask
 
 from neuroplug.errors import ConfigError
 from neuroplug.evolution.context import algorithm_context
+from neuroplug.testing import check_algorithm_contract
 from neuroplug.testing.resume_check import check_resume_is_exact
 from neuroplug.testing.synthetic import VectorNetwork, synthetic_result
 
@@ -76,9 +79,30 @@ def test_an_emitter_that_adds_nothing_restarts_at_an_elite():
     )
 
 
+def test_the_result_archive_holds_the_mean_of_every_episode_its_elites_played():
+    config = CMAMAEConfig(
+        name="cma_mae", emitters=2, emitter_batch=4, bounds=[[-0.5, 0.5]], cells=[4],
+        reevaluation_episodes=3, reevaluate_every=2,
+    )  # fmt: skip
+    check_algorithm_contract(CMAMAE, config)
+    algorithm = CMAMAE(config, algorithm_context(VectorNetwork(4), seed=0))
+    task = NoisyArchiveTask()
+    rounds = [len(task.generation(algorithm)) for _ in range(4)]
+    assert rounds == [1, 2, 1, 2]
+    archive = algorithm.archive
+    for cell in archive.occupied:
+        returns, descriptors = task.episodes_of(archive.params[cell])
+        assert archive.episodes[cell] == len(returns) >= 1 + 3
+        assert archive.fitness[cell] == pytest.approx(returns.mean(), rel=1e-12)
+        assert np.allclose(archive.descriptors[cell], descriptors.mean(axis=0), rtol=1e-12)
+
+
 def test_cma_mae_resumes_exactly(compose, tmp_path):
-    left, _ = check_resume_is_exact(compose, CARTPOLE, tmp_path, generations=4, stop_at=2)
+    # Re-evaluated at generation 2, before the checkpoint, and 4, after it.
+    overrides = [*CARTPOLE, "algo.reevaluate_every=2"]
+    left, _ = check_resume_is_exact(compose, overrides, tmp_path, generations=4, stop_at=2)
     assert len(left["algorithm"]["algorithm"]["emitters"]) == 2
+    assert min(left["algorithm"]["algorithm"]["archive"]["episodes"]) >= 1 + 4  # all, at 4
 
 
 def test_a_batch_that_is_not_the_emitters_is_refused():

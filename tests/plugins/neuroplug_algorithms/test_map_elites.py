@@ -1,6 +1,7 @@
 """algo=map_elites: grid and CVT cells, an elite per cell kept only when beaten, the archive
-filling on a real task, an exact resume of the archive, and bad input refused before
-training."""
+filling on a real task, an exact resume of the archive, elites re-evaluated on a noisy
+task (their fitness the mean of every episode they played, the re-evaluated QD-score
+logged, resumed exactly), and bad input refused before training."""
 
 from __future__ import annotations
 
@@ -11,13 +12,16 @@ import pytest
 import torch
 from neuroplug_algorithms.map_elites import MAPElites
 from neuroplug_algorithms.map_elites_config import MAPElitesConfig
+from noisy_archive_task import NoisyArchiveTask
 
 from neuroplug.app import run_job
 from neuroplug.errors import ConfigError
 from neuroplug.evolution.archive import CVTArchive, GridArchive
+from neuroplug.evolution.context import algorithm_context
 from neuroplug.population.members import Population
 from neuroplug.testing import check_algorithm_contract
 from neuroplug.testing.resume_check import check_resume_is_exact, same
+from neuroplug.testing.synthetic import VectorNetwork
 from neuroplug.tools.plot import archive_of, plot_archive
 from neuroplug.training.checkpoint import load_checkpoint
 
@@ -39,6 +43,8 @@ def test_map_elites_honours_the_contract_with_a_grid_and_cvt_cells():
     check_algorithm_contract(
         MAPElites, MAPElitesConfig(name="map_elites", archive="cvt", cells=[20])
     )
+    # A re-evaluation is a second round of its generation, checkpointed between them.
+    check_algorithm_contract(MAPElites, MAPElitesConfig(name="map_elites", reevaluate_every=2))
 
 
 def test_a_cell_keeps_the_best_member_that_landed_there():
@@ -71,11 +77,9 @@ def test_cvt_cells_are_the_nearest_centroid_and_the_same_for_a_seed():
 
 
 def test_the_archive_fills_on_cartpole(compose, tmp_path):
-    run_job(
-        compose(
-            [*CARTPOLE, "run.max_generations=6", "logger=console", f"run.output_dir={tmp_path}"]
-        )
-    )
+    # Without re-evaluation (below) a cell's fitness only ever rises.
+    overrides = [*CARTPOLE, "algo.reevaluation_episodes=0", "run.max_generations=6"]
+    run_job(compose([*overrides, "logger=console", f"run.output_dir={tmp_path}"]))
     with (tmp_path / "metrics.csv").open() as stream:
         rows = list(csv.DictReader(stream))
     coverage = [float(row["algo/coverage"]) for row in rows]
@@ -125,6 +129,7 @@ def test_every_scheduler_fills_the_same_archive(compose, tmp_path, algorithm):
     # schedule played the episodes: the same cells, elites and thresholds.
     overrides = [*CARTPOLE[1:-1], *algorithm, "run.max_generations=2"]  # its own batch
     overrides += ["scheduler.max_envs=5", "run.eval_episodes=2", "logger=none"]
+    overrides += ["algo.reevaluate_every=1"]  # the elites' round too
     states = {}
     for name in ("serial", "threaded", "pipelined"):
         run_dir = tmp_path / name
@@ -145,6 +150,58 @@ def test_map_elites_resumes_exactly_with_its_archive(compose, tmp_path):
     assert "params" not in archive and "best_params" not in left["algorithm"]
     assert not lineage["weights"] and set(archive["genomes"]) <= set(lineage["ids"].tolist())
     assert len(lineage["ids"]) < 4 * 32  # the dead ends were forgotten
+
+
+def test_an_elite_holds_the_mean_of_every_episode_it_played():
+    # Offspring averaged over their 2 episodes, the elites re-evaluated over 3 fresh ones
+    # every other generation, on a task whose every return and descriptor is a draw.
+    config = MAPElitesConfig(
+        name="map_elites", bounds=[[-0.5, 0.5]], cells=[4], population_size=16,
+        episodes_per_member=2, reevaluation_episodes=3, reevaluate_every=2,
+    )  # fmt: skip
+    algorithm = MAPElites(config, algorithm_context(VectorNetwork(4), seed=0))
+    task = NoisyArchiveTask()
+    rounds = [len(task.generation(algorithm)) for _ in range(6)]
+    assert rounds == [1, 2, 1, 2, 1, 2]
+    archive = algorithm.archive
+    for cell in archive.occupied:
+        returns, descriptors = task.episodes_of(archive.params[cell])
+        assert archive.episodes[cell] == len(returns)
+        assert archive.fitness[cell] == pytest.approx(returns.mean(), rel=1e-12)
+        assert np.allclose(archive.descriptors[cell], descriptors.mean(axis=0), rtol=1e-12)
+        assert archive.index(archive.descriptors[cell : cell + 1])[0] == cell
+    assert archive.episodes[archive.occupied].min() >= 2 + 3  # all re-evaluated at the end
+
+
+def test_the_reevaluated_qd_score_is_logged_beside_the_stored_one(compose, tmp_path):
+    overrides = [*CARTPOLE, "algo.reevaluate_every=2", "run.max_generations=4"]
+    run_job(compose([*overrides, "logger=console", f"run.output_dir={tmp_path}"]))
+    with (tmp_path / "metrics.csv").open() as stream:
+        rows = list(csv.DictReader(stream))
+    reevaluated = [row for row in rows if row["algo/qd_score_reevaluated"]]
+    assert [int(row["generation"]) for row in reevaluated] == [2, 4]
+    assert all(row["evaluation_rounds"] == "2" and row["algo/coverage_reevaluated"]
+               for row in reevaluated)  # fmt: skip
+    # CartPole's start states are draws: the elites' fresh episodes are not the ones
+    # that won them their cells.
+    assert any(
+        row["algo/qd_score_reevaluated"] != row["algo/qd_score_before_reevaluation"]
+        for row in reevaluated
+    )
+    # The last row is the checkpoint's archive, every elite the mean of its episodes.
+    archive = archive_of(tmp_path)
+    assert float(rows[-1]["algo/qd_score"]) == pytest.approx(np.sum(archive["fitness"]))
+    assert float(rows[-1]["algo/coverage"]) == len(archive["cells"]) / 64
+    assert min(archive["episodes"]) >= 1 + 4  # generation 4's re-evaluation: 4 more each
+
+
+def test_map_elites_resumes_exactly_while_reevaluating(compose, tmp_path):
+    # The automatic schedule (8 elites x 2 episodes: every 160 offspring episodes, 5
+    # generations of 32) re-evaluates after the resume at generation 3, on the clock and
+    # the episode counts the checkpoint kept.
+    overrides = [*CARTPOLE, "algo.cells=[8]", "algo.reevaluation_episodes=2"]
+    left, _ = check_resume_is_exact(compose, overrides, tmp_path, generations=6, stop_at=3)
+    assert max(left["algorithm"]["algorithm"]["archive"]["episodes"]) >= 1 + 2
 
 
 def _algorithm_after(compose, overrides: list[str], run_dir) -> MAPElites:
@@ -251,6 +308,8 @@ def test_a_final_obs_archive_takes_the_tasks_declared_observation_range(compose,
         ),
         (["algo.bounds=[[0,1],[0,1]]"], "algo.bounds", "4-dimensional"),
         (["algo.variation=cross"], "algo.variation", "iso_line or gaussian"),
+        (["algo.reevaluate_every=0"], "algo.reevaluate_every", "got 0"),
+        (["algo.reevaluation_episodes=-1"], "algo.reevaluation_episodes", "got -1"),
     ],
 )
 def test_bad_input_is_refused_before_training_naming_the_field(
