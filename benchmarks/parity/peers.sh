@@ -4,6 +4,9 @@
 #   rl/       CleanRL's scripts' dependencies (gymnasium 0.29.1 with MuJoCo, tyro,
 #             tensorboard) and Stable-Baselines3 2.3.2, torch 2.13.0 (the CPU build)
 #   cleanrl/  CleanRL's repository at the commit the results name
+#   sf/       Sample Factory 2.1.1 (its APPO, gymnasium 0.29.1), torch 2.13.0 (the CPU build)
+#   ribs/     pyribs 0.8.3 (its last release for numpy 1, which MuJoCo 2.3.7 needs),
+#             gymnasium 0.29.1 with MuJoCo 2.3.7
 # Usage: bash benchmarks/parity/peers.sh [DIR] ; CLEANRL_SOURCE=<url or path> to clone from
 # elsewhere than GitHub.
 set -euo pipefail
@@ -17,6 +20,16 @@ if [ ! -x "$peers/rl/bin/python" ]; then
 fi
 if [ ! -d "$peers/cleanrl/.git" ]; then
   git clone --quiet "${CLEANRL_SOURCE:-https://github.com/vwxyzjn/cleanrl}" "$peers/cleanrl"
+fi
+if [ ! -x "$peers/sf/bin/python" ]; then
+  python3.11 -m venv "$peers/sf"
+  "$peers/sf/bin/pip" install --quiet torch==2.13.0 sample-factory==2.1.1 gymnasium==0.29.1 \
+    "numpy<2"
+fi
+if [ ! -x "$peers/ribs/bin/python" ]; then
+  python3.11 -m venv "$peers/ribs"
+  "$peers/ribs/bin/pip" install --quiet ribs==0.8.3 "gymnasium[mujoco]==0.29.1" mujoco==2.3.7 \
+    "numpy<2"
 fi
 git -C "$peers/cleanrl" checkout --quiet "$cleanrl_commit"
 echo "peers ready in $peers"

@@ -3,7 +3,8 @@
 Every side yields the same record: its training episodes' ``(env step, return, seconds
 since start)`` (or, for neuroplug, its segments' mean return and episode count at their
 last step), the run's wall time and env steps per second, the command, the versions and
-the machine: the raw numbers the summary's statistics are computed from.
+the machine: the raw numbers the summary's statistics are computed from. A comparison's
+``also`` measures (QD's coverage) come beside the points, one value per point.
 """
 
 from __future__ import annotations
@@ -23,13 +24,17 @@ from suite import Comparison, Side
 
 REPO = Path(__file__).resolve().parents[2]
 PEERS = Path(__file__).resolve().parent / "peers"
+PYRIBS = Path(__file__).resolve().parents[1] / "peers" / "pyribs_qd.py"
+"""pyribs' side, shared with ``benchmarks/quality_diversity.py``."""
 CLEANRL_EPISODE = re.compile(r"global_step=(\d+), episodic_return=\[?([-0-9.e+]+)")
 GENERATION = re.compile(
     r"evaluations=(\d+), population_mean=([-0-9.e+naninf]+), env_steps=(\d+), members=(\d+)"
 )
 """A strategies peer's generation: evaluations so far, the population's mean return, env
 steps so far, members evaluated."""
-PEER_PACKAGES = ("torch", "gymnasium", "mujoco", "stable-baselines3", "numpy")
+PEER_PACKAGES = (
+    "torch", "gymnasium", "mujoco", "stable-baselines3", "sample-factory", "ribs", "numpy",
+)  # fmt: skip
 
 
 def one_thread() -> dict[str, str]:
@@ -65,6 +70,7 @@ def run_neuroplug(comparison: Comparison, side: Side, seed: int, work: Path) -> 
     # run's process saw only its last part: its rows' own clocks are kept.
     start_up = 0.0 if resuming else process_seconds - float(rows[-1]["elapsed"])
     points, before = [], 0
+    also = {name: [] for name in comparison.also}
     for row in rows:  # metrics.csv counts episodes from the run's start
         played = int(float(row["episodes"]))
         value = metric_of(row, side.metric)
@@ -72,9 +78,12 @@ def run_neuroplug(comparison: Comparison, side: Side, seed: int, work: Path) -> 
             x = played if comparison.unit == "evaluations" else int(float(row["env_steps"]))
             at = float(row["elapsed"]) + start_up
             points.append([x, value, played - before, at])
+            for name, values in also.items():
+                values.append(metric_of(row, f"algo/{name}"))
         before = played
     return {
         "points": points,
+        **({"also": also} if also else {}),
         "wall_seconds": float(rows[-1]["elapsed"]) + start_up,
         "env_steps": int(float(rows[-1]["env_steps"])),
         "command": " ".join(["python", *command[1:-1]]),
@@ -137,6 +146,19 @@ def run_sb3(comparison: Comparison, side: Side, seed: int, peers: Path) -> dict:
     return record
 
 
+def run_sample_factory(comparison: Comparison, side: Side, seed: int, peers: Path) -> dict:
+    """Sample Factory's APPO (``peers/sf_learn.py`` in ``<peers>/sf``) for ``seed``:
+    ``side.arguments`` its settings, one serial process (one core)."""
+    python = peers / "sf" / "bin" / "python"
+    learn = PEERS / "sf_learn.py"
+    command = [str(python), str(learn), "--env", comparison.task, "--seed", str(seed)]
+    command += ["--steps", str(comparison.budget), *side.arguments]
+    record = printed_episodes(command, {}, comparison.budget)
+    record["command"] = " ".join(["python", "benchmarks/parity/peers/sf_learn.py", *command[2:]])
+    record["versions"] = peer_versions(python)
+    return record
+
+
 def run_evotorch(comparison: Comparison, side: Side, seed: int, peers: Path) -> dict:
     """EvoTorch's ``side.script`` (``peers/evotorch_search.py`` in ``<peers>/evotorch``)."""
     return strategy_peer(comparison, side, seed, peers / "evotorch", "evotorch_search.py")
@@ -145,6 +167,42 @@ def run_evotorch(comparison: Comparison, side: Side, seed: int, peers: Path) -> 
 def run_pycma(comparison: Comparison, side: Side, seed: int, peers: Path) -> dict:
     """pycma's CMA-ES (``peers/pycma_search.py`` in ``<peers>/cma``)."""
     return strategy_peer(comparison, side, seed, peers / "cma", "pycma_search.py")
+
+
+def run_pyribs(comparison: Comparison, side: Side, seed: int, peers: Path) -> dict:
+    """pyribs (``benchmarks/peers/pyribs_qd.py`` in ``<peers>/ribs``) for ``seed``: each
+    generation's QD-score a point at its evaluations, the comparison's ``also`` (coverage)
+    beside."""
+    python = peers / "ribs" / "bin" / "python"
+    command = [str(python), str(PYRIBS), "--env", comparison.task, "--seed", str(seed)]
+    command += ["--batch", str(comparison.population)]
+    command += ["--generations", str(comparison.generations), *side.arguments]
+    started = time.monotonic()
+    result = subprocess.run(command, env=one_thread(), capture_output=True, text=True)
+    seconds = time.monotonic() - started
+    if result.returncode:
+        raise RuntimeError(f"pyribs_qd.py failed:\n{result.stderr[-3000:]}")
+    run = json.loads(result.stdout.strip().splitlines()[-1])
+    # The script times its generations alone: its clock shifts by its start-up, so the
+    # run is timed from the process's start as every other side's.
+    start_up = seconds - run["seconds"]
+    points, before = [], 0
+    for generation in run["curve"]:
+        played = generation["evaluations"]
+        points.append(
+            [played, generation["qd_score"], played - before, generation["seconds"] + start_up]
+        )
+        before = played
+    return {
+        "points": points,
+        "also": {
+            name: [generation[name] for generation in run["curve"]] for name in comparison.also
+        },
+        "wall_seconds": seconds,
+        "env_steps": run["steps"],
+        "command": " ".join(["python", "benchmarks/peers/pyribs_qd.py", *command[2:]]),
+        "versions": peer_versions(python),
+    }
 
 
 def strategy_peer(comparison: Comparison, side: Side, seed: int, venv: Path, name: str) -> dict:
@@ -188,23 +246,28 @@ def printed(command: list[str], environment: dict[str, str], pattern: re.Pattern
     points: list[list[float]] = []
     steps, steps_at = 0, []
     with tempfile.TemporaryDirectory() as scratch:
+        # stderr goes to a file: a peer that logs there (Sample Factory) would otherwise
+        # fill the pipe while stdout is read, and wait on it forever.
+        errors = Path(scratch) / "stderr.txt"
         started = time.monotonic()
-        process = subprocess.Popen(
-            command, cwd=scratch, env={**one_thread(), **environment}, text=True,
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-        )  # fmt: skip
-        for line in process.stdout:
-            match = pattern.search(line)
-            if match:
-                x, value, *rest = match.groups()
-                weight = float(rest[1]) if len(rest) > 1 else 1
-                points.append([int(x), float(value), weight, time.monotonic() - started])
-                steps = int(rest[0]) if rest else steps
-                steps_at.append(steps)
-        error = process.stderr.read()
-        if process.wait():
-            raise RuntimeError(f"{Path(command[1]).name} failed:\n{error[-3000:]}")
+        with errors.open("w") as stderr:
+            process = subprocess.Popen(
+                command, cwd=scratch, env={**one_thread(), **environment}, text=True,
+                stdout=subprocess.PIPE, stderr=stderr,
+            )  # fmt: skip
+            for line in process.stdout:
+                match = pattern.search(line)
+                if match:
+                    x, value, *rest = match.groups()
+                    weight = float(rest[1]) if len(rest) > 1 else 1
+                    points.append([int(x), float(value), weight, time.monotonic() - started])
+                    steps = int(rest[0]) if rest else steps
+                    steps_at.append(steps)
+            failed = process.wait()
         seconds = time.monotonic() - started
+        if failed:
+            error = errors.read_text()
+            raise RuntimeError(f"{Path(command[1]).name} failed:\n{error[-3000:]}")
     return {"points": points, "wall_seconds": seconds, "env_steps": steps, "steps_at": steps_at}
 
 
@@ -214,6 +277,8 @@ RUNNERS = {
     "sb3": run_sb3,
     "evotorch": run_evotorch,
     "pycma": run_pycma,
+    "sample_factory": run_sample_factory,
+    "pyribs": run_pyribs,
 }
 """Side name -> how to run it."""
 

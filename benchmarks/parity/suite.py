@@ -63,6 +63,9 @@ class Comparison:
     population: int = 0
     """Strategies: members per generation on every side (the budget is whole
     generations of it)."""
+    also: tuple[str, ...] = ()
+    """Measures recorded beside the score at every point (QD's ``coverage``: ours its
+    ``algo/<name>`` column), summarised at the end but not compared."""
     notes: str = ""
     sides: tuple[Side, ...] = field(init=False)
 
@@ -75,10 +78,20 @@ class Comparison:
         return f"{self.method}/{self.task}"
 
     @property
+    def score(self) -> str:
+        """What a point's value is, in words (the plots' axis)."""
+        if self.ours.metric in SCORES:
+            return SCORES[self.ours.metric]
+        return "population mean return" if self.unit == "evaluations" else "training episode return"
+
+    @property
     def generations(self) -> int:
         """Strategies: the generations the budget buys."""
         return self.budget // self.population
 
+
+SCORES = {"best_member": "best member's objective", "algo/qd_score": "QD-score"}
+"""The words for a score other than an episode return, by our side's metric."""
 
 ENVS = {
     "Hopper-v4": "hopper",
@@ -262,6 +275,179 @@ def _pbt(task: str) -> Comparison:
     )
 
 
+SAMPLE_FACTORY_APPO = Side(
+    "sample_factory",
+    (
+        "--num_envs_per_worker=8", "--worker_num_splits=1", "--rollout=32",
+        "--batch_size=128", "--num_batches_per_epoch=2", "--num_epochs=8",
+        "--shuffle_minibatches=True", "--with_vtrace=False", "--value_bootstrap=True",
+        "--learning_rate=0.001", "--lr_schedule=constant", "--adam_eps=1e-5", "--gamma=0.98",
+        "--gae_lambda=0.8", "--ppo_clip_ratio=0.2", "--ppo_clip_value=0.2",
+        "--max_grad_norm=0.5", "--value_loss_coeff=0.5", "--exploration_loss_coeff=0.0",
+        "--max_policy_lag=100", "--use_rnn=False", "--recurrence=1",
+        "--encoder_mlp_layers", "64", "64", "--nonlinearity=tanh",
+        "--actor_critic_share_weights=False", "--normalize_input=False",
+        "--normalize_returns=False",
+    ),
+)  # fmt: skip
+"""Sample Factory 2.1.1's APPO at our discrete preset's settings where it has them: 8 envs,
+rollouts of 32, 8 epochs of 2 shuffled minibatches, GAE (its V-trace fails on a
+non-recurrent policy: ``'AttrDict' object has no attribute 'advantages'``), truncated
+episodes bootstrapped, values clipped within 0.2 of the old ones, Adam's eps 1e-5, gradient
+norm 0.5, separate 64-64 tanh actor and critic without normalisations (its defaults: a
+512-512 ELU encoder, a GRU, both normalisations). Left as they are: its initialisation
+(orthogonal, gain 1 on every layer; ours OpenAI's normalised columns, 0.01 on the policy's
+last layer)."""
+APPO_TASKS = {"CartPole-v1": 100_000, "Acrobot-v1": 100_000}
+"""APPO's tasks and env-step budgets."""
+
+
+def _appo(task: str) -> Comparison:
+    """``appo`` beside Sample Factory's APPO, both at our discrete preset's settings with
+    GAE and a constant learning rate (Sample Factory has no linear decay)."""
+    budget = APPO_TASKS[task]
+    ours = ("algo=appo", f"env={ENVS[task]}", "algo.with_vtrace=false", "algo.anneal_lr=false")
+    return Comparison(
+        method="appo",
+        task=task,
+        budget=budget,
+        seeds=QUICK_SEEDS,
+        bin=budget // 10,
+        ours=Side("neuroplug", ours),
+        references=(SAMPLE_FACTORY_APPO,),
+        notes="Our discrete preset's settings on both sides (8 envs, rollouts of 32, 8 epochs "
+        "of 2 minibatches, learning rate 1e-3 held constant, gamma 0.98, lambda 0.8, clip "
+        "0.2, no entropy bonus) with GAE, separate 64-64 tanh actor and critic; Sample "
+        "Factory serial with one rollout worker (one core), ours one torch thread (its "
+        "sampler and learner threads side by side); each side's own initialisation.",
+    )
+
+
+@dataclass(frozen=True)
+class QDTask:
+    """A quality-diversity task as ``benchmarks/quality_diversity.py`` sets it on both
+    sides: episodes, a grid of 50 cells over one descriptor, the QD-score's offset."""
+
+    episode_steps: int
+    behavior: str
+    """Ours: the descriptor (pyribs' script reads the same final x position)."""
+    observations: int
+    """Entries of ``behavior``'s descriptor (a final observation's: the grid keeps the first)."""
+    low: float
+    high: float
+    offset: float
+    """QD-score offset and CMA-MAE's starting threshold: the task's lowest return."""
+    generations: int
+
+    def ours(self) -> tuple[str, ...]:
+        """Our archive's overrides: a final observation's other entries get one cell each,
+        so the grid is over its first alone, as pyribs' one-dimensional one."""
+        rest = self.observations - 1
+        cells = ",".join(["50"] + ["1"] * rest)
+        bounds = ",".join([f"[{self.low},{self.high}]"] + ["[-100,100]"] * rest)
+        return (
+            f"env.max_episode_steps={self.episode_steps}", f"algo.behavior={self.behavior}",
+            f"algo.cells=[{cells}]", f"algo.bounds=[{bounds}]", f"algo.qd_offset={self.offset}",
+            "net.hidden_sizes=[64,64]", "net.activation=tanh", "backend.torch_threads=1",
+        )  # fmt: skip
+
+    def pyribs(self) -> tuple[str, ...]:
+        """``peers/pyribs_qd.py``'s arguments for the same archive."""
+        return (
+            "--episode-steps", str(self.episode_steps), "--cells", "50",
+            "--low", str(self.low), "--high", str(self.high), "--offset", str(self.offset),
+        )  # fmt: skip
+
+
+QD_TASKS = {
+    "CartPole-v1": QDTask(500, "final_obs", 4, -2.4, 2.4, 0.0, generations=30),
+    "HalfCheetah-v4": QDTask(200, "final_position", 1, -5.0, 5.0, -200.0, generations=250),
+}
+"""The QD tasks of ``benchmarks/quality_diversity.py``: CartPole's cart position at the
+end, HalfCheetah's final x position (200-step episodes)."""
+QD_BATCH = 64
+"""Evaluations per generation on every QD side."""
+QD_EMITTER_BATCH = 16
+"""CMA-MAE's solutions per emitter and generation (``QD_BATCH`` of them: 4 emitters)."""
+
+QD_VARIATION = {
+    "map_elites": f"Iso+LineDD (0.005, 0.05) from {QD_BATCH} fresh networks (ours: its "
+    "initialisation plus init_sigma 0.1 noise; pyribs: PyTorch's default)",
+    "cma_mae": f"{QD_BATCH // QD_EMITTER_BATCH} separable CMA-ES emitters of "
+    f"{QD_EMITTER_BATCH}, sigma0 0.05, ranked by improvement, "
+    "archive learning rate 0.01 (ours: each emitter at its own fresh network; pyribs: all at "
+    "one, PyTorch's default initialisation)",
+}
+"""How each QD method makes its offspring, on both sides, and where the sides' first
+networks differ."""
+
+
+def _qd(method: str, task: str) -> Comparison:
+    """``map_elites``/``cma_mae`` beside pyribs on the same task, descriptor, archive and
+    emitters, at equal evaluations; the score is the QD-score."""
+    qd = QD_TASKS[task]
+    emitters = (
+        f"algo.emitters={QD_BATCH // QD_EMITTER_BATCH}",
+        f"algo.emitter_batch={QD_EMITTER_BATCH}",
+        "algo.sigma0=0.05",
+    )
+    settings = ("algo.reevaluation_episodes=0", *(emitters if method == "cma_mae" else ()))
+    return Comparison(
+        method=method,
+        task=task,
+        budget=qd.generations * QD_BATCH,
+        seeds=QUICK_SEEDS,
+        bin=qd.generations * QD_BATCH // 10,
+        unit="evaluations",
+        population=QD_BATCH,
+        ours=Side(
+            "neuroplug",
+            (f"algo={method}", f"env={ENVS[task]}", *qd.ours(), *settings),
+            metric="algo/qd_score",
+        ),
+        references=(
+            Side(
+                "pyribs", ("--algo", method, "--emitter-batch", str(QD_EMITTER_BATCH), *qd.pyribs())
+            ),
+        ),
+        also=("coverage",),
+        notes=f"{QD_BATCH} evaluations a generation, one episode each, {QD_VARIATION[method]}; "
+        f"50 cells over [{qd.low:g}, {qd.high:g}], QD-score offset {qd.offset:g}, the same "
+        "64-64 tanh MLP; ours without its re-evaluation of elites "
+        "(algo.reevaluation_episodes=0), which pyribs lacks.",
+    )
+
+
+def _pga_me(task: str) -> Comparison:
+    """``pga_me`` beside ``map_elites`` (Iso+LineDD alone) on the same archive, batch and
+    network at equal env steps: does the policy-gradient variation pay?"""
+    qd = QD_TASKS[task]
+    archive = (f"env={ENVS[task]}", *qd.ours())
+    budget = 2_000_000
+    return Comparison(
+        method="pga_me",
+        task=task,
+        budget=budget,
+        seeds=OFF_POLICY_SEEDS,
+        bin=budget // 10,
+        population=100,
+        ours=Side("neuroplug", ("algo=pga_me", *archive), metric="algo/qd_score"),
+        references=(
+            Side(
+                "map_elites",
+                ("algo=map_elites", *archive, "algo.reevaluation_episodes=0"),
+                runner="neuroplug",
+                metric="algo/qd_score",
+            ),
+        ),
+        also=("coverage",),
+        notes="100 offspring a generation on both (PGA-ME's default, QDax's): ours half by "
+        "Iso+LineDD and half by 100 policy-gradient steps on its TD3 critic (its defaults), "
+        "map_elites all by Iso+LineDD (0.005, 0.05); the archive of the pyribs comparison, "
+        "the same 64-64 tanh MLP; no re-evaluation of elites on either.",
+    )
+
+
 COMPARISONS: tuple[Comparison, ...] = (
     Comparison(
         method="ppo",
@@ -334,6 +520,9 @@ COMPARISONS: tuple[Comparison, ...] = (
         for task in ("Pendulum-v1", "Hopper-v4")
     ),
     *(_pbt(task) for task in PBT_TASKS),
+    *(_appo(task) for task in APPO_TASKS),
+    *(_qd(method, task) for method in ("map_elites", "cma_mae") for task in QD_TASKS),
+    _pga_me("HalfCheetah-v4"),
 )
 """Every comparison, in the order the suite runs them."""
 

@@ -44,6 +44,9 @@ COLOURS = {
     "pycma": "tab:purple",
     "td3": "tab:brown",
     "fixed": "tab:gray",
+    "sample_factory": "tab:olive",
+    "pyribs": "tab:pink",
+    "map_elites": "tab:cyan",
 }
 """Each side's colour in every plot."""
 
@@ -104,8 +107,9 @@ def time_to_reach(target: float, iqm: np.ndarray, times: np.ndarray) -> float | 
     return float(times[reached[0]]) if len(reached) else None
 
 
-def compare(method: str, task: str, sides: dict[str, list[dict]], out: Path) -> dict:
+def compare(comparison: Comparison, sides: dict[str, list[dict]], out: Path) -> dict:
     """One comparison's statistics and its curves' plot."""
+    method, task = comparison.method, comparison.task
     curves, clocks = {}, {}
     for side, records in sides.items():
         binned = [bins(record) for record in records]
@@ -124,7 +128,17 @@ def compare(method: str, task: str, sides: dict[str, list[dict]], out: Path) -> 
             for side, records in sides.items()
         },
         "final_scores": {side: values.tolist() for side, values in finals.items()},
+        "score": comparison.score,
     }
+    also = {
+        name: {
+            side: np.array([record["also"][name][-1] for record in records])
+            for side, records in sides.items()
+        }
+        for name in comparison.also
+    }
+    if also and all(len(values) >= 2 for values in finals.values()):
+        row["also"] = {name: interval(values) for name, values in also.items()}
     if len(complete) == len(finals) and all(len(values) >= 2 for values in finals.values()):
         row["final"] = interval(complete)
         references = [side for side in finals if side != "neuroplug"]
@@ -168,9 +182,7 @@ def plot(method, task, curves, clocks, bands, row: dict, out: Path) -> None:
     axes[0].set_xlabel(row["unit"].replace("_", " "))
     axes[1].set_xlabel("wall time (s, mean over seeds)")
     for axis in axes:
-        axis.set_ylabel(
-            "training episode return" if row["unit"] == "env_steps" else "population mean return"
-        )
+        axis.set_ylabel(row["score"])
         axis.grid(alpha=0.3)
     axes[0].legend(fontsize=8)
     figure.suptitle(f"{method} on {task}: IQM over seeds, 95% stratified bootstrap band")
@@ -182,7 +194,8 @@ def plot(method, task, curves, clocks, bands, row: dict, out: Path) -> None:
 
 EXPLANATION = (
     "Final score: mean training episode return in the last bin of the budget (a strategy's "
-    "population mean; PBT's best member's objective); IQM over seeds [95% stratified "
+    "population mean; PBT's best member's objective; a quality-diversity method's QD-score, "
+    "its final coverage below the table); IQM over seeds [95% stratified "
     "bootstrap CI] (rliable). P(ours > ref): probability of improvement [CI]. Verdict: "
     "level where the intervals overlap, above where ours is above, gap otherwise. Speed: "
     "env steps per second of each side (each on one thread, the sides taking turns seed by "
@@ -202,6 +215,7 @@ def markdown(rows: list[dict]) -> str:
         "",
         table(rows),
         "",
+        *also_lines(rows),
         *(f"Machine: {machine}." for machine in machines),
         "",
     ]
@@ -239,6 +253,20 @@ def table(rows: list[dict]) -> str:
                 "| running | | | | | | |"
             )
     return "\n".join(lines)
+
+
+def also_lines(rows: list[dict]) -> list[str]:
+    """The measures recorded beside the score (QD's coverage), final IQM [95% CI] per side,
+    one line per comparison, each followed by a blank line."""
+    lines = []
+    for row in rows:
+        for name, sides in row.get("also", {}).items():
+            values = ", ".join(
+                f"{side} {iqm:.2f} [{low:.2f}, {high:.2f}]"
+                for side, (iqm, low, high) in sides.items()
+            )
+            lines += [f"`{row['method']}` on {row['task']}, final {name}: {values}.", ""]
+    return lines
 
 
 def budget(row: dict) -> str:
@@ -283,6 +311,7 @@ def method_block(method: str, rows: list[dict], results: Path) -> str:
         if mine
         else "Not run yet: `python benchmarks/parity/run.py --only " + method + "`.",
         "",
+        *also_lines(mine),
         *plots,
     ]
     return "\n".join(lines)
@@ -297,7 +326,7 @@ def main(argv: list[str] | None = None) -> None:
         sides = load(comparison, arguments.results)
         if not sides:
             continue
-        row = compare(comparison.method, comparison.task, sides, arguments.results / comparison.key)
+        row = compare(comparison, sides, arguments.results / comparison.key)
         row["machine"] = next(iter(sides.values()))[0]["machine"]
         rows.append(row)
     (arguments.results / "summary.json").write_text(json.dumps(rows, indent=1) + "\n")

@@ -4,8 +4,9 @@ ranked by improvement, archive learning rate 0.01) over the final x position (a 
 task's ``info["x_position"]``, or the first entry of the final observation: CartPole's cart
 position), each policy evaluated one at a time in one env, as pyribs' users do; a 64-64
 tanh MLP in numpy (its outputs squashed by tanh into a Box's actions, or their argmax for a
-Discrete space). Prints one JSON line: evaluations, seconds, QD-score and coverage per
-generation."""
+Discrete space). ``--seed`` seeds the first networks, the archives' and emitters' draws and
+the episodes. Prints one JSON line: evaluations, seconds, QD-score and coverage per
+generation (``benchmarks/parity`` reads it too)."""
 
 from __future__ import annotations
 
@@ -81,15 +82,16 @@ def main() -> None:
     parser.add_argument("--low", type=float, default=-5.0)
     parser.add_argument("--high", type=float, default=5.0)
     parser.add_argument("--offset", type=float, default=-200.0)
+    parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
     env = gym.make(args.env, max_episode_steps=args.episode_steps)
     discrete = isinstance(env.action_space, gym.spaces.Discrete)
     actions = env.action_space.n if discrete else env.action_space.shape[0]
     policy = MLP(env.observation_space.shape[0], actions)
-    rng = np.random.default_rng(0)
+    rng = np.random.default_rng(args.seed)
     result = GridArchive(
         solution_dim=policy.size, dims=[args.cells], ranges=[(args.low, args.high)],
-        qd_score_offset=args.offset,
+        qd_score_offset=args.offset, seed=args.seed,
     )  # fmt: skip
     if args.algo == "map_elites":
         archive = result
@@ -101,6 +103,7 @@ def main() -> None:
                 line_sigma=0.05,
                 initial_solutions=initial,
                 batch_size=args.batch,
+                seed=args.seed,
             )  # fmt: skip
         ]
         scheduler = Scheduler(archive, emitters)
@@ -108,6 +111,7 @@ def main() -> None:
         archive = GridArchive(
             solution_dim=policy.size, dims=[args.cells], ranges=[(args.low, args.high)],
             learning_rate=0.01, threshold_min=args.offset, qd_score_offset=args.offset,
+            seed=args.seed,
         )  # fmt: skip
         emitters = [
             EvolutionStrategyEmitter(
@@ -117,7 +121,7 @@ def main() -> None:
                 ranker="imp",
                 es="sep_cma_es",
                 batch_size=args.emitter_batch,
-                seed=index,
+                seed=args.seed * 1000 + index,
             )  # fmt: skip
             for index in range(args.batch // args.emitter_batch)
         ]
@@ -128,7 +132,7 @@ def main() -> None:
         solutions = scheduler.ask()
         objectives, measures = [], []
         for index, params in enumerate(solutions):
-            seed = generation * 10_000 + index
+            seed = args.seed * 100_000_000 + generation * 10_000 + index
             score, x, length = evaluate(env, policy, params, seed, discrete)
             objectives.append(score)
             measures.append([x])
