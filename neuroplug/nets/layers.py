@@ -484,7 +484,7 @@ def forward_single_with_state(
             hidden = F.conv2d(hidden, weight, bias, stride=layer.stride)
         else:
             if hidden.dim() != 2:  # a reshape is one more node for autograd to walk back
-                hidden = hidden.reshape(len(hidden), weight.shape[0])
+                hidden = hidden.reshape(-1, weight.shape[0])  # -1: the batch stays free
             hidden = torch.addmm(bias, hidden, weight)
             if is_recurrent(layer.kind):
                 recurrent_weight = layout.tensor(params, layer.recurrent_weight)

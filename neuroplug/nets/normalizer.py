@@ -67,7 +67,14 @@ class ObservationNormalizer:
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
         """Restore sums from a checkpoint."""
-        self.total = np.array(state["total"], dtype=np.float64)
-        self.total_squares = np.array(state["total_squares"], dtype=np.float64)
+        self.total = _float64(state["total"])
+        self.total_squares = _float64(state["total_squares"])
         self.count = float(state["count"])
         self._shift_scale = None
+
+
+def _float64(values: Any) -> np.ndarray:
+    """A float64 copy of sums from a checkpoint (numpy arrays) or a policy file (tensors)."""
+    if hasattr(values, "numpy"):  # a tensor: numpy reads it through its own array
+        values = values.numpy()
+    return np.array(values, dtype=np.float64)

@@ -1,6 +1,8 @@
-"""Watch a trained policy: ``python -m neuroplug.tools.watch <run dir>``.
+"""Watch a trained policy: ``python -m neuroplug.tools.watch <run dir | policy>``.
 
-Loads the run's ``checkpoints/best_policy.pt``, rebuilds the env, network and policy from
+Loads the run's ``checkpoints/best_policy.pt`` (or a policy file, a shared folder of
+``neuroplug.tools.share``, an exported TorchScript or ONNX model of ``neuroplug.tools.
+export``: what someone received can be checked), rebuilds the env, network and policy from
 the config stored in it (Hydra is not started), plays N episodes, prints their scores
 and writes a video (GIF or MP4) of the first episode, or of all of them. A quality-diversity
 run's archive holds a policy per cell: ``--cell N`` plays the elite of cell ``N`` instead
@@ -27,6 +29,10 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import torch
 
+from neuroplug.deploy.archive_elites import archive_cell, list_cells
+from neuroplug.deploy.export import METADATA, ExportedModel, exported_format, load_exported
+from neuroplug.deploy.loading import chosen_params, read_policy
+from neuroplug.deploy.watch_exported import ExportedBackend, ExportedPolicy
 from neuroplug.errors import NeuroplugError
 from neuroplug.evaluation.lockstep import EpisodeObserver, LockstepEvaluation, lane_seeds
 from neuroplug.population.members import Population
@@ -39,15 +45,13 @@ from neuroplug.tools.video import (
     open_pool,
     prepare_offscreen_gl,
 )
+from neuroplug.training.policy_file import normalizer_as_arrays
 
 if TYPE_CHECKING:
     from neuroplug.api import Backend, EvaluationRequest, EvaluationResult
     from neuroplug.envs.spec import EnvSpec
     from neuroplug.nets.policy import Policy
 
-WHICH = {"policy": "policy_params", "best": "best_member_params"}
-"""``--which`` choices -> checkpoint keys: the algorithm's deployed policy (ES: the
-center; GA: the elite), or the best member ever evaluated."""
 OTHER_FPS = 30.0
 
 
@@ -57,7 +61,7 @@ class WatchError(NeuroplugError):
 
 @dataclass
 class LoadedPolicy:
-    """What watching needs from a checkpoint."""
+    """What watching needs from a policy file, a shared folder or an exported model."""
 
     config: Any
     """The run's resolved config (a DictConfig)."""
@@ -67,9 +71,11 @@ class LoadedPolicy:
     normalizer: dict[str, Any] | None
     eval_return_mean: float | None
     reference_batch: Any = None
+    """Virtual batch norm's reference observations (a ``torch.Tensor``), when the run used it."""
     unit: str = "generation"
     """What ``completed`` counts: ``generation`` or ``segment``."""
-    """Virtual batch norm's reference observations (a ``torch.Tensor``), when the run used it."""
+    exported: ExportedModel | None = None
+    """An exported model (TorchScript, ONNX) to play instead of ``params``."""
 
 
 @dataclass
@@ -83,120 +89,58 @@ class WatchResult:
     video_frames: int
 
 
-def load_policy(run_dir: Path, which: str = "policy", cell: int | None = None) -> LoadedPolicy:
-    """The chosen parameters of ``run_dir``'s ``checkpoints/best_policy.pt`` and its config;
-    with ``cell``, the elite of that cell of the run's QD archive (its last checkpoint)."""
+def load_watched(source: Path, which: str = "policy", cell: int | None = None) -> LoadedPolicy:
+    """What ``source`` holds to play: a run's output dir or policy file (its ``which``
+    parameters, or with ``cell`` the elite of that cell of the run's QD archive), a shared
+    folder (:mod:`neuroplug.deploy.share`) or an exported model (:mod:`neuroplug.deploy.export`)."""
     from omegaconf import OmegaConf
 
-    from neuroplug.training.checkpoint import (
-        BEST_POLICY,
-        UnsafeFileError,
-        checkpoint_dir,
-        load_data,
-    )
-
-    if which not in WHICH:
-        raise WatchError(f"--which: unknown choice {which!r} (allowed: {', '.join(WHICH)})")
-    path = checkpoint_dir(run_dir) / BEST_POLICY
-    if not path.is_file():
-        raise WatchError(f"no checkpoint at {path}; give the output dir of a neuroplug run")
-    try:
-        state = load_data(path)
-    except UnsafeFileError as error:
-        raise WatchError(str(error)) from None
-    except Exception as error:  # truncated copies, files from elsewhere
-        raise WatchError(f"cannot read {path}: {type(error).__name__}: {error}") from None
-    params = state.get(WHICH[which]) if cell is None else archive_cell(run_dir, cell)["params"]
-    if params is None:
-        raise WatchError(f"--which {which}: {path} holds no {WHICH[which]} (try --which policy)")
-    unit = "segment" if "segment" in state else "generation"
+    source = Path(source)
+    exported = exported_format(source)
+    if exported is not None:
+        if cell is not None or which != "policy":
+            raise WatchError(
+                f"{source} is an exported policy: it holds one set of parameters "
+                "(--cell and --which read a run dir)"
+            )
+        model = load_exported(source, exported)
+        if model.metadata.get("format") != "neuroplug-export":
+            raise WatchError(f"{source} carries no {METADATA}: it was not exported by neuroplug")
+        meta = model.metadata
+        return LoadedPolicy(
+            config=OmegaConf.create(meta["config"]),
+            completed=int(meta["completed"]),
+            unit=meta["unit"],
+            params=torch.zeros(1),
+            normalizer=None,
+            eval_return_mean=meta.get("eval_return_mean"),
+            exported=model,
+        )
+    record = read_policy(source)
+    params = chosen_params(record, which) if cell is None else archive_cell(source, cell)["params"]
     return LoadedPolicy(
-        config=OmegaConf.create(state["config"]),
-        completed=int(state[unit]),
-        unit=unit,
+        config=OmegaConf.create(record.config),
+        completed=int(record.completed),
+        unit=record.unit,
         params=params.float(),
-        normalizer=state.get("normalizer"),
-        reference_batch=state.get("reference_batch"),
-        eval_return_mean=state.get("eval_return_mean"),
+        normalizer=normalizer_as_arrays(record.normalizer),
+        reference_batch=record.reference_batch,
+        eval_return_mean=record.eval_return_mean,
     )
-
-
-def archive_cells(run_dir: Path) -> dict[str, np.ndarray]:
-    """The occupied cells of ``run_dir``'s quality-diversity archive: ``cells``,
-    ``fitness``, ``descriptors`` and ``params`` (rows in the same order)."""
-    from neuroplug.training.checkpoint import archive_of
-
-    try:
-        archive = archive_of(Path(run_dir))
-    except Exception as error:  # no checkpoint, or one from elsewhere
-        raise WatchError(f"--cell: cannot read {run_dir}'s checkpoint: {error}") from None
-    if archive is None:
-        raise WatchError(
-            f"--cell: {run_dir} holds no archive (quality diversity: algo=map_elites, "
-            "cma_mae, pga_me)"
-        )
-    if "params" not in archive:  # a compact archive: its elites are seed chains
-        archive = _rebuilt_archive(Path(run_dir))
-    keys = ("cells", "fitness", "descriptors", "params", "names")
-    return {key: archive[key] for key in keys if key in archive}
-
-
-def _rebuilt_archive(run_dir: Path) -> dict[str, Any]:
-    """A compact archive with its elites' weights: the run's algorithm, rebuilt from its
-    config, rebuilt from the seed chains as a resume would."""
-    from neuroplug.experiment.typed import Experiment
-    from neuroplug.training.checkpoint import load_checkpoint
-    from neuroplug.training.components import build_components
-
-    state = load_checkpoint(run_dir)
-    algorithm = build_components(Experiment.from_yaml(state["config"])).algorithm
-    algorithm.load_state_dict(state["algorithm"])
-    return algorithm.archive.state_dict()
-
-
-def archive_cell(run_dir: Path, cell: int) -> dict[str, Any]:
-    """Cell ``cell``'s elite: its ``params``, ``fitness`` and ``descriptor``."""
-    archive = archive_cells(run_dir)
-    cells = np.asarray(archive["cells"])
-    found = np.flatnonzero(cells == cell)
-    if not len(found):
-        shown = ", ".join(str(int(index)) for index in cells[:12])
-        more = f", ... ({len(cells)} in all)" if len(cells) > 12 else ""
-        raise WatchError(
-            f"--cell {cell}: that cell is empty; the occupied cells are {shown}{more} "
-            "(--cell list shows them with their descriptors)"
-        )
-    row = int(found[0])
-    return {
-        "params": archive["params"][row].float(),
-        "fitness": float(archive["fitness"][row]),
-        "descriptor": np.asarray(archive["descriptors"][row]),
-    }
-
-
-def list_cells(run_dir: Path) -> str:
-    """The occupied cells as lines of ``cell  fitness  descriptor``, best first."""
-    archive = archive_cells(run_dir)
-    order = np.argsort(-np.asarray(archive["fitness"]), kind="stable")
-    names = archive.get("names")  # an archive built without a task has none
-    heading = f"[{', '.join(names)}]" if names else "descriptor"
-    lines = [f"{'cell':>6}  {'fitness':>10}  {heading}"]
-    for row in order:
-        descriptor = ", ".join(f"{value:.3g}" for value in np.asarray(archive["descriptors"][row]))
-        lines.append(
-            f"{int(archive['cells'][row]):>6}  {archive['fitness'][row]:>10.2f}  [{descriptor}]"
-        )
-    return "\n".join(lines)
 
 
 def build_player(loaded: LoadedPolicy) -> tuple[EnvSpec, Policy, Backend]:
     """(env spec, policy, backend) from the checkpoint's config."""
     from neuroplug.config.schema import EnvConfig, NetConfig
     from neuroplug.config.typed import to_dataclass
+    from neuroplug.envs.make import make_spec
     from neuroplug.nets.policy import Policy
     from neuroplug.training.components import build_backend, build_env_and_network
 
     config = loaded.config
+    if loaded.exported is not None:
+        env = make_spec(to_dataclass(EnvConfig, config.env, "env"))
+        return env, ExportedPolicy(env, loaded.exported), ExportedBackend(loaded.exported)
     env, network = build_env_and_network(
         to_dataclass(EnvConfig, config.env, "env"), to_dataclass(NetConfig, config.net, "net")
     )
@@ -336,7 +280,7 @@ def watch(
     from omegaconf import OmegaConf
 
     run_dir = Path(run_dir)
-    loaded = load_policy(run_dir, which, cell)
+    loaded = load_watched(run_dir, which, cell)
     run = loaded.config.run
     episodes = int(run.eval_episodes) if episodes is None else episodes
     seed = int(run.seed) if seed is None else seed
@@ -350,7 +294,8 @@ def watch(
     path = None
     if video:
         name = "watch" if cell is None else f"watch_cell{cell}"
-        path = check_output(Path(out) if out else run_dir / f"{name}{default_format()}")
+        folder = run_dir if run_dir.is_dir() else run_dir.parent  # a policy file's folder
+        path = check_output(Path(out) if out else folder / f"{name}{default_format()}")
     env, policy, backend = build_player(loaded)
     if max_steps is not None:
         env = replace(
@@ -450,7 +395,13 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(
         prog="python -m neuroplug.tools.watch", description=__doc__.splitlines()[0]
     )
-    parser.add_argument("run_dir", type=Path, help="a neuroplug run's output dir")
+    parser.add_argument(
+        "run_dir",
+        type=Path,
+        metavar="source",
+        help="a neuroplug run's output dir, a policy file, a shared folder "
+        "(neuroplug.tools.share) or an exported model (neuroplug.tools.export)",
+    )
     parser.add_argument(
         "--episodes", type=int, default=None, help="episodes to play (default: run.eval_episodes)"
     )
@@ -458,7 +409,7 @@ def main(argv: list[str] | None = None) -> None:
         "--out",
         type=Path,
         default=None,
-        help="video file, .gif or .mp4 (default: <run_dir>/watch.mp4 when imageio-ffmpeg "
+        help="video file, .gif or .mp4 (default: <source>/watch.mp4 when imageio-ffmpeg "
         "is installed, else watch.gif)",
     )
     parser.add_argument(

@@ -72,7 +72,7 @@ def load_data(source: Path | IO[bytes], name: str | None = None) -> Any:
         try:
             return torch.load(source, map_location="cpu", weights_only=True)
         except pickle.UnpicklingError as error:
-            refused = _what_was_refused(str(error))
+            refused = what_was_refused(str(error))
             if refused is None:  # not a refused object: a damaged or foreign file
                 raise pickle.UnpicklingError(_short_reason(str(error))) from None
             raise UnsafeFileError(
@@ -92,7 +92,7 @@ def _short_reason(message: str) -> str:
     return lines[0] if lines else "unreadable"
 
 
-def _what_was_refused(message: str) -> str | None:
+def what_was_refused(message: str) -> str | None:
     """The global or class torch's weights-only loader refused, out of its error message;
     None when it failed for another reason (garbage bytes, a truncated file)."""
     if "Weights only load failed" not in message:

@@ -46,6 +46,7 @@ from neuroplug.training.components import Components, build_components
 from neuroplug.training.evolution_loop import EvolutionLoop
 from neuroplug.training.learner_loop import LearnerLoop
 from neuroplug.training.loop import FamilyLoop, Progress, Step
+from neuroplug.training.policy_file import PolicyRecord, describe_env, normalizer_as_tensors
 from neuroplug.training.run_lock import RunDirLock
 
 COUNTERS = ("env_steps", "frames", "forward_passes", "episodes")
@@ -216,18 +217,19 @@ class Trainer:
     def _write_checkpoint(self, state: dict[str, Any]) -> None:
         deployables = ("policy_params", "best_member_params")
         save_checkpoint(self.run_dir, {k: v for k, v in state.items() if k not in deployables})
-        atomic_save(
-            {
-                "config": state["config"],
-                self.unit: state[self.unit],
-                "policy_params": state["policy_params"],
-                "best_member_params": state["best_member_params"],
-                "normalizer": state["normalizer"],
-                "reference_batch": state.get("reference_batch"),
-                "eval_return_mean": state["last_eval"],
-            },
-            checkpoint_dir(self.run_dir) / BEST_POLICY,
+        record = PolicyRecord(
+            config=state["config"],
+            unit=self.unit,
+            completed=int(state[self.unit]),
+            policy_params=state["policy_params"],
+            best_member_params=state["best_member_params"],
+            normalizer=normalizer_as_tensors(state["normalizer"]),
+            reference_batch=state.get("reference_batch"),
+            eval_return_mean=state["last_eval"],
+            env=describe_env(self.parts.env),
+            network_type=self.parts.network.type_name,
         )
+        atomic_save(record.as_dict(), checkpoint_dir(self.run_dir) / BEST_POLICY)
 
     # ------------------------------------------------------------------ loop
 

@@ -14,6 +14,7 @@ import torch
 from neuroplug.api import EvaluationRequest
 from neuroplug.app import run_job
 from neuroplug.config.schema import EnvConfig, NetConfig
+from neuroplug.deploy.archive_elites import archive_cell, archive_cells
 from neuroplug.envs.make import make_spec
 from neuroplug.evaluation.lockstep import EpisodeObserver, LockstepEvaluation
 from neuroplug.experiment.network_choice import build_network
@@ -22,7 +23,7 @@ from neuroplug.nets.policy import Policy
 from neuroplug.population.members import Population
 from neuroplug.runtime.seeds import EVALUATION_GENERATION_OFFSET
 from neuroplug.tools.video import gif_frame_ms
-from neuroplug.tools.watch import archive_cell, archive_cells, log_video_to_wandb, main, watch
+from neuroplug.tools.watch import log_video_to_wandb, main, watch
 from neuroplug.training.checkpoint import BEST_POLICY, checkpoint_dir
 from neuroplug.training.components import build_components
 
@@ -81,7 +82,7 @@ def _scheduler_returns(run_dir, key, episodes: int, seed: int) -> np.ndarray:
     if parts.policy.normalizer is not None:
         parts.policy.normalizer.load_state_dict(state["normalizer"])
     request = EvaluationRequest(
-        generation=EVALUATION_GENERATION_OFFSET + state["generation"],
+        generation=EVALUATION_GENERATION_OFFSET + state["completed"],
         episodes_per_member=episodes,
         seed=seed,
     )
@@ -282,8 +283,8 @@ def test_the_command_prints_every_episode_and_the_mean(cartpole_run, capsys):
 @pytest.mark.parametrize(
     "arguments, message",
     [
-        (["{empty}"], "no checkpoint at"),
-        (["{run}", "--which", "worst"], "--which: unknown choice 'worst' (allowed: policy, best)"),
+        (["{empty}"], "no policy in"),
+        (["{run}", "--which", "worst"], "which: unknown choice 'worst' (allowed: policy, best)"),
         (["{run}", "--out", "{file}/video.gif"], "file is not a directory"),
         (["{run}", "--out", "{tmp}/video.avi"], "video.avi is not a .gif or .mp4 file"),
         (["{run}", "--episodes", "0"], "--episodes: must be at least 1"),

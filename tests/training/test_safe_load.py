@@ -56,8 +56,9 @@ def test_what_neuroplug_writes_loads_back_with_the_weights_only_loader(trained):
     state = load_checkpoint(trained)
     assert state["generation"] == 2
     assert isinstance(state["normalizer"]["total"], np.ndarray)  # an allowed numpy type
-    policy = load_data(checkpoint_dir(trained) / BEST_POLICY)
+    policy = torch.load(checkpoint_dir(trained) / BEST_POLICY, weights_only=True)  # plain torch
     assert policy["policy_params"].dtype == torch.float32
+    assert policy["normalizer"]["total"].dtype == torch.float64
 
 
 def test_plain_numpy_values_pass_and_object_arrays_do_not(tmp_path):

@@ -1,0 +1,151 @@
+"""``load_policy``: a run's policy (or a shared one) as a :class:`PolicyModule`.
+
+A source is a run's output dir (its ``checkpoints/best_policy.pt``), that checkpoints
+folder, a shared folder (``policy.pt``, :mod:`neuroplug.deploy.share`) or a policy file
+itself. The network is rebuilt from the config the file holds and the env it describes:
+neither the env nor its simulator needs to be installed, only the network's code (a
+``net.type=module`` network's class must be importable).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from neuroplug.deploy.policy_module import PolicyModule, network_module
+from neuroplug.deploy.sources import PolicySourceError, policy_path
+from neuroplug.envs.spec import EnvSpec
+from neuroplug.nets.network import Network
+from neuroplug.training.policy_file import PolicyRecord, read_policy_file
+
+WHICH = {"policy": "policy_params", "best": "best_member_params"}
+"""``which`` -> the record's parameters: the algorithm's deployed policy (ES: the centre;
+GA: the elite; a learner: its actor), or the best member ever evaluated."""
+
+
+def read_policy(source: Path | str) -> PolicyRecord:
+    """The policy record ``source`` names (:func:`policy_path`)."""
+    return read_policy_file(policy_path(source))
+
+
+def env_spec(record: PolicyRecord) -> EnvSpec:
+    """An :class:`EnvSpec` of the record's env, enough to build its network (no pools)."""
+    from neuroplug.envs.families import family_named
+
+    env = record.env
+    family = family_named(env["family"]) or family_named("gymnasium")
+
+    def array(values: list[float] | None) -> np.ndarray | None:
+        return None if values is None else np.asarray(values, dtype=np.float32)
+
+    return EnvSpec(
+        task_id=env["task_id"],
+        family=family,
+        obs_shape=tuple(env["obs_shape"]),
+        obs_dtype=np.dtype(env["obs_dtype"]),
+        discrete=bool(env["discrete"]),
+        num_actions=int(env["num_actions"]),
+        action_low=array(env["action_low"]),
+        action_high=array(env["action_high"]),
+        frame_skip=1,
+        max_episode_steps=0,
+        solved_return=None,
+        observation_mask=tuple(env.get("observation_mask") or ()),
+        obs_parts=tuple((key, tuple(shape)) for key, shape in env.get("obs_parts") or ()),
+        obs_categorical=tuple(env.get("obs_categorical") or ()),
+    )
+
+
+def build_network(record: PolicyRecord) -> Network:
+    """The record's network, as its run built it (``net.type=auto`` as the run chose)."""
+    import dataclasses
+
+    from omegaconf import OmegaConf
+
+    from neuroplug.config.schema import NetConfig
+    from neuroplug.config.typed import to_dataclass
+    from neuroplug.experiment.network_choice import build_network as build
+
+    settings = to_dataclass(NetConfig, OmegaConf.create(record.config).net, "net")
+    if settings.type == "auto" and record.network_type:
+        settings = dataclasses.replace(settings, type=record.network_type)
+    network = build(settings, env_spec(record))
+    if network.normalized:
+        if record.reference_batch is None:
+            raise PolicySourceError(
+                f"its config builds {network.describe()}, and the policy file holds no "
+                "reference batch to normalize by"
+            )
+        network.reference_batch = record.reference_batch
+    return network
+
+
+def chosen_params(record: PolicyRecord, which: str) -> torch.Tensor:
+    """The record's ``which`` parameters (:data:`WHICH`)."""
+    if which not in WHICH:
+        raise PolicySourceError(f"which: unknown choice {which!r} (allowed: {', '.join(WHICH)})")
+    params = getattr(record, WHICH[which])
+    if params is None:
+        raise PolicySourceError(
+            f"which={which}: the policy file holds no {WHICH[which]} (try policy)"
+        )
+    return params.float()
+
+
+@dataclass
+class Deployable:
+    """A policy record's network and chosen parameters, checked against each other."""
+
+    record: PolicyRecord
+    network: Network
+    params: torch.Tensor
+
+
+def deployable(
+    record: PolicyRecord, which: str = "policy", params: torch.Tensor | None = None
+) -> Deployable:
+    """The record's network with its ``which`` parameters (or ``params``: an archive
+    elite's), their sizes checked."""
+    network = build_network(record)
+    params = chosen_params(record, which) if params is None else params.float()
+    if params.numel() != network.num_params:
+        raise PolicySourceError(
+            f"the policy file holds {params.numel()} parameters but its config builds "
+            f"{network.describe()}"
+        )
+    return Deployable(record, network, params)
+
+
+def policy_module(found: Deployable) -> PolicyModule:
+    """The :class:`PolicyModule` of a :class:`Deployable`."""
+    net = network_module(found.network, found.params)
+    return PolicyModule(net, found.record.env, found.record.normalizer, found.network.state_size)
+
+
+def load_policy(
+    source: Path | str,
+    device: torch.device | str = "cpu",
+    which: str = "policy",
+    cell: int | None = None,
+) -> PolicyModule:
+    """A run's (or a shared) policy as a ``torch.nn.Module`` on ``device``: raw
+    observations in, env actions out (:class:`~neuroplug.deploy.policy_module.PolicyModule`).
+
+    ``source``: a run's output dir, its ``checkpoints`` folder, a shared folder or a policy
+    file. ``which``: ``policy`` (the algorithm's deployed parameters) or ``best`` (the best
+    member ever evaluated). ``cell``: a quality-diversity run's archive elite of that cell
+    (read from the run's last checkpoint). The module is in eval mode with its parameters
+    frozen (``policy.requires_grad_(True)`` to train it further).
+    """
+    record = read_policy(source)
+    params = None
+    if cell is not None:
+        from neuroplug.deploy.archive_elites import archive_cell
+
+        params = archive_cell(Path(source), cell)["params"]
+    module = policy_module(deployable(record, which, params))
+    # For acting: no autograd graph behind the actions (``requires_grad_(True)`` to fine-tune).
+    return module.to(torch.device(device)).eval().requires_grad_(False)
