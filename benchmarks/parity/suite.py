@@ -466,10 +466,11 @@ COMPARISONS: tuple[Comparison, ...] = (
         budget=12 * 16_384,
         seeds=QUICK_SEEDS,
         bin=16_384,
-        ours=Side("neuroplug", ("algo=ppo", "env=hopper")),
+        ours=Side("neuroplug", ("algo=ppo", "env=hopper", "net.hidden_sizes=[64,64]")),
         references=(Side("cleanrl", script="ppo_continuous_action.py"),),
         notes="CleanRL's ppo_continuous_action.py settings on both sides (one env, "
-        "rollouts of 2048 steps), 12 of our segments.",
+        "rollouts of 2048 steps, its 64-64 tanh networks, rewards scaled by the return's "
+        "std); 12 of our segments. Ours does not normalise observations (CleanRL's does).",
     ),
     Comparison(
         method="dqn",

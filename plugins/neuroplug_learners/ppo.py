@@ -74,6 +74,7 @@ each (``benchmarks/results/ppo_vs_sb3.json`` measures the result).
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any, ClassVar, Protocol
@@ -87,6 +88,7 @@ from neuroplug.rl.advantages import rollout_gae
 from neuroplug.rl.base import SegmentLearner
 from neuroplug.rl.distributions import Categorical, DiagonalGaussian
 from neuroplug.rl.flat_parameters import FlatParameters
+from neuroplug.rl.reward_scaling import RewardScaler
 from neuroplug.rl.sampler import Rollout
 from neuroplug_learners.ppo_batches import Batch, Chunks, chunked, flatten, minibatch_orders
 from neuroplug_learners.ppo_config import PPOConfig, PPOUpdateConfig
@@ -387,6 +389,17 @@ class PPO(SegmentLearner):
     def __init__(self, config: PPOConfig, context: LearnerContext) -> None:
         super().__init__(config, context)
         self.update = PPOUpdate(config, self.model)
+        self.reward_scaler = (
+            RewardScaler(config.num_envs, config.gamma) if config.reward_norm else None
+        )
+        """Scales the rewards the update trains on (``algo.reward_norm``); None: raw."""
+
+    def scaled(self, rollout: Rollout) -> Rollout:
+        """``rollout`` with the rewards the update trains on (``algo.reward_norm``)."""
+        if self.reward_scaler is None:
+            return rollout
+        rewards = self.reward_scaler.scale(rollout.rewards, rollout.valid, rollout.ended)
+        return dataclasses.replace(rollout, rewards=rewards)
 
     @classmethod
     def population_update(cls, members, envs_per_member: int) -> PopulationPPOUpdate | None:
@@ -404,6 +417,7 @@ class PPO(SegmentLearner):
         """GAE, then the PPO update on one rollout; returns the update's stats."""
         config = self.config
         self.update.set_learning_rate_fraction(self.learning_rate_fraction())
+        rollout = self.scaled(rollout)
         advantages, returns = rollout_gae(rollout, config.gamma, config.gae_lambda)
         if rollout.states is not None:
             length = config.recurrence if config.recurrence > 0 else len(rollout.valid)
@@ -412,7 +426,12 @@ class PPO(SegmentLearner):
         return self.update.run(flatten(rollout, advantages, returns), self.generator)
 
     def _state(self) -> dict[str, Any]:
-        return self.update.state_dict()
+        state = self.update.state_dict()
+        if self.reward_scaler is not None:
+            state["reward_scaler"] = self.reward_scaler.state_dict()
+        return state
 
     def _load_state(self, state: dict[str, Any]) -> None:
+        if self.reward_scaler is not None:
+            self.reward_scaler.load_state_dict(state["reward_scaler"])
         self.update.load_state_dict(state)

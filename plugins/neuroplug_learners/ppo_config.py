@@ -186,3 +186,17 @@ class PPOConfig(PPOUpdateConfig):
     """PPO (Schulman et al. 2017) settings: the update's, whose presets name their sources
     (:class:`PPOUpdateConfig`); the start-up line names the preset a run used, and any
     ``algo.<field>`` on the command line wins (``algo=ppo env=pong algo.num_envs=64``)."""
+
+    reward_norm: bool | None = None
+    """Train on rewards divided by the running std of each env's discounted return,
+    clipped to +-10 (:mod:`neuroplug.rl.reward_scaling`; CleanRL's ``NormalizeReward``):
+    on by the ``continuous`` preset (CleanRL's ``ppo_continuous_action.py``), off
+    elsewhere (Atari clips its rewards instead). Scores are reported unscaled."""
+
+    @classmethod
+    def presets(cls) -> dict[str, Preset]:
+        presets = super().presets()
+        return {
+            kind: Preset(preset.source, {**preset.values, "reward_norm": kind == "continuous"})
+            for kind, preset in presets.items()
+        }

@@ -32,6 +32,7 @@ trunk) learn one by one.
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import math
 from collections.abc import Sequence
@@ -131,6 +132,7 @@ class PopulationPPOUpdate:
             values = torch.tensor([getattr(config, name) for config in configs], device=device)
             return values.repeat_interleave(n)
 
+        rollout = self._scaled(rollout)
         advantages, returns = rollout_gae(rollout, per_env("gamma"), per_env("gae_lambda"))
 
         def by_member(tensor: torch.Tensor) -> torch.Tensor:
@@ -161,6 +163,21 @@ class PopulationPPOUpdate:
             stats[k]["learning_rate"] = member.update.optimizer.learning_rate
             stats[k]["policy_version"] = float(member.update.version)
         return stats
+
+    def _scaled(self, rollout):
+        """``rollout`` with each member's envs' rewards scaled by its own scaler
+        (``algo.reward_norm``; :meth:`neuroplug_learners.ppo.PPO.scaled`)."""
+        scalers = [getattr(member, "reward_scaler", None) for member in self.members]
+        if all(scaler is None for scaler in scalers):
+            return rollout
+        n, rewards = self.envs_per_member, rollout.rewards.clone()
+        for k, scaler in enumerate(scalers):
+            if scaler is not None:
+                envs = slice(k * n, (k + 1) * n)
+                rewards[:, envs] = scaler.scale(
+                    rollout.rewards[:, envs], rollout.valid[:, envs], rollout.ended[:, envs]
+                )
+        return dataclasses.replace(rollout, rewards=rewards)
 
     def _run(
         self,

@@ -206,3 +206,20 @@ def test_a_recurrent_rollout_is_cut_into_chunks_of_one_env_with_their_first_stat
         assert torch.equal(chunks.actions[:, chunk], grid[rows, env].long())
         assert torch.equal(chunks.starts[:, chunk], rollout.starts[rows, env])
         assert chunks.states[chunk, 0] == grid[first * length, env]
+
+
+def test_reward_scaling_is_the_continuous_presets_alone():
+    assert resolved_settings(PPOConfig(name="ppo"), "Pendulum-v1").reward_norm is True
+    assert resolved_settings(PPOConfig(name="ppo"), "CartPole-v1").reward_norm is False
+    given = PPOConfig(name="ppo", reward_norm=False)
+    assert resolved_settings(given, "Pendulum-v1").reward_norm is False
+
+
+def test_ppo_with_scaled_rewards_resumes_its_scaler(compose, tmp_path):
+    tiny = ["algo=ppo", "env=pendulum", "net.hidden_sizes=[16]", "algo.rollout_length=128"]
+    tiny += ["algo.segment_steps=256", "algo.minibatches=4", "run.max_frames=1024"]
+    left, _ = check_learner_resume(
+        compose, [*tiny, "run.eval_episodes=1"], tmp_path, segments=3, stop_at=1
+    )
+    scaler = left["algorithm"]["learner"]["reward_scaler"]
+    assert scaler["count"] > 700 and scaler["var"] != 1.0  # it moved, and came back the same
