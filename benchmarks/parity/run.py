@@ -98,9 +98,17 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--only", nargs="*", help="methods or method/task keys (default: all)")
     parser.add_argument("--peers", type=Path, default=Path.home() / ".cache" / "neuroplug-parity")
     parser.add_argument("--tree", type=Path, default=None, help="neuroplug checkout to run")
+    parser.add_argument(
+        "--sides",
+        nargs="*",
+        help="only these sides (neuroplug, cleanrl, ...): two processes on one comparison "
+        "split by side never run the same seed twice",
+    )
     parser.add_argument("--list", action="store_true", help="print what is left and stop")
     arguments = parser.parse_args(argv)
     runs = pending(select(arguments.only))
+    if arguments.sides:
+        runs = [run for run in runs if run[1] in arguments.sides]
     if arguments.list:
         for comparison, side, seed in runs:
             print(f"{comparison.key} {side} seed {seed}")
