@@ -42,8 +42,10 @@ one batched product per layer over the members, as the layer table runs its MLP
 (:mod:`neuroplug.nets.module_chain`); the same operations, at the table's speed.
 
 What the layer table gives and a module does not (yet): the Triton kernels, factored
-low-rank forwards (``algo.perturbation=lowrank`` perturbs a module's matrices and
-convolution kernels, materialised), virtual batch norm, PBT's stacked update (its members
+low-rank forwards beyond ``nn.Linear``, ``nn.Embedding`` and ``nn.LayerNorm`` (a
+feed-forward module of those alone runs factored with ``algo.perturbation=lowrank``:
+``neuroplug_backends.module_lowrank``; others' perturbed matrices and convolution kernels
+are materialised), virtual batch norm, PBT's stacked update (its members
 then learn one by one) and the written-out gradients; a run that asks for one of these is
 refused naming the setting, or runs the general path.
 """

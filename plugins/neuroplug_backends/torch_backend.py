@@ -32,6 +32,7 @@ from neuroplug.api import Backend
 from neuroplug.nets.network import Network
 from neuroplug.population.members import Population
 from neuroplug.runtime.devices import resolve_device
+from neuroplug_backends.module_lowrank import FactoredModule, factored_module
 from neuroplug_backends.tiles import dense_tile_rows, member_flops, place
 from neuroplug_backends.torch_backend_config import TorchBackendConfig
 from neuroplug_backends.torch_lowrank import LOWRANK_TILE_ROWS, FactoredLowRank, supports
@@ -61,7 +62,7 @@ class TorchBackend(Backend):
         self._device = resolve_device(config.device)
         self._population: Population | None = None
         self._params: torch.Tensor | None = None
-        self._factored: FactoredLowRank | None = None
+        self._factored: FactoredLowRank | FactoredModule | None = None
         self._statistics: torch.Tensor | None = None
         self._tiled = False
         self._tile_params: list[torch.Tensor] = []
@@ -90,6 +91,9 @@ class TorchBackend(Backend):
 
     @property
     def batch_invariant(self) -> bool:
+        # A factored module runs its rows as one batch, whatever its size: not invariant.
+        if isinstance(self._factored, FactoredModule):
+            return False
         return self._factored is not None or self._tiled
 
     def _flops(self) -> float:
@@ -129,6 +133,18 @@ class TorchBackend(Backend):
             self._factored = FactoredLowRank(
                 self.network, self._population, self._device, tile_rows
             )
+            return
+        if (
+            lowrank is not None
+            and lowrank.matrices
+            and population.sigma is None
+            and factored_module(self.network)
+            and bool((population.scale != 0).any())
+        ):
+            # A module's linear layers and embeddings stay factored: the module runs once
+            # per base on all its rows, hooks add each row's own low-rank part.
+            self._params = None
+            self._factored = FactoredModule(self.network, self._population, self._device)
             return
         self._tiled = self._runs_tiles(len(population))
         self._tile_rows = 1

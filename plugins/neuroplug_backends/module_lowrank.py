@@ -1,0 +1,231 @@
+"""A ``net.type=module`` population whose matrices move by low-rank products, never built.
+
+EGGROLL (Sarkar et al. 2025) for any ``torch.nn.Module``: member i's ``nn.Linear`` weight
+``W (out, in)`` is ``W_b + c_i A_i B_iᵀ`` (:mod:`neuroplug.population.lowrank`: ``A_i``
+``(out, r)`` and ``B_i`` ``(in, r)`` read from the member's noise, ``c_i = scale_i /
+sqrt(r)``), so its layer is ``x W_bᵀ + c_i (x B_i) A_iᵀ``. The module runs **once per base**
+on every row of that base, with the base's tensors (``torch.func.functional_call``): the
+shared product is one batched computation, as one model's inference. Forward hooks on
+its layers then add each row's own part:
+
+- ``nn.Linear``: ``c_i (x B_i) A_iᵀ`` (a low-rank weight) or ``x (W_i - W_b)ᵀ`` (a small
+  one, kept dense), and its bias's own noise;
+- ``nn.Embedding``: the rows ``c_i A_i[ids] B_iᵀ`` of its low-rank table (or the dense
+  difference's rows);
+- ``nn.LayerNorm``: the normalised input scaled and shifted by the member's own weight
+  and bias.
+
+A row is one member's input, and every layer sees the rows first (``(n, ...)``, the batch
+the module was given: a transformer's ``(n, L, d)`` keeps it). A member's factors are
+``r (in + out)`` numbers per matrix, its dense tensors (biases, norms, small matrices) its
+own: memory is the bases plus ``n`` rows of factors, never ``n x D``. Modules with
+parameters of another kind (``nn.Conv2d``, ``nn.MultiheadAttention``'s packed projection,
+a user's ``nn.Parameter``) are not supported here (:func:`unsupported_module`): their
+population is materialised as before.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+from collections.abc import Iterator
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+from torch.func import functional_call
+
+from neuroplug.nets.module_network import ModuleNetwork
+from neuroplug.population.members import Population
+from neuroplug.population.noise import noise_vectors
+
+SUPPORTED = (nn.Linear, nn.Embedding, nn.LayerNorm)
+"""The layers whose members' own parts are added by hooks; any other module with
+parameters of its own rules the factored path out."""
+
+
+def unsupported_module(network: ModuleNetwork) -> str | None:
+    """The first submodule (``name (Type)``) with parameters of a kind this path cannot
+    add per member, or None when every parameter belongs to a supported layer."""
+    for name, module in network.module.named_modules():
+        own = list(module.parameters(recurse=False))
+        if own and not isinstance(module, SUPPORTED):
+            return f"{name or 'the module'} ({type(module).__name__})"
+    return None
+
+
+def factored_module(network) -> bool:
+    """Whether ``network`` is a feed-forward ``net.type=module`` network every parameter of
+    which belongs to a supported layer (:data:`SUPPORTED`)."""
+    return (
+        isinstance(network, ModuleNetwork)
+        and network.state_size == 0
+        and unsupported_module(network) is None
+    )
+
+
+class _Factors:
+    """One low-rank matrix's per-member factors, ``c A`` and ``B``, for the rows run."""
+
+    def __init__(self, scaled_a: torch.Tensor, b: torch.Tensor) -> None:
+        self.scaled_a = scaled_a
+        """``(P, rows, r)``: ``c_i A_i`` (the scale folded in)."""
+        self.b = b
+        """``(P, cols, r)``."""
+
+
+class FactoredModule:
+    """Forward passes of a module population whose big matrices stay factored (see the
+    module docstring)."""
+
+    def __init__(self, network: ModuleNetwork, population: Population, device: torch.device):
+        if population.lowrank is None or population.sigma is not None:
+            raise ValueError("FactoredModule needs a low-rank population without sigma")
+        self.network = network
+        self.device = device
+        self.module = network.module
+        self.base_index = population.base_index.to(device)
+        self.bases = population.base_params(device)
+        self.base_tensors = [network.layout.split(base) for base in self.bases]
+        seeds, scales = population.seed, population.scale
+        rank = population.lowrank.rank
+        self.factors: dict[str, _Factors] = {}
+        self.deltas: dict[str, torch.Tensor] = {}
+        """Dense tensors' member-minus-base noise ``(P, *shape)`` (biases, norms, small
+        matrices)."""
+        for name, slot in network.layout.slots.items():
+            matrix = population.lowrank.matrix_at(slot.offset)
+            if matrix is not None:
+                size = (matrix.rows + matrix.cols) * rank
+                noise = noise_vectors(
+                    seeds, network.num_params, slot.offset, slot.offset + size, device=device
+                )
+                coefficient = (scales / math.sqrt(rank)).to(device).view(-1, 1, 1)
+                scaled_a = noise[:, : matrix.rows * rank].reshape(-1, matrix.rows, rank)
+                b = noise[:, matrix.rows * rank :].reshape(-1, matrix.cols, rank)
+                self.factors[name] = _Factors(scaled_a * coefficient, b)
+                continue
+            noise = noise_vectors(
+                seeds, network.num_params, slot.offset, slot.offset + slot.size, device=device
+            )
+            delta = scales.to(device).unsqueeze(1) * noise
+            self.deltas[name] = delta.view(len(seeds), *slot.shape)
+        self.prefixes = {
+            module: f"{name}." if name else "" for name, module in self.module.named_modules()
+        }
+
+    # ------------------------------------------------------------------ forward
+
+    @torch.no_grad()
+    def forward(self, members: torch.Tensor, inputs: torch.Tensor) -> torch.Tensor:
+        """Outputs ``(n, out)`` of ``members[j]`` on ``inputs[j]``: the module once per
+        base, each row's own part added by the layers' hooks."""
+        members = members.to(self.device, torch.int64)
+        inputs = inputs.to(self.device)
+        outputs = None
+        rows_of_base = self.base_index[members]
+        for base in torch.unique(rows_of_base).tolist():
+            rows = torch.nonzero(rows_of_base == base).flatten()
+            chosen = members[rows]
+            with self._hooks(chosen):
+                part = functional_call(
+                    self.module, self.base_tensors[base], (self._inputs(inputs[rows]),)
+                )
+            if outputs is None:
+                outputs = part.new_empty((len(members), *part.shape[1:]))
+            outputs[rows] = part
+        if outputs is None:
+            return torch.zeros((0, self.network.output_size), device=self.device)
+        return outputs
+
+    def _inputs(self, inputs: torch.Tensor) -> torch.Tensor:
+        from neuroplug.nets.layers import as_float
+
+        return as_float(inputs, torch.float32) if inputs.dtype != torch.float32 else inputs
+
+    @contextlib.contextmanager
+    def _hooks(self, members: torch.Tensor) -> Iterator[None]:
+        handles = []
+        for module, prefix in self.prefixes.items():
+            if isinstance(module, SUPPORTED):
+                hook = self._hook(module, prefix, members)
+                handles.append(module.register_forward_hook(hook))
+        try:
+            yield
+        finally:
+            for handle in handles:
+                handle.remove()
+
+    def _hook(self, module: nn.Module, prefix: str, members: torch.Tensor):
+        count = len(members)
+
+        def rows_first(tensor: torch.Tensor) -> None:
+            if tensor.shape[0] != count:
+                raise RuntimeError(
+                    f"{prefix.rstrip('.') or 'the module'} ({type(module).__name__}) got a batch "
+                    f"of {tensor.shape[0]} rows for {count} members: a factored low-rank "
+                    "population needs every layer to see the members' rows first"
+                )
+
+        def linear(_, args, output):
+            x = args[0]
+            rows_first(x)
+            flat = x.reshape(count, -1, x.shape[-1])
+            extra = self._matrix_part(prefix + "weight", flat, members)
+            if module.bias is not None:
+                extra = extra + self.deltas[prefix + "bias"][members].unsqueeze(1)
+            return output + extra.reshape(output.shape)
+
+        def embedding(_, args, output):
+            ids = args[0]
+            rows_first(ids)
+            flat = ids.reshape(count, -1)
+            name = prefix + "weight"
+            if name in self.factors:
+                factors = self.factors[name]
+                picked = torch.gather(  # c A_i[ids]: (n, k, r)
+                    factors.scaled_a[members], 1,
+                    flat.unsqueeze(-1).expand(-1, -1, factors.scaled_a.shape[-1]),
+                )  # fmt: skip
+                extra = torch.bmm(picked, factors.b[members].transpose(1, 2))
+            else:
+                delta = self.deltas[name][members]
+                extra = torch.gather(delta, 1, flat.unsqueeze(-1).expand(-1, -1, delta.shape[-1]))
+            return output + extra.reshape(output.shape)
+
+        def layer_norm(_, args, output):
+            x = args[0]
+            rows_first(x)
+            if not module.elementwise_affine:
+                return output
+            normalised = F.layer_norm(x, module.normalized_shape, eps=module.eps)
+            shape = (
+                count,
+                *[1] * (x.dim() - 1 - len(module.normalized_shape)),
+                *module.normalized_shape,
+            )
+            weight = self.base_tensors_of(prefix + "weight", members)
+            scaled = normalised * weight.reshape(shape)
+            if module.bias is not None:
+                scaled = scaled + self.base_tensors_of(prefix + "bias", members).reshape(shape)
+            return scaled
+
+        if isinstance(module, nn.Linear):
+            return linear
+        if isinstance(module, nn.Embedding):
+            return embedding
+        return layer_norm
+
+    def base_tensors_of(self, name: str, members: torch.Tensor) -> torch.Tensor:
+        """Tensor ``name`` of each member ``(n, *shape)``: its base's plus its own noise."""
+        bases = torch.stack([tensors[name] for tensors in self.base_tensors])
+        return bases[self.base_index[members]] + self.deltas[name][members]
+
+    def _matrix_part(self, name: str, x: torch.Tensor, members: torch.Tensor) -> torch.Tensor:
+        """Each row's own part of ``x Wᵀ`` for weight ``name``: ``x`` ``(n, k, in)`` ->
+        ``(n, k, out)``."""
+        if name in self.factors:
+            factors = self.factors[name]
+            projected = torch.bmm(x, factors.b[members])  # (n, k, r): x B_i
+            return torch.bmm(projected, factors.scaled_a[members].transpose(1, 2))
+        return torch.bmm(x, self.deltas[name][members].transpose(1, 2))

@@ -1,0 +1,113 @@
+"""A ``net.type=module`` population in factored low rank: what materialised members do,
+for linear layers, embeddings and LayerNorm over several bases; modules it cannot run
+named; a population whose materialised weights would not fit in memory runs."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+from neuroplug_backends.module_lowrank import FactoredModule, factored_module, unsupported_module
+from token_net import RowFolder, TokenMixer
+
+from neuroplug.nets.module_network import ModuleNetwork
+from neuroplug.population.lowrank import lowrank_for
+from neuroplug.population.members import Population
+
+SUPPORT = Path(__file__).resolve().parents[2] / "support"
+
+
+def _population(network, members: int, rank: int, bases: int = 2, min_size: int = 64):
+    generator = torch.Generator().manual_seed(0)
+    stacked = torch.stack([network.initial_params(generator) for _ in range(bases)])
+    return Population(
+        bases=stacked,
+        base_index=torch.arange(members) % bases,
+        scale=torch.full((members,), 0.05),
+        seed=torch.arange(members) + 11,
+        lowrank=lowrank_for(network.layout, rank, min_size),
+    )
+
+
+@pytest.mark.parametrize("rank", [1, 3])
+def test_factored_members_act_as_materialised_ones(rank):
+    network = ModuleNetwork(TokenMixer, (4,), 3)
+    population = _population(network, members=9, rank=rank)
+    factored = {(matrix.rows, matrix.cols) for matrix in population.lowrank.matrices}
+    assert {(10, 32), (32, 32)} <= factored  # the embedding table and a hidden layer
+    members = torch.tensor([3, 0, 8, 5, 5, 1, 7])
+    observations = torch.randn(7, 4, generator=torch.Generator().manual_seed(1))
+    got = FactoredModule(network, population, torch.device("cpu")).forward(members, observations)
+    expected = network.forward_population(population.materialize(members), observations)
+    torch.testing.assert_close(got, expected, atol=2e-6, rtol=1e-5)
+
+
+def test_a_module_with_other_parameters_is_named():
+    attention = ModuleNetwork(_WithAttention, (4,), 2)
+    assert unsupported_module(attention) == "attention (MultiheadAttention)"
+    assert not factored_module(attention)
+    assert factored_module(ModuleNetwork(TokenMixer, (4,), 2))
+
+
+def test_a_layer_that_sees_folded_rows_is_refused_naming_it():
+    network = ModuleNetwork(RowFolder, (4,), 2)
+    population = _population(network, members=4, rank=1, bases=1)
+    factored = FactoredModule(network, population, torch.device("cpu"))
+    with pytest.raises(RuntimeError, match=r"mix \(Linear\) got a batch of 16 rows for 4 members"):
+        factored.forward(torch.arange(4), torch.randn(4, 4))
+
+
+def test_a_population_too_big_to_materialise_runs_factored(tmp_path):
+    """2,048 members of a 2048 x 2048 layer: materialised, 2,048 x 4.2M weights (34 GB);
+    factored, the base and rank-1 factors. Run apart, its peak memory measured."""
+    script = f"""
+import json, resource, sys, torch
+sys.path.insert(0, {str(SUPPORT)!r})
+from token_net import WideLinear
+from neuroplug.nets.module_network import ModuleNetwork
+from neuroplug.population.lowrank import lowrank_for
+from neuroplug.population.members import Population
+from neuroplug_backends.module_lowrank import FactoredModule
+torch.set_num_threads(1)
+network = ModuleNetwork(WideLinear, (8,), 2)
+members = 2048
+population = Population(
+    bases=network.initial_params(torch.Generator().manual_seed(0)).unsqueeze(0),
+    base_index=torch.zeros(members, dtype=torch.int64), scale=torch.full((members,), 0.01),
+    seed=torch.arange(members), lowrank=lowrank_for(network.layout, 1, 65536),
+)
+observations = torch.randn(members, 8, generator=torch.Generator().manual_seed(1))
+outputs = FactoredModule(network, population, torch.device("cpu")).forward(
+    torch.arange(members), observations)
+few = torch.tensor([0, 777, 2047])
+expected = network.forward_population(population.materialize(few), observations[few])
+print(json.dumps({{
+    "materialised_gb": members * network.num_params * 4 / 1e9,
+    "peak_gb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1e6,
+    "difference": float((outputs[few] - expected).abs().max()),
+}}))
+"""
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=600, check=True
+    )
+    measured = json.loads(done.stdout.strip().splitlines()[-1])
+    print(measured)
+    assert measured["materialised_gb"] > 30
+    assert measured["peak_gb"] < 3, measured
+    assert measured["difference"] < 1e-4
+
+
+class _WithAttention(torch.nn.Module):
+    def __init__(self, observation_shape, outputs: int) -> None:
+        super().__init__()
+        self.read = torch.nn.Linear(observation_shape[0], 8)
+        self.attention = torch.nn.MultiheadAttention(8, 2, batch_first=True)
+        self.out = torch.nn.Linear(8, outputs)
+
+    def forward(self, observations: torch.Tensor) -> torch.Tensor:
+        hidden = self.read(observations).unsqueeze(1)
+        return self.out(self.attention(hidden, hidden, hidden)[0].squeeze(1))
