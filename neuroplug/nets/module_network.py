@@ -63,6 +63,7 @@ from neuroplug.config.schema import NetConfig
 from neuroplug.config.targets import load_target
 from neuroplug.envs.spec import EnvSpec
 from neuroplug.errors import ConfigError
+from neuroplug.nets.attention import batched_attention
 from neuroplug.nets.layers import as_float, trains_faster_channels_last
 from neuroplug.nets.layout import ParameterLayout, Params
 from neuroplug.nets.module_chain import ChainLayer, linear_chain, run_chain, run_chain_members
@@ -320,6 +321,18 @@ class ModuleNetwork(Network):
             inputs = inputs.contiguous(memory_format=torch.channels_last)
         return inputs
 
+    def _vmap(self, function):
+        """``vmap(function)``, its module's attention written out while it runs
+        (:func:`~neuroplug.nets.attention.batched_attention`: vmap has no batching rule for
+        PyTorch's fused attention and would loop over the members)."""
+        mapped = vmap(function)
+
+        def run(*args):
+            with batched_attention(self.module):
+                return mapped(*args)
+
+        return run
+
     def forward_population(self, params: torch.Tensor, inputs: torch.Tensor) -> torch.Tensor:
         """Row j of ``params`` ``(n, D)`` on ``inputs[j]``: one vectorised call."""
         if len(params) == 0:
@@ -328,7 +341,7 @@ class ModuleNetwork(Network):
         inputs = self._inputs(inputs, params)
         if self.chain:
             return run_chain_members(self.chain, tensors, inputs.unsqueeze(1)).squeeze(1)
-        one = vmap(lambda member, x: self._call(member, x.unsqueeze(0)).squeeze(0))
+        one = self._vmap(lambda member, x: self._call(member, x.unsqueeze(0)).squeeze(0))
         return one(tensors, inputs)
 
     def forward_population_with_state(
@@ -343,14 +356,14 @@ class ModuleNetwork(Network):
             outputs, new_state = self._call(member, x.unsqueeze(0), s.unsqueeze(0))
             return outputs.squeeze(0), new_state.squeeze(0)
 
-        return vmap(one)(tensors, self._inputs(inputs, params), state)
+        return self._vmap(one)(tensors, self._inputs(inputs, params), state)
 
     def forward_members(self, params: torch.Tensor, inputs: torch.Tensor) -> torch.Tensor:
         """Row k of ``params`` ``(K, D)`` on its inputs ``inputs[k]`` ``(K, b, *obs)``."""
         tensors = self.layout.views(params)
         if self.chain:
             return run_chain_members(self.chain, tensors, self._inputs(inputs, params))
-        return vmap(self._call)(tensors, self._inputs(inputs, params))
+        return self._vmap(self._call)(tensors, self._inputs(inputs, params))
 
     def forward_single(self, params: Params, inputs: torch.Tensor) -> torch.Tensor:
         tensors = self._tensors(params)
@@ -386,12 +399,12 @@ class ModuleNetwork(Network):
         if self.chain:
             return run_chain_members(self.chain[:-1], tensors, inputs), None
         if not self.recurrent_size:
-            return vmap(lambda member, x: self._call(member, x, None, "features"))(
+            return self._vmap(lambda member, x: self._call(member, x, None, "features"))(
                 tensors, inputs
             ), None
         if state is None:
             state = inputs.new_zeros((*inputs.shape[:2], self.recurrent_size))
-        return vmap(lambda member, x, s: self._call(member, x, s, "features"))(
+        return self._vmap(lambda member, x, s: self._call(member, x, s, "features"))(
             tensors, inputs, state
         )
 
