@@ -142,20 +142,21 @@ def written_out(module: nn.MultiheadAttention) -> bool:
 
 
 @contextlib.contextmanager
-def batched_attention(root: nn.Module, linear: Linear | None = None) -> Iterator[None]:
+def batched_attention(
+    root: nn.Module, linear_for: Callable[[nn.MultiheadAttention], Linear] | None = None
+) -> Iterator[None]:
     """Within: every ``nn.MultiheadAttention`` of ``root`` runs :func:`multi_head_attention`
-    (with ``linear``, when given), ``F.scaled_dot_product_attention`` runs
+    (with ``linear_for(module)`` as its linear maps, when given), ``F.scaled_dot_product_attention`` runs
     :func:`scaled_dot_product`, and the transformer layers' fused fast path is off (swaps
     for the whole process while the block runs: what attends meanwhile gets the same
     attention, as math)."""
     patched = []
     for module in root.modules():
         if isinstance(module, nn.MultiheadAttention) and written_out(module):
+            linear = linear_for(module) if linear_for is not None else _plain_linear
 
-            def forward(*args, _module=module, **kwargs):
-                if linear is not None:
-                    kwargs["linear"] = linear
-                return multi_head_attention(_module, *args, **kwargs)
+            def forward(*args, _module=module, _linear=linear, **kwargs):
+                return multi_head_attention(_module, *args, **kwargs, linear=_linear)
 
             module.forward = forward
             patched.append(module)

@@ -13,15 +13,17 @@ its layers then add each row's own part:
 - ``nn.Embedding``: the rows ``c_i A_i[ids] B_iᵀ`` of its low-rank table (or the dense
   difference's rows);
 - ``nn.LayerNorm``: the normalised input scaled and shifted by the member's own weight
-  and bias.
+  and bias;
+- ``nn.MultiheadAttention``: written out (:mod:`neuroplug.nets.attention`), each of its
+  projections with the row's own part (the packed ``in_proj_weight``'s thirds read from
+  the one matrix's factors).
 
 A row is one member's input, and every layer sees the rows first (``(n, ...)``, the batch
 the module was given: a transformer's ``(n, L, d)`` keeps it). A member's factors are
 ``r (in + out)`` numbers per matrix, its dense tensors (biases, norms, small matrices) its
 own: memory is the bases plus ``n`` rows of factors, never ``n x D``. Modules with
-parameters of another kind (``nn.Conv2d``, ``nn.MultiheadAttention``'s packed projection,
-a user's ``nn.Parameter``) are not supported here (:func:`unsupported_module`): their
-population is materialised as before.
+parameters of another kind (``nn.Conv2d``, a user's ``nn.Parameter``) are not supported
+here (:func:`unsupported_module`): their population is materialised as before.
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ import torch.nn.functional as F
 from torch import nn
 from torch.func import functional_call
 
+from neuroplug.nets.attention import batched_attention, written_out
 from neuroplug.nets.module_network import ModuleNetwork
 from neuroplug.population.members import Population
 from neuroplug.population.noise import noise_vectors
@@ -49,7 +52,8 @@ def unsupported_module(network: ModuleNetwork) -> str | None:
     add per member, or None when every parameter belongs to a supported layer."""
     for name, module in network.module.named_modules():
         own = list(module.parameters(recurse=False))
-        if own and not isinstance(module, SUPPORTED):
+        attention = isinstance(module, nn.MultiheadAttention) and written_out(module)
+        if own and not (isinstance(module, SUPPORTED) or attention):
             return f"{name or 'the module'} ({type(module).__name__})"
     return None
 
@@ -127,7 +131,7 @@ class FactoredModule:
         for base in torch.unique(rows_of_base).tolist():
             rows = torch.nonzero(rows_of_base == base).flatten()
             chosen = members[rows]
-            with self._hooks(chosen):
+            with self._hooks(chosen), batched_attention(self.module, self._attention(chosen)):
                 part = functional_call(
                     self.module, self.base_tensors[base], (self._inputs(inputs[rows]),)
                 )
@@ -216,16 +220,54 @@ class FactoredModule:
             return embedding
         return layer_norm
 
+    def _attention(self, members: torch.Tensor):
+        """For :func:`~neuroplug.nets.attention.batched_attention`: an attention module's
+        projections, each with every row's own part added (its packed ``in_proj_weight``'s
+        thirds read from the one matrix's factors)."""
+
+        def linear_for(module: nn.MultiheadAttention):
+            prefix = self.prefixes[module]
+            embed = module.embed_dim
+
+            def linear(x, name, weight, bias):
+                if x.shape[0] != len(members):
+                    raise RuntimeError(
+                        f"{prefix.rstrip('.')} (MultiheadAttention) got a batch of "
+                        f"{x.shape[0]} rows for {len(members)} members: a factored low-rank "
+                        "population needs every layer to see the members' rows first"
+                    )
+                flat = x.reshape(len(members), -1, x.shape[-1])
+                if name == "out_proj":
+                    extra = self._matrix_part(prefix + "out_proj.weight", flat, members)
+                    bias_name, part = prefix + "out_proj.bias", slice(None)
+                else:
+                    part = slice("qkv".index(name) * embed, ("qkv".index(name) + 1) * embed)
+                    packed = module._qkv_same_embed_dim
+                    matrix = prefix + ("in_proj_weight" if packed else f"{name}_proj_weight")
+                    extra = self._matrix_part(matrix, flat, members, part if packed else None)
+                    bias_name = prefix + "in_proj_bias"
+                if bias is not None:
+                    extra = extra + self.deltas[bias_name][members][:, part].unsqueeze(1)
+                output = F.linear(x, weight, bias)
+                return output + extra.reshape(output.shape)
+
+            return linear
+
+        return linear_for
+
     def base_tensors_of(self, name: str, members: torch.Tensor) -> torch.Tensor:
         """Tensor ``name`` of each member ``(n, *shape)``: its base's plus its own noise."""
         bases = torch.stack([tensors[name] for tensors in self.base_tensors])
         return bases[self.base_index[members]] + self.deltas[name][members]
 
-    def _matrix_part(self, name: str, x: torch.Tensor, members: torch.Tensor) -> torch.Tensor:
-        """Each row's own part of ``x Wᵀ`` for weight ``name``: ``x`` ``(n, k, in)`` ->
-        ``(n, k, out)``."""
+    def _matrix_part(
+        self, name: str, x: torch.Tensor, members: torch.Tensor, rows: slice | None = None
+    ) -> torch.Tensor:
+        """Each row's own part of ``x Wᵀ`` for weight ``name`` (its output ``rows`` alone,
+        when given: a packed projection's third): ``x`` ``(n, k, in)`` -> ``(n, k, out)``."""
+        rows = slice(None) if rows is None else rows
         if name in self.factors:
             factors = self.factors[name]
             projected = torch.bmm(x, factors.b[members])  # (n, k, r): x B_i
-            return torch.bmm(projected, factors.scaled_a[members].transpose(1, 2))
-        return torch.bmm(x, self.deltas[name][members].transpose(1, 2))
+            return torch.bmm(projected, factors.scaled_a[members][:, rows].transpose(1, 2))
+        return torch.bmm(x, self.deltas[name][members][:, rows].transpose(1, 2))

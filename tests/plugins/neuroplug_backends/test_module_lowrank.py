@@ -4,6 +4,7 @@ named; a population whose materialised weights would not fit in memory runs."""
 
 from __future__ import annotations
 
+import functools
 import json
 import subprocess
 import sys
@@ -11,6 +12,7 @@ from pathlib import Path
 
 import pytest
 import torch
+from attention_nets import Encoder, SelfAttention
 from neuroplug_backends.module_lowrank import FactoredModule, factored_module, unsupported_module
 from token_net import RowFolder, TokenMixer
 
@@ -19,6 +21,11 @@ from neuroplug.population.lowrank import lowrank_for
 from neuroplug.population.members import Population
 
 SUPPORT = Path(__file__).resolve().parents[2] / "support"
+ATTENTION = {
+    "multi-head attention, batch first": SelfAttention,
+    "multi-head attention, sequence first": functools.partial(SelfAttention, batch_first=False),
+    "transformer encoder layer": Encoder,
+}
 
 
 def _population(network, members: int, rank: int, bases: int = 2, min_size: int = 64):
@@ -46,10 +53,25 @@ def test_factored_members_act_as_materialised_ones(rank):
     torch.testing.assert_close(got, expected, atol=2e-6, rtol=1e-5)
 
 
+@pytest.mark.parametrize("name", sorted(ATTENTION))
+def test_factored_attention_acts_as_materialised(name):
+    """Multi-head attention's packed projection and output moved by low-rank products,
+    and a whole transformer encoder layer (its linear layers, norms and attention)."""
+    network = ModuleNetwork(ATTENTION[name], (4,), 3, {"width": 16})
+    assert factored_module(network)
+    population = _population(network, members=6, rank=2)
+    assert (48, 16) in {(matrix.rows, matrix.cols) for matrix in population.lowrank.matrices}
+    members = torch.tensor([5, 0, 3, 3, 1])
+    observations = torch.randn(5, 4, generator=torch.Generator().manual_seed(2))
+    got = FactoredModule(network, population, torch.device("cpu")).forward(members, observations)
+    expected = network.forward_population(population.materialize(members), observations)
+    torch.testing.assert_close(got, expected, atol=2e-6, rtol=1e-5)
+
+
 def test_a_module_with_other_parameters_is_named():
-    attention = ModuleNetwork(_WithAttention, (4,), 2)
-    assert unsupported_module(attention) == "attention (MultiheadAttention)"
-    assert not factored_module(attention)
+    convolution = ModuleNetwork(_WithConvolution, (4,), 2)
+    assert unsupported_module(convolution) == "convolution (Conv1d)"
+    assert not factored_module(convolution)
     assert factored_module(ModuleNetwork(TokenMixer, (4,), 2))
 
 
@@ -101,13 +123,11 @@ print(json.dumps({{
     assert measured["difference"] < 1e-4
 
 
-class _WithAttention(torch.nn.Module):
+class _WithConvolution(torch.nn.Module):
     def __init__(self, observation_shape, outputs: int) -> None:
         super().__init__()
-        self.read = torch.nn.Linear(observation_shape[0], 8)
-        self.attention = torch.nn.MultiheadAttention(8, 2, batch_first=True)
-        self.out = torch.nn.Linear(8, outputs)
+        self.convolution = torch.nn.Conv1d(1, 2, 3)
+        self.out = torch.nn.Linear(2 * (observation_shape[0] - 2), outputs)
 
     def forward(self, observations: torch.Tensor) -> torch.Tensor:
-        hidden = self.read(observations).unsqueeze(1)
-        return self.out(self.attention(hidden, hidden, hidden)[0].squeeze(1))
+        return self.out(self.convolution(observations.unsqueeze(1)).flatten(1))
