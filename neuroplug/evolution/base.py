@@ -19,6 +19,7 @@ from neuroplug.evolution.rounds import round_marker
 from neuroplug.evolution.shaping import sanitize_fitness
 from neuroplug.population.lowrank import LowRank, perturbation_vectors
 from neuroplug.population.members import Population, draw_seeds
+from neuroplug.population.noise import noise_vectors
 from neuroplug.runtime.seeds import algorithm_rng
 
 
@@ -131,6 +132,9 @@ def weighted_noise_sums(
     time: the update of every strategy that describes its members by seeds (ES's
     gradient, the NES family's and PGPE's first and second moments). ``(D,)`` each, in
     ``dtype``."""
+    if lowrank is not None and lowrank.matrices and scale is None:
+        if all(power in (1, 2) for _, power in terms):
+            return _factored_sums(seeds, terms, dimension, lowrank, dtype)
     sums = [torch.zeros(dimension, dtype=dtype) for _ in terms]
     for start in range(0, len(seeds), NOISE_CHUNK):
         chunk = slice(start, start + NOISE_CHUNK)
@@ -139,6 +143,66 @@ def weighted_noise_sums(
             noise = scale * noise
         for total, (weights, power) in zip(sums, terms, strict=True):
             total += weights[chunk] @ (noise if power == 1 else _power(noise, power))
+    return sums
+
+
+FACTOR_CHUNK = 4096
+"""Members whose low-rank factors are regenerated at once in a factored update."""
+
+
+def _factored_sums(
+    seeds: torch.Tensor,
+    terms: Sequence[tuple[torch.Tensor, int]],
+    dimension: int,
+    lowrank: LowRank,
+    dtype: torch.dtype,
+) -> list[torch.Tensor]:
+    """:func:`weighted_noise_sums` of a low-rank population without its members' matrices
+    (EGGROLL's update): for a matrix, ``sum_k w_k A_k B_kᵀ / sqrt(r)`` is one product of the
+    stacked factors, ``[w_1 A_1, ..., w_P A_P] [B_1, ..., B_P]ᵀ / sqrt(r)``, and the
+    elementwise square's sum ``sum_k w_k (A_k B_kᵀ)^2 / r`` the same product of the
+    factors' row-wise Kronecker squares (``(A ∗ A)(B ∗ B)ᵀ``, rank r²): exact, and each
+    member costs its ``r (rows + cols)`` noise numbers, never ``rows x cols``. The other
+    entries (biases, small matrices) are summed from their own slices of the noise."""
+    sums = [torch.zeros(dimension, dtype=dtype) for _ in terms]
+    rank = lowrank.rank
+    covered, cursor = [], 0
+    for matrix in sorted(lowrank.matrices, key=lambda each: each.offset):
+        covered.append((cursor, matrix.offset))
+        cursor = matrix.offset + matrix.rows * matrix.cols
+    covered.append((cursor, dimension))
+    for start, stop in covered:  # dense entries: their own noise
+        if stop <= start:
+            continue
+        for first in range(0, len(seeds), NOISE_CHUNK):
+            chunk = slice(first, first + NOISE_CHUNK)
+            noise = noise_vectors(seeds[chunk], dimension, start, stop).to(dtype)
+            for total, (weights, power) in zip(sums, terms, strict=True):
+                values = noise if power == 1 else noise * noise
+                total[start:stop] += weights[chunk].to(dtype) @ values
+    for matrix in lowrank.matrices:
+        rows, cols, size = matrix.rows, matrix.cols, matrix.rows * matrix.cols
+        stop = matrix.offset + (rows + cols) * rank
+        for first in range(0, len(seeds), FACTOR_CHUNK):
+            chunk = slice(first, first + FACTOR_CHUNK)
+            noise = noise_vectors(seeds[chunk], dimension, matrix.offset, stop).to(dtype)
+            count = len(noise)
+            factor_a = noise[:, : rows * rank].reshape(count, rows, rank)
+            factor_b = noise[:, rows * rank :].reshape(count, cols, rank)
+            for total, (weights, power) in zip(sums, terms, strict=True):
+                a, b = factor_a, factor_b
+                if power == 2:  # row-wise Kronecker squares: (A Bᵀ)^2 = (A ∗ A)(B ∗ B)ᵀ
+                    a = (a.unsqueeze(-1) * a.unsqueeze(-2)).reshape(count, rows, rank * rank)
+                    b = (b.unsqueeze(-1) * b.unsqueeze(-2)).reshape(count, cols, rank * rank)
+                weighted = a * weights[chunk].to(dtype).view(-1, 1, 1)
+                # (rows, P r) @ (P r, cols): every member's product summed in one matmul.
+                product = (
+                    weighted.transpose(0, 1).reshape(rows, -1)
+                    @ b.transpose(0, 1).reshape(cols, -1).T
+                )
+                total[matrix.offset : matrix.offset + size] += product.reshape(-1) / rank ** (
+                    power / 2
+                )
     return sums
 
 

@@ -20,18 +20,48 @@ weight matrices by rank-``rank`` products instead (EGGROLL, Sarkar et al. 2025; 
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
 import torch
 
 from neuroplug.api import AlgorithmContext, EvaluationResult
+from neuroplug.errors import ConfigError
 from neuroplug.evolution import EvolutionAlgorithm, centered_ranks, weighted_noise_sums
 from neuroplug.nets.network import Network
 from neuroplug.optim.adam import FlatAdam
 from neuroplug.population.lowrank import LowRank, lowrank_for
 from neuroplug.population.members import Population, draw_seeds
 from neuroplug_algorithms.es_config import ESConfig, ESStepConfig
+
+
+def no_lowrank_matrix(network: Network, rank: int, min_size: int) -> tuple[str, str, str]:
+    """(field, problem, allowed) of a low-rank run whose network has no matrix to factor:
+    none of ``min_size`` entries or more, or none where rank-``rank`` factors are smaller
+    than the matrix (``rank (rows + cols) <= rows x cols``)."""
+    shapes = [slot.shape for slot in network.layout.slots.values() if len(slot.shape) in (2, 4)]
+    if not shapes:
+        return (
+            "algo.perturbation",
+            f"lowrank perturbs weight matrices, and {network.describe()} has none",
+            "algo.perturbation=full, or a network with linear layers",
+        )
+    largest = max(shapes, key=lambda shape: shape[0] * (math.prod(shape) // shape[0]))
+    rows, cols = largest[0], math.prod(largest) // largest[0]
+    if rows * cols < min_size:
+        return (
+            "algo.lowrank_min_size",
+            f"{min_size} leaves no matrix of {network.describe()} low-rank (its largest, "
+            f"{rows} x {cols}, has {rows * cols} entries)",
+            f"algo.lowrank_min_size={rows * cols} or less, or algo.perturbation=full",
+        )
+    return (
+        "algo.rank",
+        f"{rank} factors no matrix of {network.describe()} into fewer numbers than it has "
+        f"(rank (rows + cols) > rows x cols; its largest is {rows} x {cols})",
+        f"algo.rank of at most {rows * cols // (rows + cols)} (below min(rows, cols))",
+    )
 
 
 class ESCenter:
@@ -52,6 +82,8 @@ class ESCenter:
         self.lowrank: LowRank | None = None
         if config.perturbation == "lowrank":
             self.lowrank = lowrank_for(network.layout, config.rank, config.lowrank_min_size)
+            if not self.lowrank.matrices:
+                raise ConfigError(*no_lowrank_matrix(network, config.rank, config.lowrank_min_size))
 
     def ask(self) -> Population:
         """``population_size`` members around the center (mirrored pairs share a seed)."""

@@ -84,3 +84,23 @@ def test_odd_population_is_fine_without_mirroring():
         synthetic_context(initial_params=torch.zeros(3)),
     )
     assert len(es.ask()) == 7
+
+
+@pytest.mark.parametrize(
+    "settings, field, said",
+    [
+        ({"lowrank_min_size": 100_000}, "algo.lowrank_min_size", r"its largest, 4 x 8, has 32"),
+        ({"rank": 9, "lowrank_min_size": 16}, "algo.rank", r"algo.rank of at most 2"),
+    ],
+)
+def test_a_low_rank_run_with_no_matrix_to_factor_is_refused_naming_the_setting(
+    settings, field, said
+):
+    from neuroplug.nets.mlp import MLP
+
+    network = MLP(4, [8], 2, "tanh")
+    config = ESConfig(population_size=6, perturbation="lowrank", **settings)
+    context = synthetic_context(initial_params=torch.zeros(network.num_params), network=network)
+    with pytest.raises(ConfigError, match=said) as refused:
+        OpenAIES(config, context)
+    assert refused.value.field == field
