@@ -1,4 +1,5 @@
-"""A ``net.type=module`` population whose matrices move by low-rank products, never built.
+"""A ``net.type=module`` population whose matrices move by low-rank products, never built
+(feed-forward modules and recurrent encoders, whose state goes in and out per row).
 
 EGGROLL (Sarkar et al. 2025) for any ``torch.nn.Module``: member i's ``nn.Linear`` weight
 ``W (out, in)`` is ``W_b + c_i A_i B_iᵀ`` (:mod:`neuroplug.population.lowrank`: ``A_i``
@@ -59,13 +60,9 @@ def unsupported_module(network: ModuleNetwork) -> str | None:
 
 
 def factored_module(network) -> bool:
-    """Whether ``network`` is a feed-forward ``net.type=module`` network every parameter of
-    which belongs to a supported layer (:data:`SUPPORTED`)."""
-    return (
-        isinstance(network, ModuleNetwork)
-        and network.state_size == 0
-        and unsupported_module(network) is None
-    )
+    """Whether ``network`` is a ``net.type=module`` network (feed-forward or a recurrent
+    encoder) every parameter of which belongs to a supported layer (:data:`SUPPORTED`)."""
+    return isinstance(network, ModuleNetwork) and unsupported_module(network) is None
 
 
 class _Factors:
@@ -121,26 +118,36 @@ class FactoredModule:
     # ------------------------------------------------------------------ forward
 
     @torch.no_grad()
-    def forward(self, members: torch.Tensor, inputs: torch.Tensor) -> torch.Tensor:
-        """Outputs ``(n, out)`` of ``members[j]`` on ``inputs[j]``: the module once per
-        base, each row's own part added by the layers' hooks."""
+    def forward(
+        self, members: torch.Tensor, inputs: torch.Tensor, state: torch.Tensor | None = None
+    ) -> tuple[torch.Tensor, torch.Tensor | None]:
+        """Outputs ``(n, out)`` of ``members[j]`` on ``inputs[j]`` (a recurrent module's from
+        ``state[j]``, with the new states; None without): the module once per base, each
+        row's own part added by the layers' hooks."""
         members = members.to(self.device, torch.int64)
         inputs = inputs.to(self.device)
-        outputs = None
+        outputs = new_state = None
         rows_of_base = self.base_index[members]
         for base in torch.unique(rows_of_base).tolist():
             rows = torch.nonzero(rows_of_base == base).flatten()
             chosen = members[rows]
+            arguments = (self._inputs(inputs[rows]),)
+            if self.network.state_size:
+                arguments = (*arguments, state[rows].to(self.device), "all")
             with self._hooks(chosen), batched_attention(self.module, self._attention(chosen)):
-                part = functional_call(
-                    self.module, self.base_tensors[base], (self._inputs(inputs[rows]),)
-                )
+                part = functional_call(self.module, self.base_tensors[base], arguments)
+            if self.network.state_size:
+                part, part_state = part
+                if new_state is None:
+                    new_state = part_state.new_empty((len(members), *part_state.shape[1:]))
+                new_state[rows] = part_state
             if outputs is None:
                 outputs = part.new_empty((len(members), *part.shape[1:]))
             outputs[rows] = part
         if outputs is None:
-            return torch.zeros((0, self.network.output_size), device=self.device)
-        return outputs
+            empty = torch.zeros((0, self.network.output_size), device=self.device)
+            return empty, (None if state is None else state[:0])
+        return outputs, new_state
 
     def _inputs(self, inputs: torch.Tensor) -> torch.Tensor:
         from neuroplug.nets.layers import as_float

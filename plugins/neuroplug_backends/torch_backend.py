@@ -208,6 +208,8 @@ class TorchBackend(Backend):
     ) -> tuple[torch.Tensor, torch.Tensor | None]:
         if self._population is None:
             raise RuntimeError("TorchBackend.forward called before load(population)")
+        if isinstance(self._factored, FactoredModule):  # a recurrent module's state too
+            return self._factored.forward(members, observations, state)
         if self._factored is not None:  # feed-forward networks only (torch_lowrank.supports)
             return self._factored.forward(members, observations), None
         members = members.cpu().to(torch.int64)

@@ -48,7 +48,7 @@ def test_factored_members_act_as_materialised_ones(rank):
     assert {(10, 32), (32, 32)} <= factored  # the embedding table and a hidden layer
     members = torch.tensor([3, 0, 8, 5, 5, 1, 7])
     observations = torch.randn(7, 4, generator=torch.Generator().manual_seed(1))
-    got = FactoredModule(network, population, torch.device("cpu")).forward(members, observations)
+    got = FactoredModule(network, population, torch.device("cpu")).forward(members, observations)[0]
     expected = network.forward_population(population.materialize(members), observations)
     torch.testing.assert_close(got, expected, atol=2e-6, rtol=1e-5)
 
@@ -63,9 +63,30 @@ def test_factored_attention_acts_as_materialised(name):
     assert (48, 16) in {(matrix.rows, matrix.cols) for matrix in population.lowrank.matrices}
     members = torch.tensor([5, 0, 3, 3, 1])
     observations = torch.randn(5, 4, generator=torch.Generator().manual_seed(2))
-    got = FactoredModule(network, population, torch.device("cpu")).forward(members, observations)
+    got = FactoredModule(network, population, torch.device("cpu")).forward(members, observations)[0]
     expected = network.forward_population(population.materialize(members), observations)
     torch.testing.assert_close(got, expected, atol=2e-6, rtol=1e-5)
+
+
+def test_a_recurrent_encoder_carries_its_state_factored():
+    from residual_net import RecurrentEncoder
+
+    network = ModuleNetwork(RecurrentEncoder, (4,), 3, {"width": 16}, features=8)
+    assert factored_module(network) and network.state_size == 8
+    population = _population(network, members=6, rank=2, min_size=64)
+    members = torch.tensor([4, 1, 1, 0])
+    generator = torch.Generator().manual_seed(3)
+    observations, state = (
+        torch.randn(4, 4, generator=generator),
+        torch.randn(4, 8, generator=generator),
+    )
+    factored = FactoredModule(network, population, torch.device("cpu"))
+    outputs, new_state = factored.forward(members, observations, state)
+    expected = network.forward_population_with_state(
+        population.materialize(members), observations, state
+    )
+    torch.testing.assert_close(outputs, expected[0], atol=2e-6, rtol=1e-5)
+    torch.testing.assert_close(new_state, expected[1], atol=2e-6, rtol=1e-5)
 
 
 def test_a_module_with_other_parameters_is_named():
@@ -104,7 +125,7 @@ population = Population(
 )
 observations = torch.randn(members, 8, generator=torch.Generator().manual_seed(1))
 outputs = FactoredModule(network, population, torch.device("cpu")).forward(
-    torch.arange(members), observations)
+    torch.arange(members), observations)[0]
 few = torch.tensor([0, 777, 2047])
 expected = network.forward_population(population.materialize(few), observations[few])
 print(json.dumps({{
