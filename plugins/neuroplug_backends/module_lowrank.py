@@ -126,6 +126,8 @@ class FactoredModule:
         row's own part added by the layers' hooks."""
         members = members.to(self.device, torch.int64)
         inputs = inputs.to(self.device)
+        if self.network.state_size and state is None:  # an episode's start: zeros
+            state = inputs.new_zeros((len(inputs), self.network.state_size), dtype=torch.float32)
         outputs = new_state = None
         rows_of_base = self.base_index[members]
         for base in torch.unique(rows_of_base).tolist():
