@@ -194,7 +194,7 @@ def test_the_contract_names_a_broken_trait():
         name = "bad_network"
 
         def default_network(self, is_image):
-            return "transformer"
+            return "perceiver"
 
     class Classic(EnvFamily):
         name = "classic"  # neuroplug ships a family of that name
@@ -203,7 +203,7 @@ def test_the_contract_names_a_broken_trait():
         check_env_family(Classic)
     with pytest.raises(FamilyContractViolation, match="frame_skip"):
         check_env_family(NoSkip)
-    with pytest.raises(FamilyContractViolation, match="transformer"):
+    with pytest.raises(FamilyContractViolation, match="perceiver"):
         check_env_family(BadNetwork)
 
 
