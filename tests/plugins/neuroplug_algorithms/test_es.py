@@ -104,3 +104,21 @@ def test_a_low_rank_run_with_no_matrix_to_factor_is_refused_naming_the_setting(
     with pytest.raises(ConfigError, match=said) as refused:
         OpenAIES(config, context)
     assert refused.value.field == field
+
+
+def test_a_low_rank_run_of_a_network_without_matrices_is_refused_naming_the_perturbation():
+    from neuroplug.nets.module_network import ModuleNetwork
+
+    class NormOnly(torch.nn.Module):
+        def __init__(self, observation_shape, outputs):
+            super().__init__()
+            self.norm = torch.nn.LayerNorm(outputs)
+
+        def forward(self, observations):
+            return self.norm(observations)
+
+    network = ModuleNetwork(NormOnly, (4,), 4)
+    config = ESConfig(population_size=6, perturbation="lowrank")
+    context = synthetic_context(initial_params=torch.zeros(network.num_params), network=network)
+    with pytest.raises(ConfigError, match="lowrank perturbs weight matrices, and .* has none"):
+        OpenAIES(config, context)
