@@ -73,14 +73,21 @@ def build_network(record: PolicyRecord) -> Network:
     if settings.type == "auto" and record.network_type:
         settings = dataclasses.replace(settings, type=record.network_type)
     network = build(settings, env_spec(record))
-    if network.normalized:
-        if record.reference_batch is None:
-            raise PolicySourceError(
-                f"its config builds {network.describe()}, and the policy file holds no "
-                "reference batch to normalize by"
-            )
-        network.reference_batch = record.reference_batch
+    set_reference_batch(network, record.reference_batch)
     return network
+
+
+def set_reference_batch(network: Network, reference_batch: torch.Tensor | None) -> None:
+    """Give a network with virtual batch norm the run's reference batch; refuse a policy
+    file that lacks it (nothing else to normalise by)."""
+    if not network.normalized:
+        return
+    if reference_batch is None:
+        raise PolicySourceError(
+            f"its config builds {network.describe()}, and the policy file holds no "
+            "reference batch to normalize by"
+        )
+    network.reference_batch = reference_batch
 
 
 def chosen_params(record: PolicyRecord, which: str) -> torch.Tensor:

@@ -31,7 +31,7 @@ import torch
 
 from neuroplug.deploy.archive_elites import archive_cell, list_cells
 from neuroplug.deploy.export import METADATA, ExportedModel, exported_format, load_exported
-from neuroplug.deploy.loading import chosen_params, read_policy
+from neuroplug.deploy.loading import chosen_params, read_policy, set_reference_batch
 from neuroplug.deploy.watch_exported import ExportedBackend, ExportedPolicy
 from neuroplug.errors import NeuroplugError
 from neuroplug.evaluation.lockstep import EpisodeObserver, LockstepEvaluation, lane_seeds
@@ -149,13 +149,7 @@ def build_player(loaded: LoadedPolicy) -> tuple[EnvSpec, Policy, Backend]:
             f"the checkpoint holds {loaded.params.numel()} parameters but its config builds "
             f"{network.describe()}"
         )
-    if network.normalized:
-        if loaded.reference_batch is None:
-            raise WatchError(
-                f"its config builds {network.describe()}, and the checkpoint holds no "
-                "reference batch to normalize by"
-            )
-        network.reference_batch = loaded.reference_batch
+    set_reference_batch(network, loaded.reference_batch)
     # The checkpoint says whether the run normalized observations; no algorithm plugin needed.
     policy = Policy(network, env, normalize_observations=loaded.normalizer is not None)
     if policy.normalizer is not None:

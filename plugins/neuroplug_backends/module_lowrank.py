@@ -111,6 +111,8 @@ class FactoredModule:
             )
             delta = scales.to(device).unsqueeze(1) * noise
             self.deltas[name] = delta.view(len(seeds), *slot.shape)
+        self._stacked: dict[str, torch.Tensor] = {}
+        """Per-member norms' base tensors, ``(B, *shape)``, stacked on first use."""
         self.prefixes = {
             module: f"{name}." if name else "" for name, module in self.module.named_modules()
         }
@@ -266,8 +268,9 @@ class FactoredModule:
 
     def base_tensors_of(self, name: str, members: torch.Tensor) -> torch.Tensor:
         """Tensor ``name`` of each member ``(n, *shape)``: its base's plus its own noise."""
-        bases = torch.stack([tensors[name] for tensors in self.base_tensors])
-        return bases[self.base_index[members]] + self.deltas[name][members]
+        if name not in self._stacked:  # the bases' copies, stacked once, not per call
+            self._stacked[name] = torch.stack([tensors[name] for tensors in self.base_tensors])
+        return self._stacked[name][self.base_index[members]] + self.deltas[name][members]
 
     def _matrix_part(
         self, name: str, x: torch.Tensor, members: torch.Tensor, rows: slice | None = None

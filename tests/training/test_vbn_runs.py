@@ -7,9 +7,10 @@ import pytest
 import torch
 
 from neuroplug.app import run_job
+from neuroplug.deploy.sources import PolicySourceError
 from neuroplug.experiment.typed import typed_experiment
 from neuroplug.testing import check_resume_is_exact
-from neuroplug.tools.watch import WatchError, watch
+from neuroplug.tools.watch import watch
 from neuroplug.training.checkpoint import BEST_POLICY, checkpoint_dir, load_checkpoint
 from neuroplug.training.components import build_components
 
@@ -50,7 +51,7 @@ def test_a_run_collects_its_reference_batch_once_and_checkpoints_it(compose, tmp
     # Without its batch, a normalized policy cannot be rebuilt: said, not guessed.
     del best["reference_batch"]
     torch.save(best, checkpoint_dir(run_dir) / BEST_POLICY)
-    with pytest.raises(WatchError, match="no reference batch"):
+    with pytest.raises(PolicySourceError, match="no reference batch"):
         watch(run_dir, video=False)
 
 
