@@ -263,6 +263,36 @@ CASES = {
     "vbn-on-triton": case("env=pong", "backend=triton", "net.vbn=true", field="net.vbn"),
     "vbn-reference-of-one": case("net.vbn_reference_size=1", field="net.vbn_reference_size"),
     "mask-of-a-missing-entry": case("env.observation_mask=[7]", field="env.observation_mask"),
+    # --- text tasks
+    "text-task-unknown": case(
+        "env=addition", "env.kwargs.task=adition", field="env.kwargs.task", also=("countdown",)
+    ),
+    "text-task-setting": case("env=addition", "env.kwargs.digts=3", field="env.kwargs"),
+    "text-alphabet-short": case(
+        "env=addition",
+        "env.kwargs.alphabet=0123",
+        field="env.kwargs.alphabet",
+        also=("'456789+='",),
+    ),
+    "text-rank-with-nothing-to-factor": case(
+        "env=sorting",
+        "net.type=causal_lm",
+        "algo.perturbation=lowrank",
+        field="algo.lowrank_min_size",
+        also=("16384 or less",),
+    ),  # fmt: skip
+    "causal-lm-on-cartpole": case("net.type=causal_lm", field="net.type", also=("text task",)),
+    "text-episodes-beyond-memory": case(
+        "env=addition",
+        "net.type=causal_lm",
+        "net.kwargs.d_model=1024",
+        "net.kwargs.layers=24",
+        "algo.population_size=4096",
+        "algo.episodes_per_member=64",
+        "scheduler.max_envs=262144",
+        field="scheduler.max_envs",
+        also=("GiB is available",),
+    ),  # fmt: skip
     # --- logger
     "unknown-logger-kind": case("logger.kinds=[console,nope]", field="logger.kinds"),
     "bad-logger-mode": case("logger.mode=sometimes", field="logger.mode"),

@@ -45,6 +45,9 @@ class EnvFamily:
     """The ``info`` entry marking the real end of a game when the pool's ``done`` may end
     episodes earlier (Atari's ``info['terminated']``: all lives lost, under
     ``episodic_life``)."""
+    writes_text: ClassVar[bool] = False
+    """Its episodes write text (:mod:`neuroplug.envs.text`): an observation is the context's
+    token ids, shown as text (watch prints each episode's) instead of a video."""
     video_from_observation: ClassVar[bool] = False
     """When EnvPool cannot render, a video may show the observations (grayscale frames)."""
     renders_with_opengl: ClassVar[bool] = False

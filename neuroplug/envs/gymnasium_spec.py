@@ -71,6 +71,8 @@ def make_gymnasium_spec(config: EnvConfig) -> EnvSpec:
     name = maker.name
     try:
         env = maker.make()
+    except ConfigError:  # the env's own refusal already names its field (a text task's)
+        raise
     except Exception as error:
         what = "env.wrappers" if config.wrappers else "env.kwargs" if config.kwargs else field
         raise ConfigError(

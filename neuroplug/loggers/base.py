@@ -29,6 +29,9 @@ class Logger:
     def artifact(self, path: Path, name: str, kind: str) -> None:
         """A file worth keeping with the run (a checkpoint, the best policy)."""
 
+    def table(self, name: str, columns: list[str], rows: list[list[Any]], step: int) -> None:
+        """Rows worth reading at unit ``step`` (a text task's sample completions)."""
+
     def resumed(self, completed: int) -> None:
         """The run continues from a checkpoint after ``completed`` units: anything logged for
         later ones (by a run that crashed after logging but before checkpointing) is stale."""
@@ -67,6 +70,9 @@ class MultiLogger(Logger):
 
     def artifact(self, path: Path, name: str, kind: str) -> None:
         self._each("artifact", path, name, kind)
+
+    def table(self, name: str, columns: list[str], rows: list[list[Any]], step: int) -> None:
+        self._each("table", name, columns, rows, step)
 
     def resumed(self, completed: int) -> None:
         self._each("resumed", completed)

@@ -23,6 +23,9 @@ from typing import Any, TextIO
 
 from neuroplug.loggers.base import Logger
 
+TABLE_ROWS = 4
+"""Rows of a table (a text task's sample completions) the console shows."""
+
 
 def human(count: float) -> str:
     """1234567 -> '1.23M'."""
@@ -161,6 +164,10 @@ class ConsoleLogger(Logger):
     def message(self, text: str) -> None:
         self._print(text)
 
+    def table(self, name: str, columns: list[str], rows: list[list[Any]], step: int) -> None:
+        shown = "; ".join(" ".join(_cell(value) for value in row) for row in rows[:TABLE_ROWS])
+        self._print(f"{name} after {step}: {shown}")
+
     def close(self, status: str = "finished") -> None:
         if self._thread is not None:
             self._stop.set()
@@ -175,3 +182,10 @@ def _score(value: float) -> str:
     """A return to two decimals, or ``-`` where none was measured (a learner's segment in
     which no episode ended gives NaN, which reads as a diverged network)."""
     return f"{value:.2f}" if math.isfinite(value) else "-"
+
+
+def _cell(value: Any) -> str:
+    """A table's value as the console shows it: text quoted, numbers short."""
+    if isinstance(value, str):
+        return repr(value)
+    return f"{value:.2f}" if isinstance(value, float) else str(value)

@@ -161,6 +161,9 @@ class WandbLogger(Logger):
     def log(self, metrics: dict[str, Any]) -> None:
         self._send("log", metrics, int(metrics[self.unit]))
 
+    def table(self, name: str, columns: list[str], rows: list[list[Any]], step: int) -> None:
+        self._send("table", name, columns, rows, step)
+
     def artifact(self, path: Path, name: str, kind: str) -> None:
         if self.settings.log_artifacts and path.is_file():
             self._send("artifact", str(path), name, kind)

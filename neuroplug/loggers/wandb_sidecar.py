@@ -61,6 +61,10 @@ class Sidecar:
         if self.run is not None:
             self.run.log(metrics, step=step)
 
+    def table(self, name: str, columns: list[str], rows: list[list[Any]], step: int) -> None:
+        if self.run is not None:
+            self.run.log({name: self.wandb.Table(columns=columns, data=rows)}, step=step)
+
     def artifact(self, path: str, name: str, kind: str) -> None:
         if self.run is None or not os.path.isfile(path):
             return

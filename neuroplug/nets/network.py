@@ -53,6 +53,9 @@ class Network(ABC):
     """Virtual batch norm's reference observations ``(b, *input_shape)`` as the env gives
     them (``net.vbn``): collected once per run (:mod:`neuroplug.envs.reference_batch`),
     saved in its checkpoints and set before any member runs; None without it."""
+    reads_token_ids: ClassVar[bool] = False
+    """Whether its observations are token ids (``net.type=causal_lm``): indices, never
+    normalised (``algo.obs_norm`` passes them through)."""
     reads_features: ClassVar[bool] = False
     """Whether ``net.features`` means something to it (``net.type=module``: the width of
     an encoder's features); others refuse a nonzero value rather than ignore it."""

@@ -23,7 +23,7 @@ class Policy:
         self.env = env
         self.normalizer = (
             ObservationNormalizer(env.obs_shape[0])
-            if normalize_observations and not env.is_image
+            if normalize_observations and not env.is_image and not network.reads_token_ids
             else None
         )
 

@@ -1,5 +1,6 @@
-"""The settings of ``net.type=transformer`` (its ``net.kwargs``), in a module that imports
-no torch: the command line checks them before anything is built."""
+"""The settings of ``net.type=transformer`` and ``net.type=causal_lm`` (their
+``net.kwargs``: one shape of transformer), in a module that imports no torch: the command
+line checks them before anything is built."""
 
 from __future__ import annotations
 
@@ -11,7 +12,8 @@ from neuroplug.errors import require
 
 @dataclass
 class TransformerSettings(CheckedConfig):
-    """A small pre-norm transformer over the observation's entries as tokens."""
+    """A small pre-norm transformer's shape: over a vector observation's entries as
+    tokens (``transformer``), or over a text task's tokens with a KV cache (``causal_lm``)."""
 
     d_model: int = 64
     """Width of every token."""

@@ -34,6 +34,7 @@ from neuroplug.deploy.export import METADATA, ExportedModel, exported_format, lo
 from neuroplug.deploy.loading import chosen_params, read_policy, set_reference_batch
 from neuroplug.deploy.watch_exported import ExportedBackend, ExportedPolicy
 from neuroplug.errors import NeuroplugError
+from neuroplug.evaluation.completions import CompletionRecorder
 from neuroplug.evaluation.lockstep import EpisodeObserver, LockstepEvaluation, lane_seeds
 from neuroplug.population.members import Population
 from neuroplug.runtime.seeds import EVALUATION_GENERATION_OFFSET
@@ -286,11 +287,13 @@ def watch(
     if fps is not None and not fps > 0:
         raise WatchError(f"--fps: must be positive, got {fps}")
     path = None
+    env, policy, backend = build_player(loaded)
+    if env.family.writes_text:
+        video = False  # a text task's episodes are printed: each one's prompt and completion
     if video:
         name = "watch" if cell is None else f"watch_cell{cell}"
         folder = run_dir if run_dir.is_dir() else run_dir.parent  # a policy file's folder
         path = check_output(Path(out) if out else folder / f"{name}{default_format()}")
-    env, policy, backend = build_player(loaded)
     if max_steps is not None:
         env = replace(
             env,
@@ -311,8 +314,9 @@ def watch(
     request = evaluation_request(seed, loaded.completed, episodes)
     writer = VideoWriter(path, fps) if path else None
     recorder = FrameRecorder(writer, episodes if record_all else 1) if writer else None
+    completions = CompletionRecorder(env) if env.family.writes_text else None
     try:
-        seeds, played = play(env, policy, backend, loaded.params, request, recorder)
+        seeds, played = play(env, policy, backend, loaded.params, request, recorder or completions)
         if recorder:
             recorder.finish()
         frames = writer.close() if writer else 0
@@ -324,8 +328,10 @@ def watch(
     for index, (episode_seed, score, length) in enumerate(
         zip(seeds, returns, lengths, strict=True)
     ):
+        text = f"  {completions.texts.get(index, '')!r}" if completions else ""
         print(
-            f"episode {index:3d}  seed {episode_seed:10d}  return {score:10.2f}  steps {length:6d}"
+            f"episode {index:3d}  seed {episode_seed:10d}  return {score:10.2f}  "
+            f"steps {length:6d}{text}"
         )
     print(
         f"return mean {returns.mean():.2f} std {returns.std():.2f} "

@@ -34,6 +34,7 @@ from neuroplug.nets.network import Network
 from neuroplug.nets.policy import Policy
 from neuroplug.plugin_configs.presets import resolve as resolve_learner_settings
 from neuroplug.runtime.devices import TorchThreads, flush_denormals, set_matmul_precision
+from neuroplug.training.lane_memory import refuse_lanes_beyond_memory
 
 
 @dataclass
@@ -162,6 +163,8 @@ def build_components(config: Experiment, env: EnvSpec | None = None) -> Componen
         )
         if algorithm.behavior() is not None:
             resolve_behavior(algorithm.behavior(), env)  # a name the env cannot give fails now
+        size = getattr(algorithm, "population_size", 0) or config.algo.population_size
+        refuse_lanes_beyond_memory(network, env, config.algo, config.scheduler, size)
     return Components(
         config=config,
         env=env,

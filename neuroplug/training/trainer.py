@@ -26,6 +26,7 @@ import numpy as np
 from neuroplug.api import EvaluationRequest, EvaluationResult
 from neuroplug.envs.spec import EnvSpec
 from neuroplug.errors import ConfigError
+from neuroplug.evaluation.completions import sample_completions
 from neuroplug.experiment.typed import Experiment
 from neuroplug.loggers import MultiLogger, build_loggers
 from neuroplug.population.members import Population
@@ -279,6 +280,11 @@ class Trainer:
             Population.dense(params), self.parts.policy, self.parts.backend, request
         )
         self.last_eval = float(result.returns.mean())
+        if self.parts.env.family.writes_text:  # what the policy writes, beside its score
+            rows = sample_completions(
+                self.parts.env, self.parts.policy, self.parts.backend, params[0], request
+            )
+            self.loggers.table("eval/completions", ["text", "reward"], rows, self.completed)
         return result
 
     def _follow_load(self) -> None:

@@ -1,0 +1,65 @@
+"""A text task trained end to end: ``net.type=auto`` is the cached causal transformer, a
+low-rank ES run logs sample completions at its evaluations, and watch prints what the
+trained policy writes."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from neuroplug.app import run_job
+from neuroplug.tools.watch import watch
+
+TINY = [
+    "algo=es",
+    "env=sorting",
+    "env.kwargs.length=3",
+    "net.kwargs.d_model=16",
+    "net.kwargs.heads=2",
+    "net.kwargs.layers=1",
+    "algo.perturbation=lowrank",
+    "algo.lowrank_min_size=200",
+    "algo.population_size=8",
+    "algo.episodes_per_member=3",
+    "run.max_generations=2",
+    "run.eval_interval=1",
+    "run.eval_episodes=4",
+    "logger=console",
+]
+
+
+def test_a_low_rank_es_run_writes_and_logs_completions(compose, tmp_path, capsys):
+    summary = run_job(compose([*TINY, f"run.output_dir={tmp_path}"]))
+    assert summary["frames"] > 0
+    printed = capsys.readouterr().out
+    assert "causal_lm d16 x 1 layers" in printed  # what net.type=auto builds here
+    samples = [line for line in printed.splitlines() if "eval/completions after" in line]
+    assert len(samples) == 2  # one per evaluation
+    assert ":" in samples[0] and "'" in samples[0]  # a prompt and its completion, quoted
+    run_dir = next(Path(tmp_path).rglob("best_policy.pt")).parents[1]
+    result = watch(run_dir, episodes=3)
+    shown = [line for line in capsys.readouterr().out.splitlines() if line.startswith("episode")]
+    assert len(shown) == 3 and result.video is None
+    for line, score in zip(shown, result.returns, strict=True):
+        text = line.split("'")[1]
+        assert len(text) >= 4 and text[3] == ":"  # three digits, the colon, the completion
+        assert f"{score:.2f}" in line
+
+
+def test_sample_completions_are_a_w_and_b_table(compose, tmp_path, monkeypatch):
+    import json
+
+    from wandb_offline import offline_runs
+
+    monkeypatch.setenv("WANDB_MODE", "offline")
+    monkeypatch.setenv("WANDB_SILENT", "true")
+    overrides = [item for item in TINY if not item.startswith("logger=")]
+    run_job(compose([*overrides, "logger=wandb", f"run.output_dir={tmp_path}"]))
+    ((_, run),) = offline_runs(tmp_path).items()
+    # each evaluation's table, in the row of the generation it followed
+    logged = [row for row in run.history if "eval/completions/_type" in row]
+    assert [row["generation"] for row in logged] == [1, 2]
+    assert all(row["eval/completions/_type"] == "table-file" for row in logged)
+    (first, *_) = sorted(Path(tmp_path).rglob("completions_*.table.json"))
+    table = json.loads(first.read_text())
+    assert table["columns"] == ["text", "reward"] and len(table["data"]) == 8
+    assert all(text[3] == ":" and 0.0 <= reward <= 1.0 for text, reward in table["data"])
