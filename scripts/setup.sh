@@ -32,7 +32,7 @@ pip=("$venv/bin/python" -m pip install --quiet --disable-pip-version-check)
 # hatchling: the build backend, also for the test that builds neuroplug's wheels offline.
 "${pip[@]}" hatchling
 if [ "$mode" = test ]; then
-  "${pip[@]}" -e ".[test,video,sweep,triton,ray,ray-sweep,docs,compare,export]"
+  "${pip[@]}" -e ".[test,video,sweep,triton,ray,ray-sweep,docs,compare,export,hf]"
   # The example third-party plugin, installed as a user would: algo=cem and its tests run.
   "${pip[@]}" --no-deps -e plugins/neuroplug-cem
 else

@@ -11,8 +11,8 @@ from neuroplug.evaluation.lockstep import EpisodeObserver
 
 
 class CompletionRecorder(EpisodeObserver):
-    """Keeps the text of every episode that ends: its last observation (the whole context)
-    decoded, by work item."""
+    """Keeps the text of every episode that ends: its last observation (the whole context,
+    ids + 1) decoded, by work item."""
 
     def __init__(self, env: EnvSpec) -> None:
         self.tokenizer = tokenizer_of(env)
@@ -21,7 +21,7 @@ class CompletionRecorder(EpisodeObserver):
     def observe(self, pool, items, env_ids, observations, started, ended) -> None:
         for row in np.flatnonzero(ended):
             ids = observations[row].astype(np.int64)
-            self.texts[int(items[row])] = self.tokenizer.decode(ids[ids > 0])
+            self.texts[int(items[row])] = self.tokenizer.decode(ids[ids > 0] - 1)
 
 
 SAMPLES = 8

@@ -1,7 +1,8 @@
 """``net.type=causal_lm``: a decoder-only transformer writing a text task's completion a
 token a step, its keys and values kept as its recurrent state (a KV cache).
 
-The observation is the context so far (:mod:`neuroplug.envs.text.env`: token ids, 0 pads).
+The observation is the context so far (:mod:`neuroplug.envs.text.env`: token ids + 1, 0
+pads).
 Each step the model reads the newest token only (the last before the padding), embeds it
 with its position, and in each block attends from it to the keys and values of every
 earlier token, which the state holds: ``layers x 2 x context x d_model`` numbers per
@@ -12,7 +13,7 @@ whole context at once under a causal mask: the same numbers (a test holds them e
 
 It is a recurrent encoder (:mod:`neuroplug.nets.module_network`): its features are the
 last token's normalised hidden state, and neuroplug's linear head on them is the LM head
-(one output per action, action ``a`` writing token ``a + 1``). Every parameter belongs to
+(one output per token id, the action). Every parameter belongs to
 an ``nn.Linear``, an ``nn.Embedding`` or an ``nn.LayerNorm``, so with
 ``algo.perturbation=lowrank`` a population runs factored: one base forward for every
 member's rows, each row's own low-rank part added by hooks, never a member's matrices
@@ -122,7 +123,7 @@ class CausalLM(nn.Module):
         places = torch.arange(self.context, device=ids.device)
         newest = ((ids != 0).sum(dim=1) - 1).clamp(min=0)  # (n,)
         written = places == newest.unsqueeze(1)  # (n, c)
-        token = (ids * written).sum(dim=1, keepdim=True)  # (n, 1)
+        token = ((ids * written).sum(dim=1, keepdim=True) - 1).clamp(min=0)  # (n, 1): the id
         x = self.token(token) + self.position(newest.unsqueeze(1))
         visible = (places <= newest.unsqueeze(1)).unsqueeze(1)  # (n, 1, c)
         cache = state.reshape(n, self.depth, 2, self.context, self.width)
@@ -133,10 +134,12 @@ class CausalLM(nn.Module):
         return self.norm(x[:, 0]), torch.stack(written_caches, dim=1).reshape(n, -1)
 
     def forward_sequence(self, ids: torch.Tensor) -> torch.Tensor:
-        """Every place's features ``(n, c, d_model)`` of whole contexts ``ids`` ``(n, c)``,
-        each token attending to itself and those before it (no cache)."""
+        """Every place's features ``(n, c, d_model)`` of whole contexts ``ids`` ``(n, c)``
+        (ids + 1, as observed), each token attending to itself and those before it (no
+        cache)."""
         places = torch.arange(ids.shape[1], device=ids.device)
-        x = self.token(ids.long()) + self.position(places.expand(ids.shape[0], -1))
+        tokens = (ids.long() - 1).clamp(min=0)  # a padded place is read by no token before it
+        x = self.token(tokens) + self.position(places.expand(ids.shape[0], -1))
         visible = (places.unsqueeze(0) <= places.unsqueeze(1)).expand(ids.shape[0], -1, -1)
         for block in self.blocks:
             x = block(x, None, None, None, visible)[0]
@@ -159,7 +162,7 @@ class CausalLMNetwork(ModuleNetwork):
 
     @classmethod
     def from_config(cls, config: NetConfig, env: EnvSpec) -> CausalLMNetwork:
-        # A text task's observations are token ids 0 .. actions (its Box says so).
+        # A text task observes token ids + 1, 0 padding: 0 .. actions (its Box says so).
         ids = ((0.0, float(env.num_actions)),) * env.obs_shape[0] if env.obs_shape else ()
         if not (env.discrete and len(env.obs_shape) == 1 and env.obs_bounds == ids):
             raise ConfigError(
@@ -168,8 +171,8 @@ class CausalLMNetwork(ModuleNetwork):
                 f"sorting, countdown), and {env.task_id} observes no token ids",
                 "a text task, or mlp or transformer for this env",
             )
-        # A text task's action a writes token a + 1: ids run to the number of actions.
-        kwargs = {**dict(config.kwargs), "vocabulary": env.num_actions + 1}
+        # A text task's actions are its tokenizer's ids.
+        kwargs = {**dict(config.kwargs), "vocabulary": env.num_actions}
         network = cls(env.obs_shape, env.num_actions, kwargs)
         network.check_module("causal_lm")
         return network

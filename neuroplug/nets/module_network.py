@@ -187,7 +187,10 @@ class ModuleNetwork(Network):
     def check_module(self, field_value: str) -> None:
         """Refuse, naming the part, what a member's flat parameters cannot hold, and an
         output of the wrong shape."""
-        buffers = [name for name, _ in self.module.named_buffers()]
+        # A buffer left out of the state dict (a rotary embedding's frequencies) is a
+        # constant its construction recomputes; one kept in it is state no member carries.
+        parameters = {name for name, _ in self.module.named_parameters(remove_duplicate=False)}
+        buffers = [name for name in self.module.state_dict() if name not in parameters]
         if buffers:
             raise ConfigError(
                 "net.module",

@@ -14,7 +14,8 @@ its layers then add each row's own part:
 - ``nn.Embedding``: the rows ``c_i A_i[ids] B_iᵀ`` of its low-rank table (or the dense
   difference's rows);
 - ``nn.LayerNorm``: the normalised input scaled and shifted by the member's own weight
-  and bias;
+  and bias; an RMSNorm (``nn.RMSNorm``, and the Llama family's in ``transformers``:
+  :data:`RMS_NORMS`) likewise, scaled by the member's own weight;
 - ``nn.MultiheadAttention``: written out (:mod:`neuroplug.nets.attention`), each of its
   projections with the row's own part (the packed ``in_proj_weight``'s thirds read from
   the one matrix's factors).
@@ -43,9 +44,21 @@ from neuroplug.nets.module_network import ModuleNetwork
 from neuroplug.population.members import Population
 from neuroplug.population.noise import noise_vectors
 
-SUPPORTED = (nn.Linear, nn.Embedding, nn.LayerNorm)
+SUPPORTED = (nn.Linear, nn.Embedding, nn.LayerNorm, nn.RMSNorm)
 """The layers whose members' own parts are added by hooks; any other module with
 parameters of its own rules the factored path out."""
+RMS_NORMS = ("LlamaRMSNorm", "Qwen2RMSNorm", "Qwen3RMSNorm", "MistralRMSNorm")
+"""``transformers``' RMSNorms that compute ``weight * x / rms(x)`` in float32, as
+``nn.RMSNorm`` does (Gemma's, ``(1 + weight) * ...``, is not one of them)."""
+
+
+def _supported(module: nn.Module) -> bool:
+    return isinstance(module, SUPPORTED) or type(module).__name__ in RMS_NORMS
+
+
+def _rms_epsilon(module: nn.Module) -> float | None:
+    """An RMSNorm's epsilon (None: the dtype's, as ``nn.RMSNorm`` takes it)."""
+    return getattr(module, "variance_epsilon", getattr(module, "eps", None))
 
 
 def unsupported_module(network: ModuleNetwork) -> str | None:
@@ -54,7 +67,7 @@ def unsupported_module(network: ModuleNetwork) -> str | None:
     for name, module in network.module.named_modules():
         own = list(module.parameters(recurse=False))
         attention = isinstance(module, nn.MultiheadAttention) and written_out(module)
-        if own and not (isinstance(module, SUPPORTED) or attention):
+        if own and not (_supported(module) or attention):
             return f"{name or 'the module'} ({type(module).__name__})"
     return None
 
@@ -116,6 +129,8 @@ class FactoredModule:
         self.prefixes = {
             module: f"{name}." if name else "" for name, module in self.module.named_modules()
         }
+        self.parameter_names = {id(tensor): name for name, tensor in self.module.named_parameters()}
+        """Each parameter's name in the layout (a tied one's, the first name it has)."""
 
     # ------------------------------------------------------------------ forward
 
@@ -162,7 +177,7 @@ class FactoredModule:
     def _hooks(self, members: torch.Tensor) -> Iterator[None]:
         handles = []
         for module, prefix in self.prefixes.items():
-            if isinstance(module, SUPPORTED):
+            if _supported(module):
                 hook = self._hook(module, prefix, members)
                 handles.append(module.register_forward_hook(hook))
         try:
@@ -173,6 +188,10 @@ class FactoredModule:
 
     def _hook(self, module: nn.Module, prefix: str, members: torch.Tensor):
         count = len(members)
+        # The layout's names of its tensors: a tied weight (an output layer sharing the
+        # embedding's) is the tensor it is tied to, with that tensor's factors.
+        weight_name = self.parameter_names.get(id(getattr(module, "weight", None)))
+        bias_name = self.parameter_names.get(id(getattr(module, "bias", None)))
 
         def rows_first(tensor: torch.Tensor) -> None:
             if tensor.shape[0] != count:
@@ -186,16 +205,16 @@ class FactoredModule:
             x = args[0]
             rows_first(x)
             flat = x.reshape(count, -1, x.shape[-1])
-            extra = self._matrix_part(prefix + "weight", flat, members)
+            extra = self._matrix_part(weight_name, flat, members)
             if module.bias is not None:
-                extra = extra + self.deltas[prefix + "bias"][members].unsqueeze(1)
+                extra = extra + self.deltas[bias_name][members].unsqueeze(1)
             return output + extra.reshape(output.shape)
 
         def embedding(_, args, output):
             ids = args[0]
             rows_first(ids)
             flat = ids.reshape(count, -1)
-            name = prefix + "weight"
+            name = weight_name
             if name in self.factors:
                 factors = self.factors[name]
                 picked = torch.gather(  # c A_i[ids]: (n, k, r)
@@ -219,17 +238,33 @@ class FactoredModule:
                 *[1] * (x.dim() - 1 - len(module.normalized_shape)),
                 *module.normalized_shape,
             )
-            weight = self.base_tensors_of(prefix + "weight", members)
+            weight = self.base_tensors_of(weight_name, members)
             scaled = normalised * weight.reshape(shape)
             if module.bias is not None:
-                scaled = scaled + self.base_tensors_of(prefix + "bias", members).reshape(shape)
+                scaled = scaled + self.base_tensors_of(bias_name, members).reshape(shape)
             return scaled
+
+        def rms_norm(_, args, output):
+            x = args[0]
+            rows_first(x)
+            if getattr(module, "weight", None) is None:
+                return output
+            epsilon = _rms_epsilon(module)
+            wide = x.float()
+            if epsilon is None:
+                epsilon = torch.finfo(wide.dtype).eps
+            normalised = wide * torch.rsqrt(wide.pow(2).mean(-1, keepdim=True) + epsilon)
+            weight = self.base_tensors_of(weight_name, members)
+            shape = (count, *[1] * (x.dim() - 1 - weight.dim() + 1), *weight.shape[1:])
+            return (normalised * weight.reshape(shape)).to(output.dtype)
 
         if isinstance(module, nn.Linear):
             return linear
         if isinstance(module, nn.Embedding):
             return embedding
-        return layer_norm
+        if isinstance(module, nn.LayerNorm):
+            return layer_norm
+        return rms_norm
 
     def _attention(self, members: torch.Tensor):
         """For :func:`~neuroplug.nets.attention.batched_attention`: an attention module's

@@ -18,7 +18,7 @@ CONTEXT = 9
 
 
 def _contexts(count: int, generator: torch.Generator) -> torch.Tensor:
-    """Contexts of 1 to CONTEXT tokens (ids 1..11), zero-padded."""
+    """Contexts of 1 to CONTEXT tokens (ids 0..10 observed as 1..11), zero-padded."""
     ids = torch.randint(1, 12, (count, CONTEXT), generator=generator)
     lengths = torch.randint(1, CONTEXT + 1, (count, 1), generator=generator)
     return ids * (torch.arange(CONTEXT) < lengths)
@@ -36,7 +36,7 @@ def _steps(network_step, ids: torch.Tensor, state: torch.Tensor):
 
 def test_a_cached_step_is_the_whole_context_s_causal_forward():
     torch.manual_seed(0)
-    model = CausalLM((CONTEXT,), 16, 12, d_model=16, heads=4, layers=2).eval()
+    model = CausalLM((CONTEXT,), 16, 11, d_model=16, heads=4, layers=2).eval()
     ids = torch.randint(1, 12, (3, CONTEXT), generator=torch.Generator().manual_seed(1))
     with torch.no_grad():
         stepped, state = _steps(model, ids, torch.zeros(3, model.state_size))
@@ -47,7 +47,7 @@ def test_a_cached_step_is_the_whole_context_s_causal_forward():
 
 def _network() -> CausalLMNetwork:
     return CausalLMNetwork(
-        (CONTEXT,), 11, {"d_model": 16, "heads": 2, "layers": 2, "vocabulary": 12}
+        (CONTEXT,), 11, {"d_model": 16, "heads": 2, "layers": 2, "vocabulary": 11}
     )
 
 

@@ -123,7 +123,15 @@ def test_a_new_network_runs_in_the_triton_kernels(input_shape, mode):
 
 def test_a_network_is_a_net_type_by_its_entry_point_not_by_being_defined():
     # _HourglassNet subclasses Network in this file; only registered networks are net types.
-    assert network_names() == ["causal_lm", "impala", "mlp", "module", "nature_cnn", "transformer"]
+    assert network_names() == [
+        "causal_lm",
+        "impala",
+        "mlp",
+        "module",
+        "nature_cnn",
+        "pretrained_lm",
+        "transformer",
+    ]
 
 
 def test_a_layer_table_that_misses_a_slot_breaks_the_contract():

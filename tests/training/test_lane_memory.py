@@ -20,7 +20,7 @@ ALGO = SimpleNamespace(
 
 def _network():
     spec = make_spec(EnvConfig(id="neuroplug.envs.text.registration:Addition-v0"))
-    kwargs = {"d_model": 32, "layers": 2, "vocabulary": spec.num_actions + 1}
+    kwargs = {"d_model": 32, "layers": 2, "vocabulary": spec.num_actions}
     return spec, CausalLMNetwork(spec.obs_shape, spec.num_actions, kwargs)
 
 

@@ -1,11 +1,11 @@
 """A text task as a gymnasium env: the prompt fed a token a step, then the policy's tokens.
 
-The observation is the context so far, ``context`` token ids (float32; 0 pads the unused
-places). At the reset it holds the prompt's first token; while the prompt lasts each step
-shows its next token and the action is not read (the prefill, one token a step, so a
-cached model's state sees every token once); from then on each action is the next token
-of the completion (action ``a`` is token ``a + 1``: action 0 is the end, padding is
-never written). The episode ends at the end token, after ``max_new_tokens`` tokens,
+The observation is the context so far, ``context`` places holding token id + 1 (float32;
+0 pads the unused places, whatever the tokenizer's ids). At the reset it holds the
+prompt's first token; while the prompt lasts each step shows its next token and the
+action is not read (the prefill, one token a step, so a cached model's state sees every
+token once); from then on each action is the id of the completion's next token. The
+episode ends at the end token, after ``max_new_tokens`` tokens,
 or when the context is full, with the task's reward on the completion (0 before).
 
 An evaluation of P members over B episodes each is then P x B generations advanced one
@@ -21,29 +21,34 @@ import gymnasium
 import numpy as np
 
 from neuroplug.envs.text.task import Problem, make_task
-from neuroplug.envs.text.tokenizer import END, CharTokenizer
+from neuroplug.envs.text.tokenizer import make_tokenizer
 from neuroplug.errors import ConfigError
 
 
 class TextTaskEnv(gymnasium.Env):
-    """``task`` (a name or ``package.module:Class``) built with ``settings``; ``alphabet``
-    (default: the task's own) is the character tokenizer's."""
+    """``task`` (a name or ``package.module:Class``) built with ``settings``; ``tokenizer``
+    a local directory holding a model's own (Hugging Face) tokenizer, or empty for the
+    character tokenizer of ``alphabet`` (default: the task's own)."""
 
     metadata = {"render_modes": []}
 
     def __init__(
-        self, task: str = "addition", context: int = 0, alphabet: str = "", **settings: Any
-    ) -> None:
+        self, task: str = "addition", context: int = 0, alphabet: str = "",
+        tokenizer: str = "", **settings: Any,
+    ) -> None:  # fmt: skip
         self.task = make_task(task, settings)
-        self.tokenizer = CharTokenizer(alphabet or self.task.alphabet)
+        self.tokenizer = make_tokenizer(tokenizer, alphabet or self.task.alphabet)
         missing = self.tokenizer.missing(self.task.alphabet)
         if missing:
             raise ConfigError(
-                "env.kwargs.alphabet",
+                "env.kwargs.tokenizer" if tokenizer else "env.kwargs.alphabet",
                 f"the tokenizer cannot encode {missing!r}, which the {task} task writes",
-                f"an alphabet holding every one of {self.task.alphabet!r} (or leave it empty: "
-                "the task's own)",
+                "a tokenizer that writes every one of these characters back as it is"
+                if tokenizer
+                else f"an alphabet holding every one of {self.task.alphabet!r} (or leave it "
+                "empty: the task's own)",
             )
+        # A tokenizer of words may spend a token a character (ours does): the longest text.
         needed = self.task.max_prompt_length + self.task.max_new_tokens
         self.context = int(context) or needed
         if self.context < needed:
@@ -56,10 +61,9 @@ class TextTaskEnv(gymnasium.Env):
             )
         vocabulary = self.tokenizer.vocabulary
         self.observation_space = gymnasium.spaces.Box(
-            0.0, float(vocabulary - 1), (self.context,), np.float32
+            0.0, float(vocabulary), (self.context,), np.float32
         )
-        # Action a writes token a + 1: padding is never written (0 would end the context).
-        self.action_space = gymnasium.spaces.Discrete(vocabulary - 1)
+        self.action_space = gymnasium.spaces.Discrete(vocabulary)
         self.problem: Problem | None = None
         self._tokens = np.zeros(self.context, np.float32)
         self._prompt: list[int] = []
@@ -71,24 +75,23 @@ class TextTaskEnv(gymnasium.Env):
         self.problem = self.task.sample(self.np_random)
         self._prompt = self.tokenizer.encode(self.problem.prompt)
         self._tokens[:] = 0.0
-        self._tokens[0] = self._prompt[0]
+        self._tokens[0] = self._prompt[0] + 1
         self._length, self._completion = 1, []
         return self._tokens.copy(), {}
 
     def step(self, action):
         if self._length < len(self._prompt):  # the prefill: the prompt's next token
-            self._tokens[self._length] = self._prompt[self._length]
+            self._tokens[self._length] = self._prompt[self._length] + 1
             self._length += 1
             return self._tokens.copy(), 0.0, False, False, {}
-        token = int(np.asarray(action).reshape(-1)[0]) + 1
-        if token != END:
+        token = int(np.asarray(action).reshape(-1)[0])
+        end = token == self.tokenizer.end
+        if not end:
             self._completion.append(token)
-            self._tokens[self._length] = token
+            self._tokens[self._length] = token + 1
             self._length += 1
         finished = (
-            token == END
-            or len(self._completion) >= self.task.max_new_tokens
-            or self._length >= self.context
+            end or len(self._completion) >= self.task.max_new_tokens or self._length >= self.context
         )
         if not finished:
             return self._tokens.copy(), 0.0, False, False, {}
@@ -106,7 +109,7 @@ class TextTaskEnv(gymnasium.Env):
         return self.task.max_prompt_length - 1 + self.task.max_new_tokens
 
 
-def tokenizer_of(spec) -> CharTokenizer:
+def tokenizer_of(spec):
     """The tokenizer of a text task's env spec (its env built once to ask)."""
     env = spec.maker.make()
     try:

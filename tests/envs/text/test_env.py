@@ -10,14 +10,14 @@ import pytest
 from neuroplug.config.schema import EnvConfig
 from neuroplug.envs.make import make_spec
 from neuroplug.envs.text.env import TextTaskEnv
-from neuroplug.envs.text.tokenizer import END, CharTokenizer
+from neuroplug.envs.text.tokenizer import CharTokenizer
 from neuroplug.errors import ConfigError
 
 
 def _play(env: TextTaskEnv, completion: str, seed: int = 0):
     observation, _ = env.reset(seed=seed)
     observations, rewards, done = [observation], [], False
-    written = [token - 1 for token in env.tokenizer.encode(completion)] + [END - 1]
+    written = [*env.tokenizer.encode(completion), env.tokenizer.end]
     prefill = len(env.tokenizer.encode(env.problem.prompt)) - 1
     step = 0
     while not done:
@@ -37,8 +37,8 @@ def test_the_prompt_comes_first_then_the_completion_and_its_reward():
     observations, rewards = _play(env, answer, seed=3)
     prompt = env.tokenizer.encode(env.problem.prompt)
     last = observations[-1]
-    assert list(last[: len(prompt)]) == prompt  # the prompt, in order
-    assert env.tokenizer.decode(last[len(prompt) :].astype(int)) == answer
+    assert list(last[: len(prompt)] - 1) == prompt  # the prompt, in order (ids + 1)
+    assert env.tokenizer.decode(last[len(prompt) :].astype(int) - 1) == answer
     assert np.all(last[len(prompt) + len(answer) :] == 0)  # the end is not written
     assert rewards[-1] == 1.0 and sum(rewards[:-1]) == 0.0
     assert all(int((o != 0).sum()) == i + 1 for i, o in enumerate(observations[:-1]))
@@ -52,15 +52,15 @@ def test_a_wrong_completion_earns_less_and_the_completion_stops_at_its_cap():
     env.reset(seed=0)
     steps, done = 0, False
     while not done:  # never the end token: the task's cap ends it
-        done = env.step(4)[2]
+        done = env.step(3)[2]
         steps += 1
     assert steps == env.max_steps and len(env.completion) == env.task.max_new_tokens
 
 
 def test_the_tokenizer_encodes_characters_and_the_end():
     tokenizer = CharTokenizer("ab")
-    assert tokenizer.encode("ba") == [3, 2]
-    assert tokenizer.decode([3, 2, END, 2]) == "ba"
+    assert tokenizer.encode("ba") == [2, 1] and tokenizer.vocabulary == 3
+    assert tokenizer.decode([2, 1, tokenizer.end, 2]) == "ba"
     with pytest.raises(ValueError, match="cannot encode 'c'"):
         tokenizer.encode("abc")
 
@@ -82,5 +82,7 @@ def test_a_text_task_is_an_env_of_the_text_family():
     )
     spec = make_spec(config)
     assert str(spec.family) == "text"
-    assert spec.discrete and spec.obs_shape == (7,) and spec.num_actions == 12
+    assert (
+        spec.discrete and spec.obs_shape == (7,) and spec.num_actions == 12
+    )  # the end and 11 characters
     assert spec.max_episode_steps == 6

@@ -1,0 +1,96 @@
+"""``net.type=pretrained_lm``: a ``transformers`` causal LM (built from a config, or saved
+with ``save_pretrained`` and loaded back with its own tokenizer) as a population, batched
+over members and factored in low rank (tied embeddings, RMSNorm); its settings checked."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+pytest.importorskip("transformers")
+
+from tiny_pretrained import save_tiny_model  # noqa: E402
+
+from neuroplug.app import run_job  # noqa: E402
+from neuroplug.errors import ConfigError  # noqa: E402
+from neuroplug.nets.pretrained_lm import PretrainedLMNetwork  # noqa: E402
+from neuroplug.nets.pretrained_lm_config import PretrainedLMSettings  # noqa: E402
+from neuroplug.population.lowrank import lowrank_for  # noqa: E402
+from neuroplug.population.members import Population  # noqa: E402
+from neuroplug.tools.watch import watch  # noqa: E402
+
+QWEN2 = {
+    "model_type": "qwen2", "vocab_size": 14, "hidden_size": 32, "intermediate_size": 64,
+    "num_hidden_layers": 2, "num_attention_heads": 4, "num_key_value_heads": 2,
+    "max_position_embeddings": 64, "tie_word_embeddings": True,
+}  # fmt: skip
+
+
+def test_a_low_rank_population_of_a_transformers_model_runs_factored_as_materialised():
+    from neuroplug_backends.module_lowrank import FactoredModule, factored_module
+
+    network = PretrainedLMNetwork((9,), 14, {"config": QWEN2})
+    assert factored_module(network)  # its Linear, Embedding and Qwen2RMSNorm layers
+    assert "model.lm_head.weight" not in network.layout.slots  # tied: the embedding's
+    generator = torch.Generator().manual_seed(0)
+    population = Population(
+        bases=torch.stack([network.initial_params(generator) for _ in range(2)]),
+        base_index=torch.tensor([0, 1, 0, 1, 1]),
+        scale=torch.full((5,), 0.05),
+        seed=torch.arange(5) + 3,
+        lowrank=lowrank_for(network.layout, 2, 200),
+    )
+    members = torch.tensor([4, 0, 2, 2, 1, 3])
+    lengths = torch.randint(1, 10, (6, 1), generator=generator)
+    ids = torch.randint(1, 15, (6, 9), generator=generator) * (torch.arange(9) < lengths)
+    got = FactoredModule(network, population, torch.device("cpu")).forward(members, ids.float())
+    materialised = population.materialize(members)
+    expected = network.forward_population(materialised, ids.float())
+    torch.testing.assert_close(got[0], expected, atol=2e-5, rtol=1e-4)
+    alone = torch.cat(
+        [network.forward_single(materialised[j], ids[j : j + 1].float()) for j in range(6)]
+    )
+    torch.testing.assert_close(expected, alone, atol=1e-5, rtol=1e-5)
+
+
+def test_the_newest_token_s_logits_are_the_model_s_own_whatever_the_padding():
+    network = PretrainedLMNetwork((9,), 14, {"config": QWEN2})
+    params = network.initial_params(torch.Generator().manual_seed(1))
+    observed = torch.tensor([[3.0, 5.0, 2.0, 0, 0, 0, 0, 0, 0]])  # ids 2, 4, 1, then padding
+    tensors = {
+        name.removeprefix("model."): tensor for name, tensor in network.layout.split(params).items()
+    }
+    alone = torch.func.functional_call(
+        network.module.model, tensors, (), {"input_ids": torch.tensor([[2, 4, 1]])}
+    ).logits[:, -1]
+    torch.testing.assert_close(
+        network.forward_single(params, observed), alone, atol=1e-5, rtol=1e-5
+    )
+
+
+def test_a_model_saved_with_its_tokenizer_is_evolved_and_watched(compose, tmp_path, capsys):
+    saved = save_tiny_model(tmp_path / "model", "0123456789+=")
+    overrides = [
+        "algo=es", "env=addition", "env.kwargs.digits=1", f"env.kwargs.tokenizer={saved}",
+        "net.type=pretrained_lm", f"net.kwargs.pretrained={saved}",
+        "algo.perturbation=lowrank", "algo.lowrank_min_size=200", "algo.population_size=8",
+        "algo.episodes_per_member=2", "run.max_generations=2", "run.eval_episodes=3",
+        "logger=console", f"run.output_dir={tmp_path / 'runs'}",
+    ]  # fmt: skip
+    assert run_job(compose(overrides))["frames"] > 0
+    assert "pretrained_lm Qwen2ForCausalLM (2 layers, width 32)" in capsys.readouterr().out
+    run_dir = next((tmp_path / "runs").rglob("best_policy.pt")).parents[1]
+    watch(run_dir, episodes=2)
+    shown = [line for line in capsys.readouterr().out.splitlines() if line.startswith("episode")]
+    assert len(shown) == 2 and all("=" in line.split("'")[1] for line in shown)
+
+
+def test_its_settings_and_files_are_checked(tmp_path):
+    with pytest.raises(ConfigError, match=r"net.kwargs.pretrained: neither a directory nor"):
+        PretrainedLMSettings()
+    with pytest.raises(ConfigError, match=r"net.kwargs.config.model_type: missing"):
+        PretrainedLMSettings(config={"hidden_size": 8})
+    with pytest.raises(ConfigError, match=r"net.kwargs.pretrained: no causal language model"):
+        PretrainedLMNetwork((9,), 14, {"pretrained": str(tmp_path)})
+    with pytest.raises(ConfigError, match=r"env.kwargs.tokenizer: the tokenizer has 20 ids"):
+        PretrainedLMNetwork((9,), 20, {"config": QWEN2})
