@@ -7,6 +7,7 @@
 #   here:  bash ../shared/tools/gpu-site.sh && git rev-parse HEAD > .gpu-site/commit
 #   there: bash benchmarks/gpu_visit.sh measure     # timings, on an otherwise idle machine
 #          bash benchmarks/gpu_visit.sh suite       # the test suite with the GPU present
+#          bash benchmarks/gpu_visit.sh hyperscale  # language-model populations (issue 70)
 #
 # SCALE=0.05 DEVICE=cpu bash benchmarks/gpu_visit.sh measure   # a smoke test of the steps
 set -uo pipefail
@@ -86,6 +87,20 @@ PY
   step ga_frostbite 40 $PY -m neuroplug logger=console algo=ga env=frostbite algo.population_size=256 \
     env.max_episode_steps=1000 backend.device=$DEVICE run.max_generations=2 \
     run.output_dir=$RUNS/ga_frostbite
+}
+
+hyperscale() {
+  # Issue 70's first visit: a rank-1 population of Qwen2.5 shapes (random weights: no
+  # download) beside one shared model at the same batch, what hyperscale_model.py predicts.
+  step versions 25 $PY -c "import torch, transformers; print(torch.__version__, transformers.__version__, torch.cuda.get_device_name() if torch.cuda.is_available() else 'cpu')"
+  step lm_05b 180 $PY benchmarks/pretrained_lm_forward.py --model Qwen2.5-0.5B --device $DEVICE \
+    --members 16 64 256 --prompts 8 --context 64 --out $RUNS/pretrained_lm_forward_05b.md
+  step lm_15b 150 $PY benchmarks/pretrained_lm_forward.py --model Qwen2.5-1.5B --device $DEVICE \
+    --members 16 64 --prompts 8 --context 64 --out $RUNS/pretrained_lm_forward_15b.md
+  step es_text 90 $PY -m neuroplug logger=console algo=es env=countdown net.type=pretrained_lm \
+    'net.kwargs.config={model_type: qwen2, hidden_size: 896, intermediate_size: 4864, num_hidden_layers: 24, num_attention_heads: 14, num_key_value_heads: 2, vocab_size: 32}' \
+    algo.perturbation=lowrank algo.rank=1 algo.lowrank_min_size=1024 algo.population_size=64 \
+    algo.episodes_per_member=8 backend.device=$DEVICE run.max_generations=2 run.output_dir=$RUNS/es_text
 }
 
 suite() {

@@ -269,6 +269,15 @@ class ModuleNetwork(Network):
                 "a new state (batch, state_size)",
             )
 
+    def place_constants(self, device: torch.device) -> None:
+        """Move the module's buffers (constants beside its parameters: a rotary embedding's
+        frequencies) to ``device``, where its forward runs; its own parameters stay where
+        they are, since every call passes a member's."""
+        for module in self.module.modules():
+            for key, buffer in module._buffers.items():
+                if buffer is not None and buffer.device != torch.device(device):
+                    module._buffers[key] = buffer.to(device)
+
     def initial_params(self, generator: torch.Generator) -> torch.Tensor:
         # The module's own initialisation, under a seed the member's generator draws.
         seed = int(torch.randint(0, 2**31 - 1, (), generator=generator))

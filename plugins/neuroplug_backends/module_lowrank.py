@@ -97,6 +97,7 @@ class FactoredModule:
             raise ValueError("FactoredModule needs a low-rank population without sigma")
         self.network = network
         self.device = device
+        network.place_constants(device)
         self.module = network.module
         self.base_index = population.base_index.to(device)
         self.bases = population.base_params(device)

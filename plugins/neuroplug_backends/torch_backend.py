@@ -29,6 +29,7 @@ import numpy as np
 import torch
 
 from neuroplug.api import Backend
+from neuroplug.nets.module_network import ModuleNetwork
 from neuroplug.nets.network import Network
 from neuroplug.population.members import Population
 from neuroplug.runtime.devices import resolve_device
@@ -118,6 +119,8 @@ class TorchBackend(Backend):
         self._factored = None
         self._statistics = None
         self._tile_params = []
+        if isinstance(self.network, ModuleNetwork):  # its constants where its forward runs
+            self.network.place_constants(self._device)
         lowrank = population.lowrank
         if (
             lowrank is not None

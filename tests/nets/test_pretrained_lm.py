@@ -94,3 +94,13 @@ def test_its_settings_and_files_are_checked(tmp_path):
         PretrainedLMNetwork((9,), 14, {"pretrained": str(tmp_path)})
     with pytest.raises(ConfigError, match=r"env.kwargs.tokenizer: the tokenizer has 20 ids"):
         PretrainedLMNetwork((9,), 20, {"config": QWEN2})
+
+
+def test_its_constants_go_where_its_forward_runs():
+    network = PretrainedLMNetwork((9,), 14, {"config": QWEN2})
+    buffers = dict(network.module.named_buffers())
+    assert buffers  # the rotary embedding's frequencies
+    parameters_before = {t.device for t in network.module.parameters()}
+    network.place_constants(torch.device("meta"))
+    assert {t.device.type for t in network.module.buffers()} == {"meta"}
+    assert {t.device for t in network.module.parameters()} == parameters_before

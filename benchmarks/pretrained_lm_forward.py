@@ -1,0 +1,152 @@
+"""A low-rank population of a language model's generation step beside one shared model's,
+at the same total batch: what ``benchmarks/hyperscale_model.py`` predicts, measured.
+
+The model is a ``transformers`` Qwen2 built from a config (random weights: nothing is
+downloaded, so it runs on a machine without a network), ``--model`` one of Qwen2.5's
+shapes (``Qwen2.5-0.5B`` ...) or ``tiny`` (width 128, 2 layers: a CPU smoke test). Each of
+``--members`` members writes ``--prompts`` contexts of ``--context`` tokens; one step is
+the ``net.type=pretrained_lm`` forward of every row (its whole context, the newest
+token's logits):
+
+- **shared**: the model once over every row (one model's batched inference: the bound);
+- **factored**: ``FactoredModule`` at ``--rank`` (every matrix low-rank, the base product
+  shared by all rows, each row's part added).
+
+Each is the median of ``--repeats`` calls after two warm-ups (CUDA synchronised). Writes
+``--out`` (markdown, with the device and versions) and prints it.
+
+    python benchmarks/pretrained_lm_forward.py --model tiny --members 8 --prompts 2
+    python benchmarks/pretrained_lm_forward.py --model Qwen2.5-0.5B --device cuda --members 64 256
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import time
+from pathlib import Path
+
+import torch
+from hyperscale_model import QWEN25
+from machine import describe
+from neuroplug_backends.module_lowrank import FactoredModule
+
+from neuroplug.nets.pretrained_lm import PretrainedLMNetwork
+from neuroplug.population.lowrank import lowrank_for
+from neuroplug.population.members import Population
+
+RESULTS = Path(__file__).resolve().parent / "results"
+TINY = {"hidden_size": 128, "intermediate_size": 512, "num_hidden_layers": 2,
+        "num_attention_heads": 4, "num_key_value_heads": 2, "vocab_size": 4096}  # fmt: skip
+
+
+def qwen2_config(name: str) -> dict:
+    """The ``net.kwargs.config`` of Qwen2.5 shape ``name`` (or ``tiny``)."""
+    if name == "tiny":
+        shape = dict(TINY)
+    else:
+        found = {s.name: s for s in QWEN25}[name]
+        shape = {
+            "hidden_size": found.hidden, "intermediate_size": found.intermediate,
+            "num_hidden_layers": found.layers, "num_attention_heads": found.heads,
+            "num_key_value_heads": found.kv_heads, "vocab_size": found.vocabulary,
+            "tie_word_embeddings": found.tied,
+        }  # fmt: skip
+    return {"model_type": "qwen2", "max_position_embeddings": 4096, **shape}
+
+
+def timed(call, repeats: int, device: torch.device) -> float:
+    """Median seconds of ``call()`` after two warm-ups."""
+
+    def synchronised():
+        call()
+        if device.type == "cuda":
+            torch.cuda.synchronize()
+
+    synchronised(), synchronised()
+    seconds = []
+    for _ in range(repeats):
+        started = time.perf_counter()
+        synchronised()
+        seconds.append(time.perf_counter() - started)
+    return statistics.median(seconds)
+
+
+def measure(network, members: int, prompts: int, context: int, rank: int, repeats: int,
+            device: torch.device) -> dict:  # fmt: skip
+    generator = torch.Generator().manual_seed(0)
+    population = Population(
+        bases=network.initial_params(generator).unsqueeze(0),
+        base_index=torch.zeros(members, dtype=torch.int64),
+        scale=torch.full((members,), 0.01),
+        seed=torch.arange(members),
+        lowrank=lowrank_for(network.layout, rank, 1),
+    )
+    rows = members * prompts
+    index = torch.arange(members).repeat_interleave(prompts)
+    vocabulary = network.output_size
+    ids = torch.randint(1, vocabulary + 1, (rows, context), generator=generator).float()
+    ids = ids.to(device)
+    base = {
+        name: t.to(device) for name, t in network.layout.split(population.base_params()[0]).items()
+    }
+
+    @torch.no_grad()
+    def shared():
+        return torch.func.functional_call(network.module, base, (ids,))
+
+    factored = FactoredModule(network, population, device)
+    shared_s = timed(shared, repeats, device)
+    factored_s = timed(lambda: factored.forward(index, ids), repeats, device)
+    return {
+        "members": members, "rows": rows, "shared_s": shared_s, "factored_s": factored_s,
+        "tokens_per_s_shared": rows * context / shared_s,
+        "ratio": shared_s / factored_s,
+    }  # fmt: skip
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--model", default="tiny")
+    parser.add_argument("--members", type=int, nargs="+", default=[8, 32])
+    parser.add_argument("--prompts", type=int, default=8)
+    parser.add_argument("--context", type=int, default=32)
+    parser.add_argument("--rank", type=int, default=1)
+    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--device", default="cpu")
+    parser.add_argument("--out", type=Path, default=RESULTS / "pretrained_lm_forward.md")
+    arguments = parser.parse_args()
+    device = torch.device(arguments.device)
+    if device.type == "cuda":
+        torch.backends.cuda.matmul.allow_tf32 = (
+            True  # float32 products as TF32, as the model assumes
+        )
+    config = qwen2_config(arguments.model)
+    network = PretrainedLMNetwork((arguments.context,), config["vocab_size"], {"config": config})
+    network.module.to(device)
+    where = torch.cuda.get_device_name() if device.type == "cuda" else describe()
+    lines = [
+        f"# {arguments.model} ({network.num_params / 1e6:.0f}M params): a rank-"
+        f"{arguments.rank} population's step beside one shared model's\n",
+        f"`python benchmarks/pretrained_lm_forward.py --model {arguments.model} --device "
+        f"{arguments.device} --members {' '.join(map(str, arguments.members))} --prompts "
+        f"{arguments.prompts} --context {arguments.context}` on {where}, torch "
+        f"{torch.__version__}, {time.strftime('%Y-%m-%d')}; float32.\n",
+        "| members x prompts | shared step ms | factored step ms | factored / shared speed | shared tokens/s |",
+        "|---|---|---|---|---|",
+    ]
+    for members in arguments.members:
+        result = measure(network, members, arguments.prompts, arguments.context,
+                         arguments.rank, arguments.repeats, device)  # fmt: skip
+        lines.append(
+            f"| {members} x {arguments.prompts} | {1e3 * result['shared_s']:.1f} | "
+            f"{1e3 * result['factored_s']:.1f} | {result['ratio']:.2f} | "
+            f"{result['tokens_per_s_shared']:,.0f} |"
+        )
+        print(lines[-1], flush=True)
+    arguments.out.write_text("\n".join(lines) + "\n")
+    print("\n".join(lines))
+
+
+if __name__ == "__main__":
+    main()
