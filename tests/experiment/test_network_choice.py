@@ -95,7 +95,7 @@ def test_a_packages_network_is_a_net_type_with_its_own_settings(tiny_network, co
     [
         (["net.type=tiny", "net.kwargs.width=0"], "net.kwargs.width", "got 0"),
         (["net.type=tiny", "net.kwargs.depth=2"], "net.kwargs.depth", "width"),
-        (["net.type=tinyy"], "net.type", "auto, impala, mlp, module, nature_cnn, tiny"),
+        (["net.type=tinyy"], "net.type", r"allowed: auto, .*mlp, .*tiny"),
         (["net.type=mlp", "net.kwargs.width=3"], "net.kwargs.width", "no settings of its own"),
     ],
 )
