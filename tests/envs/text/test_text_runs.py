@@ -63,3 +63,23 @@ def test_sample_completions_are_a_w_and_b_table(compose, tmp_path, monkeypatch):
     table = json.loads(first.read_text())
     assert table["columns"] == ["text", "reward"] and len(table["data"]) == 8
     assert all(text[3] == ":" and 0.0 <= reward <= 1.0 for text, reward in table["data"])
+
+
+def test_every_schedule_plays_the_same_generations(compose, tmp_path):
+    """Serial, threaded and pipelined (two groups of lanes) end a low-rank text run in the
+    same state: the same prompts, completions and rewards whatever the schedule."""
+    from neuroplug.testing.resume_check import same
+    from neuroplug.training.checkpoint import load_checkpoint
+
+    quiet = [item for item in TINY if not item.startswith(("logger=", "run.eval_interval"))]
+    states = {}
+    for name, schedule in (
+        ("serial", ["scheduler=serial"]),
+        ("threaded", ["scheduler=threaded"]),
+        ("pipelined", ["scheduler=pipelined", "scheduler.groups=2"]),
+    ):
+        run_job(compose([*quiet, *schedule, "logger=none", f"run.output_dir={tmp_path / name}"]))
+        states[name] = load_checkpoint(tmp_path / name)
+    for name in ("threaded", "pipelined"):
+        for key in ("algorithm", "counters", "last_eval"):
+            assert same(states["serial"][key], states[name][key]), (name, key)

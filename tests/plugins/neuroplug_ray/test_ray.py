@@ -240,12 +240,20 @@ def test_es_sends_its_center_once_per_generation(compose, tmp_path):
         # Offspring travel as parents and seeds, and the archive keeps seed chains.
         ["algo=map_elites", "env=cartpole", "algo.behavior=final_obs", "algo.cells=[3]"]
         + ["algo.bounds=[[-2.5,2.5]]", "algo.population_size=8", "algo.variation=gaussian"],
+        # A text task's transformer in factored low rank: members travel as a base and
+        # seeds, each worker runs the KV-cached model's factored forward.
+        ["algo=es", "env=sorting", "env.kwargs.length=3", "net.type=causal_lm"]
+        + ["net.kwargs.d_model=16", "net.kwargs.heads=2", "net.kwargs.layers=1"]
+        + ["algo.perturbation=lowrank", "algo.lowrank_min_size=200", "algo.population_size=8"]
+        + ["algo.episodes_per_member=2"],
     ],
-    ids=["sep_cma_es", "erl", "map_elites", "map_elites_gaussian"],
+    ids=["sep_cma_es", "erl", "map_elites", "map_elites_gaussian", "es_text_lowrank"],
 )
 def test_an_algorithm_on_ray_ends_where_the_serial_scheduler_does(compose, tmp_path, algorithm):
-    common = [*algorithm, "env.max_episode_steps=50"]
-    common += ["net.hidden_sizes=[16]", "run.max_generations=2", "run.eval_episodes=2"]
+    common = [*algorithm, "env.max_episode_steps=50", "run.max_generations=2"]
+    if "net.type=causal_lm" not in algorithm:
+        common.append("net.hidden_sizes=[16]")
+    common += ["run.eval_episodes=2"]
     common += ["logger=none", "run.stop_when_solved=false"]
     on_ray = ["scheduler=ray", "scheduler.members_per_shard=2", "scheduler.num_workers=2"]
     on_ray.append("scheduler.cpus_per_worker=0.5")
