@@ -77,7 +77,11 @@ class ModuleNet(nn.Module):
         """Outputs ``(b, out)`` and the new recurrent state (None without one)."""
         inputs = as_float(inputs, torch.float32) if inputs.dtype != torch.float32 else inputs
         if not self.encoder:
-            return self.module(inputs), None
+            if not self.recurrent:
+                return self.module(inputs), None
+            if state is None:
+                state = inputs.new_zeros((inputs.shape[0], self.module.state_size))
+            return self.module(inputs, state)
         if self.recurrent:
             outputs, new_state = self.module(inputs, state, "all")
             return outputs, new_state

@@ -23,13 +23,14 @@ Two ways to build it (``net.features``):
 takes a batch ``(b, *observation_shape)`` of float32 observations (uint8 frames scaled to
 [0, 1]).
 
-**Recurrent encoders.** A module with an integer attribute ``state_size`` H > 0 is
+**Recurrent modules.** A module with an integer attribute ``state_size`` H > 0 is
 recurrent: its forward is ``forward(observations, state) -> (features, new_state)`` with
 ``state`` ``(b, H)`` float32, zeros at each episode's first step (neuroplug keeps one state
 per env and per member, and zeroes it where an episode ends, as for ``net.core=gru``).
-Pack an LSTM's two states into one tensor. It must be an encoder (``net.features > 0``).
-Learners train it by truncated backpropagation through time over rollout chunks, stepping
-the whole module once per step.
+Pack an LSTM's two states into one tensor. As an encoder (``net.features > 0``) learners
+train it by truncated backpropagation through time over rollout chunks, stepping the
+whole module once per step; as a whole policy (``net.features=0``: it returns the
+outputs and its state, a language model's logits and KV cache) it is evolution's only.
 
 A fresh member is the module built again under a seed drawn from the member's generator,
 so its own initialisation is the distribution fresh draws come from. Buffers (BatchNorm's
@@ -210,13 +211,6 @@ class ModuleNetwork(Network):
             raise ConfigError(
                 "net.module", f"{field_value} has no parameters", "a trainable module"
             )
-        if self.recurrent_size and not self.encoder_features:
-            raise ConfigError(
-                "net.features",
-                f"{field_value} is recurrent (state_size={self.recurrent_size}), and a "
-                "recurrent module is an encoder whose features feed the heads",
-                "net.features=<the width of its features>",
-            )
         self._check_outputs(field_value)
 
     def _check_outputs(self, field_value: str) -> None:
@@ -227,6 +221,8 @@ class ModuleNetwork(Network):
             try:
                 if self.encoder_features:
                     result = self.module(probe, None, "features")
+                elif self.recurrent_size:
+                    result = self.module(probe, probe.new_zeros((2, self.recurrent_size)))
                 else:
                     result = self.module(probe)
             except Exception as error:
@@ -319,7 +315,12 @@ class ModuleNetwork(Network):
         part: str = "all",
     ):
         if not self.encoder_features:
-            return functional_call(self.module, tensors, (inputs,))
+            if not self.recurrent_size:
+                return functional_call(self.module, tensors, (inputs,))
+            if state is None:  # an episode's start, and only the outputs wanted
+                zeros = inputs.new_zeros((inputs.shape[0], self.recurrent_size))
+                return functional_call(self.module, tensors, (inputs, zeros))[0]
+            return functional_call(self.module, tensors, (inputs, state))
         outputs = functional_call(self.module, tensors, (inputs, state, part))
         # A recurrent module's call returns (outputs, new state): without a state asked
         # for, the outputs alone.
@@ -438,12 +439,12 @@ class ModuleNetwork(Network):
             )
 
     def describe(self) -> str:
+        recurrent = f", recurrent (state {self.recurrent_size})" if self.recurrent_size else ""
         role = (
             f"encoder of {self.encoder_features} features and a linear head"
-            + (f", recurrent (state {self.recurrent_size})" if self.recurrent_size else "")
             if self.encoder_features
             else "whole policy"
-        )
+        ) + recurrent
         path = "linear layers batched over members" if self.chain else "torch.func over members"
         return f"module {self.name} ({role}; {path}), {self.num_params:,} params"
 

@@ -15,9 +15,8 @@ Qwen2, Mistral: ``nn.Linear``, ``nn.Embedding`` and their RMSNorm) never have a 
 matrices built (``neuroplug_backends.module_lowrank``). A population's checkpoint is the
 model and seeds.
 
-Not yet: the KV cache (each step runs the whole context again: cheap for the short
-contexts of these tasks), and models whose layers are other kinds (GPT-2's ``Conv1D``
-runs materialised).
+Not yet: a KV cache for models outside the Llama family, and their layers of other kinds
+(GPT-2's ``Conv1D`` runs materialised).
 """
 
 from __future__ import annotations
@@ -71,17 +70,55 @@ def load_model(pretrained: str = "", config: dict[str, Any] | None = None) -> nn
         ) from None  # fmt: skip
 
 
+CACHED_FAMILY = ("llama", "qwen2", "mistral")
+"""Model types whose decoder layers the cached step writes out (pre-norm RMSNorm, rotary
+positions, grouped-query attention, a gated MLP)."""
+
+
+def _rotate(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.Tensor:
+    """Rotary positions: ``x`` ``(n, heads, 1, d)`` turned by ``cos``/``sin`` ``(n, 1, 1, d)``."""
+    half = x.shape[-1] // 2
+    turned = torch.cat((-x[..., half:], x[..., :half]), dim=-1)
+    return x * cos + turned * sin
+
+
 class PretrainedLM(nn.Module):
     """A ``transformers`` causal LM as a whole policy: the logits of each context's newest
-    token, over the first ``outputs`` token ids (the env's tokenizer's)."""
+    token, over the first ``outputs`` token ids (the env's tokenizer's); for the Llama
+    family (:data:`CACHED_FAMILY`) a recurrent one, its state the KV cache."""
 
     def __init__(
         self, observation_shape: tuple[int, ...], outputs: int, pretrained: str = "",
-        config: dict[str, Any] | None = None,
+        config: dict[str, Any] | None = None, cache: bool | None = None,
     ) -> None:  # fmt: skip
         super().__init__()
         self.model = load_model(pretrained, config)
         self.outputs = int(outputs)
+        self.context = int(observation_shape[0])
+        settings = self.model.config
+        family = settings.model_type in CACHED_FAMILY
+        window = getattr(settings, "sliding_window", None) if getattr(
+            settings, "use_sliding_window", settings.model_type == "mistral"
+        ) else None  # fmt: skip
+        fits = window is None or window >= self.context
+        if cache and not (family and fits):
+            raise ConfigError(
+                "net.kwargs.cache",
+                f"a {settings.model_type} model's step is not written out with a KV cache"
+                + (
+                    f" (its sliding window, {window}, is shorter than the context)"
+                    if family
+                    else ""
+                ),
+                f"a model of {', '.join(CACHED_FAMILY)} (within its window), or "
+                "net.kwargs.cache=false (each step runs the whole context)",
+            )
+        self.cached = bool(family and fits) if cache is None else bool(cache)
+        if self.cached:
+            self.layers = settings.num_hidden_layers
+            self.kv_heads = settings.num_key_value_heads
+            self.head_width = self.model.base_model.layers[0].self_attn.head_dim
+            self.state_size = self.layers * 2 * self.kv_heads * self.context * self.head_width
         vocabulary = self.model.get_output_embeddings().out_features
         if vocabulary < self.outputs:
             raise ConfigError(
@@ -90,7 +127,52 @@ class PretrainedLM(nn.Module):
                 "the model's own tokenizer (env.kwargs.tokenizer=<the model's directory>)",
             )
 
-    def forward(self, observations: torch.Tensor) -> torch.Tensor:
+    def forward(self, observations: torch.Tensor, state: torch.Tensor | None = None):
+        if self.cached:
+            return self._step(observations, state)
+        return self._whole_context(observations)
+
+    def _step(self, observations: torch.Tensor, state: torch.Tensor):
+        """The newest token through every layer, attending to the cached keys and values
+        of the tokens before it (its own written in at its place): ``(logits, state)``."""
+        ids = observations.long()
+        n = ids.shape[0]
+        places = torch.arange(self.context, device=ids.device)
+        newest = ((ids != 0).sum(dim=1) - 1).clamp(min=0)
+        written = places == newest.unsqueeze(1)  # (n, c)
+        token = ((ids * written).sum(dim=1, keepdim=True) - 1).clamp(min=0)  # (n, 1)
+        body = self.model.base_model
+        x = body.embed_tokens(token)  # (n, 1, d)
+        cos, sin = body.rotary_emb(x, newest.unsqueeze(1))  # (n, 1, head width)
+        cos, sin = cos.unsqueeze(1), sin.unsqueeze(1)
+        cache = state.reshape(n, self.layers, 2, self.kv_heads, self.context, self.head_width)
+        place = written.view(n, 1, self.context, 1)
+        hidden = (places <= newest.unsqueeze(1)).view(n, 1, 1, self.context)
+        kept = []
+        for index, layer in enumerate(body.layers):
+            attention = layer.self_attn
+            normed = layer.input_layernorm(x)
+
+            def heads(projection, count, normed=normed):
+                return projection(normed).view(n, 1, count, self.head_width).transpose(1, 2)
+
+            query = _rotate(heads(attention.q_proj, -1), cos, sin)  # (n, h, 1, w)
+            key = _rotate(heads(attention.k_proj, self.kv_heads), cos, sin)
+            value = heads(attention.v_proj, self.kv_heads)
+            keys = torch.where(place, key, cache[:, index, 0])  # (n, kv, c, w)
+            values = torch.where(place, value, cache[:, index, 1])
+            kept.append(torch.stack((keys, values), dim=1))
+            groups = attention.num_key_value_groups
+            scores = query @ keys.repeat_interleave(groups, dim=1).transpose(-1, -2)
+            scores = (scores * attention.scaling).masked_fill(~hidden, float("-inf"))
+            weights = torch.softmax(scores.float(), dim=-1).to(query.dtype)
+            mixed = weights @ values.repeat_interleave(groups, dim=1)  # (n, h, 1, w)
+            x = x + attention.o_proj(mixed.transpose(1, 2).reshape(n, 1, -1))
+            x = x + layer.mlp(layer.post_attention_layernorm(x))
+        logits = self.model.get_output_embeddings()(body.norm(x))[:, 0, : self.outputs]
+        return logits, torch.stack(kept, dim=1).reshape(n, -1)
+
+    def _whole_context(self, observations: torch.Tensor) -> torch.Tensor:
         ids = observations.long()
         newest = ((ids != 0).sum(dim=1) - 1).clamp(min=0)  # (n,)
         tokens = (ids - 1).clamp(min=0)  # padding reads as id 0, after the newest token
@@ -129,8 +211,13 @@ class PretrainedLMNetwork(ModuleNetwork):
 
     def describe(self) -> str:
         model = self.module.model
+        step = (
+            f"KV cache {4 * self.state_size / 1024:.0f} KiB a sequence"
+            if self.state_size
+            else "the whole context each step"
+        )
         return (
             f"pretrained_lm {type(model).__name__} ({model.config.num_hidden_layers} layers, "
-            f"width {model.config.hidden_size}), context {self.input_shape[0]}, "
+            f"width {model.config.hidden_size}), context {self.input_shape[0]}, {step}, "
             f"{self.num_params:,} params"
         )

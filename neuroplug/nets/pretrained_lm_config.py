@@ -21,6 +21,11 @@ class PretrainedLMSettings(CheckedConfig):
     """Or a model built from a config, freshly initialised: ``model_type`` (``qwen2``,
     ``llama``, ...) and its settings (``hidden_size``, ``num_hidden_layers``, ...)."""
 
+    cache: bool | None = None
+    """Step with a KV cache (the newest token only, the earlier ones' keys and values kept
+    as the state): the Llama family (llama, qwen2, mistral) does by default; ``false`` runs
+    the whole context every step; ``true`` refuses a model it cannot cache."""
+
     def check(self) -> None:
         super().check()
         require(

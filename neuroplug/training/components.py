@@ -132,6 +132,14 @@ def build_components(config: Experiment, env: EnvSpec | None = None) -> Componen
         "schedulers", config.scheduler.name, scheduler_class, config.scheduler, env
     )
     if kind.name == "learners":
+        if network.state_size and not getattr(network, "encoder_features", 1):
+            raise ConfigError(
+                "net.features",
+                f"{network.describe()} is a recurrent whole policy, which evolution runs; "
+                "a learner trains a recurrent encoder under its own heads",
+                "net.features=<the width of its features> (a recurrent encoder), or an "
+                "evolutionary algorithm",
+            )
         if network.state_size:
             require(
                 algorithm_class.trains_recurrent_cores,

@@ -152,8 +152,10 @@ class FactoredModule:
             rows = torch.nonzero(rows_of_base == base).flatten()
             chosen = members[rows]
             arguments = (self._inputs(inputs[rows]),)
-            if self.network.state_size:
-                arguments = (*arguments, state[rows].to(self.device), "all")
+            if self.network.state_size:  # an encoder's call names the part it runs
+                arguments = (*arguments, state[rows].to(self.device))
+                if self.network.encoder_features:
+                    arguments = (*arguments, "all")
             with self._hooks(chosen), batched_attention(self.module, self._attention(chosen)):
                 part = functional_call(self.module, self.base_tensors[base], arguments)
             if self.network.state_size:

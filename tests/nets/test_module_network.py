@@ -210,7 +210,11 @@ def test_population_members_are_its_flat_parameters(compose):
         (["net.module=residual_net:OneOutput"], "net.module", r"expected \(2, 2\)"),
         (["net.module=residual_net:WithRunningStatistics"], "net.module", "buffers"),
         (["net.module=residual_net:ResidualMLP", "net.core=gru"], "net.core", "layer-table"),
-        (["net.module=residual_net:RecurrentEncoder"], "net.features", "recurrent"),
+        (  # a recurrent whole policy is evolution's: a learner needs an encoder
+            ["net.module=residual_net:RecurrentEncoder", "algo=ppo"],
+            "net.features",
+            "recurrent whole policy",
+        ),
         (["net.module=residual_net:OneOutput", "net.features=4"], "net.module", r"\(2, 4\)"),
         (["net.module=residual_net:ResidualMLP", "net.features=-1"], "net.features", "got -1"),
         (["net.module=residual_net:ResidualMLP", "backend=triton"], "backend", "backend=torch"),

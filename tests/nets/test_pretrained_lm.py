@@ -26,10 +26,11 @@ QWEN2 = {
 }  # fmt: skip
 
 
-def test_a_low_rank_population_of_a_transformers_model_runs_factored_as_materialised():
+@pytest.mark.parametrize("cache", [True, False], ids=["kv cache", "whole context"])
+def test_a_low_rank_population_of_a_transformers_model_runs_factored_as_materialised(cache):
     from neuroplug_backends.module_lowrank import FactoredModule, factored_module
 
-    network = PretrainedLMNetwork((9,), 14, {"config": QWEN2})
+    network = PretrainedLMNetwork((9,), 14, {"config": QWEN2, "cache": cache})
     assert factored_module(network)  # its Linear, Embedding and Qwen2RMSNorm layers
     assert "model.lm_head.weight" not in network.layout.slots  # tied: the embedding's
     generator = torch.Generator().manual_seed(0)
@@ -43,8 +44,18 @@ def test_a_low_rank_population_of_a_transformers_model_runs_factored_as_material
     members = torch.tensor([4, 0, 2, 2, 1, 3])
     lengths = torch.randint(1, 10, (6, 1), generator=generator)
     ids = torch.randint(1, 15, (6, 9), generator=generator) * (torch.arange(9) < lengths)
-    got = FactoredModule(network, population, torch.device("cpu")).forward(members, ids.float())
+    factored = FactoredModule(network, population, torch.device("cpu"))
     materialised = population.materialize(members)
+    if cache:  # a step from a cache some earlier tokens wrote
+        state = torch.randn(6, network.state_size, generator=generator)
+        got = factored.forward(members, ids.float(), state)
+        expected, expected_state = network.forward_population_with_state(
+            materialised, ids.float(), state
+        )
+        torch.testing.assert_close(got[1], expected_state, atol=2e-5, rtol=1e-4)
+        torch.testing.assert_close(got[0], expected, atol=2e-5, rtol=1e-4)
+        return
+    got = factored.forward(members, ids.float())
     expected = network.forward_population(materialised, ids.float())
     torch.testing.assert_close(got[0], expected, atol=2e-5, rtol=1e-4)
     alone = torch.cat(
@@ -54,7 +65,7 @@ def test_a_low_rank_population_of_a_transformers_model_runs_factored_as_material
 
 
 def test_the_newest_token_s_logits_are_the_model_s_own_whatever_the_padding():
-    network = PretrainedLMNetwork((9,), 14, {"config": QWEN2})
+    network = PretrainedLMNetwork((9,), 14, {"config": QWEN2, "cache": False})
     params = network.initial_params(torch.Generator().manual_seed(1))
     observed = torch.tensor([[3.0, 5.0, 2.0, 0, 0, 0, 0, 0, 0]])  # ids 2, 4, 1, then padding
     tensors = {
@@ -85,6 +96,24 @@ def test_a_model_saved_with_its_tokenizer_is_evolved_and_watched(compose, tmp_pa
     assert len(shown) == 2 and all("=" in line.split("'")[1] for line in shown)
 
 
+@pytest.mark.parametrize("model_type", ["qwen2", "llama"])
+def test_a_cached_step_is_the_whole_context_s_forward(model_type):
+    config = {**QWEN2, "model_type": model_type, "tie_word_embeddings": model_type == "qwen2"}
+    cached = PretrainedLMNetwork((9,), 14, {"config": config})
+    whole = PretrainedLMNetwork((9,), 14, {"config": config, "cache": False})
+    assert cached.state_size == 2 * 2 * 2 * 9 * 8 and whole.state_size == 0
+    assert "KV cache" in cached.describe() and "whole context" in whole.describe()
+    generator = torch.Generator().manual_seed(4)
+    params = torch.stack([cached.initial_params(generator) for _ in range(3)])
+    ids = torch.randint(1, 15, (3, 9), generator=generator)
+    state = torch.zeros(3, cached.state_size)
+    for place in range(9):  # the env's prefill: a token a step
+        shown = (ids * (torch.arange(9) <= place)).float()
+        stepped, state = cached.forward_population_with_state(params, shown, state)
+        expected = whole.forward_population(params, shown)
+        torch.testing.assert_close(stepped, expected, atol=2e-5, rtol=1e-4)
+
+
 def test_its_settings_and_files_are_checked(tmp_path):
     with pytest.raises(ConfigError, match=r"net.kwargs.pretrained: neither a directory nor"):
         PretrainedLMSettings()
@@ -94,6 +123,10 @@ def test_its_settings_and_files_are_checked(tmp_path):
         PretrainedLMNetwork((9,), 14, {"pretrained": str(tmp_path)})
     with pytest.raises(ConfigError, match=r"env.kwargs.tokenizer: the tokenizer has 20 ids"):
         PretrainedLMNetwork((9,), 20, {"config": QWEN2})
+    gpt2 = {"model_type": "gpt2", "vocab_size": 14, "n_embd": 16, "n_layer": 1, "n_head": 2}
+    with pytest.raises(ConfigError, match=r"net.kwargs.cache: a gpt2 model's step is not"):
+        PretrainedLMNetwork((9,), 14, {"config": gpt2, "cache": True})
+    assert PretrainedLMNetwork((9,), 14, {"config": gpt2}).state_size == 0  # runs whole
 
 
 def test_its_constants_go_where_its_forward_runs():
