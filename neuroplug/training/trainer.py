@@ -73,6 +73,8 @@ class Trainer:
         self.counters = dict.fromkeys(COUNTERS, 0)
         self.elapsed_before = 0.0
         self.last_eval: float | None = None
+        self.last_exact = math.nan
+        """A text task's last evaluation: the share of its completions exactly right."""
         self._stop = _StopSignals()
         self._checkpoint_seconds = 0.0
         """How long the last checkpoint took to write (run.checkpoint_share)."""
@@ -281,6 +283,8 @@ class Trainer:
         )
         self.last_eval = float(result.returns.mean())
         if self.parts.env.family.writes_text:  # what the policy writes, beside its score
+            # A text task's reward is 1 for a correct completion alone (TextTask.reward).
+            self.last_exact = float((result.returns >= 1.0).mean())
             rows = sample_completions(
                 self.parts.env, self.parts.policy, self.parts.backend, params[0], request
             )
@@ -426,6 +430,9 @@ class Trainer:
                 metrics["eval_return_mean"] = (
                     self.last_eval if evaluate_now or not self.budget_left() else math.nan
                 )
+                if parts.env.family.writes_text:  # the share of completions exactly right
+                    evaluated = evaluate_now or not self.budget_left()
+                    metrics["eval_exact"] = self.last_exact if evaluated else math.nan
                 metrics["elapsed"] = self.elapsed_before + time.perf_counter() - self._started
                 metrics[self.unit] = self.completed
                 # A stop arriving here waits for the unit's record to be complete.

@@ -4,6 +4,7 @@ trained policy writes."""
 
 from __future__ import annotations
 
+import csv
 from pathlib import Path
 
 from neuroplug.app import run_job
@@ -36,6 +37,10 @@ def test_a_low_rank_es_run_writes_and_logs_completions(compose, tmp_path, capsys
     assert len(samples) == 2  # one per evaluation
     assert ":" in samples[0] and "'" in samples[0]  # a prompt and its completion, quoted
     run_dir = next(Path(tmp_path).rglob("best_policy.pt")).parents[1]
+    rows = list(csv.DictReader((run_dir / "metrics.csv").open()))
+    for row in rows:  # the share of exactly right completions beside the mean reward
+        exact, mean = float(row["eval_exact"]), float(row["eval_return_mean"])
+        assert 0.0 <= exact <= mean + 1e-9 <= 1.0 + 1e-9
     result = watch(run_dir, episodes=3)
     shown = [line for line in capsys.readouterr().out.splitlines() if line.startswith("episode")]
     assert len(shown) == 3 and result.video is None
