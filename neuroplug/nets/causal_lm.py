@@ -146,6 +146,15 @@ class CausalLM(nn.Module):
         return self.norm(x)
 
 
+def observes_token_ids(env: EnvSpec) -> bool:
+    """Whether ``env`` observes a context of token ids + 1 and acts by token id: a text
+    task (its family says so, or its Box does: 0 .. actions in every place)."""
+    if not (env.discrete and len(env.obs_shape) == 1):
+        return False
+    ids = ((0.0, float(env.num_actions)),) * env.obs_shape[0]
+    return env.family.writes_text or env.obs_bounds == ids
+
+
 class CausalLMNetwork(ModuleNetwork):
     """:class:`CausalLM` as a network (``net.type=causal_lm``) for a text task."""
 
@@ -162,9 +171,7 @@ class CausalLMNetwork(ModuleNetwork):
 
     @classmethod
     def from_config(cls, config: NetConfig, env: EnvSpec) -> CausalLMNetwork:
-        # A text task observes token ids + 1, 0 padding: 0 .. actions (its Box says so).
-        ids = ((0.0, float(env.num_actions)),) * env.obs_shape[0] if env.obs_shape else ()
-        if not (env.discrete and len(env.obs_shape) == 1 and env.obs_bounds == ids):
+        if not observes_token_ids(env):
             raise ConfigError(
                 "net.type",
                 f"causal_lm reads token ids and writes tokens (a text task: env=addition, "

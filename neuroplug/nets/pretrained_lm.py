@@ -29,6 +29,7 @@ from torch import nn
 from neuroplug.config.schema import NetConfig
 from neuroplug.envs.spec import EnvSpec
 from neuroplug.errors import ConfigError
+from neuroplug.nets.causal_lm import observes_token_ids
 from neuroplug.nets.module_network import ModuleNetwork
 from neuroplug.nets.pretrained_lm_config import PretrainedLMSettings
 
@@ -197,8 +198,7 @@ class PretrainedLMNetwork(ModuleNetwork):
 
     @classmethod
     def from_config(cls, config: NetConfig, env: EnvSpec) -> PretrainedLMNetwork:
-        ids = ((0.0, float(env.num_actions)),) * env.obs_shape[0] if env.obs_shape else ()
-        if not (env.discrete and len(env.obs_shape) == 1 and env.obs_bounds == ids):
+        if not observes_token_ids(env):
             raise ConfigError(
                 "net.type",
                 f"pretrained_lm reads token ids and writes tokens (a text task: env=addition, "

@@ -11,6 +11,7 @@ pytest.importorskip("transformers")
 
 from tiny_pretrained import save_tiny_model  # noqa: E402
 
+import neuroplug  # noqa: E402
 from neuroplug.app import run_job  # noqa: E402
 from neuroplug.errors import ConfigError  # noqa: E402
 from neuroplug.nets.pretrained_lm import PretrainedLMNetwork  # noqa: E402
@@ -91,6 +92,12 @@ def test_a_model_saved_with_its_tokenizer_is_evolved_and_watched(compose, tmp_pa
     assert run_job(compose(overrides))["frames"] > 0
     assert "pretrained_lm Qwen2ForCausalLM (2 layers, width 32)" in capsys.readouterr().out
     run_dir = next((tmp_path / "runs").rglob("best_policy.pt")).parents[1]
+    policy = neuroplug.load_policy(run_dir)  # the trained model leaves neuroplug, cache and all
+    assert policy.recurrent and policy.state_size == 2 * 2 * 2 * 6 * 8
+    context = torch.zeros(1, 6)
+    context[0, 0] = 2.0  # the prompt's first token, "1"
+    token, state = policy(context, policy.initial_state(1))
+    assert token.shape == (1,) and 0 <= int(token) < 13 and state.abs().sum() > 0
     watch(run_dir, episodes=2)
     shown = [line for line in capsys.readouterr().out.splitlines() if line.startswith("episode")]
     assert len(shown) == 2 and all("=" in line.split("'")[1] for line in shown)
