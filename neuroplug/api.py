@@ -72,6 +72,9 @@ class EvaluationRequest:
     """The run's seed; with ``generation`` and the episode index it fixes env seeds."""
     action_noise: float = 0.0
     """Std of Gaussian noise added to continuous actions."""
+    action_temperature: float = 0.0
+    """Discrete actions drawn from ``softmax(outputs / temperature)`` (0: the argmax),
+    by counter-based Gumbel noise of (episode, step), as continuous actions' noise."""
     collect_obs_stats: bool = False
     """Whether to return sums of observations for the normalizer."""
     round: int = 0
@@ -210,6 +213,10 @@ class Algorithm(ABC):
     def action_noise(self) -> float:
         """Std of the noise on continuous actions in the next round (default: the config's)."""
         return self.config.action_noise
+
+    def action_temperature(self) -> float:
+        """The temperature of discrete actions in the next round (default: the config's)."""
+        return self.config.action_temperature
 
     def wants_transitions(self) -> bool:
         """Whether evaluations return every step's transition (default: no)."""

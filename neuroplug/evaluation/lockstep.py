@@ -56,7 +56,7 @@ from neuroplug.evaluation.config import LockstepSchedulerConfig
 from neuroplug.evaluation.episodes import EpisodeLedger
 from neuroplug.nets.policy import Policy
 from neuroplug.population.members import Population
-from neuroplug.population.noise import normals_at
+from neuroplug.population.noise import gumbels_at, normals_at
 from neuroplug.runtime.devices import available_env_threads
 from neuroplug.runtime.seeds import action_noise_keys, episode_seeds, start_noop_counts
 
@@ -240,7 +240,7 @@ class LockstepEvaluation:
                 len(self.ledger),
                 first_member * request.episodes_per_member,
             )
-            if request.action_noise
+            if request.action_noise or request.action_temperature
             else None
         )
         # Where the family keeps the true score (Atari: info["reward"], unclipped points).
@@ -510,16 +510,21 @@ class LockstepEvaluation:
         return actions
 
     def _action_noise(self, items: np.ndarray) -> np.ndarray | None:
-        """Gaussian action noise for each item's current step: a function of (episode, step)."""
-        if self.noise_keys is None or self.env.discrete:
+        """Each item's current step's noise, a function of (episode, step): Gaussian on
+        continuous actions, Gumbel times the temperature on discrete ones (added to the
+        outputs before the argmax: a draw from their softmax at that temperature)."""
+        if self.noise_keys is None:
+            return None
+        scale = self.request.action_temperature if self.env.discrete else self.request.action_noise
+        if not scale:
             return None
         size = self.env.num_actions
         blocks = (size + 3) // 4
         steps = torch.from_numpy(self.ledger.lengths[items])
         counters = steps.unsqueeze(1) * blocks + torch.arange(blocks)
         keys = self.noise_keys[torch.from_numpy(items)].unsqueeze(1)
-        normals = normals_at(keys, counters).reshape(len(items), -1)[:, :size]
-        return self.request.action_noise * normals.numpy()
+        draw = gumbels_at if self.env.discrete else normals_at
+        return scale * draw(keys, counters).reshape(len(items), -1)[:, :size].numpy()
 
     def _send(self, group: _Group, lanes: np.ndarray, actions: np.ndarray) -> None:
         local = (lanes - group.lanes[0]).astype(np.int32)  # a group is a run of lanes

@@ -45,9 +45,13 @@ class Policy:
         """Env actions for outputs ``(n, out)`` and which rows were NaN/inf.
 
         One device-to-host copy carries both (a GPU step should sync once, not twice).
-        ``noise``: ``(n, num_actions)`` standard normals already scaled by the caller,
-        added to continuous actions before clipping (ignored for discrete actions).
+        ``noise``: ``(n, num_actions)`` already scaled by the caller: standard normals
+        added to continuous actions before clipping; Gumbel draws times a temperature added
+        to discrete actions' outputs before the argmax (a draw from their softmax).
         """
+        if noise is not None and self.env.discrete:
+            outputs = outputs + torch.as_tensor(noise, device=outputs.device)
+            noise = None
         if outputs.device.type == "cpu":
             # Already on the host: numpy's small-array ops cost a fraction of torch's.
             values = outputs.float().numpy()

@@ -60,6 +60,10 @@ class AlgorithmConfig(PluginConfig):
     """Normalize vector observations by running mean/std (updated between generations)."""
     action_noise: float = 0.0
     """Std of Gaussian noise added to continuous actions while training."""
+    action_temperature: float = 0.0
+    """Discrete actions while training: drawn from ``softmax(outputs / temperature)``
+    (a text task's tokens sampled), 0 for the argmax. Evaluations of the policy always take
+    the argmax."""
 
     population_from_dimension: ClassVar[bool] = False
     """Whether ``population_size: 0`` means the algorithm's own default from the number of
@@ -89,6 +93,12 @@ class AlgorithmConfig(PluginConfig):
             "algo.episodes_per_member",
             f"must be at least 1, got {self.episodes_per_member}",
             "an integer >= 1",
+        )
+        require(
+            self.action_temperature >= 0,
+            "algo.action_temperature",
+            f"must be non-negative, got {self.action_temperature}",
+            "0 (the argmax) or a float > 0",
         )
         require(
             self.action_noise >= 0,

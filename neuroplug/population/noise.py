@@ -127,3 +127,13 @@ def normals_at(keys: torch.Tensor, counters: torch.Tensor) -> torch.Tensor:
     n0, n1 = _box_muller(words[0], words[1])
     n2, n3 = _box_muller(words[2], words[3])
     return torch.stack((n0, n1, n2, n3), dim=-1)
+
+
+def gumbels_at(keys: torch.Tensor, counters: torch.Tensor) -> torch.Tensor:
+    """Four standard Gumbel draws per (key, counter) pair: ``(..., 4)`` float32, as
+    :func:`normals_at` draws normals (``argmax(logits + g)`` is a draw from
+    ``softmax(logits)``: the Gumbel-max trick)."""
+    words = philox4x32(keys, counters)
+    uniforms = torch.stack([_uniform(word) for word in words], dim=-1)
+    uniforms = torch.clamp(uniforms, min=1.0e-7, max=1.0 - 1.0e-7)
+    return -torch.log(-torch.log(uniforms))

@@ -117,6 +117,7 @@ class EvolutionLoop(FamilyLoop):
             episodes_per_member=parts.algorithm.episodes_per_member(),
             seed=parts.run.seed,
             action_noise=parts.algorithm.action_noise(),
+            action_temperature=parts.algorithm.action_temperature(),
             # Only the main round's observations update the normalizer.
             collect_obs_stats=parts.policy.normalizer is not None and round_index == 0,
             round=round_index,

@@ -10,7 +10,7 @@ import textwrap
 import pytest
 import torch
 
-from neuroplug.population.noise import MAX_SEED, noise_vectors, philox4x32
+from neuroplug.population.noise import MAX_SEED, gumbels_at, noise_vectors, philox4x32
 
 
 def test_philox_matches_the_random123_known_answers():
@@ -80,3 +80,17 @@ def test_triton_randn4x_gives_the_same_noise(tmp_path):
     )
     assert done.returncode == 0, done.stderr[-3000:]
     assert "ok" in done.stdout
+
+
+def test_gumbel_max_draws_follow_the_softmax():
+    """argmax(logits + Gumbel) over counter-based draws picks each action as often as its
+    softmax probability (Gumbel-max), and the same (key, counter) draws the same."""
+    logits = torch.tensor([0.0, 1.0, 2.0, -1.0])
+    keys = torch.arange(40_000, dtype=torch.int64).unsqueeze(1)
+    draws = gumbels_at(keys, torch.zeros((1, 1), dtype=torch.int64)).reshape(-1, 4)
+    assert torch.equal(
+        draws, gumbels_at(keys, torch.zeros((1, 1), dtype=torch.int64)).reshape(-1, 4)
+    )
+    chosen = (logits + draws).argmax(dim=1)
+    frequencies = torch.bincount(chosen, minlength=4).float() / len(chosen)
+    torch.testing.assert_close(frequencies, torch.softmax(logits, 0), atol=0.01, rtol=0)

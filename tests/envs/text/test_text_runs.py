@@ -7,6 +7,8 @@ from __future__ import annotations
 import csv
 from pathlib import Path
 
+import pytest
+
 from neuroplug.app import run_job
 from neuroplug.tools.watch import watch
 
@@ -70,13 +72,16 @@ def test_sample_completions_are_a_w_and_b_table(compose, tmp_path, monkeypatch):
     assert all(text[3] == ":" and 0.0 <= reward <= 1.0 for text, reward in table["data"])
 
 
-def test_every_schedule_plays_the_same_generations(compose, tmp_path):
+@pytest.mark.parametrize("temperature", [0.0, 1.0], ids=["argmax", "sampled"])
+def test_every_schedule_plays_the_same_generations(compose, tmp_path, temperature):
     """Serial, threaded and pipelined (two groups of lanes) end a low-rank text run in the
-    same state: the same prompts, completions and rewards whatever the schedule."""
+    same state: the same prompts, completions and rewards whatever the schedule, tokens
+    sampled at a temperature included (their noise is a function of episode and step)."""
     from neuroplug.testing.resume_check import same
     from neuroplug.training.checkpoint import load_checkpoint
 
     quiet = [item for item in TINY if not item.startswith(("logger=", "run.eval_interval"))]
+    quiet.append(f"algo.action_temperature={temperature}")
     states = {}
     for name, schedule in (
         ("serial", ["scheduler=serial"]),
@@ -88,3 +93,15 @@ def test_every_schedule_plays_the_same_generations(compose, tmp_path):
     for name in ("threaded", "pipelined"):
         for key in ("algorithm", "counters", "last_eval"):
             assert same(states["serial"][key], states[name][key]), (name, key)
+
+
+def test_sampled_tokens_give_members_fitness_to_rank(compose, tmp_path):
+    """Tokens sampled at a temperature (the argmax of the outputs plus Gumbel noise of
+    episode and step) make members' completions, and so their fitness, differ: ES's
+    update moves (a greedy population can tie every member and move nothing)."""
+    overrides = [item for item in TINY if not item.startswith(("logger=", "run.max_gen"))]
+    overrides += ["run.max_generations=1", "logger=none", "algo.action_temperature=2.0"]
+    run_job(compose([*overrides, f"run.output_dir={tmp_path}"]))
+    (row,) = csv.DictReader(next(tmp_path.rglob("metrics.csv")).open())
+    assert float(row["algo/gradient_norm"]) > 0.0
+    assert float(row["return_max"]) > float(row["return_min"])
