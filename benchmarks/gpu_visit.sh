@@ -95,6 +95,8 @@ hyperscale() {
   step versions 25 $PY -c "import torch, transformers; print(torch.__version__, transformers.__version__, torch.cuda.get_device_name() if torch.cuda.is_available() else 'cpu')"
   step lm_05b 180 $PY benchmarks/pretrained_lm_forward.py --model Qwen2.5-0.5B --device $DEVICE \
     --members 16 64 256 --prompts 8 --context 64 --out $RUNS/pretrained_lm_forward_05b.md
+  step lm_05b_whole 120 $PY benchmarks/pretrained_lm_forward.py --model Qwen2.5-0.5B --device $DEVICE \
+    --members 16 64 --prompts 8 --context 64 --whole-context --out $RUNS/pretrained_lm_forward_05b_whole.md
   step lm_15b 150 $PY benchmarks/pretrained_lm_forward.py --model Qwen2.5-1.5B --device $DEVICE \
     --members 16 64 --prompts 8 --context 64 --out $RUNS/pretrained_lm_forward_15b.md
   step es_text 90 $PY -m neuroplug logger=console algo=es env=countdown net.type=pretrained_lm \

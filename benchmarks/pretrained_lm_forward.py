@@ -5,8 +5,8 @@ The model is a ``transformers`` Qwen2 built from a config (random weights: nothi
 downloaded, so it runs on a machine without a network), ``--model`` one of Qwen2.5's
 shapes (``Qwen2.5-0.5B`` ...) or ``tiny`` (width 128, 2 layers: a CPU smoke test). Each of
 ``--members`` members writes ``--prompts`` contexts of ``--context`` tokens; one step is
-the ``net.type=pretrained_lm`` forward of every row (its whole context, the newest
-token's logits):
+the ``net.type=pretrained_lm`` forward of every row (the newest token from a KV cache, or
+its whole context with ``--whole-context``; the newest token's logits):
 
 - **shared**: the model once over every row (one model's batched inference: the bound);
 - **factored**: ``FactoredModule`` at ``--rank`` (every matrix low-rank, the base product
@@ -22,13 +22,13 @@ Each is the median of ``--repeats`` calls after two warm-ups (CUDA synchronised)
 from __future__ import annotations
 
 import argparse
-import statistics
 import time
 from pathlib import Path
 
 import torch
 from hyperscale_model import QWEN25
 from machine import describe
+from module_lowrank_forward import timed
 from neuroplug_backends.module_lowrank import FactoredModule
 
 from neuroplug.nets.pretrained_lm import PretrainedLMNetwork
@@ -55,21 +55,16 @@ def qwen2_config(name: str) -> dict:
     return {"model_type": "qwen2", "max_position_embeddings": 4096, **shape}
 
 
-def timed(call, repeats: int, device: torch.device) -> float:
-    """Median seconds of ``call()`` after two warm-ups."""
+def timed_on(call, repeats: int, device: torch.device) -> float:
+    """Median seconds of ``call()`` after two warm-ups (:func:`module_lowrank_forward.timed`),
+    CUDA synchronised after each."""
 
     def synchronised():
         call()
         if device.type == "cuda":
             torch.cuda.synchronize()
 
-    synchronised(), synchronised()
-    seconds = []
-    for _ in range(repeats):
-        started = time.perf_counter()
-        synchronised()
-        seconds.append(time.perf_counter() - started)
-    return statistics.median(seconds)
+    return timed(synchronised, repeats)
 
 
 def measure(network, members: int, prompts: int, context: int, rank: int, repeats: int,
@@ -91,16 +86,19 @@ def measure(network, members: int, prompts: int, context: int, rank: int, repeat
         name: t.to(device) for name, t in network.layout.split(population.base_params()[0]).items()
     }
 
+    # A cached model steps one token from a cache (zeros here: the arithmetic is the same).
+    state = (torch.zeros((rows, network.state_size), device=device),) if network.state_size else ()
+
     @torch.no_grad()
     def shared():
-        return torch.func.functional_call(network.module, base, (ids,))
+        return torch.func.functional_call(network.module, base, (ids, *state))
 
     factored = FactoredModule(network, population, device)
-    shared_s = timed(shared, repeats, device)
-    factored_s = timed(lambda: factored.forward(index, ids), repeats, device)
+    shared_s = timed_on(shared, repeats, device)
+    factored_s = timed_on(lambda: factored.forward(index, ids, *state), repeats, device)
     return {
         "members": members, "rows": rows, "shared_s": shared_s, "factored_s": factored_s,
-        "tokens_per_s_shared": rows * context / shared_s,
+        "tokens_per_s_shared": rows * (1 if network.state_size else context) / shared_s,
         "ratio": shared_s / factored_s,
     }  # fmt: skip
 
@@ -114,6 +112,9 @@ def main() -> None:
     parser.add_argument("--rank", type=int, default=1)
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--device", default="cpu")
+    parser.add_argument(
+        "--whole-context", action="store_true", help="no KV cache: each step runs the context"
+    )
     parser.add_argument("--out", type=Path, default=RESULTS / "pretrained_lm_forward.md")
     arguments = parser.parse_args()
     device = torch.device(arguments.device)
@@ -122,12 +123,14 @@ def main() -> None:
             True  # float32 products as TF32, as the model assumes
         )
     config = qwen2_config(arguments.model)
-    network = PretrainedLMNetwork((arguments.context,), config["vocab_size"], {"config": config})
+    kwargs = {"config": config, "cache": False if arguments.whole_context else None}
+    network = PretrainedLMNetwork((arguments.context,), config["vocab_size"], kwargs)
     network.module.to(device)
     where = torch.cuda.get_device_name() if device.type == "cuda" else describe()
     lines = [
         f"# {arguments.model} ({network.num_params / 1e6:.0f}M params): a rank-"
-        f"{arguments.rank} population's step beside one shared model's\n",
+        f"{arguments.rank} population's step beside one shared model's"
+        f"{' (whole context)' if arguments.whole_context else ' (KV cache)'}\n",
         f"`python benchmarks/pretrained_lm_forward.py --model {arguments.model} --device "
         f"{arguments.device} --members {' '.join(map(str, arguments.members))} --prompts "
         f"{arguments.prompts} --context {arguments.context}` on {where}, torch "

@@ -3,11 +3,14 @@ text (watch prints it; an env family that ``writes_text``)."""
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 
 from neuroplug.envs.spec import EnvSpec
 from neuroplug.envs.text.env import tokenizer_of
-from neuroplug.evaluation.lockstep import EpisodeObserver
+from neuroplug.evaluation.lockstep import EpisodeObserver, LockstepEvaluation
+from neuroplug.population.members import Population
 
 
 class CompletionRecorder(EpisodeObserver):
@@ -33,11 +36,6 @@ def sample_completions(
 ) -> list[list]:
     """``[text, reward]`` of the first ``episodes`` episodes of ``request`` played by
     ``params`` ``(D,)`` here (a lane each, so each is its own seed's prompt)."""
-    import dataclasses
-
-    from neuroplug.evaluation.lockstep import LockstepEvaluation
-    from neuroplug.population.members import Population
-
     recorder = CompletionRecorder(env)
     request = dataclasses.replace(request, episodes_per_member=episodes, progress=None)
     evaluation = LockstepEvaluation(

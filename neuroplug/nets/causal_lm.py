@@ -155,6 +155,17 @@ def observes_token_ids(env: EnvSpec) -> bool:
     return env.family.writes_text or env.obs_bounds == ids
 
 
+def require_token_ids(env: EnvSpec, net_type: str) -> None:
+    """Refuse, naming ``net.type``, a language model for an env without token ids."""
+    if not observes_token_ids(env):
+        raise ConfigError(
+            "net.type",
+            f"{net_type} reads token ids and writes tokens (a text task: env=addition, "
+            f"sorting, countdown), and {env.task_id} observes no token ids",
+            "a text task, or mlp or transformer for this env",
+        )
+
+
 class CausalLMNetwork(ModuleNetwork):
     """:class:`CausalLM` as a network (``net.type=causal_lm``) for a text task."""
 
@@ -171,13 +182,7 @@ class CausalLMNetwork(ModuleNetwork):
 
     @classmethod
     def from_config(cls, config: NetConfig, env: EnvSpec) -> CausalLMNetwork:
-        if not observes_token_ids(env):
-            raise ConfigError(
-                "net.type",
-                f"causal_lm reads token ids and writes tokens (a text task: env=addition, "
-                f"sorting, countdown), and {env.task_id} observes no token ids",
-                "a text task, or mlp or transformer for this env",
-            )
+        require_token_ids(env, "causal_lm")
         # A text task's actions are its tokenizer's ids.
         kwargs = {**dict(config.kwargs), "vocabulary": env.num_actions}
         network = cls(env.obs_shape, env.num_actions, kwargs)

@@ -29,7 +29,7 @@ from torch import nn
 from neuroplug.config.schema import NetConfig
 from neuroplug.envs.spec import EnvSpec
 from neuroplug.errors import ConfigError
-from neuroplug.nets.causal_lm import observes_token_ids
+from neuroplug.nets.causal_lm import require_token_ids
 from neuroplug.nets.module_network import ModuleNetwork
 from neuroplug.nets.pretrained_lm_config import PretrainedLMSettings
 
@@ -198,13 +198,7 @@ class PretrainedLMNetwork(ModuleNetwork):
 
     @classmethod
     def from_config(cls, config: NetConfig, env: EnvSpec) -> PretrainedLMNetwork:
-        if not observes_token_ids(env):
-            raise ConfigError(
-                "net.type",
-                f"pretrained_lm reads token ids and writes tokens (a text task: env=addition, "
-                f"sorting, countdown), and {env.task_id} observes no token ids",
-                "a text task, or mlp or transformer for this env",
-            )
+        require_token_ids(env, "pretrained_lm")
         network = cls(env.obs_shape, env.num_actions, dict(config.kwargs))
         network.check_module("pretrained_lm")
         return network

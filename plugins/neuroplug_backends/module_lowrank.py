@@ -256,9 +256,12 @@ class FactoredModule:
             wide = x.float()
             if epsilon is None:
                 epsilon = torch.finfo(wide.dtype).eps
-            normalised = wide * torch.rsqrt(wide.pow(2).mean(-1, keepdim=True) + epsilon)
+            # nn.RMSNorm may normalise over several trailing axes; transformers' over one.
+            normalized = tuple(getattr(module, "normalized_shape", (x.shape[-1],)))
+            axes = tuple(range(-len(normalized), 0))
+            normalised = wide * torch.rsqrt(wide.pow(2).mean(axes, keepdim=True) + epsilon)
             weight = self.base_tensors_of(weight_name, members)
-            shape = (count, *[1] * (x.dim() - 1 - weight.dim() + 1), *weight.shape[1:])
+            shape = (count, *[1] * (x.dim() - 1 - len(normalized)), *normalized)
             return (normalised * weight.reshape(shape)).to(output.dtype)
 
         if isinstance(module, nn.Linear):

@@ -152,3 +152,28 @@ class _WithConvolution(torch.nn.Module):
 
     def forward(self, observations: torch.Tensor) -> torch.Tensor:
         return self.out(self.convolution(observations.unsqueeze(1)).flatten(1))
+
+
+class _NormedOverTwoAxes(torch.nn.Module):
+    """``nn.RMSNorm`` over a (4, 8) block: the factored path normalises both axes."""
+
+    def __init__(self, observation_shape, outputs: int) -> None:
+        super().__init__()
+        self.spread = torch.nn.Linear(observation_shape[0], 32)
+        self.norm = torch.nn.RMSNorm((4, 8))
+        self.out = torch.nn.Linear(32, outputs)
+
+    def forward(self, observations: torch.Tensor) -> torch.Tensor:
+        block = self.spread(observations).view(-1, 4, 8)
+        return self.out(self.norm(block).flatten(1))
+
+
+def test_an_rms_norm_over_several_axes_runs_factored_as_materialised():
+    network = ModuleNetwork(_NormedOverTwoAxes, (4,), 3)
+    assert factored_module(network)
+    population = _population(network, members=5, rank=2, min_size=64)
+    members = torch.tensor([4, 0, 2, 2, 1])
+    observations = torch.randn(5, 4, generator=torch.Generator().manual_seed(5))
+    got = FactoredModule(network, population, torch.device("cpu")).forward(members, observations)[0]
+    expected = network.forward_population(population.materialize(members), observations)
+    torch.testing.assert_close(got, expected, atol=2e-6, rtol=1e-5)
