@@ -11,12 +11,13 @@ from __future__ import annotations
 
 import argparse
 
+import gymnasium
 import torch
 from evotorch.algorithms import CMAES, PGPE, SNES, XNES, GeneticAlgorithm
 from evotorch.decorators import pass_info
 from evotorch.neuroevolution import GymNE
 from evotorch.operators import GaussianMutation
-from policy_shape import HIDDEN
+from policy_shape import HIDDEN, initial_layers
 
 
 @pass_info  # GymNE passes the task's sizes and spaces
@@ -38,28 +39,52 @@ class Policy(torch.nn.Module):
         return torch.tanh(out) * self.scale if self.squash else out
 
 
-def searcher(name: str, problem: GymNE, population: int, sigma: float):
-    """EvoTorch's algorithm for neuroplug's ``name``, at neuroplug's default settings."""
+def starting_point(env_name: str, seed: int) -> torch.Tensor:
+    """:func:`policy_shape.initial_layers` in the order GymNE flattens :class:`Policy`
+    (each ``Linear``'s ``(out, in)`` weight, then its bias)."""
+    env = gymnasium.make(env_name)
+    observations, space = env.observation_space.shape[0], env.action_space
+    outputs = space.n if hasattr(space, "n") else space.shape[0]
+    w0, b0, w1, b1 = initial_layers(observations, outputs, seed)
+    flat = [torch.as_tensor(part, dtype=torch.float32).reshape(-1) for part in (w0.T, b0, w1.T, b1)]
+    return torch.cat(flat)
+
+
+def searcher(name: str, problem: GymNE, population: int, sigma: float, env_name: str, seed: int):
+    """EvoTorch's algorithm for neuroplug's ``name``, at neuroplug's default settings,
+    starting where neuroplug's does (:func:`starting_point`)."""
+    center = starting_point(env_name, seed)
     if name == "es":  # OpenAI ES: fixed sigma, mirrored, centred ranks, Adam
         return PGPE(
             problem, popsize=population, center_learning_rate=0.01, stdev_learning_rate=0.0,
             stdev_init=sigma, optimizer="adam", ranking_method="centered", symmetric=True,
+            center_init=center,
         )  # fmt: skip
     if name == "pgpe":  # ClipUp, EvoTorch's MuJoCo example settings (neuroplug's defaults)
         return PGPE(
             problem, popsize=population, center_learning_rate=0.01125,
             stdev_learning_rate=0.1, radius_init=0.27, optimizer="clipup",
-            optimizer_config={"max_speed": 0.0225},
+            optimizer_config={"max_speed": 0.0225}, center_init=center,
         )  # fmt: skip
     if name == "snes":
-        return SNES(problem, stdev_init=sigma, popsize=population)
+        return SNES(problem, stdev_init=sigma, popsize=population, center_init=center)
     if name == "xnes":
-        return XNES(problem, stdev_init=sigma, popsize=population)
+        return XNES(problem, stdev_init=sigma, popsize=population, center_init=center)
     if name in ("cma_es", "sep_cma_es"):
-        return CMAES(problem, stdev_init=sigma, popsize=population, separable=name == "sep_cma_es")
+        return CMAES(
+            problem, stdev_init=sigma, popsize=population, separable=name == "sep_cma_es",
+            center_init=center,
+        )  # fmt: skip
     if name == "ga":
         mutation = GaussianMutation(problem, stdev=sigma)
-        return GeneticAlgorithm(problem, popsize=population, operators=[mutation], elitist=True)
+        search = GeneticAlgorithm(problem, popsize=population, operators=[mutation], elitist=True)
+        # Such et al.'s first generation, as neuroplug's: each member a fresh network
+        # (EvoTorch's would all sit within +-1e-5 of zero).
+        fresh = [
+            starting_point(env_name, seed * 1_000_003 + member) for member in range(population)
+        ]
+        search.population.access_values()[:] = torch.stack(fresh)
+        return search
     raise SystemExit(f"unknown --algo {name}")
 
 
@@ -77,7 +102,14 @@ def main() -> None:
     torch.manual_seed(arguments.seed)
     torch.set_num_threads(1)
     problem = GymNE(env=arguments.env, network=Policy, num_episodes=1)
-    search = searcher(arguments.algo, problem, arguments.population, arguments.sigma)
+    search = searcher(
+        arguments.algo,
+        problem,
+        arguments.population,
+        arguments.sigma,
+        arguments.env,
+        arguments.seed,
+    )
     for _ in range(arguments.generations):
         before = problem.episode_count
         search.step()

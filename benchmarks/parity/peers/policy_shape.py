@@ -25,6 +25,29 @@ def default_population(dimension: int) -> int:
     return 4 + int(3 * math.log(dimension))
 
 
+def initial_layers(observations: int, outputs: int, seed: int, hidden: int = HIDDEN):
+    """The starting point neuroplug's MLP takes (OpenAI ES's ``normc``: Gaussian weights
+    rescaled to norm 1 per hidden unit and 0.01 per output unit, zero biases), drawn from
+    ``seed``: ``(w0 (inputs, hidden), b0, w1 (hidden, outputs), b1)``. Every side of a
+    comparison starts its search here, so none starts from a better or worse place (EvoTorch
+    would start at +-1e-5, pycma at zero)."""
+    rng = np.random.default_rng(seed)
+    layers = []
+    for width_in, width_out, gain in ((observations, hidden, 1.0), (hidden, outputs, 0.01)):
+        weight = rng.standard_normal((width_in, width_out))
+        weight *= gain / np.sqrt((weight**2).sum(axis=0, keepdims=True))
+        layers += [weight, np.zeros(width_out)]
+    return tuple(layers)
+
+
+def initial_params(observations: int, outputs: int, seed: int, hidden: int = HIDDEN):
+    """:func:`initial_layers` flat in :func:`act`'s order (weights ``(in, out)`` then
+    biases, layer by layer)."""
+    return np.concatenate(
+        [layer.ravel() for layer in initial_layers(observations, outputs, seed, hidden)]
+    )
+
+
 def act(params: np.ndarray, observation: np.ndarray, space, hidden: int = HIDDEN):
     """The policy's action at ``observation`` with flat ``params`` (weights ``(in, out)``
     then biases, layer by layer)."""

@@ -13,7 +13,7 @@ import argparse
 import cma
 import gymnasium as gym
 import numpy as np
-from policy_shape import act, dimensions
+from policy_shape import act, initial_params
 
 
 def main() -> None:
@@ -28,11 +28,11 @@ def main() -> None:
     env = gym.make(arguments.env)
     space = env.action_space
     outputs = space.n if hasattr(space, "n") else space.shape[0]
-    dimension = dimensions(env.observation_space.shape[0], outputs)
+    start = initial_params(env.observation_space.shape[0], outputs, arguments.seed)
     options = {"popsize": arguments.population, "seed": arguments.seed, "verbose": -9}
     if arguments.diagonal:
         options["CMA_diagonal"] = True
-    search = cma.CMAEvolutionStrategy(np.zeros(dimension), arguments.sigma, options)
+    search = cma.CMAEvolutionStrategy(start, arguments.sigma, options)
     episodes, steps = 0, 0
     for _ in range(arguments.generations):
         candidates = search.ask()
