@@ -47,6 +47,13 @@ class Experiment:
     extra: dict[str, str] = field(default_factory=dict)
     unit: str = "generation"
     """What one row of metrics.csv is: a generation (evolution) or a segment (learners)."""
+    score: str = "eval_return_mean"
+    """The metrics.csv column the summary reports as each seed's final score (a text task's
+    ``eval_exact``: the share of completions exactly right)."""
+    prepare: list[str] = field(default_factory=list)
+    """A script and its arguments run once before the seeds (``{dir}``: the experiment's
+    results folder) when ``{dir}/prepared`` does not exist yet: a base model trained by
+    backprop that the runs start from."""
 
 
 COOPERATION_NOTE = (
@@ -419,6 +426,59 @@ EXPERIMENTS: dict[str, Experiment] = {
             "transformer on two CPU cores, the sum written least significant digit first."
         ),
     ),
+    # Issue 70's fine-tuning evidence, after Qiu et al. 2025 (ES beyond PPO and GRPO on
+    # Countdown, from models first trained by gradient descent): a 0.86M Llama trained by
+    # backprop on Countdown's answers (benchmarks/pretrain_text_lm.py, saved with
+    # save_pretrained), loaded back and fine-tuned by low-rank ES on the task's verifier.
+    "es_countdown_finetune": Experiment(
+        prepare=[
+            "benchmarks/pretrain_text_lm.py",
+            "--task=countdown",
+            "--out={dir}/base_model",
+            "--steps=800",
+        ],
+        overrides=[
+            "algo=es",
+            "env=countdown",
+            "net.type=pretrained_lm",
+            "net.kwargs.pretrained={dir}/base_model",
+            "algo.perturbation=lowrank",
+            "algo.rank=1",
+            "algo.lowrank_min_size=1024",
+            "algo.population_size=32",
+            "algo.episodes_per_member=32",
+            "algo.sigma=0.002",
+            "algo.learning_rate=0.0005",
+            "algo.l2_coeff=0",
+            "run.eval_interval=5",
+            "run.eval_episodes=500",
+        ],
+        max_frames=6_000_000,
+        seeds=[0, 1, 2],
+        score="eval_exact",
+        published=(
+            "Qiu et al. 2025: ES (population 30, sigma 0.001) fine-tuning Qwen2.5 0.5B-7B and "
+            "Llama 3 raised Countdown accuracy beyond PPO and GRPO; here the same on a 0.86M "
+            "model on two CPU cores: the base model's accuracy is the first evaluation."
+        ),
+    ),
+    # Issue 70: a transformer policy (the observation's entries as tokens) on a control
+    # task by low-rank ES, its attention and LayerNorm batched over members.
+    "es_cartpole_transformer": Experiment(
+        overrides=[
+            "algo=es",
+            "env=cartpole",
+            "net.type=transformer",
+            "algo.perturbation=lowrank",
+            "algo.rank=4",
+            "algo.lowrank_min_size=1024",
+            "run.eval_interval=5",
+            "run.eval_episodes=20",
+        ],
+        max_frames=3_000_000,
+        seeds=[0, 1, 2],
+        published="CartPole-v1 is solved at an average return of 475 (gymnasium's threshold).",
+    ),
 }
 
 COMPARISONS: dict[str, tuple[list[str], str]] = {
@@ -452,6 +512,12 @@ def _run(name: str, experiment: Experiment, scale: float, resume: bool, seeds: l
     """Run ``seeds`` of ``experiment`` into their run dirs (``--resume``: from their last
     checkpoints)."""
     frames = int(experiment.max_frames * scale)
+    folder = RESULTS / name
+    if experiment.prepare and not (folder / "prepared").exists():
+        command = [sys.executable, *(part.format(dir=folder) for part in experiment.prepare)]
+        print(" ".join(command), flush=True)
+        subprocess.run(command, check=True)
+        (folder / "prepared").write_text(" ".join(experiment.prepare) + "\n")
     for seed in seeds:
         run_dir = RESULTS / name / f"seed{seed}"
         resuming = resume and (run_dir / "checkpoints").exists()
@@ -461,7 +527,7 @@ def _run(name: str, experiment: Experiment, scale: float, resume: bool, seeds: l
             sys.executable,
             "-m",
             "neuroplug",
-            *experiment.overrides,
+            *(override.format(dir=folder) for override in experiment.overrides),
             "logger=console",
             f"run.seed={seed}",
             f"run.max_frames={frames}",
@@ -492,6 +558,11 @@ def _last(run_dir: Path, key: str) -> float:
             if row.get(key) not in (None, "", "nan")
         ]
     return values[-1] if values else float("nan")
+
+
+def _figure(value: float) -> str:
+    """A return as the summaries write it (one decimal), a share (below 1) to three."""
+    return f"{value:.3f}" if abs(value) < 1 else f"{value:.1f}"
 
 
 def _machine() -> str:
@@ -536,7 +607,7 @@ def _summarise(name: str, experiment: Experiment, run_dirs: list[Path], scale: f
         f"- machine: {_machines(run_dirs)}",
         f"- summarised on: {time.strftime('%Y-%m-%d')}",
         "",
-        f"| seed | frames | {experiment.unit}s | wall time (s) | final eval return | last {experiment.unit}'s mean return |",
+        f"| seed | frames | {experiment.unit}s | wall time (s) | final {experiment.score} | last {experiment.unit}'s mean return |",
         "|---|---|---|---|---|---|",
     ]
     budget = int(experiment.max_frames * scale)
@@ -548,7 +619,7 @@ def _summarise(name: str, experiment: Experiment, run_dirs: list[Path], scale: f
             partial.append(f"seed {seed} stopped at {frames:,.0f} of {budget:,} frames")
         lines.append(
             f"| {seed} | {_last(run_dir, 'frames'):,.0f} | {_last(run_dir, experiment.unit):.0f} "
-            f"| {_last(run_dir, 'elapsed'):.0f} | {_last(run_dir, 'eval_return_mean'):.1f} "
+            f"| {_last(run_dir, 'elapsed'):.0f} | {_figure(_last(run_dir, experiment.score))} "
             f"| {_last(run_dir, 'return_mean'):.1f} |"
         )
     lines += [

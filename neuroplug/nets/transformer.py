@@ -60,6 +60,18 @@ class TokenTransformer(nn.Module):
         self.blocks = nn.ModuleList(_Block(d_model, heads, mlp_ratio) for _ in range(layers))
         self.norm = nn.LayerNorm(d_model)
         self.out = nn.Linear(d_model, outputs)
+        # The observation must move the outputs more than a member's perturbation moves
+        # them as a constant. With PyTorch's defaults (a read bias and positions of std 1
+        # against entries of ~0.05, a wide output layer) each fresh network played one
+        # action whatever CartPole showed it (its margin moved ~0.003 by the observation,
+        # ~0.19 between members): a whole ES population tied at returns of 9-10 and never
+        # learned. Tokens are the entry itself (no read bias) at a small learned position
+        # (GPT-2's 0.02), and the output layer starts small as every neuroplug head's.
+        nn.init.normal_(self.read.weight)
+        nn.init.zeros_(self.read.bias)
+        nn.init.normal_(self.position.weight, std=0.02)
+        nn.init.orthogonal_(self.out.weight, gain=0.01)
+        nn.init.zeros_(self.out.bias)
 
     def forward(self, observations: torch.Tensor) -> torch.Tensor:
         positions = torch.arange(self.length, device=observations.device)

@@ -46,3 +46,19 @@ def test_a_low_rank_population_of_transformers_runs_factored():
 def test_heads_that_do_not_divide_the_width_are_refused_naming_the_field():
     with pytest.raises(ConfigError, match=r"net.kwargs.heads.*3 heads do not divide d_model=64"):
         TransformerSettings(heads=3)
+
+
+def test_a_fresh_transformers_actions_follow_the_observation():
+    """An ES population of fresh transformers on CartPole-sized observations: each member's
+    action changes with the observation (were each a constant policy, every member of a
+    CartPole population would score 9-10, tie, and ES would have nothing to rank: PyTorch's
+    default initialisation did that)."""
+    network = TransformerNetwork((4,), 2, {})
+    generator = torch.Generator().manual_seed(0)
+    center = network.initial_params(generator)
+    members = center + 0.02 * torch.randn(16, center.numel(), generator=generator)
+    observations = 0.05 * torch.randn(16, 256, 4, generator=generator)  # CartPole's starts
+    actions = network.forward_members(members, observations).argmax(dim=-1).float()
+    share_of_the_first = actions.mean(dim=1)
+    changing = ((share_of_the_first > 0.02) & (share_of_the_first < 0.98)).sum()
+    assert changing >= 8, f"only {int(changing)} of 16 members act on the observation"
