@@ -11,12 +11,12 @@ padded places come after the newest token, where causal attention never looks.
 It is a ``net.type=module`` network (:mod:`neuroplug.nets.module_network`): its flat
 parameters are the model's (tied embeddings once), a population runs batched over members,
 and with ``algo.perturbation=lowrank`` factored: the models of the Llama family (Llama,
-Qwen2, Mistral: ``nn.Linear``, ``nn.Embedding`` and their RMSNorm) never have a member's
-matrices built (``neuroplug_backends.module_lowrank``). A population's checkpoint is the
-model and seeds.
+Qwen2, Mistral: ``nn.Linear``, ``nn.Embedding`` and their RMSNorm) and GPT-2 (its
+``Conv1D``, ``nn.Embedding``, ``nn.LayerNorm``) never have a member's matrices built
+(``neuroplug_backends.module_lowrank``). A population's checkpoint is the model and seeds.
 
-Not yet: a KV cache for models outside the Llama family, and their layers of other kinds
-(GPT-2's ``Conv1D`` runs materialised).
+Those families step with a KV cache (:data:`CACHED_FAMILY`): the newest token alone
+through the model's own layers, written out here. Other models run the whole context.
 """
 
 from __future__ import annotations
@@ -71,9 +71,12 @@ def load_model(pretrained: str = "", config: dict[str, Any] | None = None) -> nn
         ) from None  # fmt: skip
 
 
-CACHED_FAMILY = ("llama", "qwen2", "mistral")
-"""Model types whose decoder layers the cached step writes out (pre-norm RMSNorm, rotary
-positions, grouped-query attention, a gated MLP)."""
+ROTARY_FAMILY = ("llama", "qwen2", "mistral")
+"""Model types whose decoder layers the cached step writes out as Llama's (pre-norm
+RMSNorm, rotary positions, grouped-query attention, a gated MLP)."""
+CACHED_FAMILY = (*ROTARY_FAMILY, "gpt2")
+"""Model types that step with a KV cache: the Llama family's, and GPT-2's (pre-norm
+LayerNorm, learned positions, ``Conv1D`` projections, a GELU MLP)."""
 
 
 def _rotate(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.Tensor:
@@ -101,13 +104,16 @@ class PretrainedLM(nn.Module):
         window = getattr(settings, "sliding_window", None) if getattr(
             settings, "use_sliding_window", settings.model_type == "mistral"
         ) else None  # fmt: skip
+        if settings.model_type == "gpt2":  # its learned positions end there
+            window = settings.n_positions
         fits = window is None or window >= self.context
         if cache and not (family and fits):
             raise ConfigError(
                 "net.kwargs.cache",
                 f"a {settings.model_type} model's step is not written out with a KV cache"
                 + (
-                    f" (its sliding window, {window}, is shorter than the context)"
+                    f" (its {'positions' if settings.model_type == 'gpt2' else 'sliding window'}"
+                    f", {window}, fewer than the context's {self.context})"
                     if family
                     else ""
                 ),
@@ -115,10 +121,15 @@ class PretrainedLM(nn.Module):
                 "net.kwargs.cache=false (each step runs the whole context)",
             )
         self.cached = bool(family and fits) if cache is None else bool(cache)
-        if self.cached:
+        self.rotary = settings.model_type in ROTARY_FAMILY
+        if self.cached and self.rotary:
             self.layers = settings.num_hidden_layers
             self.kv_heads = settings.num_key_value_heads
             self.head_width = self.model.base_model.layers[0].self_attn.head_dim
+        elif self.cached:  # GPT-2: every head its own keys and values
+            self.layers, self.kv_heads = settings.n_layer, settings.n_head
+            self.head_width = settings.n_embd // settings.n_head
+        if self.cached:
             self.state_size = self.layers * 2 * self.kv_heads * self.context * self.head_width
         vocabulary = self.model.get_output_embeddings().out_features
         if vocabulary < self.outputs:
@@ -129,26 +140,46 @@ class PretrainedLM(nn.Module):
             )
 
     def forward(self, observations: torch.Tensor, state: torch.Tensor | None = None):
-        if self.cached:
+        if self.cached and self.rotary:
             return self._step(observations, state)
+        if self.cached:
+            return self._step_gpt2(observations, state)
         return self._whole_context(observations)
 
-    def _step(self, observations: torch.Tensor, state: torch.Tensor):
-        """The newest token through every layer, attending to the cached keys and values
-        of the tokens before it (its own written in at its place): ``(logits, state)``."""
+    def _newest(self, observations: torch.Tensor):
+        """Each context's newest place ``(n,)``, that place as a mask ``(n, c)``, its token
+        id ``(n, 1)``, and the places up to it ``(n, 1, 1, c)`` (what attention may see)."""
         ids = observations.long()
-        n = ids.shape[0]
         places = torch.arange(self.context, device=ids.device)
         newest = ((ids != 0).sum(dim=1) - 1).clamp(min=0)
         written = places == newest.unsqueeze(1)  # (n, c)
         token = ((ids * written).sum(dim=1, keepdim=True) - 1).clamp(min=0)  # (n, 1)
+        seen = (places <= newest.unsqueeze(1)).view(-1, 1, 1, self.context)
+        return newest, written, token, seen
+
+    def _attend(self, query, key, value, cache, index, written, seen, scale, groups=1):
+        """Attention of the newest token: its key and value written into layer
+        ``index``'s cache at its place, the query against every place seen: the mixed
+        values ``(n, heads, 1, width)`` and the layer's new cache ``(n, 2, kv, c, w)``."""
+        place = written.view(-1, 1, self.context, 1)
+        keys = torch.where(place, key, cache[:, index, 0])  # (n, kv, c, w)
+        values = torch.where(place, value, cache[:, index, 1])
+        scores = query @ keys.repeat_interleave(groups, dim=1).transpose(-1, -2)
+        scores = (scores * scale).masked_fill(~seen, float("-inf"))
+        weights = torch.softmax(scores.float(), dim=-1).to(query.dtype)
+        mixed = weights @ values.repeat_interleave(groups, dim=1)
+        return mixed, torch.stack((keys, values), dim=1)
+
+    def _step(self, observations: torch.Tensor, state: torch.Tensor):
+        """The newest token through every layer, attending to the cached keys and values
+        of the tokens before it (its own written in at its place): ``(logits, state)``."""
+        newest, written, token, seen = self._newest(observations)
+        n = token.shape[0]
         body = self.model.base_model
         x = body.embed_tokens(token)  # (n, 1, d)
         cos, sin = body.rotary_emb(x, newest.unsqueeze(1))  # (n, 1, head width)
         cos, sin = cos.unsqueeze(1), sin.unsqueeze(1)
         cache = state.reshape(n, self.layers, 2, self.kv_heads, self.context, self.head_width)
-        place = written.view(n, 1, self.context, 1)
-        hidden = (places <= newest.unsqueeze(1)).view(n, 1, 1, self.context)
         kept = []
         for index, layer in enumerate(body.layers):
             attention = layer.self_attn
@@ -160,24 +191,51 @@ class PretrainedLM(nn.Module):
             query = _rotate(heads(attention.q_proj, -1), cos, sin)  # (n, h, 1, w)
             key = _rotate(heads(attention.k_proj, self.kv_heads), cos, sin)
             value = heads(attention.v_proj, self.kv_heads)
-            keys = torch.where(place, key, cache[:, index, 0])  # (n, kv, c, w)
-            values = torch.where(place, value, cache[:, index, 1])
-            kept.append(torch.stack((keys, values), dim=1))
-            groups = attention.num_key_value_groups
-            scores = query @ keys.repeat_interleave(groups, dim=1).transpose(-1, -2)
-            scores = (scores * attention.scaling).masked_fill(~hidden, float("-inf"))
-            weights = torch.softmax(scores.float(), dim=-1).to(query.dtype)
-            mixed = weights @ values.repeat_interleave(groups, dim=1)  # (n, h, 1, w)
+            mixed, layer_cache = self._attend(
+                query, key, value, cache, index, written, seen, attention.scaling,
+                attention.num_key_value_groups,
+            )  # fmt: skip
+            kept.append(layer_cache)
             x = x + attention.o_proj(mixed.transpose(1, 2).reshape(n, 1, -1))
             x = x + layer.mlp(layer.post_attention_layernorm(x))
         logits = self.model.get_output_embeddings()(body.norm(x))[:, 0, : self.outputs]
+        return logits, torch.stack(kept, dim=1).reshape(n, -1)
+
+    def _step_gpt2(self, observations: torch.Tensor, state: torch.Tensor):
+        """GPT-2's step: :meth:`_step` with learned positions, LayerNorms and ``Conv1D``
+        projections (every head its own keys and values)."""
+        newest, written, token, seen = self._newest(observations)
+        n = token.shape[0]
+        body = self.model.base_model
+        x = body.wte(token) + body.wpe(newest.unsqueeze(1))  # (n, 1, d)
+        cache = state.reshape(n, self.layers, 2, self.kv_heads, self.context, self.head_width)
+        kept = []
+        for index, block in enumerate(body.h):
+            attention = block.attn
+            parts = attention.c_attn(block.ln_1(x)).split(attention.split_size, dim=2)
+            query, key, value = (
+                part.view(n, 1, self.kv_heads, self.head_width).transpose(1, 2) for part in parts
+            )
+            scale = self.head_width**-0.5 if attention.scale_attn_weights else 1.0
+            if attention.scale_attn_by_inverse_layer_idx:
+                scale /= index + 1
+            mixed, layer_cache = self._attend(query, key, value, cache, index, written, seen, scale)
+            kept.append(layer_cache)
+            x = x + attention.c_proj(mixed.transpose(1, 2).reshape(n, 1, -1))
+            x = x + block.mlp(block.ln_2(x))
+        logits = self.model.get_output_embeddings()(body.ln_f(x))[:, 0, : self.outputs]
         return logits, torch.stack(kept, dim=1).reshape(n, -1)
 
     def _whole_context(self, observations: torch.Tensor) -> torch.Tensor:
         ids = observations.long()
         newest = ((ids != 0).sum(dim=1) - 1).clamp(min=0)  # (n,)
         tokens = (ids - 1).clamp(min=0)  # padding reads as id 0, after the newest token
-        hidden = self.model.base_model(input_ids=tokens, use_cache=False).last_hidden_state
+        # Positions a row each (the model's own default is one row for all: a factored
+        # population's hooks see every layer's rows first, GPT-2's position table too).
+        positions = torch.arange(tokens.shape[1], device=tokens.device).expand_as(tokens)
+        hidden = self.model.base_model(
+            input_ids=tokens, position_ids=positions, use_cache=False
+        ).last_hidden_state
         index = newest.view(-1, 1, 1).expand(-1, 1, hidden.shape[-1])
         last = torch.gather(hidden, 1, index)  # (n, 1, d): rows first, as every layer sees
         return self.model.get_output_embeddings()(last)[:, 0, : self.outputs]

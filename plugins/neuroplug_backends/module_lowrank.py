@@ -10,7 +10,8 @@ shared product is one batched computation, as one model's inference. Forward hoo
 its layers then add each row's own part:
 
 - ``nn.Linear``: ``c_i (x B_i) A_iᵀ`` (a low-rank weight) or ``x (W_i - W_b)ᵀ`` (a small
-  one, kept dense), and its bias's own noise;
+  one, kept dense), and its bias's own noise; GPT-2's ``Conv1D`` (``transformers``: a linear
+  layer whose weight is stored ``(in, out)``, ``x W + b``) likewise, ``c_i (x A_i) B_iᵀ``;
 - ``nn.Embedding``: the rows ``c_i A_i[ids] B_iᵀ`` of its low-rank table (or the dense
   difference's rows);
 - ``nn.LayerNorm``: the normalised input scaled and shifted by the member's own weight
@@ -52,8 +53,13 @@ RMS_NORMS = ("LlamaRMSNorm", "Qwen2RMSNorm", "Qwen3RMSNorm", "MistralRMSNorm")
 ``nn.RMSNorm`` does (Gemma's, ``(1 + weight) * ...``, is not one of them)."""
 
 
+def _is_conv1d(module: nn.Module) -> bool:
+    """``transformers``' ``Conv1D`` (GPT-2's linear layers: ``x W + b``, ``W`` ``(in, out)``)."""
+    return type(module).__name__ == "Conv1D" and hasattr(module, "nf") and hasattr(module, "nx")
+
+
 def _supported(module: nn.Module) -> bool:
-    return isinstance(module, SUPPORTED) or type(module).__name__ in RMS_NORMS
+    return isinstance(module, SUPPORTED) or type(module).__name__ in RMS_NORMS or _is_conv1d(module)
 
 
 def _rms_epsilon(module: nn.Module) -> float | None:
@@ -213,6 +219,14 @@ class FactoredModule:
                 extra = extra + self.deltas[bias_name][members].unsqueeze(1)
             return output + extra.reshape(output.shape)
 
+        def conv1d(_, args, output):  # x W + b with W (in, out): the transposed product
+            x = args[0]
+            rows_first(x)
+            flat = x.reshape(count, -1, x.shape[-1])
+            extra = self._matrix_part(weight_name, flat, members, stored_in_by_out=True)
+            extra = extra + self.deltas[bias_name][members].unsqueeze(1)
+            return output + extra.reshape(output.shape)
+
         def embedding(_, args, output):
             ids = args[0]
             rows_first(ids)
@@ -266,6 +280,8 @@ class FactoredModule:
 
         if isinstance(module, nn.Linear):
             return linear
+        if _is_conv1d(module):
+            return conv1d
         if isinstance(module, nn.Embedding):
             return embedding
         if isinstance(module, nn.LayerNorm):
@@ -314,10 +330,18 @@ class FactoredModule:
         return self._stacked[name][self.base_index[members]] + self.deltas[name][members]
 
     def _matrix_part(
-        self, name: str, x: torch.Tensor, members: torch.Tensor, rows: slice | None = None
-    ) -> torch.Tensor:
+        self, name: str, x: torch.Tensor, members: torch.Tensor, rows: slice | None = None,
+        stored_in_by_out: bool = False,
+    ) -> torch.Tensor:  # fmt: skip
         """Each row's own part of ``x Wᵀ`` for weight ``name`` (its output ``rows`` alone,
-        when given: a packed projection's third): ``x`` ``(n, k, in)`` -> ``(n, k, out)``."""
+        when given: a packed projection's third): ``x`` ``(n, k, in)`` -> ``(n, k, out)``;
+        ``stored_in_by_out``: of ``x W`` for a weight stored ``(in, out)`` (``Conv1D``'s)."""
+        if stored_in_by_out:
+            if name in self.factors:
+                factors = self.factors[name]
+                projected = torch.bmm(x, factors.scaled_a[members])  # (n, k, r): x c A_i
+                return torch.bmm(projected, factors.b[members].transpose(1, 2))
+            return torch.bmm(x, self.deltas[name][members])
         rows = slice(None) if rows is None else rows
         if name in self.factors:
             factors = self.factors[name]

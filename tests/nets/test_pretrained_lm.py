@@ -25,14 +25,20 @@ QWEN2 = {
     "num_hidden_layers": 2, "num_attention_heads": 4, "num_key_value_heads": 2,
     "max_position_embeddings": 64, "tie_word_embeddings": True,
 }  # fmt: skip
+GPT2 = {
+    "model_type": "gpt2", "vocab_size": 14, "n_embd": 32, "n_layer": 2, "n_head": 4,
+    "n_positions": 16,
+}  # fmt: skip
 
 
+@pytest.mark.parametrize("config", [QWEN2, GPT2], ids=["qwen2", "gpt2"])
 @pytest.mark.parametrize("cache", [True, False], ids=["kv cache", "whole context"])
-def test_a_low_rank_population_of_a_transformers_model_runs_factored_as_materialised(cache):
+def test_a_low_rank_population_of_a_transformers_model_runs_factored_as_materialised(cache, config):
     from neuroplug_backends.module_lowrank import FactoredModule, factored_module
 
-    network = PretrainedLMNetwork((9,), 14, {"config": QWEN2, "cache": cache})
-    assert factored_module(network)  # its Linear, Embedding and Qwen2RMSNorm layers
+    network = PretrainedLMNetwork((9,), 14, {"config": config, "cache": cache})
+    # Qwen2's Linear, Embedding and Qwen2RMSNorm layers; GPT-2's Conv1D and LayerNorm
+    assert factored_module(network)
     assert "model.lm_head.weight" not in network.layout.slots  # tied: the embedding's
     generator = torch.Generator().manual_seed(0)
     population = Population(
@@ -103,12 +109,15 @@ def test_a_model_saved_with_its_tokenizer_is_evolved_and_watched(compose, tmp_pa
     assert len(shown) == 2 and all("=" in line.split("'")[1] for line in shown)
 
 
-@pytest.mark.parametrize("model_type", ["qwen2", "llama"])
+@pytest.mark.parametrize("model_type", ["qwen2", "llama", "gpt2"])
 def test_a_cached_step_is_the_whole_context_s_forward(model_type):
     config = {**QWEN2, "model_type": model_type, "tie_word_embeddings": model_type == "qwen2"}
+    if model_type == "gpt2":
+        config = GPT2
     cached = PretrainedLMNetwork((9,), 14, {"config": config})
     whole = PretrainedLMNetwork((9,), 14, {"config": config, "cache": False})
-    assert cached.state_size == 2 * 2 * 2 * 9 * 8 and whole.state_size == 0
+    heads = 4 if model_type == "gpt2" else 2  # GPT-2: every head its keys and values
+    assert cached.state_size == 2 * 2 * heads * 9 * 8 and whole.state_size == 0
     assert "KV cache" in cached.describe() and "whole context" in whole.describe()
     generator = torch.Generator().manual_seed(4)
     params = torch.stack([cached.initial_params(generator) for _ in range(3)])
@@ -130,10 +139,17 @@ def test_its_settings_and_files_are_checked(tmp_path):
         PretrainedLMNetwork((9,), 14, {"pretrained": str(tmp_path)})
     with pytest.raises(ConfigError, match=r"env.kwargs.tokenizer: the tokenizer has 20 ids"):
         PretrainedLMNetwork((9,), 20, {"config": QWEN2})
-    gpt2 = {"model_type": "gpt2", "vocab_size": 14, "n_embd": 16, "n_layer": 1, "n_head": 2}
-    with pytest.raises(ConfigError, match=r"net.kwargs.cache: a gpt2 model's step is not"):
-        PretrainedLMNetwork((9,), 14, {"config": gpt2, "cache": True})
-    assert PretrainedLMNetwork((9,), 14, {"config": gpt2}).state_size == 0  # runs whole
+    opt = {
+        "model_type": "opt", "vocab_size": 14, "hidden_size": 16, "num_hidden_layers": 1,
+        "num_attention_heads": 2, "ffn_dim": 32, "word_embed_proj_dim": 16,
+    }  # fmt: skip
+    with pytest.raises(ConfigError, match=r"net.kwargs.cache: a opt model's step is not"):
+        PretrainedLMNetwork((9,), 14, {"config": opt, "cache": True})
+    assert PretrainedLMNetwork((9,), 14, {"config": opt}).state_size == 0  # runs whole
+    short = {**GPT2, "n_positions": 4}
+    with pytest.raises(ConfigError, match=r"its positions, 4, fewer than the context's 9"):
+        PretrainedLMNetwork((9,), 14, {"config": short, "cache": True})
+    assert PretrainedLMNetwork((9,), 14, {"config": short}).state_size == 0
 
 
 def test_its_constants_go_where_its_forward_runs():
