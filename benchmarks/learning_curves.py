@@ -452,6 +452,7 @@ EXPERIMENTS: dict[str, Experiment] = {
             "algo.l2_coeff=0",
             "run.eval_interval=5",
             "run.eval_episodes=500",
+            "run.eval_at_start=true",
         ],
         max_frames=6_000_000,
         seeds=[0, 1, 2],

@@ -150,6 +150,9 @@ CASES = {
     "ns-es-negative-sigma": case("algo=ns_es", "algo.sigma=-0.02", field="algo.sigma"),
     # --- algorithm fields out of range
     "unknown-fitness-shaping": case("algo.fitness_shaping=softmax", field="algo.fitness_shaping"),
+    "es-unknown-optimizer": case(
+        "algo=es", "algo.optimizer=rmsprop", field="algo.optimizer", also=("adam, sgd",)
+    ),
     "rs-population-of-one": case("algo=rs", "algo.population_size=1", field="algo.population_size"),
     "ga-elite-candidates-above-population": case(
         "algo=ga",

@@ -67,6 +67,9 @@ class RunConfig(CheckedConfig):
     the env's ``solved_return``."""
     eval_episodes: int = 10
     """Episodes per evaluation of the deployed policy."""
+    eval_at_start: bool = False
+    """Also evaluate the starting policy, logged as generation (or segment) 0 at frame 0:
+    a fine-tuning curve's first point is the model it started from."""
     checkpoint_interval: int = 1
     """Write a checkpoint every this many generations or segments."""
     checkpoint_share: float = 0.1

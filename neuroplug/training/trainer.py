@@ -269,6 +269,21 @@ class Trainer:
         median = metrics.get("return_median", math.nan)
         return bool(self.parts.run.stop_when_solved and target is not None and median >= target)
 
+    def _log_starting_evaluation(self) -> None:
+        """``run.eval_at_start``: the starting policy's evaluation as unit 0, frame 0."""
+        self.evaluate_policy()
+        nothing = math.nan
+        metrics = {
+            "env_steps": 0, "frames": 0, "episodes": 0, "return_max": nothing,
+            "return_mean": nothing, "return_median": nothing, "frames_per_second": 0.0,
+            "eval_return_mean": self.last_eval,
+        }  # fmt: skip
+        if self.parts.env.family.writes_text:
+            metrics["eval_exact"] = self.last_exact
+        metrics["elapsed"] = self.elapsed_before + time.perf_counter() - self._started
+        metrics[self.unit] = 0
+        self.loggers.log(metrics)
+
     def evaluate_policy(self) -> EvaluationResult:
         """Play ``run.eval_episodes`` episodes with the deployed policy (no action noise)."""
         params = self.parts.algorithm.policy_params().unsqueeze(0)
@@ -418,6 +433,8 @@ class Trainer:
         # interrupted one has already advanced the algorithm's RNG.
         completed = self.state()
         try:
+            if parts.run.eval_at_start and self.completed == 0:
+                self._log_starting_evaluation()
             while self.budget_left() and not self.solved():
                 metrics = self.train_unit()
                 if self._stop.requested:  # a stop whose KeyboardInterrupt was swallowed

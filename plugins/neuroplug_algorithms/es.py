@@ -7,7 +7,7 @@ Alternative to Reinforcement Learning", arXiv:1703.03864. Per generation::
     evaluate every member -> returns F
     u = centered_ranks(F)                       # fitness shaping over the whole population
     g = 1/P * sum_k (u_k+ - u_k-) * eps(s_k)   # mirrored estimate; eps regenerated from s_k
-    theta <- theta - Adam(-g + l2 * theta)
+    theta <- theta - Adam(-g + l2 * theta)      # or, optimizer=sgd: theta + lr (g - l2 theta)
 
 The step itself (sampling, the mirrored estimate, Adam) is :class:`ESCenter` below, which
 the novelty-search family (:mod:`neuroplug_algorithms.novelty_es`) shares: it keeps several
@@ -65,7 +65,8 @@ def no_lowrank_matrix(network: Network, rank: int, min_size: int) -> tuple[str, 
 
 
 class ESCenter:
-    """One ES search distribution: a center, its Adam state and the RNG of its seeds."""
+    """One ES search distribution: a center, its Adam state (none with ``sgd``) and the
+    RNG of its seeds."""
 
     def __init__(
         self,
@@ -78,7 +79,8 @@ class ESCenter:
         self.params = center.detach().clone().float()
         """The center: ``(D,)`` float32."""
         self.rng = rng
-        self.optimizer = FlatAdam(self.params, config.learning_rate)
+        adam = config.optimizer == "adam"
+        self.optimizer = FlatAdam(self.params, config.learning_rate) if adam else None
         self.lowrank: LowRank | None = None
         if config.perturbation == "lowrank":
             self.lowrank = lowrank_for(network.layout, config.rank, config.lowrank_min_size)
@@ -112,7 +114,12 @@ class ESCenter:
         gradient = self._weighted_noise_sum(seeds, torch.from_numpy(weights).float())
         gradient /= len(population)
         before = self.params.clone()
-        self.optimizer.step(-gradient + self.config.l2_coeff * self.params)
+        if self.optimizer is None:  # plain gradient ascent: no state to keep
+            self.params.add_(
+                gradient - self.config.l2_coeff * self.params, alpha=self.config.learning_rate
+            )
+        else:
+            self.optimizer.step(-gradient + self.config.l2_coeff * self.params)
         return {
             "gradient_norm": float(gradient.norm()),
             "update_ratio": float((before - self.params).norm() / (self.params.norm() + 1e-12)),
@@ -128,13 +135,22 @@ class ESCenter:
         return weighted_noise_sums(seeds, [(weights, 1)], len(self.params), self.lowrank)[0]
 
     def state_dict(self) -> dict[str, Any]:
-        """Center and Adam state (the RNG belongs to whoever owns it)."""
+        """Center and Adam state (the RNG belongs to whoever owns it); with ``sgd`` the
+        center alone: a checkpoint of one model's size."""
+        if self.optimizer is None:
+            return {"center": self.params.clone()}
         return {"center": self.params.clone(), "optimizer": self.optimizer.state_dict()}
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
         """Restore :meth:`state_dict`."""
         self.params.copy_(state["center"])  # in place: the optimizer steps this tensor
-        self.optimizer.load_state_dict(state["optimizer"])
+        if self.optimizer is not None:
+            if "optimizer" not in state:
+                raise ConfigError(
+                    "algo.optimizer", "adam, resuming a run whose checkpoint has no Adam state",
+                    "algo.optimizer=sgd, as the run was started",
+                )  # fmt: skip
+            self.optimizer.load_state_dict(state["optimizer"])
 
 
 class OpenAIES(EvolutionAlgorithm):

@@ -29,7 +29,11 @@ class ESStepConfig(AlgorithmConfig):
     sigma: float = 0.02
     """Std of the parameter perturbations."""
     learning_rate: float = 0.01
-    """Adam step size."""
+    """The optimizer's step size."""
+    optimizer: str = "adam"
+    """``adam`` (OpenAI ES), or ``sgd``: ``theta += learning_rate * (g - l2_coeff * theta)``
+    with no state, the update of the LLM fine-tuning papers (Qiu et al. 2025; EGGROLL),
+    whose checkpoint is the center alone (Adam keeps two moments as large as the model)."""
     l2_coeff: float = 0.005
     """L2 weight decay added to the gradient estimate."""
     mirrored: bool = True
@@ -61,6 +65,10 @@ class ESStepConfig(AlgorithmConfig):
             "a float > 0",
         )
         require(self.l2_coeff >= 0, "algo.l2_coeff", f"got {self.l2_coeff}", "a float >= 0")
+        require(
+            self.optimizer in ("adam", "sgd"), "algo.optimizer", f"got {self.optimizer!r}",
+            "adam, sgd",
+        )  # fmt: skip
         require(
             not self.mirrored or self.population_size % 2 == 0,
             "algo.population_size",

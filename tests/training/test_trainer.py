@@ -162,3 +162,23 @@ def test_a_checkpoint_is_put_off_while_writing_them_would_take_more_than_its_sha
     assert checkpoint_due(4, 1, 0.1, last_write=3.5, since_write=31.5)
     # Share 0: every interval whatever it costs.
     assert checkpoint_due(4, 1, 0.0, last_write=3.5, since_write=0.1)
+
+
+def test_eval_at_start_logs_the_starting_policy_as_unit_zero(compose, tmp_path):
+    """``run.eval_at_start``: the first row is the starting policy's evaluation, at frame 0;
+    the first generation follows it as generation 1, and a resumed run logs no second one."""
+    import csv
+
+    from neuroplug.app import run_job
+
+    overrides = [*TINY, "env=cartpole", "run.eval_at_start=true", "run.max_generations=2"]
+    run_job(compose([*overrides, "logger=console", f"run.output_dir={tmp_path}"]))
+    with open(tmp_path / "metrics.csv") as file:
+        rows = list(csv.DictReader(file))
+    assert [int(row["generation"]) for row in rows] == [0, 1, 2]
+    assert int(rows[0]["frames"]) == 0 and 8 <= float(rows[0]["eval_return_mean"]) <= 500
+    assert int(rows[1]["frames"]) > 0
+    run_job(compose([*overrides[:-1], "run.max_generations=3", f"run.resume={tmp_path}"]))
+    with open(tmp_path / "metrics.csv") as file:
+        generations = [int(row["generation"]) for row in csv.DictReader(file)]
+    assert generations == [0, 1, 2, 3]

@@ -39,6 +39,36 @@ def test_update_equals_the_estimate_from_stored_noise():
     assert torch.allclose(es.center, 0.01 * torch.sign(expected_gradient), atol=1e-6)
 
 
+def test_sgd_steps_along_the_estimate_and_checkpoints_the_center_alone():
+    """``algo.optimizer=sgd``: theta + lr (g - l2 theta), the fine-tuning papers' update,
+    with no optimizer state: the checkpoint is one model."""
+    config = ESConfig(
+        population_size=8, sigma=0.05, learning_rate=0.3, l2_coeff=0.1, optimizer="sgd"
+    )
+    start = torch.linspace(-1, 1, 20)
+    es = OpenAIES(config, synthetic_context(initial_params=start, seed=2))
+    population = es.ask()
+    fitness = np.random.default_rng(1).normal(size=8)
+    ranks = centered_ranks(fitness)
+    eps = noise_vectors(population.seed[0::2], 20)
+    gradient = torch.from_numpy(ranks[0::2] - ranks[1::2]).float() @ eps / 8
+    es.tell(population, synthetic_result(fitness))
+    torch.testing.assert_close(es.center, start + 0.3 * (gradient - 0.1 * start))
+    state = es.state_dict()
+    assert _numbers_held(state["algorithm"]) == 20  # the center's, nothing more
+    resumed = OpenAIES(config, synthetic_context(initial_params=torch.zeros(20), seed=2))
+    resumed.load_state_dict(state)
+    torch.testing.assert_close(resumed.center, es.center)
+
+
+def _numbers_held(state) -> int:
+    if isinstance(state, torch.Tensor):
+        return state.numel()
+    if isinstance(state, dict):
+        return sum(_numbers_held(value) for value in state.values())
+    return 0
+
+
 def test_es_climbs_a_smooth_objective():
     target = torch.linspace(-1, 1, 30)
     es = OpenAIES(
@@ -70,6 +100,7 @@ def test_nan_fitness_is_scored_worst_and_the_center_stays_finite():
         ({"sigma": -0.1}, "algo.sigma"),
         ({"learning_rate": 0.0}, "algo.learning_rate"),
         ({"fitness_shaping": "softmax"}, "algo.fitness_shaping"),
+        ({"optimizer": "rmsprop"}, "algo.optimizer"),
         ({"episodes_per_member": 0}, "algo.episodes_per_member"),
     ],
 )
