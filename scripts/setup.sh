@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Idempotent set-up: a virtualenv in .venv with neuroplug (editable) and its dependencies.
 #   bash scripts/setup.sh          # runtime only
-#   bash scripts/setup.sh --test   # plus pytest, ruff, mkdocs with mkdocstrings, triton (the Triton noise check), ray, rliable (tools.compare), onnx and onnxruntime (tools.export)
+#   bash scripts/setup.sh --test   # plus pytest, ruff, mkdocs with mkdocstrings, triton (the Triton noise check), ray, rliable (tools.compare), onnx and onnxruntime (tools.export), transformers, pettingzoo and mpe2
 # NEUROPLUG_PYTHON picks the interpreter (default python3); NEUROPLUG_TORCH the torch
 # version installed when the venv has none (default 2.13.0: pinned because an unpinned
 # torch on a CPU-only machine pulls several GB of CUDA packages).
@@ -32,7 +32,7 @@ pip=("$venv/bin/python" -m pip install --quiet --disable-pip-version-check)
 # hatchling: the build backend, also for the test that builds neuroplug's wheels offline.
 "${pip[@]}" hatchling
 if [ "$mode" = test ]; then
-  "${pip[@]}" -e ".[test,video,sweep,triton,ray,ray-sweep,docs,compare,export,hf]"
+  "${pip[@]}" -e ".[test,video,sweep,triton,ray,ray-sweep,docs,compare,export,hf,multiagent]"
   # The example third-party plugin, installed as a user would: algo=cem and its tests run.
   "${pip[@]}" --no-deps -e plugins/neuroplug-cem
 else

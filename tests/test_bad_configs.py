@@ -150,6 +150,23 @@ CASES = {
     "ns-es-negative-sigma": case("algo=ns_es", "algo.sigma=-0.02", field="algo.sigma"),
     # --- algorithm fields out of range
     "unknown-fitness-shaping": case("algo.fitness_shaping=softmax", field="algo.fitness_shaping"),
+    "multi-agent-envs-not-whole-worlds": case(
+        "algo=ppo",
+        "env=simple_spread",
+        "algo.num_envs=8",
+        field="algo.num_envs",
+        also=("3 agents", "a multiple of 3"),
+    ),  # fmt: skip
+    "multi-agent-evolution": case(
+        "algo=es", "env=simple_spread", field="algo", also=("3 agents", "ppo, appo")
+    ),
+    "multi-agent-per-team": case(
+        "algo=ppo",
+        "env=simple_spread",
+        "env.policy_mapping=per_team",
+        field="env.policy_mapping",
+        also=("shared",),
+    ),  # fmt: skip
     "es-unknown-optimizer": case(
         "algo=es", "algo.optimizer=rmsprop", field="algo.optimizer", also=("adam, sgd",)
     ),

@@ -159,6 +159,10 @@ class RunConfig(CheckedConfig):
         )
 
 
+POLICY_MAPPINGS = ("shared",)
+"""How a multi-agent env's agents map to policies (``env.policy_mapping``)."""
+
+
 @dataclass
 class EnvConfig(CheckedConfig):
     """The environment: an EnvPool task (``task_id``), or a gymnasium env (``id`` or
@@ -172,6 +176,14 @@ class EnvConfig(CheckedConfig):
     entry_point: str | None = None
     """``package.module:Class`` of a gymnasium ``Env`` that is not registered (or a function
     returning one), built with ``kwargs``."""
+    parallel_env: str | None = None
+    """``package.module:function`` returning a PettingZoo ``ParallelEnv`` (several agents in
+    one world: ``mpe2.simple_spread_v3:parallel_env``), built with ``kwargs``; each agent
+    is a lane of the env pool (:mod:`neuroplug.envs.multi_agent`)."""
+    policy_mapping: str = "shared"
+    """Multi-agent envs (``parallel_env``): which policy acts for each agent. ``shared``:
+    one policy for every agent (its observation padded to the longest agent's, with a
+    one-hot of the agent's role where roles differ)."""
     family: str = "auto"
     """``auto``, or the task's family (``atari``, ``vizdoom``, ``mujoco``, ``dm_control``,
     ``classic``, ``gymnasium``, or one a package registers: :mod:`neuroplug.envs.families`).
@@ -207,13 +219,27 @@ class EnvConfig(CheckedConfig):
 
     def check(self) -> None:
         super().check()
-        given = [name for name in ("task_id", "id", "entry_point") if getattr(self, name)]
+        given = [
+            name for name in ("task_id", "id", "entry_point", "parallel_env") if getattr(self, name)
+        ]
         require(
             len(given) == 1,
             "env.task_id" if not given else f"env.{given[-1]}",
             "no environment given" if not given else f"{' and '.join(given)} are set together",
-            "one of env.task_id (an EnvPool task), env.id (a gymnasium id) or "
-            "env.entry_point (package.module:Class)",
+            "one of env.task_id (an EnvPool task), env.id (a gymnasium id), "
+            "env.entry_point (package.module:Class) or env.parallel_env (a PettingZoo "
+            "parallel env's package.module:function)",
+        )
+        require(
+            self.policy_mapping in POLICY_MAPPINGS,
+            "env.policy_mapping",
+            f"got {self.policy_mapping!r}"
+            + (
+                " (one policy per team or per agent is not built yet)"
+                if self.policy_mapping in ("per_team", "per_agent")
+                else ""
+            ),
+            ", ".join(POLICY_MAPPINGS),
         )
         require(
             self.max_episode_steps is None or self.max_episode_steps >= 1,

@@ -1,5 +1,6 @@
 """Which pool kind serves a config: the kinds packages register (entry-point group
-``neuroplug.env_pools``), then gymnasium's, then EnvPool's (which serves any
+``neuroplug.env_pools``), then PettingZoo's multi-agent worlds, gymnasium's, then
+EnvPool's (which serves any
 ``env.task_id``). Adding a kind is a package; nothing here names one but neuroplug's own."""
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from neuroplug import discovery
 from neuroplug.config.schema import EnvConfig
 from neuroplug.envs.envpool_pools import EnvPoolPools
 from neuroplug.envs.gymnasium_pools import GymnasiumPools
+from neuroplug.envs.multi_agent.pools import PettingZooPools
 from neuroplug.envs.pool_kind import PoolKind
 
 KIND = "env_pools"
@@ -24,12 +26,12 @@ arguments."""
 def pool_kinds() -> tuple[PoolKind, ...]:
     """Every kind, in the order they are asked whether they serve a config: the registered
     ones (read and loaded by :mod:`neuroplug.discovery`'s rules: one claimant per name,
-    errors naming the distribution), then gymnasium's, then EnvPool's."""
+    errors naming the distribution), then PettingZoo's, gymnasium's, EnvPool's."""
     registered = []
     for name in discovery.discover(KIND, ENTRY_POINT_GROUP):
         info = discovery.resolve(KIND, ENTRY_POINT_GROUP, name)
         registered.append(discovery.load(info, PoolKind)())
-    return (*registered, GymnasiumPools(), EnvPoolPools())
+    return (*registered, PettingZooPools(), GymnasiumPools(), EnvPoolPools())
 
 
 def pool_kind_for(config: EnvConfig) -> PoolKind:

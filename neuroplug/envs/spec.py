@@ -65,10 +65,18 @@ class EnvSpec:
     observation_mask: tuple[int, ...] = ()
     """Entries of the task's vector observation removed before anyone sees it
     (``env.observation_mask``); :attr:`obs_shape` is what is left."""
+    agents: tuple[str, ...] = ()
+    """A multi-agent env's agents (:mod:`neuroplug.envs.multi_agent`): each world fills
+    that many consecutive slots of a pool, one per agent; empty for a one-agent env."""
     obs_bounds: tuple[tuple[float, float], ...] | None = None
     """``(low, high)`` of each entry of a vector observation, where the task's Box declares
     a finite range for every one (Pendulum, Acrobot, MountainCar; not CartPole, whose
     velocities are unbounded): a ``final_obs`` archive then needs no ``algo.bounds``."""
+
+    @property
+    def lanes_per_env(self) -> int:
+        """Slots one world fills: its agents (1 for a one-agent env)."""
+        return max(1, len(self.agents))
 
     @property
     def is_image(self) -> bool:

@@ -212,7 +212,15 @@ class LockstepEvaluation:
         self.population = population
         self.observer = observer
         self.num_lanes = min(max_envs or env.family.engine_lanes, len(self.ledger))
-        self.num_groups = max(1, min(groups, self.num_lanes))
+        # A multi-agent world fills as many lanes as it has agents, all stepped at once
+        # and ending together: lanes, groups and episodes come in whole worlds.
+        self.world = env.lanes_per_env
+        if len(self.ledger) % self.world:
+            raise ValueError(
+                f"{len(self.ledger)} episodes are not whole worlds of {self.world} agents"
+            )
+        self.num_lanes = max(self.world, self.num_lanes - self.num_lanes % self.world)
+        self.num_groups = max(1, min(groups, self.num_lanes // self.world))
         # The threads are shared out between the groups' pools: one pool per core-share
         # keeps the envs from fighting each other (and the backend) for the same cores.
         total_threads = available_env_threads(env_threads)
@@ -327,7 +335,12 @@ class LockstepEvaluation:
     def _lane_groups(self) -> list[np.ndarray]:
         # Consecutive lanes per group: lanes start on consecutive members, so a group's
         # members are a run whose weights a backend can use in place.
-        return np.array_split(np.arange(self.num_lanes), self.num_groups)
+        worlds = np.array_split(np.arange(self.num_lanes // self.world), self.num_groups)
+        return [
+            (first * self.world + np.arange(len(run) * self.world))
+            for run in worlds
+            for first in run[:1]
+        ]
 
     def _start_groups(self) -> list[_Group]:
         seeds = lane_seeds(self.request, self.ledger, self.num_lanes)

@@ -311,7 +311,9 @@ def watch(
         + (f"; the run's last evaluation: mean {evaluated:.2f}" if evaluated is not None else ""),
         flush=True,
     )
-    request = evaluation_request(seed, loaded.completed, episodes)
+    # A multi-agent env plays ``episodes`` worlds, each agent's episode its own row.
+    agents = env.agents or ()
+    request = evaluation_request(seed, loaded.completed, episodes * env.lanes_per_env)
     writer = VideoWriter(path, fps) if path else None
     recorder = FrameRecorder(writer, episodes if record_all else 1) if writer else None
     completions = CompletionRecorder(env) if env.family.writes_text else None
@@ -329,13 +331,17 @@ def watch(
         zip(seeds, returns, lengths, strict=True)
     ):
         text = f"  {completions.texts.get(index, '')!r}" if completions else ""
+        if agents:  # the world's episode, and whose return this row is
+            world, agent = divmod(index, len(agents))
+            text += f"  world {world} {agents[agent]}"
         print(
             f"episode {index:3d}  seed {episode_seed:10d}  return {score:10.2f}  "
             f"steps {length:6d}{text}"
         )
+    worlds = f" ({episodes} worlds of {len(agents)} agents)" if agents else ""
     print(
         f"return mean {returns.mean():.2f} std {returns.std():.2f} "
-        f"min {returns.min():.2f} max {returns.max():.2f} over {episodes} episodes"
+        f"min {returns.min():.2f} max {returns.max():.2f} over {len(returns)} episodes{worlds}"
     )
     if path and not frames:
         print(f"no video: {recorder.problem or 'no frames were rendered'}")

@@ -149,6 +149,14 @@ def build_components(config: Experiment, env: EnvSpec | None = None) -> Componen
             )
         policy = Policy(network, env, normalize_observations=False)
         settings, source = resolve_learner_settings(config.algo, env)
+        lanes = env.lanes_per_env
+        require(
+            settings.num_envs % lanes == 0,
+            "algo.num_envs",
+            f"{settings.num_envs} envs do not hold whole worlds of {env.task_id}, whose "
+            f"{lanes} agents take an env each",
+            f"a multiple of {lanes} ({lanes * max(1, round(settings.num_envs / lanes))}, say)",
+        )
         # PyTorch's CPU threads, by the run's one rule (neuroplug.runtime.devices): the learner's
         # algo.torch_threads; for evolution, the backend's inference threads.
         threads = TorchThreads(settings.torch_threads)
@@ -163,6 +171,14 @@ def build_components(config: Experiment, env: EnvSpec | None = None) -> Componen
             kind.name, config.algo.name, algorithm_class, settings, context
         )
     else:
+        require(
+            not env.agents,
+            "algo",
+            f"{config.algo.name} evaluates one agent per episode, and {env.task_id} has "
+            f"{len(env.agents)} agents in each world (self-play and coevolution for the "
+            "evolution family are not built yet)",
+            "a learner (ppo, appo), whose shared policy acts for every agent",
+        )
         threads = TorchThreads(getattr(config.backend, "torch_threads", 0))
         policy = Policy(network, env, normalize_observations=config.algo.obs_norm)
         context = algorithm_context(network, config.run.seed, env)

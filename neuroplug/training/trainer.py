@@ -285,11 +285,12 @@ class Trainer:
         self.loggers.log(metrics)
 
     def evaluate_policy(self) -> EvaluationResult:
-        """Play ``run.eval_episodes`` episodes with the deployed policy (no action noise)."""
+        """Play ``run.eval_episodes`` episodes with the deployed policy (no action noise);
+        in a multi-agent env, as many worlds, every agent's episode counted."""
         params = self.parts.algorithm.policy_params().unsqueeze(0)
         request = EvaluationRequest(
             generation=EVALUATION_GENERATION_OFFSET + self.completed,
-            episodes_per_member=self.parts.run.eval_episodes,
+            episodes_per_member=self.parts.run.eval_episodes * self.parts.env.lanes_per_env,
             seed=self.parts.run.seed,
             progress=self._evaluation_progress(),
         )

@@ -64,7 +64,7 @@ def test_family_is_detected_for_generic_tasks():
 def test_generic_env_needs_a_task_id(compose):
     with pytest.raises(ConfigError, match="env.task_id: no environment given"):
         to_dataclass(EnvConfig, compose(["env=envpool"]).env, "env")
-    with pytest.raises(ConfigError, match=r"env.id \(a gymnasium id\) or env.entry_point"):
+    with pytest.raises(ConfigError, match=r"env.id \(a gymnasium id\), env.entry_point"):
         to_dataclass(EnvConfig, compose(["env=gymnasium"]).env, "env")
     named = to_dataclass(EnvConfig, compose(["env=gymnasium", "env.id=Acrobot-v1"]).env, "env")
     assert make_spec(named).family.name == "gymnasium"

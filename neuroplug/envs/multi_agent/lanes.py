@@ -1,0 +1,149 @@
+"""A pool of multi-agent worlds whose agents are its slots, with EnvPool's step contract.
+
+World ``w`` of k agents holds slots ``w k .. w k + k - 1`` (agent ``i`` of
+:attr:`ParallelMaker.agents` in slot ``w k + i``). Its calls are
+:class:`~neuroplug.envs.gymnasium_pool.GymnasiumPool`'s, with their meaning per world: a
+world is seeded once, by its first slot's seed, at its first reset (later episodes continue
+its own RNG); a fresh world, or one whose episode ended, resets on its next ``send`` (the
+actions ignored; the rows are its first observations, reward 0, not done); each row is one
+agent's own observation, reward and episode end. A ``send`` names every agent of each world
+it steps, since a world steps all its agents at once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from neuroplug.envs.gymnasium_env import StepArrays
+from neuroplug.envs.gymnasium_pool import GymnasiumSteps
+from neuroplug.envs.multi_agent.maker import ParallelMaker
+
+
+class AgentLanesPool:
+    """``len(seeds) / k`` worlds ``maker`` builds, a slot per agent (see the module
+    docstring)."""
+
+    def __init__(self, maker: ParallelMaker, seeds: Sequence[int], **extra) -> None:
+        self.maker = maker
+        self.lanes = len(maker.agents)
+        if len(seeds) % self.lanes:
+            raise ValueError(f"{len(seeds)} slots do not hold whole worlds of {self.lanes} agents")
+        self.num_envs = len(seeds)
+        worlds = len(seeds) // self.lanes
+        self.seeds = [int(seeds[world * self.lanes]) for world in range(worlds)]
+        self.worlds = [maker.make(**extra) for _ in range(worlds)]
+        self.started = [False] * worlds
+        self.needs_reset = [True] * worlds
+        self.steps = [0] * worlds
+        self._pending: list[StepArrays] = []
+
+    # ----------------------------------------------------------- EnvPool's calls
+
+    def async_reset(self) -> None:
+        """Reset every world; the next :meth:`recv` returns all first observations."""
+        self.needs_reset = [True] * len(self.worlds)
+        everyone = np.arange(self.num_envs, dtype=np.int32)
+        self._pending.append(self._step(everyone, np.zeros(self.num_envs, np.int64)))
+
+    def send(self, actions: np.ndarray, env_ids: np.ndarray) -> None:
+        """Step the worlds of slots ``env_ids`` with ``actions`` (row ``i`` for slot
+        ``env_ids[i]``)."""
+        self._pending.append(self._step(np.asarray(env_ids, np.int32), np.asarray(actions)))
+
+    def recv(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict]:
+        """gymnasium's ``(obs, reward, terminated, truncated, info)`` for the oldest
+        ``send``; ``info["env_id"]`` names each row's slot."""
+        arrays = self._take()
+        info = {"env_id": arrays.env_ids, **arrays.info}
+        return arrays.observations, arrays.rewards, arrays.terminated, arrays.truncated, info
+
+    def render(self, env_ids: Sequence[int]) -> np.ndarray:
+        """``(n, H, W, 3)``: each slot's world as the env draws it (every agent in it)."""
+        frames = {}
+        for world in {int(slot) // self.lanes for slot in env_ids}:
+            frames[world] = np.asarray(self.worlds[world].render())
+        return np.stack([frames[int(slot) // self.lanes] for slot in env_ids])
+
+    def close(self) -> None:
+        """Close every world."""
+        for world in self.worlds:
+            world.close()
+        self.worlds = []
+
+    def step_batches(self, score_key: str | None, game_over_key: str | None) -> GymnasiumSteps:
+        """The learners' step driver (the gymnasium pool's, over these calls)."""
+        return GymnasiumSteps(self, score_key, game_over_key)
+
+    # -----------------------------------------------------------------------------
+
+    def _take(self) -> StepArrays:
+        if not self._pending:
+            raise RuntimeError("recv() without a send() or async_reset() in flight")
+        return self._pending.pop(0)
+
+    def _step(self, env_ids: np.ndarray, actions: np.ndarray) -> StepArrays:
+        rows = len(env_ids)
+        observations = np.zeros((rows, self.maker.width), np.float32)
+        rewards = np.zeros(rows, np.float32)
+        terminated = np.zeros(rows, bool)
+        truncated = np.zeros(rows, bool)
+        worlds = env_ids // self.lanes
+        for world in dict.fromkeys(worlds.tolist()):
+            mine = np.flatnonzero(worlds == world)
+            agents = env_ids[mine] - world * self.lanes
+            if len(mine) != self.lanes or sorted(agents.tolist()) != list(range(self.lanes)):
+                raise RuntimeError(
+                    f"slots {env_ids[mine].tolist()} name some agents of world {world} only: "
+                    f"its {self.lanes} agents step together"
+                )
+            names = [self.maker.agents[agent] for agent in agents]
+            if self.needs_reset[world]:
+                seed = None if self.started[world] else self.seeds[world]
+                seen, _ = self.worlds[world].reset(seed=seed)
+                self.started[world], self.needs_reset[world] = True, False
+                self.steps[world] = 0
+                outcome = {name: (seen[name], 0.0, False, False) for name in names}
+            else:
+                outcome = self._advance(world, names, actions[mine])
+            for row, name in zip(mine, names, strict=True):
+                seen, reward, ended, cut = outcome[name]
+                observations[row] = self.maker.observe(name, seen)
+                rewards[row], terminated[row], truncated[row] = reward, ended, cut
+        return StepArrays(env_ids, observations, rewards, terminated, truncated, {})
+
+    def _advance(self, world: int, names: list[str], actions: np.ndarray) -> dict:
+        env = self.worlds[world]
+        chosen = {name: _native(action) for name, action in zip(names, actions, strict=True)}
+        seen, rewards, ended, cut, _ = env.step(chosen)
+        self.steps[world] += 1
+        limit = self.maker.max_episode_steps
+        over = limit is not None and self.steps[world] >= limit
+        finished = {name: bool(ended.get(name)) or bool(cut.get(name)) or over for name in names}
+        if any(finished.values()) and not all(finished.values()):
+            early = [name for name, done in finished.items() if done]
+            raise RuntimeError(
+                f"in world {world}, {', '.join(early)} ended before the other agents: worlds "
+                "whose agents' episodes end at different steps are not supported yet"
+            )
+        if all(finished.values()):
+            self.needs_reset[world] = True
+        return {
+            name: (
+                seen[name],
+                float(rewards.get(name, 0.0)),
+                bool(ended.get(name)),
+                bool(cut.get(name)) or (over and not ended.get(name)),
+            )
+            for name in names
+        }
+
+
+def _native(action: np.ndarray):
+    """An action as PettingZoo envs take it: a Python int for a discrete space, a float32
+    array for a box."""
+    action = np.asarray(action)
+    return (
+        int(action) if action.ndim == 0 and action.dtype.kind in "iu" else action.astype(np.float32)
+    )

@@ -1,0 +1,55 @@
+"""How a multi-agent env is built and what each of its agents observes, picklable."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+
+def role_of(agent: str) -> str:
+    """An agent's role: its name without the trailing index (``adversary_0`` ->
+    ``adversary``), PettingZoo's naming."""
+    head, _, tail = agent.rpartition("_")
+    return head if head and tail.isdigit() else agent
+
+
+@dataclass(frozen=True)
+class ParallelMaker:
+    """A PettingZoo parallel env's factory, its settings, and its agents' observation layout
+    under one shared policy."""
+
+    factory: str
+    """``package.module:function`` returning the ``ParallelEnv``."""
+    kwargs: dict[str, Any] = field(default_factory=dict)
+    agents: tuple[str, ...] = ()
+    """Every agent that may act (``possible_agents``), in order: lane ``i`` of a world is
+    agent ``agents[i]``."""
+    observation_size: int = 0
+    """The longest agent's flat observation: each is zero-padded to it."""
+    roles: tuple[str, ...] = ()
+    """The distinct roles (:func:`role_of`), a one-hot of which follows the observation
+    where there is more than one."""
+    max_episode_steps: int | None = None
+    """Every agent's episode is truncated at this many steps (None: the env's own end)."""
+
+    def make(self, **extra: Any):
+        """A new env (``extra``: more constructor kwargs, e.g. ``render_mode``)."""
+        from neuroplug.config.targets import load_target
+
+        return load_target(self.factory, "env.parallel_env")(**{**self.kwargs, **extra})
+
+    @property
+    def width(self) -> int:
+        """The shared policy's observation width."""
+        return self.observation_size + (len(self.roles) if len(self.roles) > 1 else 0)
+
+    def observe(self, agent: str, observation: Any) -> np.ndarray:
+        """``agent``'s observation as the shared policy reads it (float32, ``(width,)``)."""
+        seen = np.zeros(self.width, np.float32)
+        flat = np.asarray(observation, np.float32).reshape(-1)
+        seen[: len(flat)] = flat
+        if len(self.roles) > 1:
+            seen[self.observation_size + self.roles.index(role_of(agent))] = 1.0
+        return seen

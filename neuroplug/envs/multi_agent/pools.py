@@ -1,0 +1,115 @@
+"""PettingZoo's parallel envs as a pool kind (:class:`PettingZooPools`): the env
+``env.parallel_env`` names, described by :func:`make_parallel_spec` without training
+anything (one world is built to read its agents' spaces) and stepped by
+:class:`~neuroplug.envs.multi_agent.lanes.AgentLanesPool`, an agent a slot."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from neuroplug.config.schema import EnvConfig
+from neuroplug.envs.multi_agent.maker import ParallelMaker, role_of
+from neuroplug.envs.pool_kind import PoolKind
+from neuroplug.envs.spec import EnvSpec
+from neuroplug.errors import ConfigError
+
+
+class PettingZooPools(PoolKind):
+    """Multi-agent worlds; a spec's ``maker`` is its :class:`ParallelMaker`."""
+
+    name = "pettingzoo"
+
+    def serves(self, config: EnvConfig) -> bool:
+        return bool(config.parallel_env)
+
+    def make_spec(self, config: EnvConfig) -> EnvSpec:
+        return make_parallel_spec(config, self)
+
+    def make_pool(
+        self, spec: EnvSpec, seeds: np.ndarray, num_threads: int, overrides: dict[str, Any]
+    ) -> Any:
+        from dataclasses import replace
+
+        from neuroplug.envs.multi_agent.lanes import AgentLanesPool
+
+        settings = dict(overrides)
+        # A learner's Atari settings do not apply; watch's step cap does.
+        for unused in ("reward_clip", "episodic_life"):
+            settings.pop(unused, None)
+        cap = settings.pop("max_episode_steps", spec.maker.max_episode_steps)
+        # The spec's make settings, as a video's spec carries them (its render mode).
+        maker = replace(spec.maker, kwargs={**spec.make_kwargs, **settings}, max_episode_steps=cap)
+        return AgentLanesPool(maker, [int(seed) for seed in seeds])
+
+    def info_keys(self, spec: EnvSpec) -> frozenset[str]:
+        return frozenset()
+
+    def stepping(self, spec: EnvSpec) -> str:
+        agents = len(spec.agents)
+        return f"{agents} agents a world, each a lane; worlds step in this process"
+
+
+def make_parallel_spec(config: EnvConfig, kind: PoolKind) -> EnvSpec:
+    """Check ``config`` and describe its env as one agent's, under one shared policy: every
+    agent acts in the same action space; observations are padded to the longest agent's
+    (a one-hot of the agent's role after them where roles differ). Refusals name the field."""
+    from neuroplug.envs.families import family_named
+
+    maker = ParallelMaker(str(config.parallel_env), dict(config.kwargs))
+    try:
+        world = maker.make()
+    except TypeError as error:
+        raise ConfigError(
+            "env.kwargs", f"{config.parallel_env} refused its settings: {error}",
+            "the env's own keyword arguments",
+        ) from None  # fmt: skip
+    try:
+        agents = tuple(getattr(world, "possible_agents", ()) or ())
+        if not agents or not hasattr(world, "observation_space"):
+            raise ConfigError(
+                "env.parallel_env",
+                f"{config.parallel_env} returned {type(world).__name__}, not a PettingZoo "
+                "ParallelEnv with possible_agents",
+                "package.module:function returning a PettingZoo parallel env "
+                "(mpe2.simple_spread_v3:parallel_env)",
+            )
+        spaces = {agent: world.action_space(agent) for agent in agents}
+        first = spaces[agents[0]]
+        if any(space != first for space in spaces.values()):
+            differing = sorted({str(space) for space in spaces.values()})
+            raise ConfigError(
+                "env.policy_mapping",
+                f"shared: one policy acts for every agent, and their action spaces differ "
+                f"({', '.join(differing)})",
+                "an env whose agents share an action space (one policy per team is not built yet)",
+            )
+        sizes = {agent: int(np.prod(world.observation_space(agent).shape)) for agent in agents}
+        roles = tuple(dict.fromkeys(role_of(agent) for agent in agents))
+        name = str(config.parallel_env).partition(":")[0].rsplit(".", 1)[-1]
+        maker = ParallelMaker(
+            maker.factory, maker.kwargs, agents, max(sizes.values()), roles,
+            config.max_episode_steps,
+        )  # fmt: skip
+        discrete = hasattr(first, "n")
+        limit = config.max_episode_steps or int(getattr(world.unwrapped, "max_cycles", 0) or 0)
+    finally:
+        getattr(world, "close", lambda: None)()
+    return EnvSpec(
+        task_id=name,
+        family=family_named("multi_agent"),
+        obs_shape=(maker.width,),
+        obs_dtype=np.dtype(np.float32),
+        discrete=discrete,
+        num_actions=int(first.n) if discrete else int(np.prod(first.shape)),
+        action_low=None if discrete else np.asarray(first.low, np.float32).reshape(-1),
+        action_high=None if discrete else np.asarray(first.high, np.float32).reshape(-1),
+        frame_skip=1,
+        max_episode_steps=limit or 100_000,
+        solved_return=config.solved_return,
+        make_kwargs=dict(config.kwargs),
+        pool_kind=kind,
+        maker=maker,
+        agents=agents,
+    )

@@ -1,0 +1,89 @@
+"""Multi-agent worlds as pool lanes (``env.parallel_env``): each agent a slot with its own
+observation, reward and episode end, worlds seeded once and reset as EnvPool's envs are,
+a shared policy told each agent's role; what cannot be played is refused."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+pytest.importorskip("pettingzoo")
+
+from neuroplug.config.schema import EnvConfig  # noqa: E402
+from neuroplug.envs.make import make_pool, make_spec  # noqa: E402
+from neuroplug.errors import ConfigError  # noqa: E402
+
+
+def _spec(**settings):
+    return make_spec(EnvConfig(parallel_env="parallel_worlds:roles", kwargs=settings))
+
+
+def test_each_agent_is_a_lane_with_its_own_observation_reward_and_end():
+    spec = _spec(length=3)
+    assert spec.agents == ("guard_0", "guard_1", "runner_0") and spec.lanes_per_env == 3
+    assert spec.obs_shape == (3 + 2,) and spec.num_actions == 3  # padded, then two roles
+    assert str(spec.family) == "multi_agent" and spec.max_episode_steps == 100_000
+    pool = make_pool(spec, np.arange(6))  # two worlds
+    pool.async_reset()
+    observations, rewards, _, _, info = pool.recv()
+    assert info["env_id"].tolist() == list(range(6)) and not rewards.any()
+    np.testing.assert_array_equal(observations[:, 3:], [[1, 0], [1, 0], [0, 1]] * 2)
+    assert (observations[[2, 5], 2] == 0).all()  # a runner's third entry is padding
+    actions = np.array([1, 0, 2, 1, 1, 0])  # right, wrong, right; right, right, wrong
+    for step in range(3):
+        pool.send(actions, np.arange(6))
+        _, rewards, terminated, truncated, _ = pool.recv()
+        np.testing.assert_array_equal(rewards, [1, 0, 1, 1, 1, 0])
+        assert not terminated.any() and truncated.all() == (step == 2)
+    pool.send(actions, np.arange(6))  # ended worlds reset: first observations, reward 0
+    _, rewards, _, truncated, _ = pool.recv()
+    assert not rewards.any() and not truncated.any()
+    pool.close()
+
+
+def test_a_world_is_seeded_once_by_its_first_slot():
+    spec = _spec()
+
+    def played(seeds):
+        pool = make_pool(spec, np.asarray(seeds))
+        pool.async_reset()
+        seen = [pool.recv()[0]]
+        for _ in range(7):  # past an episode's end: the next continues the world's RNG
+            pool.send(np.ones(len(seeds), np.int64), np.arange(len(seeds)))
+            seen.append(pool.recv()[0])
+        pool.close()
+        return np.stack(seen)
+
+    first, again = played([4, 9, 9]), played([4, 1, 2])
+    np.testing.assert_array_equal(first, again)  # the other slots' seeds are not read
+    assert not np.array_equal(first, played([5, 9, 9]))
+
+
+def test_a_world_steps_all_its_agents_or_none():
+    pool = make_pool(_spec(), np.arange(6))
+    pool.async_reset()
+    pool.recv()
+    pool.send(np.ones(3, np.int64), np.arange(3, 6))  # the second world alone: fine
+    assert pool.recv()[0].shape == (3, 5)
+    with pytest.raises(RuntimeError, match=r"slots \[0, 1\] name some agents of world 0"):
+        pool.send(np.ones(2, np.int64), np.array([0, 1]))
+
+
+def test_agents_whose_episodes_end_apart_are_refused_naming_them():
+    pool = make_pool(_spec(early=True, length=3), np.arange(3))
+    pool.async_reset()
+    pool.recv()
+    pool.send(np.ones(3, np.int64), np.arange(3))
+    with pytest.raises(RuntimeError, match=r"runner_0 ended before the other agents"):
+        pool.send(np.ones(3, np.int64), np.arange(3))
+
+
+def test_a_shared_policy_needs_one_action_space_and_names_the_mapping():
+    with pytest.raises(ConfigError, match=r"env.policy_mapping: shared: .*action spaces differ"):
+        _spec(wide=True)
+    with pytest.raises(ConfigError, match=r"env.kwargs: parallel_worlds:roles refused"):
+        _spec(colour="red")
+    with pytest.raises(ConfigError, match=r"env.policy_mapping: got 'per_team' \(one policy"):
+        EnvConfig(parallel_env="parallel_worlds:roles", policy_mapping="per_team")
+    with pytest.raises(ConfigError, match=r"env.parallel_env: .* not a PettingZoo"):
+        make_spec(EnvConfig(parallel_env="parallel_worlds:not_a_world"))

@@ -1,0 +1,78 @@
+"""Small PettingZoo parallel envs for the multi-agent tests (``env.parallel_env=
+parallel_worlds:roles``), fast and deterministic, as a user's own would be written."""
+
+from __future__ import annotations
+
+import numpy as np
+from gymnasium import spaces
+from pettingzoo import ParallelEnv
+
+
+class Roles(ParallelEnv):
+    """``guards`` guard agents (observing 3 numbers) and ``runners`` runners (2 numbers):
+    each is rewarded 1 a step for the action of its role (guards 1, runners 2), 0 else;
+    every episode lasts ``length`` steps. A shared policy scores only by reading its role.
+    ``early``: the first runner's episode ends a step before the others'. ``wide``: the
+    runners act in a larger action space than the guards."""
+
+    metadata = {"name": "roles_v0", "render_modes": ["rgb_array"]}
+
+    def __init__(
+        self, guards: int = 2, runners: int = 1, length: int = 5, early: bool = False,
+        wide: bool = False, render_mode: str | None = None,
+    ) -> None:  # fmt: skip
+        self.possible_agents = [f"guard_{i}" for i in range(guards)] + [
+            f"runner_{i}" for i in range(runners)
+        ]
+        self.length, self.early, self.wide, self.render_mode = length, early, wide, render_mode
+        self.rng = np.random.default_rng()
+        self.t = 0
+
+    def observation_space(self, agent):
+        return spaces.Box(-1.0, 1.0, (3 if agent.startswith("guard") else 2,), np.float32)
+
+    def action_space(self, agent):
+        return spaces.Discrete(4 if self.wide and agent.startswith("runner") else 3)
+
+    def _observe(self):
+        return {
+            agent: self.rng.uniform(-1, 1, self.observation_space(agent).shape).astype(np.float32)
+            for agent in self.agents
+        }
+
+    def reset(self, seed=None, options=None):
+        if seed is not None:
+            self.rng = np.random.default_rng(seed)
+        self.agents = list(self.possible_agents)
+        self.t = 0
+        return self._observe(), {agent: {} for agent in self.agents}
+
+    def step(self, actions):
+        self.t += 1
+        wanted = {agent: 1 if agent.startswith("guard") else 2 for agent in self.agents}
+        rewards = {agent: float(actions[agent] == wanted[agent]) for agent in self.agents}
+        observations = self._observe()
+        over = self.t >= self.length
+        truncated = {agent: over for agent in self.agents}
+        if self.early and self.t == self.length - 1:
+            truncated["runner_0"] = True
+        terminated = {agent: False for agent in self.agents}
+        infos = {agent: {} for agent in self.agents}
+        if over:
+            self.agents = []
+        return observations, rewards, terminated, truncated, infos
+
+    def render(self):
+        frame = np.zeros((8, 8, 3), np.uint8)
+        frame[:, : self.t] = 255
+        return frame
+
+
+def roles(**settings) -> Roles:
+    """:class:`Roles` built with ``settings`` (what ``env.parallel_env`` names)."""
+    return Roles(**settings)
+
+
+def not_a_world(**settings) -> object:
+    """A factory that returns something else than a parallel env (a user's mistake)."""
+    return object()
