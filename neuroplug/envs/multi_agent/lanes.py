@@ -85,7 +85,7 @@ class AgentLanesPool:
 
     def _step(self, env_ids: np.ndarray, actions: np.ndarray) -> StepArrays:
         rows = len(env_ids)
-        observations = np.zeros((rows, self.maker.width), np.float32)
+        observations = np.zeros((rows, *self.maker.shape), self.maker.dtype)
         rewards = np.zeros(rows, np.float32)
         terminated = np.zeros(rows, bool)
         truncated = np.zeros(rows, bool)

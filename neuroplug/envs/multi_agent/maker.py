@@ -27,7 +27,10 @@ class ParallelMaker:
     """Every agent that may act (``possible_agents``), in order: lane ``i`` of a world is
     agent ``agents[i]``."""
     observation_size: int = 0
-    """The longest agent's flat observation: each is zero-padded to it."""
+    """The longest agent's flat observation: each is zero-padded to it (vectors)."""
+    frames: tuple[int, ...] = ()
+    """Image observations: every agent's ``(height, width, channels)``, read as
+    ``(channels, height, width)`` bytes (the layout neuroplug's convolutions take)."""
     roles: tuple[str, ...] = ()
     """The distinct roles (:func:`role_of`), a one-hot of which follows the observation
     where there is more than one."""
@@ -42,11 +45,32 @@ class ParallelMaker:
 
     @property
     def width(self) -> int:
-        """The shared policy's observation width."""
+        """The shared policy's observation width (vectors)."""
         return self.observation_size + (len(self.roles) if len(self.roles) > 1 else 0)
 
+    @property
+    def shape(self) -> tuple[int, ...]:
+        """What the shared policy reads: ``(width,)`` floats, or ``(channels + roles,
+        height, width)`` bytes, a role's plane 255 where roles differ."""
+        if not self.frames:
+            return (self.width,)
+        height, width, channels = self.frames
+        return (channels + (len(self.roles) if len(self.roles) > 1 else 0), height, width)
+
+    @property
+    def dtype(self) -> np.dtype:
+        """float32 vectors, uint8 images."""
+        return np.dtype(np.uint8 if self.frames else np.float32)
+
     def observe(self, agent: str, observation: Any) -> np.ndarray:
-        """``agent``'s observation as the shared policy reads it (float32, ``(width,)``)."""
+        """``agent``'s observation as the shared policy reads it (:attr:`shape`)."""
+        if self.frames:
+            seen = np.zeros(self.shape, np.uint8)
+            channels = self.frames[2]
+            seen[:channels] = np.moveaxis(np.asarray(observation, np.uint8), -1, 0)
+            if len(self.roles) > 1:
+                seen[channels + self.roles.index(role_of(agent))] = 255
+            return seen
         seen = np.zeros(self.width, np.float32)
         flat = np.asarray(observation, np.float32).reshape(-1)
         seen[: len(flat)] = flat

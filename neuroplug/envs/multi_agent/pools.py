@@ -85,11 +85,22 @@ def make_parallel_spec(config: EnvConfig, kind: PoolKind) -> EnvSpec:
                 f"({', '.join(differing)})",
                 "an env whose agents share an action space (one policy per team is not built yet)",
             )
-        sizes = {agent: int(np.prod(world.observation_space(agent).shape)) for agent in agents}
+        shapes = {agent: tuple(world.observation_space(agent).shape) for agent in agents}
+        sizes = {agent: int(np.prod(shape)) for agent, shape in shapes.items()}
         roles = tuple(dict.fromkeys(role_of(agent) for agent in agents))
         name = str(config.parallel_env).partition(":")[0].rsplit(".", 1)[-1]
+        frames = ()
+        if any(len(shape) == 3 for shape in shapes.values()):  # (height, width, channels)
+            if len(set(shapes.values())) > 1:
+                raise ConfigError(
+                    "env.policy_mapping",
+                    f"shared: one policy reads every agent's frames, and their shapes differ "
+                    f"({', '.join(sorted({str(shape) for shape in shapes.values()}))})",
+                    "an env whose agents see frames of one shape",
+                )
+            frames = shapes[agents[0]]
         maker = ParallelMaker(
-            maker.factory, maker.kwargs, agents, max(sizes.values()), roles,
+            maker.factory, maker.kwargs, agents, max(sizes.values()), frames, roles,
             config.max_episode_steps,
         )  # fmt: skip
         discrete = hasattr(first, "n")
@@ -99,8 +110,8 @@ def make_parallel_spec(config: EnvConfig, kind: PoolKind) -> EnvSpec:
     return EnvSpec(
         task_id=name,
         family=family_named("multi_agent"),
-        obs_shape=(maker.width,),
-        obs_dtype=np.dtype(np.float32),
+        obs_shape=maker.shape,
+        obs_dtype=maker.dtype,
         discrete=discrete,
         num_actions=int(first.n) if discrete else int(np.prod(first.shape)),
         action_low=None if discrete else np.asarray(first.low, np.float32).reshape(-1),
