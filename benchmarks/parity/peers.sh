@@ -7,6 +7,10 @@
 #   sf/       Sample Factory 2.1.1 (its APPO, gymnasium 0.29.1), torch 2.13.0 (the CPU build)
 #   ribs/     pyribs 0.8.3 (its last release for numpy 1, which MuJoCo 2.3.7 needs),
 #             gymnasium 0.29.1 with MuJoCo 2.3.7
+#   evotorch/ EvoTorch 0.6.1, gymnasium 1.2.2, torch 2.13.0 (the CPU build)
+#   cma/      pycma 4.5.0, gymnasium 1.2.2
+#   sb3ma/    Stable-Baselines3 with PettingZoo 1.27.0, mpe2 1.1.1 and SuperSuit 3.11.0 (its
+#             shared-policy recipe for multi-agent envs), torch 2.13.0 (the CPU build)
 # Usage: bash benchmarks/parity/peers.sh [DIR] ; CLEANRL_SOURCE=<url or path> to clone from
 # elsewhere than GitHub.
 set -euo pipefail
@@ -30,6 +34,20 @@ if [ ! -x "$peers/ribs/bin/python" ]; then
   python3.11 -m venv "$peers/ribs"
   "$peers/ribs/bin/pip" install --quiet ribs==0.8.3 "gymnasium[mujoco]==0.29.1" mujoco==2.3.7 \
     "numpy<2"
+fi
+if [ ! -x "$peers/evotorch/bin/python" ]; then
+  python3.11 -m venv "$peers/evotorch"
+  "$peers/evotorch/bin/pip" install --quiet torch==2.13.0 evotorch==0.6.1 gymnasium==1.2.2
+fi
+if [ ! -x "$peers/cma/bin/python" ]; then
+  python3.11 -m venv "$peers/cma"
+  "$peers/cma/bin/pip" install --quiet cma==4.5.0 gymnasium==1.2.2
+fi
+if [ ! -x "$peers/sb3ma/bin/python" ]; then
+  python3.11 -m venv "$peers/sb3ma"
+  "$peers/sb3ma/bin/pip" install --quiet torch==2.13.0
+  "$peers/sb3ma/bin/pip" install --quiet "stable-baselines3>=2.4" pettingzoo==1.27.0 \
+    mpe2==1.1.1 supersuit==3.11.0
 fi
 git -C "$peers/cleanrl" checkout --quiet "$cleanrl_commit"
 echo "peers ready in $peers"

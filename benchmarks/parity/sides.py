@@ -146,6 +146,20 @@ def run_sb3(comparison: Comparison, side: Side, seed: int, peers: Path) -> dict:
     return record
 
 
+def run_sb3_pettingzoo(comparison: Comparison, side: Side, seed: int, peers: Path) -> dict:
+    """Stable-Baselines3's PPO with one policy for every agent (``peers/sb3_pettingzoo.py``
+    in ``<peers>/sb3ma``) for ``seed``: ``side.arguments`` its env and settings."""
+    python = peers / "sb3ma" / "bin" / "python"
+    learn = PEERS / "sb3_pettingzoo.py"
+    command = [str(python), str(learn), "--steps", str(comparison.budget), "--seed", str(seed)]
+    record = printed_episodes([*command, *side.arguments], {}, comparison.budget)
+    record["command"] = " ".join(
+        ["python", "benchmarks/parity/peers/sb3_pettingzoo.py", *command[2:], *side.arguments]
+    )
+    record["versions"] = peer_versions(python)
+    return record
+
+
 def run_sample_factory(comparison: Comparison, side: Side, seed: int, peers: Path) -> dict:
     """Sample Factory's APPO (``peers/sf_learn.py`` in ``<peers>/sf``) for ``seed``:
     ``side.arguments`` its settings, one serial process (one core)."""
@@ -275,6 +289,7 @@ RUNNERS = {
     "neuroplug": run_neuroplug,
     "cleanrl": run_cleanrl,
     "sb3": run_sb3,
+    "sb3_pettingzoo": run_sb3_pettingzoo,
     "evotorch": run_evotorch,
     "pycma": run_pycma,
     "sample_factory": run_sample_factory,

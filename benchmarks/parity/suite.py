@@ -168,6 +168,32 @@ RL_ZOO_DQN_ACROBOT = sb3(
 """rl-baselines3-zoo's ``hyperparams/dqn.yml``, Acrobot-v1."""
 
 
+def _shared_policy(task: str, module: str, config: str, kwargs: dict) -> Comparison:
+    """``ppo`` with one policy for every agent of a multi-agent world beside
+    Stable-Baselines3's PPO on the same world through SuperSuit (PettingZoo's own recipe),
+    both at rl-baselines3-zoo's CartPole settings (our preset for discrete vector tasks),
+    in rollouts of 32 steps of 3 worlds; frames are every agent's steps."""
+    worlds = 3
+    agents = kwargs.get("N", 3)
+    settings = {**json.loads(RL_ZOO_PPO_CARTPOLE.arguments[1]), "n_envs": worlds}
+    reference = Side(
+        "sb3_pettingzoo",
+        ("--env", module, "--kwargs", json.dumps(kwargs), "--settings", json.dumps(settings)),
+    )
+    return Comparison(
+        method="ppo",
+        task=task,
+        budget=300_000,
+        seeds=QUICK_SEEDS,
+        bin=30_000,
+        ours=Side("neuroplug", ("algo=ppo", f"env={config}", f"algo.num_envs={worlds * agents}")),
+        references=(reference,),
+        notes=f"One policy for every agent (shared), {worlds} worlds of {agents} agents, "
+        "rl-baselines3-zoo's CartPole PPO settings on both sides (64-64 tanh networks); "
+        "each agent's training episode return; frames are every agent's steps.",
+    )
+
+
 STRATEGY_TASKS = {"CartPole-v1": (4, 2, 40), "Pendulum-v1": (3, 1, 200)}
 """Strategies' tasks: observation size, policy outputs, generations."""
 STRATEGY_NET = ("net.type=mlp", "net.hidden_sizes=[16]", "net.activation=tanh")
@@ -527,6 +553,12 @@ COMPARISONS: tuple[Comparison, ...] = (
     ),
     *(_pbt(task) for task in PBT_TASKS),
     *(_appo(task) for task in APPO_TASKS),
+    _shared_policy(
+        "simple_spread_v3",
+        "mpe2.simple_spread_v3",
+        "simple_spread",
+        {"N": 3, "max_cycles": 25, "continuous_actions": False},
+    ),  # fmt: skip
     *(_qd(method, task) for method in ("map_elites", "cma_mae") for task in QD_TASKS),
     _pga_me("HalfCheetah-v4"),
 )
