@@ -46,6 +46,7 @@ COLOURS = {
     "fixed": "tab:gray",
     "sample_factory": "tab:olive",
     "pyribs": "tab:pink",
+    "sb3_pettingzoo": "tab:green",  # Stable-Baselines3, as "sb3"
     "map_elites": "tab:cyan",
 }
 """Each side's colour in every plot."""
@@ -175,7 +176,7 @@ def plot(method, task, curves, clocks, bands, row: dict, out: Path) -> None:
         runs = len(curves[side])
         centres = (np.arange(len(iqm)) + 1) * row["budget"] / len(iqm)
         for axis, x in zip(axes, (centres, clocks[side]), strict=True):
-            colour = COLOURS.get(side)
+            colour = COLOURS.get(side, "black")  # a side without its own: never neuroplug's
             label = f"{side} (IQM of {runs} seeds)"
             axis.plot(x, iqm, marker="o", ms=3, color=colour, label=label)
             axis.fill_between(x, low, high, color=colour, alpha=0.2)
