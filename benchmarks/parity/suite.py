@@ -175,7 +175,15 @@ def _shared_policy(task: str, module: str, config: str, kwargs: dict) -> Compari
     in rollouts of 32 steps of 3 worlds; frames are every agent's steps."""
     worlds = 3
     agents = kwargs.get("N", 3)
-    settings = {**json.loads(RL_ZOO_PPO_CARTPOLE.arguments[1]), "n_envs": worlds}
+    # One minibatch of the whole rollout per epoch, as ours takes (our preset's minibatches
+    # 1; SB3's batch_size 256 of a 288-step rollout made a second minibatch of 32: its first
+    # runs fell to -43 where a random policy scores -27).
+    rollout = worlds * agents * 32
+    settings = {
+        **json.loads(RL_ZOO_PPO_CARTPOLE.arguments[1]),
+        "n_envs": worlds,
+        "batch_size": rollout,
+    }
     reference = Side(
         "sb3_pettingzoo",
         ("--env", module, "--kwargs", json.dumps(kwargs), "--settings", json.dumps(settings)),
@@ -189,8 +197,9 @@ def _shared_policy(task: str, module: str, config: str, kwargs: dict) -> Compari
         ours=Side("neuroplug", ("algo=ppo", f"env={config}", f"algo.num_envs={worlds * agents}")),
         references=(reference,),
         notes=f"One policy for every agent (shared), {worlds} worlds of {agents} agents, "
-        "rl-baselines3-zoo's CartPole PPO settings on both sides (64-64 tanh networks); "
-        "each agent's training episode return; frames are every agent's steps.",
+        "rl-baselines3-zoo's CartPole PPO settings on both sides (64-64 tanh networks), one "
+        f"minibatch of the {rollout}-step rollout per epoch; each agent's training episode "
+        "return; frames are every agent's steps.",
     )
 
 
