@@ -336,11 +336,7 @@ class LockstepEvaluation:
         # Consecutive lanes per group: lanes start on consecutive members, so a group's
         # members are a run whose weights a backend can use in place.
         worlds = np.array_split(np.arange(self.num_lanes // self.world), self.num_groups)
-        return [
-            (first * self.world + np.arange(len(run) * self.world))
-            for run in worlds
-            for first in run[:1]
-        ]
+        return [run[0] * self.world + np.arange(len(run) * self.world) for run in worlds]
 
     def _start_groups(self) -> list[_Group]:
         seeds = lane_seeds(self.request, self.ledger, self.num_lanes)

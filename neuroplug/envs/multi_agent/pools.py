@@ -5,6 +5,7 @@ anything (one world is built to read its agents' spaces) and stepped by
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -30,8 +31,6 @@ class PettingZooPools(PoolKind):
     def make_pool(
         self, spec: EnvSpec, seeds: np.ndarray, num_threads: int, overrides: dict[str, Any]
     ) -> Any:
-        from dataclasses import replace
-
         from neuroplug.envs.multi_agent.lanes import AgentLanesPool
 
         settings = dict(overrides)
