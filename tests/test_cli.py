@@ -57,6 +57,7 @@ BAD_INPUTS = [
     (["net=nature_cnn"], "net.type"),
     (["env=breakout", "net=mlp"], "net.type"),
     (["net.activation=swish"], "net.activation"),
+    (["net.init=xavier"], "net.init"),
     (["run.max_generations=0"], "run.max_generations"),
     (["algo=ess"], "did you mean algo=es?"),
     (["env=nosuchenv"], "no env option named 'nosuchenv'"),

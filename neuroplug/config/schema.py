@@ -15,6 +15,8 @@ from typing import Any
 from neuroplug.errors import ConfigError, require
 
 ACTIVATIONS = ("tanh", "relu", "elu", "sigmoid", "identity")
+INITIALIZATIONS = ("normc", "uniform")
+"""How an MLP's linear layers start (:meth:`neuroplug.nets.mlp.MLP.initial_params`)."""
 VECTORIZATIONS = ("auto", "in_process", "processes")
 LOGGER_KINDS = ("console", "csv", "wandb", "none")
 WANDB_MODES = ("online", "offline", "disabled")
@@ -326,6 +328,13 @@ class NetConfig(CheckedConfig):
     algorithm's reference implementation's (its config's ``hidden_activation``): ReLU for
     ``td3`` and ``sac`` as CleanRL's scripts and their papers, tanh for the rest. A network
     built outside a run, with no algorithm to ask, takes tanh."""
+    init: str | None = None
+    """How an MLP's linear layers start: ``normc`` (OpenAI ES's: each unit's weights a
+    Gaussian vector of norm 1, the output layer's of norm 0.01, biases zero) or ``uniform``
+    (``torch.nn.Linear``'s default: weights and biases uniform in +-1/sqrt(fan_in), what
+    CleanRL's SAC and TD3 scripts start from); null: the algorithm's reference
+    implementation's (its config's ``initialization``): ``uniform`` for ``sac`` and ``td3``,
+    ``normc`` for the rest. A network built outside a run takes ``normc``."""
     padding: str = "valid"
     """Nature CNN padding: ``valid`` (~1.7M params) or ``same`` (~4M, the deep GA's large net)."""
     core: str = "none"
@@ -365,6 +374,12 @@ class NetConfig(CheckedConfig):
             "net.features",
             f"got {self.features}",
             "0 (the module is the whole policy) or the width of its encoder's features",
+        )
+        require(
+            self.init is None or self.init in INITIALIZATIONS,
+            "net.init",
+            f"got {self.init!r}",
+            ", ".join(["null (the algorithm's)", *INITIALIZATIONS]),
         )
         require(
             self.padding in ("valid", "same"), "net.padding", f"got {self.padding!r}", "valid, same"

@@ -37,7 +37,10 @@ class MLP(Network):
         core_size: int | None = None,
         vbn: bool = False,
         input_shape: tuple[int, ...] | None = None,
+        init: str = "normc",
     ) -> None:
+        self.init = init
+        """How the linear layers start (:data:`neuroplug.config.schema.INITIALIZATIONS`)."""
         self.input_shape = tuple(input_shape) if input_shape else (input_size,)
         self.vbn = vbn
         self.output_size = output_size
@@ -100,6 +103,7 @@ class MLP(Network):
             config.core_size,
             bool(config.vbn),
             env.obs_shape,
+            config.init or "normc",
         )
 
     def resized(self, output_size: int) -> MLP:
@@ -112,16 +116,27 @@ class MLP(Network):
             self.core_size or None,
             self.vbn,
             self.input_shape,
+            self.init,
         )
 
     def initial_params(self, generator: torch.Generator) -> torch.Tensor:
+        """The linear layers by :attr:`init`: ``normc`` (unit-norm units, the output layer's
+        of norm 0.01 for near-uniform initial actions as in OpenAI ES, zero biases) or
+        ``uniform`` (``nn.Linear``'s: weights and biases in +-1/sqrt(fan_in)); a core and
+        virtual batch norm start as their own modules say."""
         params = torch.zeros(self.num_params)
         for layer in range(self.num_layers):
-            slot = self.layout.slots[f"w{layer}"]
-            weight = torch.empty(slot.shape)
-            # Small last layer: near-uniform initial actions, as in OpenAI ES.
-            normc_(weight, 0.01 if layer == self.num_layers - 1 else 1.0, generator)
-            params[slot.offset : slot.offset + slot.size] = weight.flatten()
+            weight_slot = self.layout.slots[f"w{layer}"]
+            weight = torch.empty(weight_slot.shape)
+            if self.init == "uniform":
+                bound = 1 / math.sqrt(weight_slot.shape[0])
+                weight.uniform_(-bound, bound, generator=generator)
+                bias_slot = self.layout.slots[f"b{layer}"]
+                bias = torch.empty(bias_slot.shape).uniform_(-bound, bound, generator=generator)
+                params[bias_slot.offset : bias_slot.offset + bias_slot.size] = bias
+            else:
+                normc_(weight, 0.01 if layer == self.num_layers - 1 else 1.0, generator)
+            params[weight_slot.offset : weight_slot.offset + weight_slot.size] = weight.flatten()
         if self.core_size:
             initialize_core(self.core, params, self.layout, generator)
         initialize_norm(params, self.layout, self.layers)

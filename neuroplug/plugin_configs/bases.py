@@ -43,9 +43,17 @@ class PluginConfig(CheckedConfig):
     """An algorithm's MLP hidden activation in its reference implementation, which
     ``net.activation: null`` takes (CleanRL's TD3 and SAC: ``relu``)."""
 
+    initialization: ClassVar[str] = "normc"
+    """How an algorithm's reference implementation starts an MLP's linear layers, which
+    ``net.init: null`` takes (CleanRL's TD3 and SAC: ``uniform``, ``nn.Linear``'s)."""
+
     def network_activation(self) -> str:
         """The hidden activation ``net.activation: null`` means for this run's algorithm."""
         return self.hidden_activation
+
+    def network_initialization(self) -> str:
+        """The initialization ``net.init: null`` means for this run's algorithm."""
+        return self.initialization
 
 
 @dataclass

@@ -124,7 +124,7 @@ def build_components(config: Experiment, env: EnvSpec | None = None) -> Componen
     set_matmul_precision(config.run.matmul_precision)
     env = make_spec(config.env) if env is None else env
     config, network_note = _decide_virtual_batch_norm(config, env)
-    config = _decide_activation(config)
+    config = _decide_network_defaults(config)
     network = build_network(config.net, env)
     kind, algorithm_class = registry.load_selected("algo", config.algo.name)
     scheduler_class = registry.load("schedulers", config.scheduler.name)
@@ -238,14 +238,18 @@ def _decide_virtual_batch_norm(config: Experiment, env: EnvSpec) -> tuple[Experi
     return dataclasses.replace(config, net=dataclasses.replace(config.net, vbn=vbn)), note
 
 
-def _decide_activation(config: Experiment) -> Experiment:
-    """``config`` with ``net.activation`` named: null means the algorithm's reference
-    implementation's (:meth:`~neuroplug.plugin_configs.bases.PluginConfig.network_activation`),
-    so config.yaml and a checkpoint's record say what the network was built with."""
-    if config.net.activation is not None:
-        return config
-    activation = config.algo.network_activation()
-    return dataclasses.replace(config, net=dataclasses.replace(config.net, activation=activation))
+def _decide_network_defaults(config: Experiment) -> Experiment:
+    """``config`` with ``net.activation`` and ``net.init`` named: null means the
+    algorithm's reference implementation's (:meth:`~neuroplug.plugin_configs.bases.
+    PluginConfig.network_activation`, :meth:`~neuroplug.plugin_configs.bases.PluginConfig.
+    network_initialization`), so config.yaml and a checkpoint's record say what the network
+    was built with."""
+    net = config.net
+    activation = net.activation or config.algo.network_activation()
+    init = net.init or config.algo.network_initialization()
+    return dataclasses.replace(
+        config, net=dataclasses.replace(net, activation=activation, init=init)
+    )
 
 
 def _learner_context(

@@ -91,6 +91,10 @@ class PBTConfig(LearnerConfig):
         """The members' learner's hidden activation (``td3``'s ReLU, ``ppo``'s tanh)."""
         return learner_class(self.learner).config_class.hidden_activation
 
+    def network_initialization(self) -> str:
+        """The members' learner's initialization (``td3``'s uniform, ``ppo``'s normc)."""
+        return learner_class(self.learner).config_class.initialization
+
     def resolve_presets(self, env: EnvSpec, fill: PresetFiller) -> tuple[PBTConfig, str]:
         """Resolve the members' settings with their learner's preset, check every
         population setting against the learner's declarations, and derive the population's

@@ -115,3 +115,21 @@ def test_networks_pickle_with_every_activation(activation):
     params = network.initial_params(torch.Generator().manual_seed(0))
     inputs = torch.randn(2, 5)
     assert torch.equal(copy.forward_single(params, inputs), network.forward_single(params, inputs))
+
+
+def test_the_two_initializations_start_the_linear_layers_as_they_say():
+    normc = MLP(11, [64, 32], 3, "relu", init="normc")
+    uniform = MLP(11, [64, 32], 3, "relu", init="uniform")
+    normc_tensors = normc.layout.split(normc.initial_params(torch.Generator().manual_seed(0)))
+    uniform_tensors = uniform.layout.split(uniform.initial_params(torch.Generator().manual_seed(0)))
+    for layer, (fan_in, norm) in enumerate([(11, 1.0), (64, 1.0), (32, 0.01)]):
+        unit_norms = normc_tensors[f"w{layer}"].norm(dim=0)
+        torch.testing.assert_close(unit_norms, torch.full_like(unit_norms, norm))
+        assert not normc_tensors[f"b{layer}"].any()
+        bound = fan_in**-0.5
+        for name in (f"w{layer}", f"b{layer}"):
+            values = uniform_tensors[name]
+            assert values.abs().max() <= bound
+            # Spread over the interval as nn.Linear's are, not bunched near zero.
+            assert values.abs().max() > 0.5 * bound and values.std() > 0.3 * bound
+    assert uniform.resized(5).init == "uniform"

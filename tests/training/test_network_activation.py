@@ -33,3 +33,17 @@ def test_the_algorithm_decides_an_unset_activation(compose, overrides, activatio
 def test_an_unknown_activation_names_the_choices(compose):
     with pytest.raises(ConfigError, match=r"net\.activation.*null \(the algorithm's\), tanh"):
         typed_experiment(compose(["net.activation=swish"]))
+
+
+@pytest.mark.parametrize(
+    ("overrides", "init"),
+    [
+        (["algo=sac", "env=pendulum"], "normc"),
+        (["algo=sac", "env=pendulum", "net.init=uniform"], "uniform"),
+        (["algo=es", "env=pendulum"], "normc"),
+    ],
+)
+def test_the_algorithm_decides_an_unset_initialization(compose, overrides, init):
+    parts = build_components(typed_experiment(compose(overrides)))
+    assert parts.config.net.init == parts.network.init == init
+    assert f"init: {init}" in parts.config.to_yaml()
