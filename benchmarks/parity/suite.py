@@ -132,14 +132,25 @@ SB3_CLEANRL = {
 def _off_policy(method: str, task: str) -> Comparison:
     """``td3``/``sac`` beside CleanRL's ``<method>_continuous_action.py`` (our defaults
     are its settings), 100k env steps, bins of 10k (our segments)."""
+    ours_arguments = (f"algo={method}", f"env={ENVS[task]}")
     return Comparison(
         method=method,
         task=task,
         budget=100_000,
         seeds=OFF_POLICY_SEEDS,
         bin=10_000,
-        ours=Side("neuroplug", (f"algo={method}", f"env={ENVS[task]}")),
-        references=(Side("cleanrl", script=f"{method}_continuous_action.py"), SB3_CLEANRL[method]),
+        ours=Side("neuroplug", ours_arguments),
+        references=(
+            Side("cleanrl", script=f"{method}_continuous_action.py"),
+            SB3_CLEANRL[method],
+            *(
+                # An ablation: the policy network at OpenAI ES's normc, sac's default before
+                # 2026-12-05 (CleanRL's nn.Linear init since).
+                (Side("neuroplug_normc", (*ours_arguments, "net.init=normc"), runner="neuroplug"),)
+                if method == "sac"
+                else ()
+            ),
+        ),
         notes=(
             "CleanRL's settings on every side (ours: EnvPool's MuJoCo task, the peers "
             "gymnasium 0.29.1's; SB3's SAC has one learning rate, 3e-4, for the actor, the "

@@ -38,9 +38,12 @@ def test_an_unknown_activation_names_the_choices(compose):
 @pytest.mark.parametrize(
     ("overrides", "init"),
     [
-        (["algo=sac", "env=pendulum"], "normc"),
-        (["algo=sac", "env=pendulum", "net.init=uniform"], "uniform"),
+        (["algo=sac", "env=pendulum"], "uniform"),
+        (["algo=td3", "env=pendulum"], "uniform"),
+        (["algo=sac", "env=pendulum", "net.init=normc"], "normc"),
         (["algo=es", "env=pendulum"], "normc"),
+        (["algo=ppo", "env=pendulum"], "normc"),
+        (["algo=pbt", "algo.learner=td3", "env=pendulum", "algo.members=2"], "uniform"),
     ],
 )
 def test_the_algorithm_decides_an_unset_initialization(compose, overrides, init):
