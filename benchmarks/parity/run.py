@@ -104,11 +104,19 @@ def main(argv: list[str] | None = None) -> None:
         help="only these sides (neuroplug, cleanrl, ...): two processes on one comparison "
         "split by side never run the same seed twice",
     )
+    parser.add_argument(
+        "--seeds",
+        nargs="*",
+        type=int,
+        help="only these seeds: two processes on one side split by seed never meet",
+    )
     parser.add_argument("--list", action="store_true", help="print what is left and stop")
     arguments = parser.parse_args(argv)
     runs = pending(select(arguments.only))
     if arguments.sides:
         runs = [run for run in runs if run[1] in arguments.sides]
+    if arguments.seeds:
+        runs = [run for run in runs if run[2] in arguments.seeds]
     if arguments.list:
         for comparison, side, seed in runs:
             print(f"{comparison.key} {side} seed {seed}")
