@@ -291,6 +291,9 @@ class LearnerContext:
     """``scheduler.envs_per_shard``: shards of the learner's envs (0: none)."""
     member: int | None = None
     """Its index in a population of learners, which samples for it; None: it runs alone."""
+    self_play: Any = None
+    """The run's :class:`~neuroplug.config.schema.SelfPlayConfig` when ``selfplay=pool``
+    (None otherwise): a lone learner plays its opponents (:mod:`neuroplug.rl.self_play`)."""
 
 
 class Learner(ABC):

@@ -167,6 +167,41 @@ CASES = {
         field="env.policy_mapping",
         also=("shared",),
     ),  # fmt: skip
+    "self-play-evolution": case(
+        "algo=es", "env=pong_duel", "selfplay=pool", field="selfplay", also=("ppo",)
+    ),
+    "self-play-single-agent": case(
+        "algo=ppo", "env=cartpole", "selfplay=pool", field="selfplay", also=("multi-agent",)
+    ),
+    "self-play-dqn": case(
+        "algo=dqn", "env=pong_duel", "selfplay=pool", field="selfplay", also=("algo=ppo",)
+    ),
+    "self-play-unknown-agent": case(
+        "algo=ppo",
+        "env=pong_duel",
+        "selfplay=pool",
+        "selfplay.learner_agents=[goalie]",
+        field="selfplay.learner_agents",
+        also=("paddle_0",),
+    ),  # fmt: skip
+    "self-play-nothing-to-play": case(
+        "algo=ppo",
+        "env=pong_duel",
+        "selfplay=pool",
+        "selfplay.pool_size=0",
+        field="selfplay.latest_share",
+    ),  # fmt: skip
+    "self-play-bad-sampling": case(
+        "selfplay=pool", "selfplay.sampling=elo", field="selfplay.sampling", also=("pfsp",)
+    ),
+    "self-play-pool-beyond-memory": case(
+        "algo=ppo",
+        "env=pong_duel",
+        "selfplay=pool",
+        "selfplay.pool_size=100000000000",
+        field="selfplay.pool_size",
+        also=("GiB",),
+    ),  # fmt: skip
     "es-unknown-optimizer": case(
         "algo=es", "algo.optimizer=rmsprop", field="algo.optimizer", also=("adam, sgd",)
     ),

@@ -332,9 +332,10 @@ class NetConfig(CheckedConfig):
     """How an MLP's linear layers start: ``normc`` (OpenAI ES's: each unit's weights a
     Gaussian vector of norm 1, the output layer's of norm 0.01, biases zero) or ``uniform``
     (``torch.nn.Linear``'s default: weights and biases uniform in +-1/sqrt(fan_in), what
-    CleanRL's SAC and TD3 scripts start from); null: the algorithm's reference
-    implementation's (its config's ``initialization``): ``uniform`` for ``sac`` and ``td3``,
-    ``normc`` for the rest. A network built outside a run takes ``normc``."""
+    CleanRL's SAC and TD3 scripts start from); null: the algorithm's (its config's
+    ``initialization``): ``uniform`` for ``sac``, ``normc`` for the rest (``td3`` learned
+    Pendulum slower from ``uniform``: docs/learners/td3-sac.md). A network built outside a
+    run takes ``normc``."""
     padding: str = "valid"
     """Nature CNN padding: ``valid`` (~1.7M params) or ``same`` (~4M, the deep GA's large net)."""
     core: str = "none"
@@ -390,6 +391,85 @@ class NetConfig(CheckedConfig):
             f"got {self.vbn_reference_size}",
             "an integer >= 2 (a variance needs two observations)",
         )
+
+
+OPPONENT_SAMPLINGS = ("uniform", "pfsp")
+"""How self-play draws a frozen or scripted opponent (``selfplay.sampling``)."""
+
+
+@dataclass
+class SelfPlayConfig(CheckedConfig):
+    """Self-play on a multi-agent env (``selfplay=pool``): the learner plays some agents of
+    each world, an opponent drawn per game from a pool the others: the learner itself, its
+    frozen past snapshots, or scripted bots, all acting in the learner's batched forward
+    (:mod:`neuroplug.rl.self_play`). An opponent is swapped only when its world's game
+    ends, with its recurrent state reset."""
+
+    enabled: bool = False
+    """On with ``selfplay=pool``; off (``selfplay=none``), every agent is the learner's."""
+    learner_agents: list[str] = field(default_factory=list)
+    """The agents (names or roles) the learner plays in every game, the opponent the rest
+    (a team game: ``[adversary]``); empty: a symmetric game, where the learner plays one
+    agent drawn per game and the opponent every other."""
+    pool_size: int = 8
+    """Frozen past snapshots kept (the oldest dropped first); bots are kept besides."""
+    snapshot_interval: int = 1
+    """Segments between snapshots of the learner added to the pool."""
+    latest_share: float = 0.5
+    """Share of games the learner plays against itself, as it is now (those games' other
+    agents learn too); the rest against a frozen snapshot or a bot (not learned from)."""
+    sampling: str = "pfsp"
+    """How a frozen or scripted opponent is drawn: ``uniform``, or ``pfsp`` (AlphaStar's
+    prioritised fictitious self-play: weight ``(1 - P(win))^pfsp_power``, the opponents the
+    learner beats least played most)."""
+    pfsp_power: float = 2.0
+    """The exponent of ``pfsp``'s weighting (AlphaStar's f_hard)."""
+    bots: list[str] = field(default_factory=list)
+    """Scripted opponents kept in the pool: ``random`` (uniform actions) or
+    ``package.module:function`` taking a batch of observations (one per agent the bot
+    plays, as the learner sees them) and returning their actions."""
+
+    def check(self) -> None:
+        super().check()
+        require(
+            self.pool_size >= 0, "selfplay.pool_size", f"got {self.pool_size}", "an integer >= 0"
+        )
+        require(
+            self.snapshot_interval >= 1,
+            "selfplay.snapshot_interval",
+            f"got {self.snapshot_interval}",
+            "an integer >= 1 (segments)",
+        )
+        require(
+            0.0 <= self.latest_share <= 1.0,
+            "selfplay.latest_share",
+            f"got {self.latest_share}",
+            "a share in [0, 1]",
+        )
+        require(
+            self.sampling in OPPONENT_SAMPLINGS,
+            "selfplay.sampling",
+            f"got {self.sampling!r}",
+            ", ".join(OPPONENT_SAMPLINGS),
+        )
+        require(
+            self.pfsp_power >= 0, "selfplay.pfsp_power", f"got {self.pfsp_power}", "a number >= 0"
+        )
+        for bot in self.bots:
+            require(
+                bot == "random" or (":" in bot and all(bot.partition(":")[::2])),
+                "selfplay.bots",
+                f"got {bot!r}",
+                "random, or package.module:function",
+            )
+        if self.enabled:
+            require(
+                self.latest_share == 1.0 or self.pool_size > 0 or self.bots,
+                "selfplay.latest_share",
+                f"{self.latest_share} leaves games to frozen or scripted opponents, and the "
+                "pool holds neither (selfplay.pool_size=0, no selfplay.bots)",
+                "selfplay.pool_size >= 1, a bot in selfplay.bots, or selfplay.latest_share=1",
+            )
 
 
 @dataclass

@@ -20,10 +20,22 @@ from neuroplug import registry
 from neuroplug.config.packages import package_options
 from neuroplug.config.paths import conf_dir
 from neuroplug.config.run_dir import claim_run_dir
-from neuroplug.config.schema import EnvConfig, LoggerConfig, NetConfig, RunConfig
+from neuroplug.config.schema import (
+    EnvConfig,
+    LoggerConfig,
+    NetConfig,
+    RunConfig,
+    SelfPlayConfig,
+)
 from neuroplug.errors import PluginError
 
-CORE_SCHEMAS = {"run": RunConfig, "env": EnvConfig, "net": NetConfig, "logger": LoggerConfig}
+CORE_SCHEMAS = {
+    "run": RunConfig,
+    "env": EnvConfig,
+    "net": NetConfig,
+    "logger": LoggerConfig,
+    "selfplay": SelfPlayConfig,
+}
 OPEN_CORE_FIELDS = {"env": ("kwargs",), "net": ("kwargs",)}
 """Core fields whose keys are not declared: a dict the env's constructor reads, or the
 chosen network's own settings."""

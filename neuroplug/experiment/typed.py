@@ -17,7 +17,7 @@ from omegaconf import DictConfig, OmegaConf
 
 from neuroplug import registry
 from neuroplug.api import AlgorithmConfig, BackendConfig, LearnerConfig, SchedulerConfig
-from neuroplug.config.schema import EnvConfig, LoggerConfig, NetConfig, RunConfig
+from neuroplug.config.schema import EnvConfig, LoggerConfig, NetConfig, RunConfig, SelfPlayConfig
 from neuroplug.config.typed import to_dataclass
 from neuroplug.errors import ConfigError
 
@@ -36,6 +36,7 @@ class Experiment:
     backend: BackendConfig
     scheduler: SchedulerConfig
     logger: LoggerConfig
+    selfplay: SelfPlayConfig
 
     def as_dict(self) -> dict[str, Any]:
         """Plain nested dicts and lists (for W&B and for the YAML record)."""
@@ -74,6 +75,8 @@ def typed_experiment(config: DictConfig | Mapping[str, Any]) -> Experiment:
         groups[group] = to_dataclass(registry.selected_config_class(group, name), node, group)
     groups["env"] = to_dataclass(EnvConfig, config.env, "env")
     groups["net"] = to_dataclass(NetConfig, config.net, "net")
+    # A record from before self-play existed ran without it.
+    groups["selfplay"] = to_dataclass(SelfPlayConfig, config.get("selfplay", {}), "selfplay")
     return Experiment(**groups)
 
 
@@ -104,4 +107,16 @@ def check_virtual_batch_norm(experiment: Experiment) -> None:
             f"algo={experiment.algo.name} learns by gradients; virtual batch norm's fixed "
             "reference statistics are for evolution (es, ga, novelty search)",
             "net.vbn=false, or null",
+        )
+
+
+def check_self_play(experiment: Experiment) -> None:
+    """``selfplay=pool`` trains a learner against its opponents: an evolution algorithm is
+    refused it, naming the ones that play (cheap: before torch loads)."""
+    if experiment.selfplay.enabled and not isinstance(experiment.algo, LearnerConfig):
+        raise ConfigError(
+            "selfplay",
+            f"pool trains a learner against its opponents; algo={experiment.algo.name} "
+            "evolves a population (coevolution is not built yet)",
+            "algo=ppo or algo=appo with selfplay=pool, or selfplay=none",
         )

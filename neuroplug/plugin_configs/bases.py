@@ -45,7 +45,7 @@ class PluginConfig(CheckedConfig):
 
     initialization: ClassVar[str] = "normc"
     """How an algorithm's reference implementation starts an MLP's linear layers, which
-    ``net.init: null`` takes (CleanRL's TD3 and SAC: ``uniform``, ``nn.Linear``'s)."""
+    ``net.init: null`` takes (``sac``: ``uniform``, ``nn.Linear``'s, as CleanRL's script)."""
 
     def network_activation(self) -> str:
         """The hidden activation ``net.activation: null`` means for this run's algorithm."""

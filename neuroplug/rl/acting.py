@@ -48,6 +48,11 @@ class Acted(NamedTuple):
     """A recurrent core's states after this step ``(n, H)``; None for a feed-forward one."""
 
 
+def member_count(members: slice | torch.Tensor) -> int:
+    """How many members a slice of the stack, or a tensor of member indices, names."""
+    return members.stop - members.start if isinstance(members, slice) else len(members)
+
+
 class Acting(ABC):
     """How a learner's members (one, or a population's) choose actions for their envs, all
     at once. A learner class gives its own with ``population_acting``."""
@@ -66,10 +71,10 @@ class Acting(ABC):
         first = rows.start // n
         return slice(first, max(first + 1, rows.stop // n))
 
-    def by_member(self, observations: torch.Tensor, members: slice) -> torch.Tensor:
+    def by_member(self, observations: torch.Tensor, members: slice | torch.Tensor) -> torch.Tensor:
         """``(rows, *obs)`` -> ``(members, rows per member, *obs)``: each member's envs
-        side by side."""
-        count = members.stop - members.start
+        side by side (``members`` a slice of the stack, or a tensor of member indices)."""
+        count = member_count(members)
         return observations.reshape(count, len(observations) // count, *observations.shape[1:])
 
     one: Any = None
@@ -136,14 +141,28 @@ class ActorCriticActing(Acting):
 
     @torch.no_grad()
     def act(self, observations, rows, states, generator):
+        return self.act_members(observations, self.member_slice(rows), states, generator)
+
+    @torch.no_grad()
+    def act_members(
+        self,
+        observations: torch.Tensor,
+        members: slice | torch.Tensor,
+        states: torch.Tensor | None,
+        generator: torch.Generator,
+    ) -> Acted:
+        """The choices of ``members`` (a slice of the stack, or a tensor of member indices,
+        one may repeat) on ``observations`` laid out member by member in equal runs: one
+        forward of their stacked weights. Self-play's opponents act through it
+        (:mod:`neuroplug.rl.self_play.acting`)."""
         count = observations.shape[0]
-        members = self.member_slice(rows)
         new_states = None
         network = self.network
-        if members.stop - members.start == 1:
+        if member_count(members) == 1:
             # One member (a lone learner, or a shard of one member's envs): its plain
             # forward, as its model computes it.
-            outputs, values, new_states = self._forward_one(members.start, observations, states)
+            first = members.start if isinstance(members, slice) else int(members[0])
+            outputs, values, new_states = self._forward_one(first, observations, states)
         elif self.shared_trunk:  # a recurrent core is shared: each member runs its own
             inputs = self.by_member(observations, members)
             features, new_states = network.features_members_with_state(
@@ -164,7 +183,7 @@ class ActorCriticActing(Acting):
         if self.log_std is None:
             distribution = Categorical(outputs)
         else:
-            per_member = count // (members.stop - members.start)
+            per_member = count // member_count(members)
             log_std = self.log_std[members].repeat_interleave(per_member, dim=0)
             distribution = DiagonalGaussian(outputs, log_std)
         actions = distribution.sample(generator)

@@ -182,6 +182,7 @@ class SegmentLearner(Learner):
             "env_steps": self.env_steps,
             "model": on_cpu(self.model.state_dict()),
             "learner": on_cpu(self._state()),
+            **self._league_state(),
         }
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
@@ -197,6 +198,14 @@ class SegmentLearner(Learner):
         self.env_steps = int(state["env_steps"])
         self.model.load_state_dict(state["model"])
         self._load_state(state["learner"])
+        league = self._rollout_loop.league if self._rollout_loop is not None else None
+        if league is not None:
+            league.load_state_dict(state["self_play"])
+
+    def _league_state(self) -> dict[str, Any]:
+        """Self-play's pool (``self_play``), when this learner plays one."""
+        league = self._rollout_loop.league if self._rollout_loop is not None else None
+        return {} if league is None else {"self_play": league.state_dict()}
 
     def close(self) -> None:
         if self._rollout_loop is not None:

@@ -38,17 +38,20 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable, Sequence
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 import torch
 
 from neuroplug.api import LearnerContext, LearnerSampler, SamplerRequest, Segment
-from neuroplug.errors import PluginError
+from neuroplug.errors import ConfigError, PluginError
 from neuroplug.rl.acting import Acting
 from neuroplug.rl.sampler import Episodes, Rollout
 from neuroplug.rl.shards import learner_sampler, sampler_report
 from neuroplug.runtime.seeds import segment_episode_seeds
+
+if TYPE_CHECKING:
+    from neuroplug.rl.self_play.league import League
 
 NEW_EPISODES = "start new episodes"
 """The words of a resumed learner's notice (its envs begin new games)."""
@@ -149,6 +152,10 @@ class RolloutLoop:
             else None
         )
         """The members' updates as one computation, when their learner offers it."""
+        self.league: League | None = None
+        """Self-play's pool, seats and acting (``selfplay=pool``), for a lone learner."""
+        if context.self_play is not None:
+            self.league = self._start_league(context)
         self.member_stats: list[dict[str, float]] = [{} for _ in self.members]
         """Each member's statistics from its last update."""
         self._owner: RolloutLoopOwner | None = None
@@ -169,6 +176,8 @@ class RolloutLoop:
         if not sampler.started:
             self._start_envs(owner, segment)
         sampler.start_segment(segment)
+        if self.league is not None:
+            self.league.start_segment(segment)
         for member in self.members:
             member.start_segment(segment)
         before = (sampler.env_steps, sampler.forward_passes)
@@ -184,6 +193,10 @@ class RolloutLoop:
             self._owner = None
         games = self._games
         env_steps = sampler.env_steps - before[0]
+        tables = {}
+        if self.league is not None:
+            league_stats, tables["tournament"] = self.league.end_segment(segment)
+            stats = {**stats, **league_stats}
         return Segment(
             env_steps=env_steps,
             frames=env_steps * self.context.env.frame_skip,
@@ -192,6 +205,7 @@ class RolloutLoop:
             lengths=np.asarray(games.lengths, dtype=np.int64),
             stats={**stats, **sampler_report(sampler, owner.notices)},
             timings={**sampler.timings, **timings},
+            tables=tables,
         )
 
     def rollouts_per_segment(self) -> int:
@@ -237,6 +251,10 @@ class RolloutLoop:
             for member, taken in zip(self.members, steps.tolist(), strict=True):
                 member.env_steps += int(taken)
         finished = sampler.take_episodes()
+        if self.league is not None:
+            # Every agent's steps counted above; the learner learns from, and reports, its own.
+            rollout = self.league.keep_learners(rollout, [group.rows for group in sampler.groups])
+            finished = self.league.take_games()
         self._games.extend(finished)
         owner = self._owner
         owner.games_finished(finished)
@@ -265,6 +283,27 @@ class RolloutLoop:
             part = rollout if len(self.members) == 1 else rollout.columns(slice(k * n, (k + 1) * n))
             self.member_stats[k] = member.learn_rollout(part)
 
+    def _start_league(self, context: LearnerContext) -> League:
+        """Self-play for a lone learner on the in-process sampler (refused, naming the
+        setting, for a population or envs sampled elsewhere)."""
+        from neuroplug.rl.sampler import Sampler
+        from neuroplug.rl.self_play.league import League
+
+        if len(self.members) > 1 or not isinstance(self.sampler, Sampler):
+            raise ConfigError(
+                "selfplay",
+                "pool runs a lone learner whose envs are stepped in its own process; "
+                + ("a population of learners" if len(self.members) > 1 else "sharded or Ray envs")
+                + " with self-play is not built yet",
+                "algo=ppo or appo with scheduler=threaded and scheduler.envs_per_shard=0",
+            )
+        league = League(
+            context.self_play, context.env, context.seed, self.members[0], self.sampler.num_envs
+        )
+        self.acting = league.wrap(self.acting)
+        self.sampler.step_watcher = league.after_step
+        return league
+
     def first_rollout(self, owner: RolloutLoopOwner, length: int) -> Rollout:
         """Start the envs and segment 0's streams and sample one rollout, learning nothing:
         what a test or a benchmark inspects an update on."""
@@ -282,6 +321,8 @@ class RolloutLoop:
         self.sampler.start(segment_episode_seeds(self.context.seed, segment, count))
         for member in self.members:
             member.envs_started()
+        if self.league is not None:
+            self.league.envs_started()
         if segment > 0:
             owner.notices.append(
                 f"resumed at segment {segment}: the {count} envs {NEW_EPISODES} "

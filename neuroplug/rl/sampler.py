@@ -212,6 +212,9 @@ class Sampler:
         self.run_seed = run_seed
         self.generator = torch.Generator(device)
         """Where :meth:`rollout` draws actions from (re-seeded per segment)."""
+        self.step_watcher: Callable[[slice, StepBatch], None] | None = None
+        """Called with every step's results of a group's envs (in env order; the envs' first
+        reset excepted): self-play's scores and game ends (:mod:`neuroplug.rl.self_play`)."""
 
     @classmethod
     def for_request(cls, request: SamplerRequest) -> Sampler:
@@ -343,6 +346,8 @@ class Sampler:
         group.pending = False
         if group.last_step is not None:  # not the results of a reset
             group.outcomes.append(batch)
+            if self.step_watcher is not None:
+                self.step_watcher(group.rows, batch)
         if group.last_step is not None and self.state is not None:
             # The step after an episode's end is EnvPool's reset (its action ignored); the
             # one after that is the new episode's first acted step.

@@ -96,6 +96,12 @@ REFERENCE = Stream(
     "virtual batch norm's reference batch (net.vbn): its envs' seeds, random actions and "
     "which observations it keeps, once per run",
 )
+SELF_PLAY = Stream(
+    "self_play",
+    0x5E1F,
+    "self-play's draws (selfplay=pool): each game's opponent and learner seat, and the "
+    "scripted bots' choices, per segment",
+)
 STREAMS = (
     EPISODE,
     NOOP,
@@ -109,6 +115,7 @@ STREAMS = (
     SHARD,
     CRITIC,
     REFERENCE,
+    SELF_PLAY,
 )
 
 EVALUATION_GENERATION_OFFSET = 1 << 30
@@ -182,6 +189,12 @@ def shard_restart_seeds(
 def replay_sampling_rng(run_seed: int, segment: int) -> np.random.Generator:
     """The replay learner's minibatch RNG for ``segment`` (:data:`REPLAY_SAMPLING`)."""
     entropy = [run_seed, segment, SEGMENT.tag, REPLAY_SAMPLING.tag]
+    return np.random.Generator(np.random.Philox(np.random.SeedSequence(entropy)))
+
+
+def self_play_rng(run_seed: int, segment: int) -> np.random.Generator:
+    """Self-play's draws in ``segment`` (:data:`SELF_PLAY`)."""
+    entropy = [run_seed, segment, SEGMENT.tag, SELF_PLAY.tag]
     return np.random.Generator(np.random.Philox(np.random.SeedSequence(entropy)))
 
 

@@ -29,7 +29,7 @@ from neuroplug.errors import ConfigError, require
 from neuroplug.evaluation.behaviors import resolve as resolve_behavior
 from neuroplug.evolution.context import algorithm_context
 from neuroplug.experiment.network_choice import build_network, network_class
-from neuroplug.experiment.typed import Experiment, check_virtual_batch_norm
+from neuroplug.experiment.typed import Experiment, check_self_play, check_virtual_batch_norm
 from neuroplug.nets.network import Network
 from neuroplug.nets.policy import Policy
 from neuroplug.plugin_configs.presets import resolve as resolve_learner_settings
@@ -120,6 +120,7 @@ def build_components(config: Experiment, env: EnvSpec | None = None) -> Componen
     depend on the task decided (``net.vbn``), so a checkpoint's record rebuilds the same
     network."""
     check_virtual_batch_norm(config)
+    check_self_play(config)
     flush_denormals()
     set_matmul_precision(config.run.matmul_precision)
     env = make_spec(config.env) if env is None else env
@@ -166,6 +167,7 @@ def build_components(config: Experiment, env: EnvSpec | None = None) -> Componen
             context,
             samplers=scheduler.learner_sampler,
             envs_per_shard=config.scheduler.envs_per_shard,
+            self_play=config.selfplay if config.selfplay.enabled else None,
         )
         algorithm = registry.construct(
             kind.name, config.algo.name, algorithm_class, settings, context

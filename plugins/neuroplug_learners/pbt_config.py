@@ -92,7 +92,7 @@ class PBTConfig(LearnerConfig):
         return learner_class(self.learner).config_class.hidden_activation
 
     def network_initialization(self) -> str:
-        """The members' learner's initialization (``td3``'s uniform, ``ppo``'s normc)."""
+        """The members' learner's initialization (``sac``'s uniform, ``ppo``'s normc)."""
         return learner_class(self.learner).config_class.initialization
 
     def resolve_presets(self, env: EnvSpec, fill: PresetFiller) -> tuple[PBTConfig, str]:

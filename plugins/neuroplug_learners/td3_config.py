@@ -30,9 +30,6 @@ class TD3Config(OffPolicyConfig):
 
     hidden_activation: ClassVar[str] = "relu"
     """The actor's hidden layers: ReLU, as CleanRL's script and Fujimoto et al.'s."""
-    initialization: ClassVar[str] = "uniform"
-    """The policy network starts as ``nn.Linear``'s default, as CleanRL's TD3 script's (not
-    OpenAI ES's ``normc``: its unit-norm hidden units take smaller relative Adam steps)."""
 
     mutable: ClassVar[dict[str, Mutable]] = {
         **OffPolicyConfig.mutable,

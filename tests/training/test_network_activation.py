@@ -39,11 +39,11 @@ def test_an_unknown_activation_names_the_choices(compose):
     ("overrides", "init"),
     [
         (["algo=sac", "env=pendulum"], "uniform"),
-        (["algo=td3", "env=pendulum"], "uniform"),
+        (["algo=td3", "env=pendulum"], "normc"),
         (["algo=sac", "env=pendulum", "net.init=normc"], "normc"),
         (["algo=es", "env=pendulum"], "normc"),
         (["algo=ppo", "env=pendulum"], "normc"),
-        (["algo=pbt", "algo.learner=td3", "env=pendulum", "algo.members=2"], "uniform"),
+        (["algo=pbt", "algo.learner=sac", "env=pendulum", "algo.members=2"], "uniform"),
     ],
 )
 def test_the_algorithm_decides_an_unset_initialization(compose, overrides, init):

@@ -1,0 +1,190 @@
+"""What the rollout loop calls for self-play (``selfplay=pool``): the pool, the seats and
+the acting, kept together for a lone learner's run.
+
+::
+
+    the envs start             every world's first game seated: an opponent drawn, and
+                               (symmetric games) the learner's agent
+    each step                  the lanes' game rewards added; a world whose game ended
+                               records its outcome (and the ratings), then is seated anew
+    each rollout               the learner learns from its own agents' steps only (the
+                               others' are marked not valid); frames count every agent
+    each segment's end         the tournament table and the ratings reported; every
+                               snapshot_interval segments a frozen copy joins the pool
+    a checkpoint               the pool: snapshots' weights, results and ratings
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+from typing import Any
+
+import numpy as np
+import torch
+
+from neuroplug.config.schema import SelfPlayConfig
+from neuroplug.envs.raw_steps import StepBatch
+from neuroplug.envs.spec import EnvSpec
+from neuroplug.errors import ConfigError
+from neuroplug.rl.acting import Acting, ActorCriticActing
+from neuroplug.rl.sampler import Episodes, Rollout
+from neuroplug.rl.self_play.acting import SelfPlayActing
+from neuroplug.rl.self_play.bots import bot_name, load_bot
+from neuroplug.rl.self_play.pool import LIVE, OpponentPool
+from neuroplug.rl.self_play.seats import Seats, learner_agent_indices
+from neuroplug.runtime.devices import on_cpu, refuse_unless_it_fits
+from neuroplug.runtime.seeds import self_play_rng
+
+
+class League:
+    """A lone learner's self-play (see the module docstring)."""
+
+    def __init__(
+        self, config: SelfPlayConfig, env: EnvSpec, seed: int, learner: Any, num_envs: int
+    ) -> None:
+        if not env.agents:
+            raise ConfigError(
+                "selfplay",
+                f"pool plays opponents in a multi-agent world, and {env.task_id} has one agent",
+                "a multi-agent env (env.parallel_env: env=pong_duel, simple_tag, pong_ma), or "
+                "selfplay=none",
+            )
+        self.config = config
+        self.env = env
+        self.seed = seed
+        self.learner = learner
+        model_bytes = sum(t.numel() * t.element_size() for t in learner.model.state_dict().values())
+        refuse_unless_it_fits(
+            "selfplay.pool_size",
+            config.pool_size * model_bytes,
+            f"{config.pool_size} frozen snapshots of a {model_bytes / 2**20:.1f} MiB model",
+            lambda room: f"selfplay.pool_size <= {room // max(model_bytes, 1)}",
+        )
+        self.pool = OpponentPool(
+            config.pool_size, config.latest_share, config.sampling, config.pfsp_power
+        )
+        for target in config.bots:
+            self.pool.add_bot(target, bot_name(target), load_bot(target, env))
+        self.seats = Seats(
+            env.agents, num_envs, learner_agent_indices(env.agents, config.learner_agents)
+        )
+        self.rng = self_play_rng(seed, 0)
+        from openskill.models import PlackettLuce
+
+        self.rating = PlackettLuce()
+        self.acting: SelfPlayActing | None = None
+        self._seat_all = True
+        self._length = np.zeros(num_envs, dtype=np.int64)
+        self._after_end = np.zeros(num_envs, dtype=bool)
+        """Lanes whose game just ended: their next step is the reset, not a move."""
+        self._games = Episodes()
+
+    def wrap(self, acting: Acting) -> SelfPlayActing:
+        """The learner's acting widened to its opponents; a learner without an actor-critic's
+        acting (``dqn``, ``sac``, ``td3``) is refused, naming the ones that play."""
+        if not isinstance(acting, ActorCriticActing):
+            raise ConfigError(
+                "selfplay",
+                f"pool trains an actor-critic learner against its opponents, and this "
+                f"learner acts through {type(acting).__name__}",
+                "algo=ppo or algo=appo with selfplay=pool",
+            )
+        self.acting = SelfPlayActing(acting, self)
+        return self.acting
+
+    # ------------------------------------------------------------------ the loop's calls
+
+    def envs_started(self) -> None:
+        """Every world starts a new game (seated at the segment's start)."""
+        self._seat_all = True
+        self.seats.score[:] = 0.0
+        self._length[:] = 0
+        self._after_end[:] = False
+
+    def start_segment(self, segment: int) -> None:
+        """The segment's draws; the worlds whose envs just started are seated."""
+        self.rng = self_play_rng(self.seed, segment)
+        self.pool.start_segment()
+        if self._seat_all:
+            for world in range(self.seats.worlds):
+                self.seats.seat(world, self.pool.draw(self.rng), self.rng)
+            self._seat_all = False
+
+    def after_step(self, rows: slice, batch: StepBatch) -> None:
+        """A step's results for the lanes ``rows``: scores added, finished games recorded
+        (the learner's agents' as its games) and their worlds seated anew."""
+        self._length[rows] += ~self._after_end[rows]
+        self._after_end[rows] = False
+        seats, lanes = self.seats, self.seats.lanes
+        for world, outcome in seats.add_rewards(rows, batch.game_rewards, batch.game_over):
+            opponent = int(seats.opponent[world])
+            self.pool.record(opponent, outcome, self.rating)
+            mine = slice(world * lanes, (world + 1) * lanes)
+            for lane in np.flatnonzero(seats.learner_lane[mine]) + world * lanes:
+                self._games.returns.append(float(seats.score[lane]))
+                self._games.lengths.append(int(self._length[lane]))
+                self._games.envs.append(int(lane))
+            self._length[mine] = 0
+            self._after_end[mine] = True
+            seats.seat(world, self.pool.draw(self.rng), self.rng)
+
+    def take_games(self) -> Episodes:
+        """The learner's games that ended since the last call (its agents' scores)."""
+        games, self._games = self._games, Episodes()
+        return games
+
+    def keep_learners(self, rollout: Rollout, groups: list[slice]) -> Rollout:
+        """``rollout`` with the steps of agents the learner did not play marked not valid."""
+        mask = self.acting.learnable_mask(groups, len(rollout.valid))
+        valid = rollout.valid & torch.from_numpy(mask).to(rollout.valid.device)
+        return dataclasses.replace(rollout, valid=valid)
+
+    def end_segment(self, segment: int) -> tuple[dict[str, float], list[dict[str, Any]]]:
+        """The segment's ratings and win rates (``selfplay/...``) and the tournament table's
+        rows; then, every ``snapshot_interval`` segments, a snapshot joins the pool."""
+        pool, learner = self.pool, self.pool.learner
+        rows = [{"segment": segment, **row} for row in pool.table()]
+        against = [each for each in pool.entries.values() if each.id != LIVE]
+        played = {
+            key: sum(each.segment_results[key] for each in against)
+            for key in ("win", "draw", "loss")
+        }
+        games = sum(played.values())
+        stats = {
+            "selfplay/rating": learner.mu,
+            "selfplay/rating_sigma": learner.sigma,
+            "selfplay/rating_ordinal": learner.mu - 3 * learner.sigma,
+            "selfplay/games": float(games + sum(learner.segment_results.values())),
+            "selfplay/win_rate": (played["win"] + 0.5 * played["draw"]) / games
+            if games
+            else float("nan"),
+            "selfplay/snapshots": float(
+                len([e for e in against if e.kind == "snapshot" and not e.retired])
+            ),
+        }
+        for each in against:
+            if each.kind == "bot":
+                stats[f"selfplay/win_rate/{each.name}"] = each.win_rate(each.segment_results)
+        if self.config.pool_size and (segment + 1) % self.config.snapshot_interval == 0:
+            frozen = copy.deepcopy(self.learner.model).requires_grad_(False)
+            pool.add_snapshot(frozen, segment + 1)
+        pool.drop_unused(set(self.seats.opponent.tolist()))
+        return stats, rows
+
+    # ------------------------------------------------------------------ checkpoints
+
+    def state_dict(self) -> dict[str, Any]:
+        """The pool (snapshots' weights, results, ratings)."""
+        return self.pool.state_dict(lambda model: on_cpu(model.state_dict()))
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        """Restore the pool; the worlds start new games (seated at the segment's start)."""
+
+        def make_model(tensors):
+            model = copy.deepcopy(self.learner.model).requires_grad_(False)
+            model.load_state_dict(tensors)
+            return model
+
+        self.pool.load_state_dict(state, make_model, lambda target: load_bot(target, self.env))
+        self._seat_all = True

@@ -1,0 +1,222 @@
+"""The opponent pool: the learner itself (entry 0), its frozen past snapshots and scripted
+bots, each with its games against the learner and its rating.
+
+A game's opponent is drawn when the game starts: the learner itself with probability
+``latest_share``, else a frozen or scripted entry, uniformly or by AlphaStar's prioritised
+fictitious self-play (Vinyals et al. 2019): weight ``(1 - p)^power`` with ``p`` the
+learner's win rate against the entry (draws half, one win and one loss assumed beforehand),
+so the opponents it beats least are played most. Ratings are OpenSkill's Plackett-Luce (Weng & Lin 2011, a Bayesian rating of
+TrueSkill's family, from the ``openskill`` package): the learner and each entry a
+``(mu, sigma)``, updated after every game between two different players (a game against
+itself rates nobody); a snapshot starts at the learner's rating when it was taken.
+
+Entries keep their id for the run; a snapshot pushed out of the pool (beyond
+``pool_size``) is retired: never drawn again, dropped once no world plays it.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from neuroplug.rl.self_play.bots import Bot
+
+LIVE = 0
+"""The learner itself, as it is now: entry 0."""
+
+OUTCOMES = ("win", "draw", "loss")
+"""A game's outcome for the learner."""
+PLURALS = {"win": "wins", "draw": "draws", "loss": "losses"}
+
+
+@dataclass
+class Opponent:
+    """One entry of the pool."""
+
+    id: int
+    name: str
+    """``latest`` (the learner), ``snapshot@<segment>``, or a bot's function name."""
+    kind: str
+    """``latest``, ``snapshot`` or ``bot``."""
+    model: Any = None
+    """A snapshot's frozen model (the learner's model class)."""
+    bot: Bot | None = None
+    """A bot's function."""
+    bot_target: str = ""
+    """A bot's ``selfplay.bots`` entry (what a resumed run loads again)."""
+    segment: int = 0
+    """When it joined the pool."""
+    retired: bool = False
+    """Pushed out of the pool: never drawn again."""
+    results: dict[str, int] = field(default_factory=lambda: dict.fromkeys(OUTCOMES, 0))
+    """The learner's games against it over the run."""
+    segment_results: dict[str, int] = field(default_factory=lambda: dict.fromkeys(OUTCOMES, 0))
+    """Those of the running segment."""
+    mu: float = 25.0
+    sigma: float = 25.0 / 3
+
+    @property
+    def games(self) -> int:
+        return sum(self.results.values())
+
+    def smoothed_win_rate(self) -> float:
+        """The learner's score against it with a win and a loss added: 0.5 before any game,
+        never 0 or 1 (what :meth:`OpponentPool.draw`'s PFSP weighs)."""
+        results = self.results
+        return (results["win"] + 0.5 * results["draw"] + 1) / (self.games + 2)
+
+    def win_rate(self, results: dict[str, int] | None = None) -> float:
+        """The learner's score against it, draws counting half (NaN before any game)."""
+        results = self.results if results is None else results
+        games = sum(results.values())
+        return (results["win"] + 0.5 * results["draw"]) / games if games else math.nan
+
+
+class OpponentPool:
+    """Entry 0 the learner; snapshots and bots after it (see the module docstring)."""
+
+    def __init__(
+        self, pool_size: int, latest_share: float, sampling: str, pfsp_power: float
+    ) -> None:
+        self.pool_size = pool_size
+        self.latest_share = latest_share
+        self.sampling = sampling
+        self.pfsp_power = pfsp_power
+        self.entries: dict[int, Opponent] = {LIVE: Opponent(LIVE, "latest", "latest")}
+        self.next_id = 1
+
+    @property
+    def learner(self) -> Opponent:
+        """Entry 0: the learner's own results (against itself) and rating."""
+        return self.entries[LIVE]
+
+    def add_bot(self, target: str, name: str, bot: Bot) -> Opponent:
+        """Keep a scripted opponent for the run."""
+        entry = Opponent(self.next_id, name, "bot", bot=bot, bot_target=target)
+        self.entries[entry.id] = entry
+        self.next_id += 1
+        return entry
+
+    def add_snapshot(self, model: Any, segment: int) -> Opponent:
+        """Keep a frozen copy ``model`` of the learner, rated as the learner is now; the
+        oldest active snapshot beyond ``pool_size`` retires."""
+        learner = self.learner
+        entry = Opponent(
+            self.next_id, f"snapshot@{segment}", "snapshot", model=model, segment=segment,
+            mu=learner.mu, sigma=learner.sigma,
+        )  # fmt: skip
+        self.entries[entry.id] = entry
+        self.next_id += 1
+        active = [
+            each for each in self.entries.values() if each.kind == "snapshot" and not each.retired
+        ]
+        for old in active[: max(0, len(active) - self.pool_size)]:
+            old.retired = True
+        return entry
+
+    def drop_unused(self, playing: set[int]) -> None:
+        """Forget retired snapshots no world plays any more."""
+        for id_ in [
+            id_ for id_, each in self.entries.items() if each.retired and id_ not in playing
+        ]:
+            del self.entries[id_]
+
+    def candidates(self) -> list[Opponent]:
+        """The frozen and scripted entries a game may draw."""
+        return [
+            each for each in self.entries.values() if each.kind != "latest" and not each.retired
+        ]
+
+    def draw(self, rng: np.random.Generator) -> int:
+        """A new game's opponent id."""
+        others = self.candidates()
+        if not others or rng.random() < self.latest_share:
+            return LIVE
+        if self.sampling == "uniform":
+            weights = np.ones(len(others))
+        else:  # pfsp, on win rates with one win and one loss assumed (Laplace's rule), so
+            # an entry beaten in its first game is not dropped for good
+            rates = np.array([each.smoothed_win_rate() for each in others])
+            weights = (1.0 - rates) ** self.pfsp_power
+        return others[int(rng.choice(len(others), p=weights / weights.sum()))].id
+
+    def record(self, id_: int, outcome: str, rate: Any) -> None:
+        """One game's ``outcome`` for the learner against entry ``id_``; ``rate`` is the
+        rating model (an ``openskill`` model), used unless the learner played itself."""
+        entry = self.entries[id_]
+        entry.results[outcome] += 1
+        entry.segment_results[outcome] += 1
+        if id_ == LIVE:
+            return
+        learner = self.learner
+        ranks = {"win": [0, 1], "draw": [0, 0], "loss": [1, 0]}[outcome]
+        mine = rate.rating(mu=learner.mu, sigma=learner.sigma)
+        theirs = rate.rating(mu=entry.mu, sigma=entry.sigma)
+        [[mine], [theirs]] = rate.rate([[mine], [theirs]], ranks=ranks)
+        learner.mu, learner.sigma = mine.mu, mine.sigma
+        entry.mu, entry.sigma = theirs.mu, theirs.sigma
+
+    def start_segment(self) -> None:
+        """Begin the segment's counts."""
+        for entry in self.entries.values():
+            entry.segment_results = dict.fromkeys(OUTCOMES, 0)
+
+    def table(self) -> list[dict[str, Any]]:
+        """The tournament table: one row per entry (the learner first), its games against
+        the learner this segment and over the run, the learner's win rate, the rating."""
+        rows = []
+        for entry in self.entries.values():
+            rows.append(
+                {
+                    "opponent": entry.name,
+                    "kind": entry.kind,
+                    "games": sum(entry.segment_results.values()),
+                    **{PLURALS[outcome]: entry.segment_results[outcome] for outcome in OUTCOMES},
+                    "win_rate": entry.win_rate(entry.segment_results),
+                    "games_total": entry.games,
+                    "win_rate_total": entry.win_rate(),
+                    "mu": entry.mu,
+                    "sigma": entry.sigma,
+                    "ordinal": entry.mu - 3 * entry.sigma,
+                    "retired": entry.retired,
+                }
+            )
+        return rows
+
+    def state_dict(self, model_state) -> dict[str, Any]:
+        """Everything but the bots' functions (loaded again by name) and the running
+        segment's counts (a checkpoint is taken between segments); ``model_state`` turns a
+        snapshot's model into its tensors."""
+        return {
+            "next_id": self.next_id,
+            "entries": [
+                {
+                    "id": each.id, "name": each.name, "kind": each.kind,
+                    "bot_target": each.bot_target, "segment": each.segment,
+                    "retired": each.retired, "results": dict(each.results),
+                    "mu": each.mu, "sigma": each.sigma,
+                    "model": None if each.model is None else model_state(each.model),
+                }
+                for each in self.entries.values()
+            ],
+        }  # fmt: skip
+
+    def load_state_dict(self, state: dict[str, Any], make_model, load_bot) -> None:
+        """Restore :meth:`state_dict`; ``make_model(tensors)`` rebuilds a snapshot,
+        ``load_bot(target)`` a bot."""
+        self.next_id = int(state["next_id"])
+        self.entries = {}
+        for saved in state["entries"]:
+            entry = Opponent(
+                int(saved["id"]), saved["name"], saved["kind"], bot_target=saved["bot_target"],
+                segment=int(saved["segment"]), retired=bool(saved["retired"]),
+                results=dict(saved["results"]), mu=float(saved["mu"]), sigma=float(saved["sigma"]),
+            )  # fmt: skip
+            if saved["model"] is not None:
+                entry.model = make_model(saved["model"])
+            if entry.kind == "bot":
+                entry.bot = load_bot(entry.bot_target)
+            self.entries[entry.id] = entry

@@ -1,0 +1,58 @@
+"""Self-play through a learner's run: the learner learns from its own agents only, the
+table and ratings are written each segment, and a checkpoint carries the pool."""
+
+from __future__ import annotations
+
+import csv
+
+import pytest
+import torch
+
+pytest.importorskip("pettingzoo")
+pytest.importorskip("openskill")
+
+from neuroplug.app import run_job  # noqa: E402
+from neuroplug.experiment.typed import typed_experiment  # noqa: E402
+from neuroplug.training.checkpoint import load_checkpoint  # noqa: E402
+from neuroplug.training.components import build_components  # noqa: E402
+
+GAME = ["algo=ppo", "env=pong_duel", "selfplay=pool", "algo.num_envs=8"]
+
+
+def test_against_a_bot_the_learner_learns_from_its_own_paddle_only(compose, tmp_path):
+    config = compose(
+        [*GAME, "selfplay.latest_share=0", "selfplay.bots=[random]", "logger=none",
+         f"run.output_dir={tmp_path}"]
+    )  # fmt: skip
+    learner = build_components(typed_experiment(config)).algorithm
+    seen = []
+    learn = learner.learn_rollout
+    learner.learn_rollout = lambda rollout: seen.append(rollout.valid.clone()) or learn(rollout)
+    segment = learner.train_segment()
+    valid = torch.stack(seen).reshape(-1, 4, 2)  # steps, worlds, paddles
+    assert valid.sum(-1).max() == 1  # never both paddles: the bot's is not learned from
+    assert valid.float().mean() > 0.45  # and the learner's is, but for each game's reset
+    # The learner's games are its paddle's: a game's score is +-points or a truncation's.
+    assert len(segment.returns) and all(abs(score) <= 3 for score in segment.returns)
+    assert segment.stats["selfplay/games"] > 0 and 0 <= segment.stats["selfplay/win_rate"] <= 1
+    rows = segment.tables["tournament"]
+    assert [row["opponent"] for row in rows] == ["latest", "random"]
+    assert rows[1]["games"] == segment.stats["selfplay/games"]  # every game against the bot
+
+
+def test_a_resumed_run_continues_the_pool_its_results_and_ratings(compose, tmp_path):
+    run = [*GAME, "selfplay.bots=[random]", "logger=none", "run.checkpoint_interval=1"]
+    run_job(compose([*run, "run.max_segments=2", f"run.output_dir={tmp_path}"]))
+    first = list(csv.DictReader((tmp_path / "tournament.csv").open()))
+    pool = load_checkpoint(tmp_path)["algorithm"]["self_play"]
+    snapshot = next(entry for entry in pool["entries"] if entry["kind"] == "snapshot")
+    assert snapshot["model"] and snapshot["name"] == "snapshot@1"  # its weights, kept
+    names = [row["opponent"] for row in first if row["segment"] == "1"]
+    assert names == ["latest", "random", "snapshot@1"]  # the first segment's snapshot joined
+    run_job(compose([*run, "run.max_segments=3", f"run.resume={tmp_path}"]))
+    rows = list(csv.DictReader((tmp_path / "tournament.csv").open()))
+    last = {row["opponent"]: row for row in rows if row["segment"] == "2"}
+    before = {row["opponent"]: row for row in first if row["segment"] == "1"}
+    assert set(last) == {"latest", "random", "snapshot@1", "snapshot@2"}
+    for name, row in before.items():  # the totals go on from the checkpoint's
+        assert int(last[name]["games_total"]) == int(row["games_total"]) + int(last[name]["games"])
