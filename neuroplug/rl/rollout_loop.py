@@ -237,6 +237,8 @@ class RolloutLoop:
         shards had. Each member's env steps
         grow by its part; the games that ended go to the owner."""
         acting = self.acting if acting is None else acting
+        if self.league is not None:
+            acting = self.league.acting_for(acting)
         acting.refresh()
         sampler = self.sampler
         if version is not None and getattr(sampler, "asynchronous", False):
@@ -253,7 +255,8 @@ class RolloutLoop:
         finished = sampler.take_episodes()
         if self.league is not None:
             # Every agent's steps counted above; the learner learns from, and reports, its own.
-            rollout = self.league.keep_learners(rollout, [group.rows for group in sampler.groups])
+            groups = [group.rows for group in sampler.groups]
+            rollout = self.league.keep_learners(rollout, groups, acting)
             finished = self.league.take_games()
         self._games.extend(finished)
         owner = self._owner

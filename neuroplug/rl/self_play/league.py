@@ -74,6 +74,7 @@ class League:
 
         self.rating = PlackettLuce()
         self.acting: SelfPlayActing | None = None
+        self._wrapped: dict[int, SelfPlayActing] = {}
         self._seat_all = True
         self._length = np.zeros(num_envs, dtype=np.int64)
         self._after_end = np.zeros(num_envs, dtype=bool)
@@ -81,8 +82,15 @@ class League:
         self._games = Episodes()
 
     def wrap(self, acting: Acting) -> SelfPlayActing:
-        """The learner's acting widened to its opponents; a learner without an actor-critic's
-        acting (``dqn``, ``sac``, ``td3``) is refused, naming the ones that play."""
+        """The learner's acting widened to its opponents."""
+        self.acting = SelfPlayActing(self.wrap_checked(acting), self)
+        self._wrapped = {id(acting): self.acting}
+        return self.acting
+
+    @staticmethod
+    def wrap_checked(acting: Acting) -> ActorCriticActing:
+        """``acting``, refused (naming the learners that play) unless an actor-critic's
+        (``dqn``, ``sac``, ``td3`` act otherwise)."""
         if not isinstance(acting, ActorCriticActing):
             raise ConfigError(
                 "selfplay",
@@ -90,8 +98,16 @@ class League:
                 f"learner acts through {type(acting).__name__}",
                 "algo=ppo or algo=appo with selfplay=pool",
             )
-        self.acting = SelfPlayActing(acting, self)
-        return self.acting
+        return acting
+
+    def acting_for(self, acting: Acting) -> SelfPlayActing:
+        """``acting`` widened to the opponents: a learner that samples with an acting copy of
+        its model (``appo``) plays its games through that copy."""
+        if isinstance(acting, SelfPlayActing):
+            return acting
+        if id(acting) not in self._wrapped:
+            self._wrapped[id(acting)] = SelfPlayActing(self.wrap_checked(acting), self)
+        return self._wrapped[id(acting)]
 
     # ------------------------------------------------------------------ the loop's calls
 
@@ -134,9 +150,12 @@ class League:
         games, self._games = self._games, Episodes()
         return games
 
-    def keep_learners(self, rollout: Rollout, groups: list[slice]) -> Rollout:
-        """``rollout`` with the steps of agents the learner did not play marked not valid."""
-        mask = self.acting.learnable_mask(groups, len(rollout.valid))
+    def keep_learners(
+        self, rollout: Rollout, groups: list[slice], acting: SelfPlayActing
+    ) -> Rollout:
+        """``rollout`` (played by ``acting``) with the steps of agents the learner did not
+        play marked not valid."""
+        mask = acting.learnable_mask(groups, len(rollout.valid))
         valid = rollout.valid & torch.from_numpy(mask).to(rollout.valid.device)
         return dataclasses.replace(rollout, valid=valid)
 

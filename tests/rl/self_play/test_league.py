@@ -56,3 +56,16 @@ def test_a_resumed_run_continues_the_pool_its_results_and_ratings(compose, tmp_p
     assert set(last) == {"latest", "random", "snapshot@1", "snapshot@2"}
     for name, row in before.items():  # the totals go on from the checkpoint's
         assert int(last[name]["games_total"]) == int(row["games_total"]) + int(last[name]["games"])
+
+
+def test_appo_plays_its_games_through_its_acting_copy(compose, tmp_path):
+    """APPO samples with a copy of its model while it learns: that copy is the learner's
+    player, and its games fill the table as PPO's do."""
+    run = ["algo=appo", *GAME[1:], "selfplay.bots=[random]", "logger=none", "run.max_segments=2"]
+    run_job(compose([*run, f"run.output_dir={tmp_path}"]))
+    assert "name: appo" in (tmp_path / "config.yaml").read_text()
+    rows = list(csv.DictReader((tmp_path / "tournament.csv").open()))
+    assert {row["opponent"] for row in rows} >= {"latest", "random", "snapshot@1"}
+    assert sum(int(row["games"]) for row in rows) > 0
+    metrics = list(csv.DictReader((tmp_path / "metrics.csv").open()))
+    assert metrics[-1]["algo/selfplay/games"] and float(metrics[-1]["algo/selfplay/games"]) > 0
