@@ -109,13 +109,13 @@ def match(
 ) -> MatchResult:
     """Play ``games`` games of ``source``'s policy against ``opponent`` (see the module
     docstring)."""
+    from omegaconf import OmegaConf
+
     from neuroplug.config.schema import EnvConfig, SelfPlayConfig
     from neuroplug.config.typed import to_dataclass
     from neuroplug.deploy.loading import read_policy
     from neuroplug.envs.make import make_spec
     from neuroplug.rl.self_play.seats import learner_agent_indices
-
-    from omegaconf import OmegaConf
 
     config = OmegaConf.create(read_policy(source).config)
     env = make_spec(to_dataclass(EnvConfig, config.env, "env"))
