@@ -6,7 +6,7 @@ interval: ``python -m neuroplug.tools.match RUN --opponent OTHER``.
     python -m neuroplug.tools.match outputs/<run> --opponent random --games 200
     python -m neuroplug.tools.match outputs/<run> \\
         --opponent neuroplug.envs.multi_agent.games.pong_duel:tracking_bot
-    python -m neuroplug.tools.match outputs/<run> --opponent outputs/<other run>
+    python -m neuroplug.tools.match outputs/<run> --opponent outputs/<other run> --video m.mp4
 
 ``RUN`` is a run's output dir (or policy file, or shared folder); the opponent another such
 source, ``random`` or a scripted bot (``package.module:function`` of ``(observations, rng)
@@ -16,7 +16,8 @@ takes agent ``g mod k`` of game ``g``, so every seat is played equally; with
 ``selfplay.learner_agents`` in the run's config it plays those agents in every game.
 Games are won by the higher mean score of one's agents (draws count half in the score
 rate, whose 95% interval is Wilson's). Games run in worlds side by side, each player one
-batched forward a step.
+batched forward a step. ``--video`` records the first game as the env draws it (every
+agent in it).
 """
 
 from __future__ import annotations
@@ -106,6 +107,8 @@ def match(
     games: int = 100,
     seed: int = 0,
     max_steps: int | None = None,
+    video: Path | None = None,
+    fps: float = 30.0,
 ) -> MatchResult:
     """Play ``games`` games of ``source``'s policy against ``opponent`` (see the module
     docstring)."""
@@ -124,12 +127,22 @@ def match(
     selfplay = to_dataclass(SelfPlayConfig, config.get("selfplay", {}), "selfplay")
     team = learner_agent_indices(env.agents, selfplay.learner_agents)
     first, second = Player(str(source), env), Player(str(opponent), env)
+    writer = None
+    if video is not None:
+        from neuroplug.tools.video import VideoWriter, check_output
+
+        writer = VideoWriter(check_output(Path(video)), fps)
     maker, agents = env.maker, env.agents
     rng = np.random.default_rng(seed)
     result = MatchResult(games, 0, 0, 0, math.nan, (math.nan, math.nan))
     for start in range(0, games, WORLDS):
         batch = list(range(start, min(games, start + WORLDS)))
-        result.scores += _play(batch, first, second, maker, agents, team, seed, max_steps, rng)
+        recorder = writer if start == 0 else None
+        result.scores += _play(
+            batch, first, second, maker, agents, team, seed, max_steps, rng, recorder
+        )
+    if writer is not None:
+        writer.close()
     for mine, theirs in result.scores:
         if mine > theirs:
             result.wins += 1
@@ -143,16 +156,22 @@ def match(
     return result
 
 
-def _play(batch, first, second, maker, agents, team, seed, max_steps, rng):
-    """Games ``batch`` side by side; each game's (first's, second's) mean agent score."""
+def _play(batch, first, second, maker, agents, team, seed, max_steps, rng, recorder=None):
+    """Games ``batch`` side by side; each game's (first's, second's) mean agent score;
+    ``recorder`` (a video writer) gets the first game's frames."""
     k = len(agents)
-    worlds = [maker.make() for _ in batch]
+    worlds = [
+        maker.make(**({"render_mode": "rgb_array"} if recorder and w == 0 else {}))
+        for w in range(len(batch))
+    ]
     seen = [world.reset(seed=seed + game)[0] for world, game in zip(worlds, batch, strict=True)]
     mine = [team or [game % k] for game in batch]
     totals = np.zeros((len(batch), k))
     alive = np.ones(len(batch), dtype=bool)
     states = {0: None, 1: None}
     steps = 0
+    if recorder is not None:
+        recorder.add(worlds[0].render())
     while alive.any() and (max_steps is None or steps < max_steps):
         rows = {0: [], 1: []}
         for w in np.flatnonzero(alive):
@@ -170,6 +189,8 @@ def _play(batch, first, second, maker, agents, team, seed, max_steps, rng):
             step = {agent: _native(chosen[(w, i)]) for i, agent in enumerate(agents)}
             seen[w], rewards, ended, cut, _ = worlds[w].step(step)
             totals[w] += [rewards.get(agent, 0.0) for agent in agents]
+            if recorder is not None and w == 0:
+                recorder.add(worlds[0].render())
             if all(ended.get(a) or cut.get(a) for a in agents) or not worlds[w].agents:
                 alive[w] = False
                 states = {0: None, 1: None}  # the rows change: start the states again
@@ -204,11 +225,12 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--seed", type=int, default=0, help="game seeds' root")
     parser.add_argument("--max-steps", type=int, default=None, help="cap on steps per game")
     parser.add_argument("--json", type=Path, default=None, help="also write the result here")
+    parser.add_argument("--video", type=Path, default=None, help="the first game, .gif or .mp4")
     arguments = parser.parse_args(argv)
     try:
         result = match(
             arguments.source, arguments.opponent, arguments.games, arguments.seed,
-            arguments.max_steps,
+            arguments.max_steps, arguments.video,
         )  # fmt: skip
     except NeuroplugError as error:
         print(f"neuroplug.tools.match: error: {error}", file=sys.stderr)
@@ -219,6 +241,8 @@ def main(argv: list[str] | None = None) -> None:
         f"{result.wins} won, {result.draws} drawn, {result.losses} lost; score rate "
         f"{result.score_rate:.3f} [{low:.3f}, {high:.3f}] (95%, Wilson)"
     )
+    if arguments.video is not None:
+        print(f"the first game: {arguments.video}")
     if arguments.json is not None:
         arguments.json.write_text(json.dumps(asdict(result), indent=1) + "\n")
 

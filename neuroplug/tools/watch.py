@@ -443,7 +443,16 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument(
         "--wandb", action="store_true", help="also log the video to the run's W&B run"
     )
+    parser.add_argument(
+        "--opponent",
+        default=None,
+        help="a multi-agent game: play the source against another run, random or a bot "
+        "(package.module:function), seats alternating (neuroplug.tools.match)",
+    )
     arguments = parser.parse_args(argv)
+    if arguments.opponent is not None:
+        _play_match(arguments)
+        return
     try:
         if arguments.cell == "list":
             print(list_cells(arguments.run_dir))
@@ -469,6 +478,36 @@ def main(argv: list[str] | None = None) -> None:
             print("W&B: skipped (no video was written)")
         else:
             print(log_video_to_wandb(arguments.run_dir, result.video))
+
+
+def _play_match(arguments: argparse.Namespace) -> None:
+    """``--opponent``: the source against it (:func:`neuroplug.tools.match.match`), the
+    first game in the video."""
+    from neuroplug.tools.match import match
+    from neuroplug.tools.video import default_format
+
+    out = arguments.out
+    if out is None and not arguments.no_video:
+        folder = arguments.run_dir if arguments.run_dir.is_dir() else arguments.run_dir.parent
+        out = folder / f"match{default_format()}"
+    games = arguments.episodes or 10
+    try:
+        result = match(
+            arguments.run_dir, arguments.opponent, games, arguments.seed or 0,
+            arguments.max_steps, None if arguments.no_video else out,
+            arguments.fps or 30.0,
+        )  # fmt: skip
+    except NeuroplugError as error:
+        print(f"neuroplug.tools.watch: error: {error}", file=sys.stderr)
+        raise SystemExit(2) from None
+    low, high = result.interval
+    print(
+        f"against {arguments.opponent}: {result.games} games, {result.wins} won, "
+        f"{result.draws} drawn, {result.losses} lost; score rate {result.score_rate:.3f} "
+        f"[{low:.3f}, {high:.3f}] (95%, Wilson)"
+    )
+    if out is not None and not arguments.no_video:
+        print(f"video of the first game: {out}")
 
 
 def _cell_number(text: str | None) -> int | None:

@@ -47,3 +47,16 @@ def test_a_single_agent_run_is_refused_in_one_line(compose, tmp_path, capsys):
     with pytest.raises(SystemExit):
         main([str(tmp_path), "--opponent", "random"])
     assert "neuroplug.tools.match: error:" in capsys.readouterr().err
+
+
+def test_watch_plays_two_policies_against_each_other_into_a_video(pong_run, tmp_path, capsys):
+    from PIL import Image
+
+    from neuroplug.tools.watch import main as watch_main
+
+    out = tmp_path / "match.gif"
+    watch_main([str(pong_run), "--opponent", BOT, "--episodes", "2", "--out", str(out)])
+    shown = capsys.readouterr().out
+    assert f"against {BOT}: 2 games" in shown and "Wilson" in shown
+    with Image.open(out) as video:
+        assert video.n_frames > 10 and video.size == (96, 96)  # the first game, court drawn
