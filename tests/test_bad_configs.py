@@ -191,6 +191,9 @@ CASES = {
         "selfplay.pool_size=0",
         field="selfplay.latest_share",
     ),  # fmt: skip
+    "self-play-bad-eval-opponent": case(
+        "selfplay=pool", "selfplay.eval_opponent=tracker", field="selfplay.eval_opponent"
+    ),
     "self-play-bad-sampling": case(
         "selfplay=pool", "selfplay.sampling=elo", field="selfplay.sampling", also=("pfsp",)
     ),

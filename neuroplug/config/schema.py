@@ -428,6 +428,12 @@ class SelfPlayConfig(CheckedConfig):
     """Scripted opponents kept in the pool: ``random`` (uniform actions) or
     ``package.module:function`` taking a batch of observations (one per agent the bot
     plays, as the learner sees them) and returning their actions."""
+    eval_opponent: str | None = None
+    """A bot (``random`` or ``package.module:function``) the run's evaluations play the
+    deployed policy against: ``run.eval_episodes`` games, seats alternating (or the
+    learner's agents), the learner's mean score as ``eval_return_mean`` and its score rate
+    as ``eval/win_rate`` with Wilson's 95% interval (``eval/win_rate_low``, ``_high``).
+    Null: an evaluation plays the deployed policy on every agent (a mirror match)."""
 
     def check(self) -> None:
         super().check()
@@ -455,10 +461,10 @@ class SelfPlayConfig(CheckedConfig):
         require(
             self.pfsp_power >= 0, "selfplay.pfsp_power", f"got {self.pfsp_power}", "a number >= 0"
         )
-        for bot in self.bots:
+        for bot in [*self.bots, *([self.eval_opponent] if self.eval_opponent else [])]:
             require(
                 bot == "random" or (":" in bot and all(bot.partition(":")[::2])),
-                "selfplay.bots",
+                "selfplay.bots" if bot in self.bots else "selfplay.eval_opponent",
                 f"got {bot!r}",
                 "random, or package.module:function",
             )

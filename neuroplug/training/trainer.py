@@ -74,6 +74,9 @@ class Trainer:
         self.elapsed_before = 0.0
         self.last_eval: float | None = None
         self.last_exact = math.nan
+        self.eval_extras: dict[str, float] = {}
+        """What an evaluation adds beside its return (``eval/win_rate`` against
+        ``selfplay.eval_opponent``), logged with the unit it ran after."""
         """A text task's last evaluation: the share of its completions exactly right."""
         self._stop = _StopSignals()
         self._checkpoint_seconds = 0.0
@@ -280,14 +283,20 @@ class Trainer:
         }  # fmt: skip
         if self.parts.env.family.writes_text:
             metrics["eval_exact"] = self.last_exact
+        metrics.update(self.eval_extras)
         metrics["elapsed"] = self.elapsed_before + time.perf_counter() - self._started
         metrics[self.unit] = 0
         self.loggers.log(metrics)
 
-    def evaluate_policy(self) -> EvaluationResult:
+    def evaluate_policy(self) -> EvaluationResult | None:
         """Play ``run.eval_episodes`` episodes with the deployed policy (no action noise);
-        in a multi-agent env, as many worlds, every agent's episode counted."""
+        in a multi-agent env, as many worlds, every agent's episode counted, or with
+        ``selfplay.eval_opponent`` that many games against it (None returned)."""
         params = self.parts.algorithm.policy_params().unsqueeze(0)
+        selfplay = self.parts.config.selfplay
+        if selfplay.enabled and selfplay.eval_opponent:
+            self._evaluate_against(selfplay, params[0])
+            return None
         request = EvaluationRequest(
             generation=EVALUATION_GENERATION_OFFSET + self.completed,
             episodes_per_member=self.parts.run.eval_episodes * self.parts.env.lanes_per_env,
@@ -306,6 +315,32 @@ class Trainer:
             )
             self.loggers.table("eval/completions", ["text", "reward"], rows, self.completed)
         return result
+
+    def _evaluate_against(self, selfplay, params) -> None:
+        """``selfplay.eval_opponent``'s games (:mod:`neuroplug.rl.self_play.matches`): the
+        learner's mean score and its score rate with Wilson's interval."""
+        from neuroplug.rl.self_play.bots import load_bot
+        from neuroplug.rl.self_play.matches import BotPlayer, NetworkPlayer, play_match
+        from neuroplug.rl.self_play.seats import learner_agent_indices
+
+        parts = self.parts
+        env = parts.env
+        opponent = selfplay.eval_opponent
+        result = play_match(
+            NetworkPlayer("policy", parts.network, params, parts.policy),
+            BotPlayer(opponent, load_bot(opponent, env)),
+            env,
+            learner_agent_indices(env.agents, selfplay.learner_agents),
+            parts.run.eval_episodes,
+            seed=EVALUATION_GENERATION_OFFSET + self.completed,
+        )
+        self.last_eval = float(np.mean([mine for mine, _ in result.scores]))
+        low, high = result.interval
+        self.eval_extras = {
+            "eval/win_rate": result.score_rate,
+            "eval/win_rate_low": low,
+            "eval/win_rate_high": high,
+        }
 
     def _follow_load(self) -> None:
         """Auto threads: one per core on an idle machine, 1 while other processes want the
@@ -451,6 +486,8 @@ class Trainer:
                 if parts.env.family.writes_text:  # the share of completions exactly right
                     evaluated = evaluate_now or not self.budget_left()
                     metrics["eval_exact"] = self.last_exact if evaluated else math.nan
+                if evaluate_now or not self.budget_left():
+                    metrics.update(self.eval_extras)
                 metrics["elapsed"] = self.elapsed_before + time.perf_counter() - self._started
                 metrics[self.unit] = self.completed
                 # A stop arriving here waits for the unit's record to be complete.

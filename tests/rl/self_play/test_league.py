@@ -69,3 +69,17 @@ def test_appo_plays_its_games_through_its_acting_copy(compose, tmp_path):
     assert sum(int(row["games"]) for row in rows) > 0
     metrics = list(csv.DictReader((tmp_path / "metrics.csv").open()))
     assert metrics[-1]["algo/selfplay/games"] and float(metrics[-1]["algo/selfplay/games"]) > 0
+
+
+def test_an_evaluation_against_a_bot_logs_the_score_rate_and_its_interval(compose, tmp_path):
+    run = [*GAME, "selfplay.bots=[random]", "logger=none", "run.max_segments=2",
+           "run.eval_interval=1", "run.eval_episodes=6",
+           "selfplay.eval_opponent=neuroplug.envs.multi_agent.games.pong_duel:tracking_bot"]  # fmt: skip
+    summary = run_job(compose([*run, f"run.output_dir={tmp_path}"]))
+    rows = list(csv.DictReader((tmp_path / "metrics.csv").open()))
+    for row in rows:
+        rate, low, high = (float(row[f"eval/win_rate{end}"]) for end in ("", "_low", "_high"))
+        assert 0 <= low <= rate <= high <= 1
+        assert rate in {k / 12 for k in range(13)}  # six games, draws half
+        assert -3 <= float(row["eval_return_mean"]) <= 3  # the learner's own paddle's score
+    assert summary["eval_return_mean"] == float(rows[-1]["eval_return_mean"])
