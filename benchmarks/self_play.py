@@ -22,6 +22,7 @@ import json
 import shutil
 import subprocess
 import sys
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -90,8 +91,8 @@ def summary() -> None:
         f"seeds {', '.join(map(str, seeds))}. The pool: the learner itself (half the games), "
         "its 8 newest snapshots (one a segment) and the tracking bot, drawn by PFSP.",
         "",
-        "| seed | rating (mu) first / last segment | training win rate against the bot, "
-        "last 20 segments | deployed policy against the bot | against random play |",
+        "| seed | rating (mu) first / last segment | training games against the bot: "
+        "played, won (whole run) | deployed policy against the bot | against random play |",
         "|---|---|---|---|---|",
     ]
     for seed in seeds:
@@ -100,9 +101,11 @@ def summary() -> None:
         rating = np.array([float(row["algo/selfplay/rating"]) for row in rows])
         won = np.array([float(row["algo/selfplay/win_rate/tracking_bot"] or "nan") for row in rows])
         window = 20
-        smooth = np.array(
-            [np.nanmean(won[max(0, i - window + 1) : i + 1]) for i in range(len(won))]
-        )
+        with warnings.catch_warnings():  # windows without a game against the bot: NaN
+            warnings.simplefilter("ignore", RuntimeWarning)
+            smooth = np.array(
+                [np.nanmean(won[max(0, i - window + 1) : i + 1]) for i in range(len(won))]
+            )
         axes[0].plot(frames, rating, label=f"seed {seed}")
         axes[1].plot(frames, smooth, label=f"seed {seed}")
         matches = {
@@ -114,12 +117,16 @@ def summary() -> None:
             low, high = result["interval"]
             return f"{result['score_rate']:.3f} [{low:.3f}, {high:.3f}] ({result['games']} games)"
 
+        table = list(csv.DictReader((RESULTS / f"seed{seed}" / "tournament.csv").open()))
+        bot = [row for row in table if row["opponent"] == "tracking_bot"][-1]
+        played = f"{bot['games_total']}, {float(bot['win_rate_total']):.0%}"
         lines.append(
-            f"| {seed} | {rating[0]:.1f} / {rating[-1]:.1f} | {np.nanmean(won[-window:]):.2f} | "
+            f"| {seed} | {rating[0]:.1f} / {rating[-1]:.1f} | {played} | "
             f"{said(matches['tracking_bot'])} | {said(matches['random'])} |"
         )
     axes[0].set_ylabel("learner's rating (OpenSkill mu)")
-    axes[1].set_ylabel("training win rate against the tracking bot (20-segment mean)")
+    axes[1].set_ylabel("training win rate against the bot")
+    axes[1].set_title("the stochastic policy, mean of 20 segments", fontsize=9)
     for axis in axes:
         axis.set_xlabel("frames (every agent's steps)")
         axis.grid(alpha=0.3)
@@ -131,7 +138,7 @@ def summary() -> None:
         "Score rate: (wins + draws / 2) / games of the deployed (greedy) policy, seats "
         "alternating, 95% Wilson interval (`neuroplug.tools.match`, game seeds from 1000). "
         "Training win rates are the stochastic policy's games against the bot when PFSP drew "
-        "it (a few a segment). Ratings are relative to the pool's own entries (a snapshot "
+        "it (a few a segment, fewer once it is beaten: PFSP plays it less). Ratings are relative to the pool's own entries (a snapshot "
         "starts at the learner's rating when it is taken), so they measure progress against "
         "its past, not an absolute scale.",
         "",
