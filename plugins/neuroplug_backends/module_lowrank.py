@@ -131,6 +131,8 @@ class FactoredModule:
             )
             delta = scales.to(device).unsqueeze(1) * noise
             self.deltas[name] = delta.view(len(seeds), *slot.shape)
+        self._in_order = False
+        """Whether the running forward's members are the whole population in order."""
         self._stacked: dict[str, torch.Tensor] = {}
         """Per-member norms' base tensors, ``(B, *shape)``, stacked on first use."""
         self.prefixes = {
@@ -162,6 +164,11 @@ class FactoredModule:
                 arguments = (*arguments, state[rows].to(self.device))
                 if self.network.encoder_features:
                     arguments = (*arguments, "all")
+            # The whole population in order (an evaluation's usual call): every per-member
+            # tensor is used as stored, without a gather per layer.
+            self._in_order = len(chosen) == len(self.base_index) and bool(
+                torch.equal(chosen, torch.arange(len(chosen), device=chosen.device))
+            )
             with self._hooks(chosen), batched_attention(self.module, self._attention(chosen)):
                 part = functional_call(self.module, self.base_tensors[base], arguments)
             if self.network.state_size:
@@ -214,10 +221,9 @@ class FactoredModule:
             x = args[0]
             rows_first(x)
             flat = x.reshape(count, -1, x.shape[-1])
-            extra = self._matrix_part(weight_name, flat, members)
-            if module.bias is not None:
-                extra = extra + self.deltas[bias_name][members].unsqueeze(1)
-            return output + extra.reshape(output.shape)
+            bias = None if module.bias is None else self._take(self.deltas[bias_name], members)
+            extra = self._matrix_part(weight_name, flat, members, bias=bias)
+            return output.add_(extra.reshape(output.shape))  # a fresh tensor: no copy
 
         def conv1d(_, args, output):  # x W + b with W (in, out): the transposed product
             x = args[0]
@@ -329,13 +335,19 @@ class FactoredModule:
             self._stacked[name] = torch.stack([tensors[name] for tensors in self.base_tensors])
         return self._stacked[name][self.base_index[members]] + self.deltas[name][members]
 
+    def _take(self, tensor: torch.Tensor, members: torch.Tensor) -> torch.Tensor:
+        """``tensor[members]``, or ``tensor`` itself when the members are the whole
+        population in order."""
+        return tensor if self._in_order else tensor[members]
+
     def _matrix_part(
         self, name: str, x: torch.Tensor, members: torch.Tensor, rows: slice | None = None,
-        stored_in_by_out: bool = False,
+        stored_in_by_out: bool = False, bias: torch.Tensor | None = None,
     ) -> torch.Tensor:  # fmt: skip
         """Each row's own part of ``x Wᵀ`` for weight ``name`` (its output ``rows`` alone,
         when given: a packed projection's third): ``x`` ``(n, k, in)`` -> ``(n, k, out)``;
-        ``stored_in_by_out``: of ``x W`` for a weight stored ``(in, out)`` (``Conv1D``'s)."""
+        ``stored_in_by_out``: of ``x W`` for a weight stored ``(in, out)`` (``Conv1D``'s);
+        ``bias`` ``(n, out)``: each row's own bias part, added in the same product."""
         if stored_in_by_out:
             if name in self.factors:
                 factors = self.factors[name]
@@ -345,6 +357,10 @@ class FactoredModule:
         rows = slice(None) if rows is None else rows
         if name in self.factors:
             factors = self.factors[name]
-            projected = torch.bmm(x, factors.b[members])  # (n, k, r): x B_i
-            return torch.bmm(projected, factors.scaled_a[members][:, rows].transpose(1, 2))
-        return torch.bmm(x, self.deltas[name][members][:, rows].transpose(1, 2))
+            projected = torch.bmm(x, self._take(factors.b, members))  # (n, k, r): x B_i
+            right = self._take(factors.scaled_a, members)[:, rows].transpose(1, 2)
+        else:
+            projected, right = x, self._take(self.deltas[name], members)[:, rows].transpose(1, 2)
+        if bias is None:
+            return torch.bmm(projected, right)
+        return torch.baddbmm(bias.unsqueeze(1), projected, right)
