@@ -83,3 +83,43 @@ def test_an_evaluation_against_a_bot_logs_the_score_rate_and_its_interval(compos
         assert rate in {k / 12 for k in range(13)}  # six games, draws half
         assert -3 <= float(row["eval_return_mean"]) <= 3  # the learner's own paddle's score
     assert summary["eval_return_mean"] == float(rows[-1]["eval_return_mean"])
+
+
+def test_opponents_change_only_between_games_and_start_from_a_fresh_state(compose, tmp_path):
+    """PufferLib's open bug is an opponent swapped mid-game: here a world's opponent changes
+    only on the step its game ends, and every agent's recurrent state is zero on the first
+    step of the next game."""
+    config = compose(
+        [*GAME, "net.core=gru", "selfplay.latest_share=0.3", "selfplay.bots=[random]",
+         "logger=none", f"run.output_dir={tmp_path}"]
+    )  # fmt: skip
+    learner = build_components(typed_experiment(config)).algorithm
+    league = learner.rollout_loop.league
+    league.pool.add_snapshot(copy_of(learner.model), segment=0)  # a second network to play
+    changes = []
+    watch = league.after_step
+
+    def recorded(rows, batch):
+        before = league.seats.opponent.copy()
+        watch(rows, batch)
+        ended = batch.game_over.reshape(-1, 2).any(axis=1)
+        changes.append((before != league.seats.opponent, ended))
+
+    learner.rollout_loop.sampler.step_watcher = recorded
+    seen = []
+    learn = learner.learn_rollout
+    learner.learn_rollout = lambda rollout: seen.append(rollout) or learn(rollout)
+    learner.train_segment()
+    assert changes and any(ended.any() for _, ended in changes)
+    for changed, ended in changes:
+        assert not (changed & ~ended).any()  # no world's opponent changed mid-game
+    starts = torch.cat([rollout.starts for rollout in seen])  # a game's first acted step
+    states = torch.cat([rollout.states for rollout in seen])
+    assert starts.sum() >= 8  # every world's next game, at least
+    assert (states[starts] == 0).all() and (states[~starts] != 0).any()
+
+
+def copy_of(model):
+    import copy
+
+    return copy.deepcopy(model).requires_grad_(False)
