@@ -49,6 +49,9 @@ class EnvPoolPools(PoolKind):
         self, spec: EnvSpec, seeds: np.ndarray, num_threads: int, overrides: dict[str, Any]
     ) -> Any:
         envpool = _envpool_for(spec.task_id, spec.family)
+        players = len(spec.agents) or 1
+        # A multi-player task: a world per `players` slots, seeded by its first slot's seed.
+        seeds = seeds[::players]
         num_envs = len(seeds)
         # Imported here: neuroplug.runtime.devices imports torch, and a spec is made (its errors found)
         # before torch is, at a run's front door.
@@ -67,12 +70,19 @@ class EnvPoolPools(PoolKind):
             env_seed=[int(seed) for seed in seeds],
             **{**spec.make_kwargs, **overrides},
         )
+        if players > 1:
+            from neuroplug.envs.multi_agent.envpool_players import EnvPoolPlayersPool
+
+            return EnvPoolPlayersPool(pool, players)
         if not spec.obs_parts:
             return pool
         return FlatObservationPool(pool, spec.obs_parts, spec.obs_categorical)
 
-    def step_batches(self, pool: Any, family: EnvFamily) -> RawSteps:
-        """EnvPool's state arrays read as they are (:class:`~neuroplug.envs.raw_steps.RawSteps`)."""
+    def step_batches(self, pool: Any, family: EnvFamily) -> Any:
+        """EnvPool's state arrays read as they are (:class:`~neuroplug.envs.raw_steps.RawSteps`);
+        a multi-player task's players as slots (its pool's own driver)."""
+        if hasattr(pool, "players"):
+            return pool.step_batches(family.score_info_key, family.game_over_info_key)
         return RawSteps(pool, family)
 
     def info_keys(self, spec: EnvSpec) -> frozenset[str]:
@@ -198,6 +208,7 @@ def _envpool_spec(config: EnvConfig, kind: PoolKind) -> EnvSpec:
             "values of the types EnvPool documents for these settings (numbers, booleans, strings)",
         ) from error
     settings = envpool_spec.config._asdict()
+    players = int(settings.get("max_num_players", 1) or 1)
     observation_space = envpool_spec.observation_space
     action_space = envpool_spec.action_space
     obs_parts = observation_parts(config.task_id, observation_space)
@@ -236,6 +247,8 @@ def _envpool_spec(config: EnvConfig, kind: PoolKind) -> EnvSpec:
         learner_settings=tuple(
             name for name in ("reward_clip", "episodic_life") if name in settings
         ),
+        # A multi-player task (IntersectionMultiAgent): its players are a world's agents.
+        agents=tuple(f"player_{i}" for i in range(players)) if players > 1 else (),
     )
 
 
