@@ -49,6 +49,8 @@ def test_shipped_env_configs_describe_their_envs(compose, name):
         assert spec.max_episode_steps == 5000  # 20k frames, the deep GA paper's cap
     elif spec.is_image:
         assert spec.obs_shape == (4, 84, 84) and spec.discrete and spec.frame_skip == 4
+    elif name == "intersection_ma":  # highway-env's kinematics table: 5 cars x 5 features
+        assert spec.obs_shape == (5, 5) and spec.frame_skip == 1 and len(spec.agents) == 2
     else:
         assert len(spec.obs_shape) == 1 and spec.frame_skip == 1
 
