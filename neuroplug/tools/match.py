@@ -133,12 +133,7 @@ def main(argv: list[str] | None = None) -> None:
     except NeuroplugError as error:
         print(f"neuroplug.tools.match: error: {error}", file=sys.stderr)
         raise SystemExit(2) from None
-    low, high = result.interval
-    print(
-        f"{arguments.source} against {arguments.opponent}: {result.games} games, "
-        f"{result.wins} won, {result.draws} drawn, {result.losses} lost; score rate "
-        f"{result.score_rate:.3f} [{low:.3f}, {high:.3f}] (95%, Wilson)"
-    )
+    print(f"{arguments.source} against {arguments.opponent}: {result.describe()}")
     if arguments.video is not None:
         print(f"the first game: {arguments.video}")
     if arguments.json is not None:

@@ -500,12 +500,7 @@ def _play_match(arguments: argparse.Namespace) -> None:
     except NeuroplugError as error:
         print(f"neuroplug.tools.watch: error: {error}", file=sys.stderr)
         raise SystemExit(2) from None
-    low, high = result.interval
-    print(
-        f"against {arguments.opponent}: {result.games} games, {result.wins} won, "
-        f"{result.draws} drawn, {result.losses} lost; score rate {result.score_rate:.3f} "
-        f"[{low:.3f}, {high:.3f}] (95%, Wilson)"
-    )
+    print(f"against {arguments.opponent}: {result.describe()}")
     if out is not None and not arguments.no_video:
         print(f"video of the first game: {out}")
 

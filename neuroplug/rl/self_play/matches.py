@@ -42,6 +42,14 @@ class MatchResult:
     scores: list[tuple[float, float]] = field(default_factory=list)
     """Each game's (first player's, opponent's) mean score of its agents."""
 
+    def describe(self) -> str:
+        """One line: the games, their outcomes and the score rate with its interval."""
+        low, high = self.interval
+        return (
+            f"{self.games} games, {self.wins} won, {self.draws} drawn, {self.losses} lost; "
+            f"score rate {self.score_rate:.3f} [{low:.3f}, {high:.3f}] (95%, Wilson)"
+        )
+
 
 def wilson(successes: float, trials: int, z: float = 1.96) -> tuple[float, float]:
     """Wilson's score interval of a proportion."""
