@@ -300,6 +300,7 @@ class RolloutLoop:
                 + " with self-play is not built yet",
                 "algo=ppo or appo with scheduler=threaded and scheduler.envs_per_shard=0",
             )
+        League.wrap_checked(self.acting)  # a learner that cannot play, before anything else
         league = League(
             context.self_play, context.env, context.seed, self.members[0], self.sampler.num_envs
         )

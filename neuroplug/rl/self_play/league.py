@@ -37,6 +37,19 @@ from neuroplug.runtime.devices import on_cpu, refuse_unless_it_fits
 from neuroplug.runtime.seeds import self_play_rng
 
 
+def rating_model():
+    """OpenSkill's Plackett-Luce model, refused in one line where ``openskill`` is missing."""
+    try:
+        from openskill.models import PlackettLuce
+    except ImportError:
+        raise ConfigError(
+            "selfplay",
+            "pool rates its games with the openskill package, which is not installed",
+            "pip install 'neuroplug[multiagent]' (or openskill), or selfplay=none",
+        ) from None
+    return PlackettLuce()
+
+
 class League:
     """A lone learner's self-play (see the module docstring)."""
 
@@ -70,9 +83,7 @@ class League:
             env.agents, num_envs, learner_agent_indices(env.agents, config.learner_agents)
         )
         self.rng = self_play_rng(seed, 0)
-        from openskill.models import PlackettLuce
-
-        self.rating = PlackettLuce()
+        self.rating = rating_model()
         self.acting: SelfPlayActing | None = None
         self._wrapped: dict[int, SelfPlayActing] = {}
         self._seat_all = True

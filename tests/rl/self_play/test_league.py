@@ -4,6 +4,7 @@ table and ratings are written each segment, and a checkpoint carries the pool.""
 from __future__ import annotations
 
 import csv
+import sys
 
 import pytest
 import torch
@@ -123,3 +124,14 @@ def copy_of(model):
     import copy
 
     return copy.deepcopy(model).requires_grad_(False)
+
+
+def test_without_openskill_self_play_is_refused_saying_what_to_install(
+    compose, tmp_path, monkeypatch
+):
+    from neuroplug.errors import ConfigError
+
+    monkeypatch.setitem(sys.modules, "openskill", None)
+    monkeypatch.setitem(sys.modules, "openskill.models", None)
+    with pytest.raises(ConfigError, match=r"selfplay: .*openskill.*neuroplug\[multiagent\]"):
+        run_job(compose([*GAME, "logger=none", f"run.output_dir={tmp_path}"]))
