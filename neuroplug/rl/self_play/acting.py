@@ -42,6 +42,8 @@ class SelfPlayActing(Acting):
         self.league = league
         self.calls: dict[tuple[int, int], list[np.ndarray]] = {}
         self.position = {LIVE: 0}
+        self.bot_ids = np.zeros(0, np.int64)
+        """The pool's bots' ids (fixed for the run), read at each refresh."""
 
     def refresh(self) -> None:
         """Stack the learner's weights and every snapshot in the pool (they change only
@@ -51,13 +53,15 @@ class SelfPlayActing(Acting):
         self.inner.members = [self.learner, *holders]
         self.inner.refresh()
         self.position = {LIVE: 0, **{each.id: k + 1 for k, each in enumerate(snapshots)}}
+        entries = self.league.pool.entries.values()
+        self.bot_ids = np.array([each.id for each in entries if each.kind == "bot"], np.int64)
         self.calls = {}
 
     def act(self, observations, rows, states, generator):
         seats, pool = self.league.seats, self.league.pool
         players = seats.policy_ids(rows)
         self.calls.setdefault((rows.start, rows.stop), []).append(players == LIVE)
-        kinds = np.array([pool.entries[int(id_)].kind == "bot" for id_ in players])
+        kinds = np.isin(players, self.bot_ids)  # once per step: no loop over lanes
         if not kinds.any() and (players == players[0]).all():
             # One player: its plain forward.
             member = torch.tensor([self.position[int(players[0])]])
