@@ -157,9 +157,6 @@ CASES = {
         field="algo.num_envs",
         also=("3 agents", "a multiple of 3"),
     ),  # fmt: skip
-    "multi-agent-evolution": case(
-        "algo=es", "env=simple_spread", field="algo", also=("3 agents", "ppo, appo")
-    ),
     "multi-agent-per-team": case(
         "algo=ppo",
         "env=simple_spread",
@@ -167,9 +164,14 @@ CASES = {
         field="env.policy_mapping",
         also=("shared",),
     ),  # fmt: skip
-    "self-play-evolution": case(
-        "algo=es", "env=pong_duel", "selfplay=pool", field="selfplay", also=("ppo",)
-    ),
+    "self-play-evolution-bots": case(
+        "algo=es",
+        "env=pong_duel",
+        "selfplay=pool",
+        "selfplay.bots=[random]",
+        field="selfplay.bots",
+        also=("hall of fame", "selfplay.bots=[]"),
+    ),  # fmt: skip
     "self-play-single-agent": case(
         "algo=ppo", "env=cartpole", "selfplay=pool", field="selfplay", also=("multi-agent",)
     ),

@@ -111,12 +111,15 @@ def check_virtual_batch_norm(experiment: Experiment) -> None:
 
 
 def check_self_play(experiment: Experiment) -> None:
-    """``selfplay=pool`` trains a learner against its opponents: an evolution algorithm is
-    refused it, naming the ones that play (cheap: before torch loads)."""
-    if experiment.selfplay.enabled and not isinstance(experiment.algo, LearnerConfig):
+    """``selfplay=pool``: a learner trains against its opponents, a population against its
+    members and hall of fame; scripted bots (``selfplay.bots``) play learners only (cheap:
+    before torch loads)."""
+    selfplay = experiment.selfplay
+    if selfplay.enabled and selfplay.bots and not isinstance(experiment.algo, LearnerConfig):
         raise ConfigError(
-            "selfplay",
-            f"pool trains a learner against its opponents; algo={experiment.algo.name} "
-            "evolves a population (coevolution is not built yet)",
-            "algo=ppo or algo=appo with selfplay=pool, or selfplay=none",
+            "selfplay.bots",
+            f"scripted bots play against learners; algo={experiment.algo.name}'s opponents "
+            "are its members and its hall of fame (selfplay.pool_size)",
+            "selfplay.bots=[] (selfplay.eval_opponent still evaluates against a bot), or "
+            "algo=ppo/appo",
         )

@@ -11,7 +11,7 @@ interval: ``python -m neuroplug.tools.match RUN --opponent OTHER``.
 ``RUN`` is a run's output dir (or policy file, or shared folder); the opponent another such
 source, ``random`` or a scripted bot (``package.module:function`` of ``(observations, rng)
 -> actions``, as ``selfplay.bots``). Both act as deployed; seats, outcomes and the
-interval are :mod:`neuroplug.rl.self_play.matches`'s (the run's ``selfplay.learner_agents``
+interval are :mod:`neuroplug.opponents.matches`'s (the run's ``selfplay.learner_agents``
 its team). ``--video`` records the first game as the env draws it (every agent in it).
 """
 
@@ -26,7 +26,7 @@ from pathlib import Path
 import torch
 
 from neuroplug.errors import NeuroplugError
-from neuroplug.rl.self_play.matches import (
+from neuroplug.opponents.matches import (
     BotPlayer,
     MatchResult,
     Player,
@@ -64,7 +64,7 @@ class PolicyPlayer(Player):
 def player_of(source: str, env) -> Player:
     """A run (or policy file, or shared folder), ``random`` or a bot's function."""
     if source == "random" or (":" in source and not Path(source).exists()):
-        from neuroplug.rl.self_play.bots import load_bot
+        from neuroplug.opponents.bots import load_bot
 
         return BotPlayer(source, load_bot(source, env))
     return PolicyPlayer(source)
@@ -87,7 +87,7 @@ def match(
     from neuroplug.config.typed import to_dataclass
     from neuroplug.deploy.loading import read_policy
     from neuroplug.envs.make import make_spec
-    from neuroplug.rl.self_play.seats import learner_agent_indices
+    from neuroplug.opponents.seating import learner_agent_indices
 
     config = OmegaConf.create(read_policy(source).config)
     env = make_spec(to_dataclass(EnvConfig, config.env, "env"))

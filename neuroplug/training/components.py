@@ -132,6 +132,13 @@ def build_components(config: Experiment, env: EnvSpec | None = None) -> Componen
     scheduler = registry.construct(
         "schedulers", config.scheduler.name, scheduler_class, config.scheduler, env
     )
+    require(
+        env.agents or not config.selfplay.enabled,
+        "selfplay",
+        f"pool plays opponents in a multi-agent world, and {env.task_id} has one agent",
+        "a multi-agent env (env.parallel_env: env=pong_duel, simple_tag, pong_ma), or "
+        "selfplay=none",
+    )
     if kind.name == "learners":
         if network.state_size and not getattr(network, "encoder_features", 1):
             raise ConfigError(
@@ -173,14 +180,6 @@ def build_components(config: Experiment, env: EnvSpec | None = None) -> Componen
             kind.name, config.algo.name, algorithm_class, settings, context
         )
     else:
-        require(
-            not env.agents,
-            "algo",
-            f"{config.algo.name} evaluates one agent per episode, and {env.task_id} has "
-            f"{len(env.agents)} agents in each world (self-play and coevolution for the "
-            "evolution family are not built yet)",
-            "a learner (ppo, appo), whose shared policy acts for every agent",
-        )
         threads = TorchThreads(getattr(config.backend, "torch_threads", 0))
         policy = Policy(network, env, normalize_observations=config.algo.obs_norm)
         context = algorithm_context(network, config.run.seed, env)
@@ -189,6 +188,13 @@ def build_components(config: Experiment, env: EnvSpec | None = None) -> Componen
         )
         if algorithm.behavior() is not None:
             resolve_behavior(algorithm.behavior(), env)  # a name the env cannot give fails now
+        require(
+            not (env.agents and algorithm.wants_transitions()),
+            "algo",
+            f"{config.algo.name} learns from its members' steps, and {env.task_id}'s "
+            f"{len(env.agents)} agents a world play games whose steps are not one member's",
+            "an evolution strategy or GA (their members' games are scored), or ppo/appo",
+        )
         size = getattr(algorithm, "population_size", 0) or config.algo.population_size
         refuse_lanes_beyond_memory(network, env, config.algo, config.scheduler, size)
     return Components(

@@ -9,8 +9,10 @@ import numpy as np
 
 from neuroplug.api import EvaluationRequest, EvaluationResult
 from neuroplug.errors import NeuroplugError, PluginError
+from neuroplug.evolution.coevolution import Arena
 from neuroplug.evolution.rounds import generation_ended, round_marker
 from neuroplug.loggers import MultiLogger
+from neuroplug.loggers.csv_logger import CSVLogger
 from neuroplug.training.checkpoint import checkpoint_dir
 from neuroplug.training.components import Components
 from neuroplug.training.loop import FamilyLoop, Progress, Step
@@ -27,6 +29,21 @@ class EvolutionLoop(FamilyLoop):
         self.loggers = loggers
         self.run_dir = run_dir
         self.stall = StallWatch(parts.algorithm.config)
+        # A multi-agent env's episodes are games (neuroplug.evolution.coevolution).
+        selfplay = parts.config.selfplay
+        self.arena = (
+            Arena(
+                selfplay if selfplay.enabled else None,
+                parts.env,
+                parts.run.seed,
+                parts.network.num_params,
+            )
+            if parts.env.agents
+            else None
+        )
+        self.tables: dict[str, CSVLogger] = {}
+        self.started_at: int | None = None
+        """The generation this process started from (a resumed run's checkpoint)."""
 
     @property
     def completed(self) -> int:
@@ -44,6 +61,10 @@ class EvolutionLoop(FamilyLoop):
         """All rounds of one generation; its games are the main round's."""
         parts = self.parts
         generation = parts.algorithm.generation
+        if self.started_at is None:
+            self.started_at = generation
+        if self.arena is not None:
+            self.arena.start_generation()
         self._timings = dict.fromkeys(("env", "inference", "algorithm"), 0.0)
         self._scheduler_stats: dict[str, float] = {}
         self._counters = dict.fromkeys(("env_steps", "frames", "forward_passes"), 0)
@@ -75,6 +96,12 @@ class EvolutionLoop(FamilyLoop):
         )
         if stalled:
             self.loggers.message(stalled)
+        if self.arena is not None:
+            arena_stats, rows = self.arena.end_generation(
+                generation, parts.algorithm.policy_params()
+            )
+            stats.update(arena_stats)
+            self._write_table("tournament", rows)
         return Step(
             **self._counters,
             returns=main_result.returns.ravel(),
@@ -152,12 +179,18 @@ class EvolutionLoop(FamilyLoop):
         """Evaluate, retrying a failed evaluation (a crashed simulator, say) ``run.retries`` times.
 
         Episodes are seeded by (seed, generation, round, episode), so a retry plays exactly
-        the episodes the failed attempt would have; the population is not asked anew.
+        the episodes the failed attempt would have; the population is not asked anew. In a
+        multi-agent env the games are drawn once, before the first attempt.
         """
         parts = self.parts
+        staged = None
+        if self.arena is not None:
+            staged = self.arena.stage(population, request)
+            population, request = staged.population, staged.request
         for attempt in range(parts.run.retries + 1):
             try:
-                return parts.scheduler.evaluate(population, parts.policy, parts.backend, request)
+                result = parts.scheduler.evaluate(population, parts.policy, parts.backend, request)
+                return result if staged is None else self.arena.fold(staged, result)
             except (KeyboardInterrupt, NeuroplugError):
                 raise
             except Exception as error:
@@ -173,3 +206,25 @@ class EvolutionLoop(FamilyLoop):
                     f"({type(error).__name__}: {error}); retrying ({attempt + 1}/{parts.run.retries})"
                 )
         raise AssertionError("unreachable")
+
+    def _write_table(self, name: str, rows: list[dict]) -> None:
+        """Append the generation's rows to ``<run dir>/<name>.csv``; rows past the
+        generation this process started from (written by a run that died after its last
+        checkpoint) are dropped first."""
+        if not rows:
+            return
+        table = self.tables.get(name)
+        if table is None:
+            table = self.tables[name] = CSVLogger(self.run_dir / f"{name}.csv", self.unit)
+            table.resumed(self.started_at)
+        for row in rows:
+            table.log(row)
+
+    def state_dict(self) -> dict:
+        """The games' opponents: a multi-agent run's hall of fame."""
+        return {} if self.arena is None else {"arena": self.arena.state_dict()}
+
+    def load_state_dict(self, state: dict) -> None:
+        """Restore :meth:`state_dict`."""
+        if self.arena is not None and state.get("arena"):
+            self.arena.load_state_dict(state["arena"])

@@ -48,3 +48,10 @@ class FamilyLoop(ABC):
     @abstractmethod
     def step(self, progress: Progress) -> Step:
         """Train one unit, telling ``progress`` where it stands now and then."""
+
+    def state_dict(self) -> dict:
+        """What the loop itself keeps across units, for checkpoints (most keep nothing)."""
+        return {}
+
+    def load_state_dict(self, state: dict) -> None:  # noqa: B027 - optional hook
+        """Restore :meth:`state_dict`."""

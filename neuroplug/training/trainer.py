@@ -143,6 +143,7 @@ class Trainer:
             "elapsed": self.elapsed_before + (time.perf_counter() - self._started),
             "last_eval": self.last_eval,
             "algorithm": self.parts.algorithm.state_dict(),
+            "loop": self.loop.state_dict(),
             "normalizer": normalizer.state_dict() if normalizer else None,
             "reference_batch": self.parts.network.reference_batch,
             # Deployables, for best_policy.pt only: latest.pt rebuilds them from the
@@ -158,6 +159,7 @@ class Trainer:
         # (CMA-ES's eigendecomposition) comes back to the bits the run had.
         with threads.fixed() if threads is not None else contextlib.nullcontext():
             self.parts.algorithm.load_state_dict(state["algorithm"])
+        self.loop.load_state_dict(state.get("loop") or {})
         self._send_notices()
         self.counters = dict(state["counters"])
         self.elapsed_before = float(state["elapsed"])
@@ -317,11 +319,11 @@ class Trainer:
         return result
 
     def _evaluate_against(self, selfplay, params) -> None:
-        """``selfplay.eval_opponent``'s games (:mod:`neuroplug.rl.self_play.matches`): the
+        """``selfplay.eval_opponent``'s games (:mod:`neuroplug.opponents.matches`): the
         learner's mean score and its score rate with Wilson's interval."""
-        from neuroplug.rl.self_play.bots import load_bot
-        from neuroplug.rl.self_play.matches import BotPlayer, NetworkPlayer, play_match
-        from neuroplug.rl.self_play.seats import learner_agent_indices
+        from neuroplug.opponents.bots import load_bot
+        from neuroplug.opponents.matches import BotPlayer, NetworkPlayer, play_match
+        from neuroplug.opponents.seating import learner_agent_indices
 
         parts = self.parts
         env = parts.env

@@ -253,6 +253,9 @@ class RayScheduler(LockstepScheduler):
         bytes_sent = shipped.size_bytes
         dense_ref = None
         size = self.config.members_per_shard
+        # A multi-agent world's agents step together: a shard holds whole worlds.
+        while size * request.episodes_per_member % self.env.lanes_per_env:
+            size += 1
         pending = deque(
             _Shard(first, min(first + size, len(population)))
             for first in range(0, len(population), size)

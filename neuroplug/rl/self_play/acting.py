@@ -24,9 +24,9 @@ from typing import Any
 import numpy as np
 import torch
 
+from neuroplug.opponents.pool import LIVE
 from neuroplug.rl.acting import Acted, Acting, ActorCriticActing
 from neuroplug.rl.actor_critic import env_actions
-from neuroplug.rl.self_play.pool import LIVE
 
 UNIT_EDGE = 1 - 1e-6
 

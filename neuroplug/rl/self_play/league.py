@@ -27,27 +27,16 @@ from neuroplug.config.schema import SelfPlayConfig
 from neuroplug.envs.raw_steps import StepBatch
 from neuroplug.envs.spec import EnvSpec
 from neuroplug.errors import ConfigError
+from neuroplug.opponents.bots import bot_name, load_bot
+from neuroplug.opponents.pool import OpponentPool
+from neuroplug.opponents.ratings import rating_model
+from neuroplug.opponents.seating import learner_agent_indices
 from neuroplug.rl.acting import Acting, ActorCriticActing
 from neuroplug.rl.sampler import Episodes, Rollout
 from neuroplug.rl.self_play.acting import SelfPlayActing
-from neuroplug.rl.self_play.bots import bot_name, load_bot
-from neuroplug.rl.self_play.pool import LIVE, OpponentPool
-from neuroplug.rl.self_play.seats import Seats, learner_agent_indices
+from neuroplug.rl.self_play.seats import Seats
 from neuroplug.runtime.devices import on_cpu, refuse_unless_it_fits
 from neuroplug.runtime.seeds import self_play_rng
-
-
-def rating_model():
-    """OpenSkill's Plackett-Luce model, refused in one line where ``openskill`` is missing."""
-    try:
-        from openskill.models import PlackettLuce
-    except ImportError:
-        raise ConfigError(
-            "selfplay",
-            "pool rates its games with the openskill package, which is not installed",
-            "pip install 'neuroplug[multiagent]' (or openskill), or selfplay=none",
-        ) from None
-    return PlackettLuce()
 
 
 class League:
@@ -56,13 +45,6 @@ class League:
     def __init__(
         self, config: SelfPlayConfig, env: EnvSpec, seed: int, learner: Any, num_envs: int
     ) -> None:
-        if not env.agents:
-            raise ConfigError(
-                "selfplay",
-                f"pool plays opponents in a multi-agent world, and {env.task_id} has one agent",
-                "a multi-agent env (env.parallel_env: env=pong_duel, simple_tag, pong_ma), or "
-                "selfplay=none",
-            )
         self.config = config
         self.env = env
         self.seed = seed
@@ -173,29 +155,11 @@ class League:
     def end_segment(self, segment: int) -> tuple[dict[str, float], list[dict[str, Any]]]:
         """The segment's ratings and win rates (``selfplay/...``) and the tournament table's
         rows; then, every ``snapshot_interval`` segments, a snapshot joins the pool."""
-        pool, learner = self.pool, self.pool.learner
-        rows = [{"segment": segment, **row} for row in pool.table()]
-        against = [each for each in pool.entries.values() if each.id != LIVE]
-        played = {
-            key: sum(each.segment_results[key] for each in against)
-            for key in ("win", "draw", "loss")
-        }
-        games = sum(played.values())
-        stats = {
-            "selfplay/rating": learner.mu,
-            "selfplay/rating_sigma": learner.sigma,
-            "selfplay/rating_ordinal": learner.mu - 3 * learner.sigma,
-            "selfplay/games": float(games + sum(learner.segment_results.values())),
-            "selfplay/win_rate": (played["win"] + 0.5 * played["draw"]) / games
-            if games
-            else float("nan"),
-            "selfplay/snapshots": float(
-                len([e for e in against if e.kind == "snapshot" and not e.retired])
-            ),
-        }
-        for each in against:
-            if each.kind == "bot":
-                stats[f"selfplay/win_rate/{each.name}"] = each.win_rate(each.segment_results)
+        pool = self.pool
+        # Numbered as metrics.csv numbers it (segments completed), so a resumed run drops
+        # the rows of segments its checkpoint did not hold.
+        rows = [{"segment": segment + 1, **row} for row in pool.table()]
+        stats = pool.report()
         if self.config.pool_size and (segment + 1) % self.config.snapshot_interval == 0:
             frozen = copy.deepcopy(self.learner.model).requires_grad_(False)
             pool.add_snapshot(frozen, segment + 1)

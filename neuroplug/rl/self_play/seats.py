@@ -10,32 +10,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from neuroplug.envs.multi_agent.maker import role_of
-from neuroplug.errors import ConfigError
-from neuroplug.rl.self_play.pool import LIVE
-
-
-def learner_agent_indices(agents: tuple[str, ...], named: list[str]) -> list[int]:
-    """The agents ``selfplay.learner_agents`` names (by name or role), as lane offsets in a
-    world; refused in one line where a name matches none, or every agent."""
-    chosen = []
-    for name in named:
-        matches = [i for i, agent in enumerate(agents) if name in (agent, role_of(agent))]
-        if not matches:
-            raise ConfigError(
-                "selfplay.learner_agents",
-                f"{name!r} is no agent or role of this env",
-                ", ".join(dict.fromkeys([*agents, *(role_of(agent) for agent in agents)])),
-            )
-        chosen.extend(matches)
-    chosen = sorted(set(chosen))
-    if named and len(chosen) == len(agents):
-        raise ConfigError(
-            "selfplay.learner_agents",
-            f"{named} covers every agent, leaving the opponent none",
-            "some of the agents (a team), or [] for a symmetric game",
-        )
-    return chosen
+from neuroplug.opponents.pool import LIVE
+from neuroplug.opponents.seating import game_outcome
 
 
 class Seats:
@@ -86,7 +62,5 @@ class Seats:
         for world in np.flatnonzero(over) + first_world:
             lanes = slice(world * self.lanes, (world + 1) * self.lanes)
             scores, mine = self.score[lanes], self.learner_lane[lanes]
-            learner, others = scores[mine].mean(), scores[~mine].mean()
-            outcome = "win" if learner > others else ("draw" if learner == others else "loss")
-            ended.append((int(world), outcome))
+            ended.append((int(world), game_outcome(scores[mine], scores[~mine])))
         return ended

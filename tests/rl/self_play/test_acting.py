@@ -13,9 +13,9 @@ pytest.importorskip("pettingzoo")
 pytest.importorskip("openskill")
 
 from neuroplug.experiment.typed import typed_experiment  # noqa: E402
+from neuroplug.opponents.pool import LIVE  # noqa: E402
 from neuroplug.rl.acting import ActorCriticActing  # noqa: E402
 from neuroplug.rl.distributions import Categorical  # noqa: E402
-from neuroplug.rl.self_play.pool import LIVE  # noqa: E402
 from neuroplug.training.components import build_components  # noqa: E402
 
 GAME = ["algo=ppo", "env=pong_duel", "selfplay=pool", "logger=none"]

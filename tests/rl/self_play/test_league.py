@@ -48,12 +48,12 @@ def test_a_resumed_run_continues_the_pool_its_results_and_ratings(compose, tmp_p
     pool = load_checkpoint(tmp_path)["algorithm"]["self_play"]
     snapshot = next(entry for entry in pool["entries"] if entry["kind"] == "snapshot")
     assert snapshot["model"] and snapshot["name"] == "snapshot@1"  # its weights, kept
-    names = [row["opponent"] for row in first if row["segment"] == "1"]
+    names = [row["opponent"] for row in first if row["segment"] == "2"]
     assert names == ["latest", "random", "snapshot@1"]  # the first segment's snapshot joined
     run_job(compose([*run, "run.max_segments=3", f"run.resume={tmp_path}"]))
     rows = list(csv.DictReader((tmp_path / "tournament.csv").open()))
-    last = {row["opponent"]: row for row in rows if row["segment"] == "2"}
-    before = {row["opponent"]: row for row in first if row["segment"] == "1"}
+    last = {row["opponent"]: row for row in rows if row["segment"] == "3"}
+    before = {row["opponent"]: row for row in first if row["segment"] == "2"}
     assert set(last) == {"latest", "random", "snapshot@1", "snapshot@2"}
     for name, row in before.items():  # the totals go on from the checkpoint's
         assert int(last[name]["games_total"]) == int(row["games_total"]) + int(last[name]["games"])

@@ -6,8 +6,9 @@ import numpy as np
 import pytest
 
 from neuroplug.errors import ConfigError
-from neuroplug.rl.self_play.pool import LIVE
-from neuroplug.rl.self_play.seats import Seats, learner_agent_indices
+from neuroplug.opponents.pool import LIVE
+from neuroplug.opponents.seating import learner_agent_indices
+from neuroplug.rl.self_play.seats import Seats
 
 AGENTS = ("adversary_0", "adversary_1", "agent_0")
 

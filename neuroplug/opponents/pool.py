@@ -1,12 +1,14 @@
 """The opponent pool: the learner itself (entry 0), its frozen past snapshots and scripted
-bots, each with its games against the learner and its rating.
+bots, each with its games against the learner and its rating. The learner is a learner's
+model (:mod:`neuroplug.rl.self_play`) or an evolving population (:mod:`neuroplug.evolution.
+coevolution`, whose snapshots, the hall of fame, are its deployed policy's parameters).
 
 A game's opponent is drawn when the game starts: the learner itself with probability
 ``latest_share``, else a frozen or scripted entry, uniformly or by AlphaStar's prioritised
 fictitious self-play (Vinyals et al. 2019): weight ``(1 - p)^power`` with ``p`` the
 learner's win rate against the entry (draws half, one win and one loss assumed beforehand),
-so the opponents it beats least are played most. Ratings are OpenSkill's Plackett-Luce (Weng & Lin 2011, a Bayesian rating of
-TrueSkill's family, from the ``openskill`` package): the learner and each entry a
+so the opponents it beats least are played most. Ratings are OpenSkill's Plackett-Luce
+(:mod:`neuroplug.opponents.ratings`): the learner and each entry a
 ``(mu, sigma)``, updated after every game between two different players (a game against
 itself rates nobody); a snapshot starts at the learner's rating when it was taken.
 
@@ -22,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from neuroplug.rl.self_play.bots import Bot
+from neuroplug.opponents.bots import Bot
 
 LIVE = 0
 """The learner itself, as it is now: entry 0."""
@@ -131,10 +133,15 @@ class OpponentPool:
         ]
 
     def draw(self, rng: np.random.Generator) -> int:
-        """A new game's opponent id."""
-        others = self.candidates()
-        if not others or rng.random() < self.latest_share:
+        """A new game's opponent id: :data:`LIVE` with probability ``latest_share`` (or
+        while no frozen or scripted entry is in play), else :meth:`draw_frozen`'s."""
+        if not self.candidates() or rng.random() < self.latest_share:
             return LIVE
+        return self.draw_frozen(rng)
+
+    def draw_frozen(self, rng: np.random.Generator) -> int:
+        """A frozen or scripted entry's id, uniformly or by PFSP (there must be one)."""
+        others = self.candidates()
         if self.sampling == "uniform":
             weights = np.ones(len(others))
         else:  # pfsp, on win rates with one win and one loss assumed (Laplace's rule), so
@@ -185,6 +192,31 @@ class OpponentPool:
                 }
             )
         return rows
+
+    def report(self) -> dict[str, float]:
+        """The running segment's (or generation's) ``selfplay/...`` metrics: the learner's
+        rating, its games, its score rate against the frozen and scripted entries (draws
+        half) and against each bot, and the snapshots in play."""
+        learner = self.learner
+        against = [each for each in self.entries.values() if each.id != LIVE]
+        played = {key: sum(each.segment_results[key] for each in against) for key in OUTCOMES}
+        games = sum(played.values())
+        stats = {
+            "selfplay/rating": learner.mu,
+            "selfplay/rating_sigma": learner.sigma,
+            "selfplay/rating_ordinal": learner.mu - 3 * learner.sigma,
+            "selfplay/games": float(games + sum(learner.segment_results.values())),
+            "selfplay/win_rate": (played["win"] + 0.5 * played["draw"]) / games
+            if games
+            else math.nan,
+            "selfplay/snapshots": float(
+                len([e for e in against if e.kind == "snapshot" and not e.retired])
+            ),
+        }
+        for each in against:
+            if each.kind == "bot":
+                stats[f"selfplay/win_rate/{each.name}"] = each.win_rate(each.segment_results)
+        return stats
 
     def state_dict(self, model_state) -> dict[str, Any]:
         """Everything but the bots' functions (loaded again by name) and the running

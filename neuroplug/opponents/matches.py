@@ -73,7 +73,7 @@ class Player:
 
 
 class BotPlayer(Player):
-    """A scripted bot (:mod:`neuroplug.rl.self_play.bots`)."""
+    """A scripted bot (:mod:`neuroplug.opponents.bots`)."""
 
     def __init__(self, name: str, bot) -> None:
         self.name, self.bot = name, bot

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from neuroplug.rl.self_play.pool import LIVE, OpponentPool
+from neuroplug.opponents.pool import LIVE, OpponentPool
 
 openskill = pytest.importorskip("openskill.models")
 
