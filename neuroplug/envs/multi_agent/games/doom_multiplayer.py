@@ -1,0 +1,287 @@
+"""ViZDoom multiplayer as a PettingZoo parallel env: a duel or a deathmatch on localhost,
+each agent a player, with built-in bots beside them
+(``neuroplug.envs.multi_agent.games.doom_multiplayer:parallel_env``; ``env=doom_duel``,
+``env=doom_deathmatch``; ``pip install vizdoom``).
+
+A world is one game: player 0 hosts it (``-host``) on a UDP port of localhost, the others
+join it, ``bots`` of Doom's own bots are added by the host. The game runs in ViZDoom's
+``ASYNC_PLAYER`` mode at ``ticrate`` tics a second (Doom's own is 35): the game runs on
+its own clock and a player's ``make_action`` returns once its ``frame_skip`` tics have
+passed, whatever the others do. (The lockstep ``PLAYER`` mode, where each player's tics
+wait for the others', deadlocked here within an episode or two, with or without bots:
+a player's call waited on tics that the others, done with their step, never sent.) Each
+player is stepped in a thread of its own, all at once. A dead player is respawned by the
+server (``+sv_forcerespawn``) a few tics later. The game ends when its ``timelimit`` (minutes of game time) runs out, for every
+player at the same step: a truncation.
+
+Each player sees its own screen, grey, at a quarter of 160 x 120 (60 x 80, one channel)
+and chooses one of :data:`ACTIONS` (a button pressed for ``frame_skip`` tics, or none). Its
+reward is its frags minus its deaths of the step, so a duel's rewards mirror each other
+(+1 to the killer, -1 to the killed) as ``pong_duel``'s points do.
+
+The port: ``port`` (a fixed one, refused in one line naming ``env.kwargs.port`` when
+another program holds it) or null, a free port the system gives for each world.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+import numpy as np
+from gymnasium import spaces
+from pettingzoo import ParallelEnv
+
+from neuroplug.errors import ConfigError
+
+ACTIONS = (
+    None, "MOVE_FORWARD", "MOVE_BACKWARD", "MOVE_LEFT", "MOVE_RIGHT", "TURN_LEFT", "TURN_RIGHT",
+    "ATTACK",
+)  # fmt: skip
+"""Action ``i``: no button (0), else button ``ACTIONS[i]`` held for the step."""
+SCENARIOS = {"duel": "multi_duel.cfg", "deathmatch": "multi.cfg"}
+"""ViZDoom's own multiplayer maps (shipped in the ``vizdoom`` package)."""
+DUEL_PLACES = 3
+"""Players and bots the duel map held here: with 2 players and 2 bots ViZDoom 1.3.2's
+engine crashed (a segfault) within seconds in 3 of 4 games (2026-12-05); the deathmatch map
+held 2 players and 3 bots."""
+SCREEN = (60, 80, 1)
+"""What a player sees: 160 x 120 grey, every other row and column."""
+STEP_TIMEOUT = 60.0
+"""Seconds a player's call may take before the world is declared stuck."""
+
+
+def free_port() -> int:
+    """A UDP port of localhost that nothing holds now (the system's pick)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def check_port(port: int) -> None:
+    """Refuse, naming ``env.kwargs.port``, a UDP port another program holds."""
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
+        try:
+            probe.bind(("127.0.0.1", port))
+        except OSError as error:
+            raise ConfigError(
+                "env.kwargs.port",
+                f"UDP port {port} of localhost is in use ({error.strerror}): ViZDoom's host "
+                "cannot listen on it",
+                "another free port, or null to pick a free one for each world",
+            ) from None
+
+
+class DoomMultiplayer(ParallelEnv):
+    """One ViZDoom multiplayer game (see the module docstring)."""
+
+    metadata = {"name": "doom_multiplayer_v0", "render_modes": ["rgb_array"], "render_fps": 35}
+
+    def __init__(
+        self,
+        scenario: str = "duel",
+        players: int = 2,
+        bots: int = 0,
+        timelimit: float = 1.0,
+        frame_skip: int = 4,
+        ticrate: int = 1000,
+        port: int | None = None,
+        render_mode: str | None = None,
+    ) -> None:
+        if scenario not in SCENARIOS:
+            raise ConfigError("env.kwargs.scenario", f"got {scenario!r}", ", ".join(SCENARIOS))
+        if players < 1 or bots < 0 or players + bots < 2:
+            raise ConfigError(
+                "env.kwargs.players",
+                f"{players} players and {bots} bots make no multiplayer game",
+                "players >= 1 and players + bots >= 2",
+            )
+        if scenario == "duel" and players + bots > DUEL_PLACES:
+            raise ConfigError(
+                "env.kwargs.bots",
+                f"{players} players and {bots} bots in the duel map: ViZDoom's engine crashed "
+                f"with more than {DUEL_PLACES} in it",
+                f"players + bots <= {DUEL_PLACES}, or env.kwargs.scenario=deathmatch",
+            )
+        if port is not None:
+            check_port(port)
+        try:
+            import vizdoom
+        except ImportError:
+            raise ConfigError(
+                "env.parallel_env",
+                "ViZDoom multiplayer needs the vizdoom package, which is not installed",
+                "pip install vizdoom",
+            ) from None
+        self._vizdoom = vizdoom
+        self.scenario, self.players, self.bots = scenario, players, bots
+        self.timelimit, self.frame_skip, self.ticrate = timelimit, frame_skip, ticrate
+        self.port = port
+        self.render_mode = render_mode
+        self.possible_agents = [f"player_{index}" for index in range(players)]
+        self.agents = list(self.possible_agents)
+        self._obs_space = spaces.Box(0, 255, SCREEN, np.uint8)
+        self._act_space = spaces.Discrete(len(ACTIONS))
+        self._games: list[Any] = []
+        # A thread of its own for each player, kept for the game's life: a ViZDoom game
+        # answers the thread that started it.
+        self._threads = [
+            ThreadPoolExecutor(max_workers=1, thread_name_prefix=f"doom_player_{index}")
+            for index in range(players)
+        ]
+        self._counts = np.zeros((players, 2))  # frags, deaths so far
+        self._seed: int | None = None
+
+    def observation_space(self, agent: str) -> spaces.Box:
+        return self._obs_space
+
+    def action_space(self, agent: str) -> spaces.Discrete:
+        return self._act_space
+
+    # ------------------------------------------------------------------ the game
+
+    def _game(self, index: int, port: int):
+        vizdoom = self._vizdoom
+        game = vizdoom.DoomGame()
+        game.load_config(
+            os.path.join(os.path.dirname(vizdoom.__file__), "scenarios", SCENARIOS[self.scenario])
+        )
+        game.set_window_visible(False)
+        game.set_screen_resolution(vizdoom.ScreenResolution.RES_160X120)
+        game.set_screen_format(vizdoom.ScreenFormat.GRAY8)
+        game.set_available_buttons([getattr(vizdoom.Button, name) for name in ACTIONS[1:]])
+        game.set_mode(vizdoom.Mode.ASYNC_PLAYER)
+        game.set_ticrate(self.ticrate)
+        game.set_console_enabled(False)
+        if self._seed is not None:
+            game.set_seed(self._seed % 2**31)
+        if index == 0:
+            game.add_game_args(
+                f"-host {self.players} -port {port} -deathmatch +timelimit {self.timelimit} "
+                "+sv_spawnfarthest 1 +sv_forcerespawn 1 +sv_noautoaim 1 +viz_connect_timeout 30 +viz_nocheat 0"
+            )
+        else:
+            game.add_game_args(f"-join 127.0.0.1:{port} +viz_connect_timeout 30")
+        game.add_game_args(f"+name player_{index} +colorset {index % 8}")
+        return game
+
+    def _start(self) -> None:
+        """Build the game: the host, then every other player joining it, all at once."""
+        port = self.port if self.port is not None else free_port()
+        self._games = [self._game(index, port) for index in range(self.players)]
+
+        def start(game, index):
+            game.init()
+            if index == 0 and self.bots:  # the host adds them, as its own first commands
+                game.send_game_command("removebots")
+                for _ in range(self.bots):
+                    game.send_game_command("addbot")
+
+        self._on_every_player(start)
+
+    def _on_every_player(self, call) -> list[Any]:
+        """``call(game, index)`` for every player, each in its own thread, at once."""
+        futures = [
+            self._threads[index].submit(call, game, index) for index, game in enumerate(self._games)
+        ]
+        try:
+            return [future.result(timeout=STEP_TIMEOUT) for future in futures]
+        except TimeoutError:
+            raise RuntimeError(
+                f"a ViZDoom player did not answer within {STEP_TIMEOUT:.0f} s (a player's "
+                "engine died, or the game lost a player)"
+            ) from None
+
+    def _seen(self, game) -> np.ndarray:
+        state = game.get_state()
+        if state is None:  # the game is over
+            return np.zeros(SCREEN, np.uint8)
+        return np.ascontiguousarray(state.screen_buffer[::2, ::2, None])
+
+    def _tallies(self) -> np.ndarray:
+        variable = self._vizdoom.GameVariable
+        return np.array(
+            [
+                [game.get_game_variable(variable.FRAGCOUNT), game.get_game_variable(variable.DEATHCOUNT)]
+                for game in self._games
+            ]
+        )  # fmt: skip
+
+    # ------------------------------------------------------------------ PettingZoo's calls
+
+    def reset(self, seed: int | None = None, options=None):
+        if seed is not None:
+            self._seed = int(seed)
+        if self._games and not self.bots:
+            self._on_every_player(lambda game, index: game.new_episode())
+        else:
+            # With Doom's bots in the game, new_episode() crashed ViZDoom 1.3.2's engine
+            # (a segfault, 2 bots, 2026-12-05): the game is built anew (about a second).
+            self._stop()
+            self._start()
+        self.agents = list(self.possible_agents)
+        self._counts = self._tallies()
+        observations = {
+            agent: self._seen(game) for agent, game in zip(self.agents, self._games, strict=True)
+        }
+        return observations, {agent: {} for agent in self.agents}
+
+    def step(self, actions):
+        pressed = []
+        for agent in self.possible_agents:
+            buttons = [0.0] * (len(ACTIONS) - 1)
+            choice = int(actions.get(agent, 0))
+            if choice:
+                buttons[choice - 1] = 1.0
+            pressed.append(buttons)
+
+        def act(game, index):
+            # No respawn_player() here: it ticks the game until the player is back, and in
+            # lockstep the other players' tics must come with it. The server respawns the
+            # dead (+sv_forcerespawn) within the steps that follow.
+            game.make_action(pressed[index], self.frame_skip)
+            return game.is_episode_finished()
+
+        finished = any(self._on_every_player(act))
+        tallies = self._tallies()
+        change = tallies - self._counts
+        self._counts = tallies
+        rewards = change[:, 0] - change[:, 1]
+        observations = {
+            agent: self._seen(game)
+            for agent, game in zip(self.possible_agents, self._games, strict=True)
+        }
+        result = (
+            observations,
+            {agent: float(rewards[index]) for index, agent in enumerate(self.possible_agents)},
+            dict.fromkeys(self.possible_agents, False),
+            dict.fromkeys(self.possible_agents, finished),
+            {agent: {} for agent in self.possible_agents},
+        )
+        if finished:
+            self.agents = []
+        return result
+
+    def render(self):
+        """Player 0's screen, grey as RGB (120 x 160)."""
+        state = self._games[0].get_state() if self._games else None
+        if state is None:
+            return np.zeros((120, 160, 3), np.uint8)
+        return np.repeat(state.screen_buffer[:, :, None], 3, axis=2)
+
+    def _stop(self) -> None:
+        for game in self._games:
+            game.close()
+        self._games = []
+
+    def close(self) -> None:
+        self._stop()
+        for thread in self._threads:
+            thread.shutdown(wait=False)
+
+
+def parallel_env(**kwargs) -> DoomMultiplayer:
+    """PettingZoo's constructor convention: the parallel env."""
+    return DoomMultiplayer(**kwargs)

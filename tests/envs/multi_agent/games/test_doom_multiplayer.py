@@ -1,0 +1,93 @@
+"""ViZDoom multiplayer as a parallel env: players on localhost stepped together, games that
+end for every player at once, frags and deaths as rewards, Doom's bots beside them, and a
+port that is taken refused naming the field."""
+
+from __future__ import annotations
+
+import csv
+import socket
+
+import numpy as np
+import pytest
+
+pytest.importorskip("pettingzoo")
+vizdoom = pytest.importorskip("vizdoom")
+
+from neuroplug.envs.multi_agent.games.doom_multiplayer import SCREEN, DoomMultiplayer  # noqa: E402
+from neuroplug.errors import ConfigError  # noqa: E402
+
+SHORT = 0.05
+"""Minutes of game time a test's game lasts (105 tics: 26 steps of 4)."""
+
+
+def _play(env: DoomMultiplayer, rng: np.random.Generator) -> tuple[int, np.ndarray]:
+    """One game of random actions: its steps and each player's return."""
+    totals, steps = np.zeros(len(env.possible_agents)), 0
+    while True:
+        actions = {agent: int(rng.integers(8)) for agent in env.possible_agents}
+        observations, rewards, terminated, truncated, _ = env.step(actions)
+        steps += 1
+        totals += [rewards[agent] for agent in env.possible_agents]
+        assert all(
+            seen.shape == SCREEN and seen.dtype == np.uint8 for seen in observations.values()
+        )
+        ended = set(truncated.values())
+        assert len(ended) == 1 and not any(terminated.values())  # every player at once
+        if ended == {True}:
+            return steps, totals
+
+
+def test_a_duel_steps_both_players_and_ends_their_games_together():
+    env = DoomMultiplayer(players=2, timelimit=SHORT)
+    rng = np.random.default_rng(0)
+    try:
+        observations, _ = env.reset(seed=1)
+        assert set(observations) == {"player_0", "player_1"}
+        for _ in range(2):  # a second game on the same players
+            steps, totals = _play(env, rng)
+            assert 10 <= steps <= 40  # about 105 tics of 4
+            assert np.all(totals == np.round(totals))  # frags and deaths
+            env.reset()
+    finally:
+        env.close()
+
+
+def test_a_player_against_doom_s_bot():
+    env = DoomMultiplayer(players=1, bots=1, timelimit=SHORT)
+    try:
+        env.reset(seed=2)
+        steps, _ = _play(env, np.random.default_rng(1))
+        assert steps >= 10
+        env.reset()  # the game built anew, with its bot
+        assert _play(env, np.random.default_rng(2))[0] >= 10
+    finally:
+        env.close()
+
+
+def test_a_port_in_use_is_refused_naming_the_field():
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as taken:
+        taken.bind(("127.0.0.1", 0))
+        port = taken.getsockname()[1]
+        with pytest.raises(ConfigError, match="env.kwargs.port") as refused:
+            DoomMultiplayer(port=port)
+    assert str(port) in str(refused.value) and "null" in str(refused.value)
+
+
+def test_more_than_the_duel_map_holds_is_refused_naming_the_bots():
+    with pytest.raises(ConfigError, match="env.kwargs.bots"):
+        DoomMultiplayer(scenario="duel", players=2, bots=2)
+
+
+def test_ppo_plays_a_doom_duel_against_its_pool(compose, tmp_path):
+    from neuroplug.app import run_job
+
+    pytest.importorskip("openskill")
+    run_job(
+        compose(
+            ["algo=ppo", "env=doom_duel", f"env.kwargs.timelimit={SHORT}", "selfplay=pool",
+             "algo.num_envs=2", "algo.rollout_length=64", "run.max_frames=512",
+             "run.eval_episodes=1", "logger=none", f"run.output_dir={tmp_path}"]
+        )
+    )  # fmt: skip
+    rows = list(csv.DictReader((tmp_path / "tournament.csv").open()))
+    assert sum(int(row["games"]) for row in rows) > 0
