@@ -357,6 +357,16 @@ class FactoredModule:
         rows = slice(None) if rows is None else rows
         if name in self.factors:
             factors = self.factors[name]
+            if factors.b.shape[-1] == 1:
+                # Rank 1 (EGGROLL's usual): a dot product and a scaled row, elementwise; a
+                # batched product of (k, in) by (in, 1) per member cost more than the two
+                # (d_model 256: 0.29 -> 0.23 ms a layer, 64 members x 4 rows, 2 cores).
+                b_row = self._take(factors.b, members).transpose(1, 2)  # (n, 1, in)
+                a_row = self._take(factors.scaled_a, members)[:, rows].transpose(1, 2)
+                projected = (x * b_row).sum(-1, keepdim=True)  # (n, k, 1): x B_i
+                if bias is None:
+                    return projected * a_row
+                return torch.addcmul(bias.unsqueeze(1), projected, a_row)
             projected = torch.bmm(x, self._take(factors.b, members))  # (n, k, r): x B_i
             right = self._take(factors.scaled_a, members)[:, rows].transpose(1, 2)
         else:
