@@ -403,7 +403,10 @@ class SelfPlayConfig(CheckedConfig):
     each world, an opponent drawn per game from a pool the others: the learner itself, its
     frozen past snapshots, or scripted bots, all acting in the learner's batched forward
     (:mod:`neuroplug.rl.self_play`). An opponent is swapped only when its world's game
-    ends, with its recurrent state reset."""
+    ends, with its recurrent state reset. For the evolution family (coevolution,
+    :mod:`neuroplug.evolution.coevolution`) "the learner itself" is another member of the
+    population, the snapshots are its hall of fame (the deployed policy's, taken every
+    ``snapshot_interval`` generations), and bots are refused."""
 
     enabled: bool = False
     """On with ``selfplay=pool``; off (``selfplay=none``), every agent is the learner's."""
@@ -414,7 +417,8 @@ class SelfPlayConfig(CheckedConfig):
     pool_size: int = 8
     """Frozen past snapshots kept (the oldest dropped first); bots are kept besides."""
     snapshot_interval: int = 1
-    """Segments between snapshots of the learner added to the pool."""
+    """Segments (generations, for evolution) between snapshots of the learner added to the
+    pool."""
     latest_share: float = 0.5
     """Share of games the learner plays against itself, as it is now (those games' other
     agents learn too); the rest against a frozen snapshot or a bot (not learned from)."""
