@@ -8,9 +8,10 @@ position, 250 generations of 64), seeds side by side, in two settings:
 - ``default``: neuroplug's default, the elites re-evaluated whenever the offspring have
   played ten times a re-evaluation's episodes, each elite kept as the mean of its episodes.
 
-Both end on a re-evaluation, which logs ``algo/qd_score_before_reevaluation`` (what the
-archive claimed) and ``algo/qd_score_reevaluated`` (Flageat & Cully's corrected archive:
-the elites' fresh episodes alone, placed anew, the best per cell).
+A re-evaluation logs ``algo/qd_score_before_reevaluation`` (what the archive claimed) and
+``algo/qd_score_reevaluated`` (Flageat & Cully's corrected archive: the elites' fresh
+episodes alone, placed anew, the best per cell); the summary compares the two at each
+run's last re-evaluation (``never``: its end).
 
 ::
 
@@ -81,13 +82,14 @@ def summary() -> None:
         "# A MAP-Elites archive's QD-score: what it claims, what its elites do",
         "",
         f"Machine: {describe()}. `python -m neuroplug {' '.join(COMMON)}` plus each "
-        "setting's overrides and `run.seed`. Each run ends on a re-evaluation (every elite "
-        "4 fresh episodes): *claimed* is the archive's QD-score just before it, *done* the "
-        "re-evaluated one (the elites' fresh episodes alone placed in an empty archive, the "
+        "setting's overrides and `run.seed`. At each run's last re-evaluation (every elite "
+        "4 fresh episodes; `never`: at its end): *claimed* is the archive's QD-score just "
+        "before it, *done* the re-evaluated one (the elites' fresh episodes alone placed in an empty archive, the "
         "best per cell; Flageat & Cully 2023). QD-score offset -200, 50 cells.",
         "",
-        "| setting | seed | claimed | done | done / claimed | coverage: the archive after / the corrected one |",
-        "|---|---|---|---|---|---|",
+        "| setting | seed | generation | claimed | done | done / claimed | coverage: the archive "
+        "after / the corrected one |",
+        "|---|---|---|---|---|---|---|",
     ]
     figure, axes = plt.subplots(1, len(SETTINGS), figsize=(11, 4), sharey=True)
     for axis, setting in zip(axes, SETTINGS, strict=True):
@@ -111,11 +113,11 @@ def summary() -> None:
             ratios.append(done / claimed)
             coverage = f"{float(last['algo/coverage']):.2f} / {float(last['algo/coverage_reevaluated']):.2f}"
             lines.append(
-                f"| {setting} | {seed} | {claimed:,.0f} | {done:,.0f} | {done / claimed:.2f} "
-                f"| {coverage} |"
+                f"| {setting} | {seed} | {last['generation']} | {claimed:,.0f} | {done:,.0f} "
+                f"| {done / claimed:.2f} | {coverage} |"
             )
         if ratios:
-            lines.append(f"| {setting} | mean | | | {np.mean(ratios):.2f} | |")
+            lines.append(f"| {setting} | mean | | | | {np.mean(ratios):.2f} | |")
         axis.set_title(f"re-evaluation: {setting}")
         axis.set_xlabel("generation")
         axis.legend(fontsize=7)
