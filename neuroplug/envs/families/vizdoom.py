@@ -38,20 +38,24 @@ class ViZDoom(EnvFamily):
         return int(settings.get("frame_skip", 1))
 
     def prepare_pool_start(self) -> None:
-        # Each Doom engine makes ``./_vizdoom/`` if it is missing, and EnvPool starts a
-        # pool's engines on parallel threads: in a directory without it, two engines can
-        # both find it missing, and the one whose mkdir fails ("Failed to create
-        # ./_vizdoom/ directory: File exists") takes the interpreter down with a
-        # segmentation fault. Made here first, no engine tries.
-        try:
-            os.makedirs("_vizdoom", exist_ok=True)
-        except OSError as error:
-            raise ConfigError(
-                "env",
-                f"Doom's engines keep their files in ./_vizdoom/ of the working directory, "
-                f"and {os.getcwd()} does not let it be made ({error.strerror or error})",
-                "starting the run from a directory you can write",
-            ) from None
+        prepare_engine_directory()
+
+
+def prepare_engine_directory() -> None:
+    """Make ``./_vizdoom/`` before Doom engines start side by side. Each engine makes it if
+    it is missing, and engines started on parallel threads (EnvPool's pool, a multiplayer
+    game's players) can both find it missing: the one whose mkdir fails ("Failed to create
+    ./_vizdoom/ directory: File exists") takes the interpreter down with a segmentation
+    fault. Made here first, no engine tries; refused naming ``env`` where it cannot be."""
+    try:
+        os.makedirs("_vizdoom", exist_ok=True)
+    except OSError as error:
+        raise ConfigError(
+            "env",
+            f"Doom's engines keep their files in ./_vizdoom/ of the working directory, "
+            f"and {os.getcwd()} does not let it be made ({error.strerror or error})",
+            "starting the run from a directory you can write",
+        ) from None
 
 
 FAMILY = ViZDoom()

@@ -34,6 +34,7 @@ import numpy as np
 from gymnasium import spaces
 from pettingzoo import ParallelEnv
 
+from neuroplug.envs.families.vizdoom import prepare_engine_directory
 from neuroplug.errors import ConfigError
 
 ACTIONS = (
@@ -170,6 +171,7 @@ class DoomMultiplayer(ParallelEnv):
     def _start(self) -> None:
         """Build the game: the host, then every other player joining it, all at once."""
         port = self.port if self.port is not None else free_port()
+        prepare_engine_directory()  # the players' engines start at once: see its docstring
         self._games = [self._game(index, port) for index in range(self.players)]
 
         def start(game, index):

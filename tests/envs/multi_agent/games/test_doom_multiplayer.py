@@ -1,10 +1,16 @@
 """ViZDoom multiplayer as a parallel env: players on localhost stepped together, games that
 end for every player at once, frags and deaths as rewards, Doom's bots beside them, and a
-port that is taken refused naming the field."""
+port that is taken refused naming the field.
+
+The tests that start Doom engines run in a child process (:mod:`child_process`), each from
+a directory of its own without ``./_vizdoom/``, as a fresh clone is: a game's players
+start their engines at once, and engines racing to make that directory crashed the
+interpreter (a worker of the suite, in CI, 2026-12-06) before the env made it first."""
 
 from __future__ import annotations
 
 import csv
+import os
 import socket
 
 import numpy as np
@@ -12,6 +18,8 @@ import pytest
 
 pytest.importorskip("pettingzoo")
 vizdoom = pytest.importorskip("vizdoom")
+
+from child_process import run_in_child  # noqa: E402
 
 from neuroplug.envs.multi_agent.games.doom_multiplayer import SCREEN, DoomMultiplayer  # noqa: E402
 from neuroplug.errors import ConfigError  # noqa: E402
@@ -37,7 +45,12 @@ def _play(env: DoomMultiplayer, rng: np.random.Generator) -> tuple[int, np.ndarr
             return steps, totals
 
 
-def test_a_duel_steps_both_players_and_ends_their_games_together():
+def test_a_duel_steps_both_players_and_ends_their_games_together(tmp_path):
+    run_in_child(_duel, str(tmp_path))
+
+
+def _duel(workdir: str) -> None:
+    os.chdir(workdir)
     env = DoomMultiplayer(players=2, timelimit=SHORT)
     rng = np.random.default_rng(0)
     try:
@@ -52,7 +65,12 @@ def test_a_duel_steps_both_players_and_ends_their_games_together():
         env.close()
 
 
-def test_a_player_against_doom_s_bot():
+def test_a_player_against_doom_s_bot(tmp_path):
+    run_in_child(_against_a_bot, str(tmp_path))
+
+
+def _against_a_bot(workdir: str) -> None:
+    os.chdir(workdir)
     env = DoomMultiplayer(players=1, bots=1, timelimit=SHORT)
     try:
         env.reset(seed=2)
@@ -78,16 +96,22 @@ def test_more_than_the_duel_map_holds_is_refused_naming_the_bots():
         DoomMultiplayer(scenario="duel", players=2, bots=2)
 
 
-def test_ppo_plays_a_doom_duel_against_its_pool(compose, tmp_path):
-    from neuroplug.app import run_job
-
+def test_ppo_plays_a_doom_duel_against_its_pool(tmp_path):
     pytest.importorskip("openskill")
+    run_in_child(_ppo_self_play, str(tmp_path))
+    rows = list(csv.DictReader((tmp_path / "tournament.csv").open()))
+    assert sum(int(row["games"]) for row in rows) > 0
+
+
+def _ppo_self_play(output_dir: str) -> None:
+    from neuroplug.app import run_job
+    from neuroplug.testing import compose
+
+    os.chdir(output_dir)
     run_job(
         compose(
             ["algo=ppo", "env=doom_duel", f"env.kwargs.timelimit={SHORT}", "selfplay=pool",
              "algo.num_envs=2", "algo.rollout_length=64", "run.max_frames=512",
-             "run.eval_episodes=1", "logger=none", f"run.output_dir={tmp_path}"]
+             "run.eval_episodes=1", "logger=none", f"run.output_dir={output_dir}"]
         )
     )  # fmt: skip
-    rows = list(csv.DictReader((tmp_path / "tournament.csv").open()))
-    assert sum(int(row["games"]) for row in rows) > 0
