@@ -43,11 +43,10 @@ import torch
 from neuroplug.api import EvaluationRequest, EvaluationResult
 from neuroplug.config.schema import SelfPlayConfig
 from neuroplug.envs.spec import EnvSpec
-from neuroplug.opponents.pool import LIVE, OpponentPool
+from neuroplug.opponents.pool import LIVE, OpponentPool, pool_for
 from neuroplug.opponents.ratings import rating_model
 from neuroplug.opponents.seating import game_outcome, learner_agent_indices
 from neuroplug.population.members import Population
-from neuroplug.runtime.devices import refuse_unless_it_fits
 from neuroplug.runtime.seeds import self_play_rng
 
 ROUNDS_PER_GENERATION = 1_000
@@ -90,15 +89,8 @@ class Arena:
         self.pool: OpponentPool | None = None
         self.rating = None
         if config is not None:
-            snapshot_bytes = num_params * 4
-            refuse_unless_it_fits(
-                "selfplay.pool_size",
-                config.pool_size * snapshot_bytes,
-                f"a hall of fame of {config.pool_size} policies of {num_params:,} parameters",
-                lambda room: f"selfplay.pool_size <= {room // max(snapshot_bytes, 1)}",
-            )
-            self.pool = OpponentPool(
-                config.pool_size, config.latest_share, config.sampling, config.pfsp_power
+            self.pool = pool_for(
+                config, num_params * 4, f"hall-of-fame policies of {num_params:,} parameters"
             )
             self.rating = rating_model()
 

@@ -24,7 +24,9 @@ from typing import Any
 
 import numpy as np
 
+from neuroplug.config.schema import SelfPlayConfig
 from neuroplug.opponents.bots import Bot
+from neuroplug.runtime.devices import refuse_unless_it_fits
 
 LIVE = 0
 """The learner itself, as it is now: entry 0."""
@@ -252,3 +254,16 @@ class OpponentPool:
             if entry.kind == "bot":
                 entry.bot = load_bot(entry.bot_target)
             self.entries[entry.id] = entry
+
+
+def pool_for(config: SelfPlayConfig, snapshot_bytes: int, snapshots: str) -> OpponentPool:
+    """The pool ``config`` asks for, refused in one line naming ``selfplay.pool_size``
+    before anything is built where its snapshots (``snapshot_bytes`` each; ``snapshots``
+    says what they are, for the message) would not fit in the memory available."""
+    refuse_unless_it_fits(
+        "selfplay.pool_size",
+        config.pool_size * snapshot_bytes,
+        f"{config.pool_size} {snapshots}",
+        lambda room: f"selfplay.pool_size <= {room // max(snapshot_bytes, 1)}",
+    )
+    return OpponentPool(config.pool_size, config.latest_share, config.sampling, config.pfsp_power)

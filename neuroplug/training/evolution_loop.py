@@ -12,10 +12,9 @@ from neuroplug.errors import NeuroplugError, PluginError
 from neuroplug.evolution.coevolution import Arena
 from neuroplug.evolution.rounds import generation_ended, round_marker
 from neuroplug.loggers import MultiLogger
-from neuroplug.loggers.csv_logger import CSVLogger
 from neuroplug.training.checkpoint import checkpoint_dir
 from neuroplug.training.components import Components
-from neuroplug.training.loop import FamilyLoop, Progress, Step
+from neuroplug.training.loop import FamilyLoop, Progress, RunTables, Step
 from neuroplug.training.stall import StallWatch
 
 
@@ -41,7 +40,7 @@ class EvolutionLoop(FamilyLoop):
             if parts.env.agents
             else None
         )
-        self.tables: dict[str, CSVLogger] = {}
+        self.tables = RunTables(run_dir, self.unit)
         self.started_at: int | None = None
         """The generation this process started from (a resumed run's checkpoint)."""
 
@@ -101,7 +100,7 @@ class EvolutionLoop(FamilyLoop):
                 generation, parts.algorithm.policy_params()
             )
             stats.update(arena_stats)
-            self._write_table("tournament", rows)
+            self.tables.write({"tournament": rows}, self.started_at)
         return Step(
             **self._counters,
             returns=main_result.returns.ravel(),
@@ -206,19 +205,6 @@ class EvolutionLoop(FamilyLoop):
                     f"({type(error).__name__}: {error}); retrying ({attempt + 1}/{parts.run.retries})"
                 )
         raise AssertionError("unreachable")
-
-    def _write_table(self, name: str, rows: list[dict]) -> None:
-        """Append the generation's rows to ``<run dir>/<name>.csv``; rows past the
-        generation this process started from (written by a run that died after its last
-        checkpoint) are dropped first."""
-        if not rows:
-            return
-        table = self.tables.get(name)
-        if table is None:
-            table = self.tables[name] = CSVLogger(self.run_dir / f"{name}.csv", self.unit)
-            table.resumed(self.started_at)
-        for row in rows:
-            table.log(row)
 
     def state_dict(self) -> dict:
         """The games' opponents: a multi-agent run's hall of fame."""

@@ -8,9 +8,8 @@ import numpy as np
 
 from neuroplug.api import Learner
 from neuroplug.loggers import MultiLogger
-from neuroplug.loggers.csv_logger import CSVLogger
 from neuroplug.training.components import Components
-from neuroplug.training.loop import FamilyLoop, Progress, Step
+from neuroplug.training.loop import FamilyLoop, Progress, RunTables, Step
 
 
 class LearnerLoop(FamilyLoop):
@@ -21,7 +20,7 @@ class LearnerLoop(FamilyLoop):
     def __init__(self, parts: Components, loggers: MultiLogger, run_dir: Path) -> None:
         self.learner: Learner = parts.algorithm
         self.run_dir = run_dir
-        self.tables: dict[str, CSVLogger] = {}
+        self.tables = RunTables(run_dir, self.unit)
         self.started_at: int | None = None
         """The segment this process started from (a resumed run's checkpoint)."""
 
@@ -45,7 +44,7 @@ class LearnerLoop(FamilyLoop):
         before = self.learner.segments
         segment = self.learner.train_segment()
         self._check_counted(before)
-        self._write_tables(segment.tables)
+        self.tables.write(segment.tables, self.started_at)
         return Step(
             env_steps=segment.env_steps,
             frames=segment.frames,
@@ -65,16 +64,3 @@ class LearnerLoop(FamilyLoop):
                 f"{name}.train_segment() moved Learner.segments from {before} to "
                 f"{self.learner.segments}; it must add one per segment (Learner.segments)"
             )
-
-    def _write_tables(self, tables: dict[str, list[dict]]) -> None:
-        """Append the segment's table rows to ``<run dir>/<table>.csv``; the first time a
-        table is written in this process, rows past the segment this process started from
-        (a resumed run's checkpoint) are dropped first: a run that died wrote them after
-        its last checkpoint."""
-        for name, rows in tables.items():
-            table = self.tables.get(name)
-            if table is None:
-                table = self.tables[name] = CSVLogger(self.run_dir / f"{name}.csv", self.unit)
-                table.resumed(self.started_at)
-            for row in rows:
-                table.log(row)

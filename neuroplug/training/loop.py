@@ -13,9 +13,11 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from neuroplug.api import Segment
+from neuroplug.loggers.csv_logger import CSVLogger
 
 Progress = Callable[[dict[str, Any]], None]
 """Where the running unit stands, for the loggers (see :meth:`neuroplug.loggers.Logger.progress`)."""
@@ -28,6 +30,28 @@ class Step(Segment):
     anything else to log as it is (``scheduler/...``, ``evaluation_rounds``)."""
 
     metrics: dict[str, Any] = field(default_factory=dict)
+
+
+class RunTables:
+    """The run's own tables, ``<run dir>/<name>.csv`` (the self-play tournament table): rows
+    a unit appends, numbered by units completed as ``metrics.csv`` is."""
+
+    def __init__(self, run_dir: Path, unit: str) -> None:
+        self.run_dir = run_dir
+        self.unit = unit
+        self.tables: dict[str, CSVLogger] = {}
+
+    def write(self, tables: dict[str, list[dict]], started_at: int) -> None:
+        """Append each table's rows; the first time a table is written in this process,
+        rows past ``started_at`` (the units a resumed run's checkpoint held) are dropped
+        first: a run that died wrote them after its last checkpoint."""
+        for name, rows in tables.items():
+            table = self.tables.get(name)
+            if table is None:
+                table = self.tables[name] = CSVLogger(self.run_dir / f"{name}.csv", self.unit)
+                table.resumed(started_at)
+            for row in rows:
+                table.log(row)
 
 
 class FamilyLoop(ABC):

@@ -28,14 +28,14 @@ from neuroplug.envs.raw_steps import StepBatch
 from neuroplug.envs.spec import EnvSpec
 from neuroplug.errors import ConfigError
 from neuroplug.opponents.bots import bot_name, load_bot
-from neuroplug.opponents.pool import OpponentPool
+from neuroplug.opponents.pool import pool_for
 from neuroplug.opponents.ratings import rating_model
 from neuroplug.opponents.seating import learner_agent_indices
 from neuroplug.rl.acting import Acting, ActorCriticActing
 from neuroplug.rl.sampler import Episodes, Rollout
 from neuroplug.rl.self_play.acting import SelfPlayActing
 from neuroplug.rl.self_play.seats import Seats
-from neuroplug.runtime.devices import on_cpu, refuse_unless_it_fits
+from neuroplug.runtime.devices import on_cpu
 from neuroplug.runtime.seeds import self_play_rng
 
 
@@ -50,14 +50,8 @@ class League:
         self.seed = seed
         self.learner = learner
         model_bytes = sum(t.numel() * t.element_size() for t in learner.model.state_dict().values())
-        refuse_unless_it_fits(
-            "selfplay.pool_size",
-            config.pool_size * model_bytes,
-            f"{config.pool_size} frozen snapshots of a {model_bytes / 2**20:.1f} MiB model",
-            lambda room: f"selfplay.pool_size <= {room // max(model_bytes, 1)}",
-        )
-        self.pool = OpponentPool(
-            config.pool_size, config.latest_share, config.sampling, config.pfsp_power
+        self.pool = pool_for(
+            config, model_bytes, f"frozen snapshots of a {model_bytes / 2**20:.1f} MiB model"
         )
         for target in config.bots:
             self.pool.add_bot(target, bot_name(target), load_bot(target, env))
