@@ -34,6 +34,8 @@ members against each other) and the hall of fame of coevolution (Rosin & Belew 1
 
 from __future__ import annotations
 
+from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -112,32 +114,26 @@ class Arena:
             world_of[member, episode] = len(seats)
 
         for episode in range(episodes):
-            order = rng.permutation(members)
-            taken = np.zeros(members, dtype=bool)
-            for first in order:
-                if taken[first]:
-                    continue
-                taken[first] = True
-                mine = self._seats(rng)
+            waiting = deque(rng.permutation(members).tolist())  # this episode's order
+            while waiting:
+                first = waiting.popleft()
                 if self.pool is None:  # a member on every agent
                     play(first, episode, np.ones(k, dtype=bool))
                     seats.append(np.full(k, first))
                     opponents.append(LIVE)
                     rated.append(np.ones(k, dtype=bool))
                     continue
+                mine = self._seats(rng)
                 drawn = self.pool.draw(rng)
-                partners = np.flatnonzero(~taken)
-                if drawn == LIVE and not len(partners) and entries:
+                if drawn == LIVE and not waiting and entries:
                     drawn = self.pool.draw_frozen(rng)
-                world = np.full(k, first)
-                if drawn == LIVE and len(partners):
-                    second = int(order[np.flatnonzero(~taken[order])[0]])
-                    taken[second] = True
+                world = np.full(k, first)  # no partner and no entry yet: it plays itself
+                if drawn == LIVE and waiting:
+                    second = waiting.popleft()
                     world = np.where(mine, first, second)
                     play(second, episode, ~mine)
                 elif drawn != LIVE:
                     world = np.where(mine, first, members + entries.index(drawn))
-                # else: no partner and no entry yet: the member plays itself
                 play(first, episode, mine)
                 seats.append(world)
                 opponents.append(drawn)
@@ -156,9 +152,7 @@ class Arena:
     def _seats(self, rng: np.random.Generator) -> np.ndarray:
         """The agents the first member takes in a game: the team, or one drawn."""
         mine = np.zeros(self.agents, dtype=bool)
-        if self.pool is None:
-            mine[:] = True
-        elif self.team:
+        if self.team:
             mine[self.team] = True
         else:
             mine[int(rng.integers(self.agents))] = True
@@ -226,18 +220,18 @@ class Arena:
             self.pool.start_segment()
 
     def end_generation(
-        self, generation: int, policy_params: torch.Tensor
+        self, generation: int, policy_params: Callable[[], torch.Tensor]
     ) -> tuple[dict[str, float], list[dict[str, Any]]]:
         """The generation's ratings and win rates (``selfplay/...``) and the tournament
-        table's rows; then, every ``snapshot_interval`` generations, ``policy_params`` join
-        the hall of fame."""
+        table's rows; then, every ``snapshot_interval`` generations, ``policy_params()``
+        (called only then: a GA rebuilds its elite from seeds) join the hall of fame."""
         if self.pool is None:
             return {}, []
         # Numbered as metrics.csv numbers it (generations completed).
         rows = [{"generation": generation + 1, **row} for row in self.pool.table()]
         stats = self.pool.report()
         if self.config.pool_size and (generation + 1) % self.config.snapshot_interval == 0:
-            self.pool.add_snapshot(policy_params.detach().float().cpu().clone(), generation + 1)
+            self.pool.add_snapshot(policy_params().detach().float().cpu().clone(), generation + 1)
         self.pool.drop_unused(set())
         return stats, rows
 

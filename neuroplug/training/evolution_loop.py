@@ -96,9 +96,7 @@ class EvolutionLoop(FamilyLoop):
         if stalled:
             self.loggers.message(stalled)
         if self.arena is not None:
-            arena_stats, rows = self.arena.end_generation(
-                generation, parts.algorithm.policy_params()
-            )
+            arena_stats, rows = self.arena.end_generation(generation, parts.algorithm.policy_params)
             stats.update(arena_stats)
             self.tables.write({"tournament": rows}, self.started_at)
         return Step(

@@ -360,7 +360,7 @@ class FactoredModule:
             if factors.b.shape[-1] == 1:
                 # Rank 1 (EGGROLL's usual): a dot product and a scaled row, elementwise; a
                 # batched product of (k, in) by (in, 1) per member cost more than the two
-                # (d_model 256: 0.29 -> 0.23 ms a layer, 64 members x 4 rows, 2 cores).
+                # (benchmarks/results/module_lowrank_forward.md).
                 b_row = self._take(factors.b, members).transpose(1, 2)  # (n, 1, in)
                 a_row = self._take(factors.scaled_a, members)[:, rows].transpose(1, 2)
                 projected = (x * b_row).sum(-1, keepdim=True)  # (n, k, 1): x B_i

@@ -66,7 +66,7 @@ def test_games_between_members_count_for_both_and_every_member_plays_its_episode
 def test_a_hall_of_fame_entry_plays_with_its_snapshot_parameters_and_only_the_member_counts():
     population, arena = _population(5), _arena(latest_share=0.0, pool_size=2)
     snapshot = torch.full((PARAMS,), -7.0)
-    arena.end_generation(0, snapshot)
+    arena.end_generation(0, lambda: snapshot)
     staged = arena.stage(population, EvaluationRequest(generation=1, episodes_per_member=2))
     assert len(staged.population) == 5 * 2 * 2  # a world per member and episode
     seated = np.asarray(_arena_members(staged, population, snapshot[None])).reshape(-1, 2)
@@ -87,7 +87,7 @@ def test_a_team_takes_its_agents_in_every_game():
 
 def test_fold_scores_each_member_by_its_agents_and_rates_the_games_against_the_hall():
     population, arena = _population(3), _arena(latest_share=0.0, pool_size=1)
-    arena.end_generation(0, torch.zeros(PARAMS))
+    arena.end_generation(0, lambda: torch.zeros(PARAMS))
     staged = arena.stage(population, EvaluationRequest(generation=1, episodes_per_member=2))
     worlds = len(staged.opponent)
     agent_returns = np.arange(worlds * 2, dtype=np.float64)  # the first agent loses each game
@@ -130,7 +130,7 @@ def test_the_draws_are_the_runs_own():
     request = EvaluationRequest(generation=2, episodes_per_member=2)
     one, two = (_arena(latest_share=0.5, pool_size=1) for _ in range(2))
     for arena in (one, two):
-        arena.end_generation(0, torch.ones(PARAMS))
+        arena.end_generation(0, lambda: torch.ones(PARAMS))
     left, right = one.stage(population, request), two.stage(population, request)
     assert np.array_equal(left.counted, right.counted) and np.array_equal(left.world, right.world)
     other = one.stage(population, EvaluationRequest(generation=3, episodes_per_member=2))

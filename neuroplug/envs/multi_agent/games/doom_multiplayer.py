@@ -8,8 +8,9 @@ join it, ``bots`` of Doom's own bots are added by the host. The game runs in ViZ
 ``ASYNC_PLAYER`` mode at ``ticrate`` tics a second (Doom's own is 35): the game runs on
 its own clock and a player's ``make_action`` returns once its ``frame_skip`` tics have
 passed, whatever the others do. (The lockstep ``PLAYER`` mode, where each player's tics
-wait for the others', deadlocked here within an episode or two, with or without bots:
-a player's call waited on tics that the others, done with their step, never sent.) Each
+wait for the others', deadlocked within a game or two when stepped together: a player's
+call waited on tics the others, done with their step, never sent; what was tried is in
+``benchmarks/results/doom_multiplayer.md``.) Each
 player is stepped in a thread of its own, all at once. A dead player is respawned by the
 server (``+sv_forcerespawn``) a few tics later. The game ends when its ``timelimit`` (minutes of game time) runs out, for every
 player at the same step: a truncation.
@@ -45,9 +46,8 @@ ACTIONS = (
 SCENARIOS = {"duel": "multi_duel.cfg", "deathmatch": "multi.cfg"}
 """ViZDoom's own multiplayer maps (shipped in the ``vizdoom`` package)."""
 DUEL_PLACES = 3
-"""Players and bots the duel map held here: with 2 players and 2 bots ViZDoom 1.3.2's
-engine crashed (a segfault) within seconds in 3 of 4 games (2026-12-05); the deathmatch map
-held 2 players and 3 bots."""
+"""Players and bots the duel map holds: more crashed ViZDoom's engine
+(``benchmarks/results/doom_multiplayer.md``)."""
 SCREEN = (60, 80, 1)
 """What a player sees: 160 x 120 grey, every other row and column."""
 STEP_TIMEOUT = 60.0
@@ -219,8 +219,8 @@ class DoomMultiplayer(ParallelEnv):
         if self._games and not self.bots:
             self._on_every_player(lambda game, index: game.new_episode())
         else:
-            # With Doom's bots in the game, new_episode() crashed ViZDoom 1.3.2's engine
-            # (a segfault, 2 bots, 2026-12-05): the game is built anew (about a second).
+            # With Doom's bots in the game, new_episode() crashed the engine
+            # (benchmarks/results/doom_multiplayer.md): the game is built anew.
             self._stop()
             self._start()
         self.agents = list(self.possible_agents)

@@ -5,7 +5,7 @@ port that is taken refused naming the field.
 The tests that start Doom engines run in a child process (:mod:`child_process`), each from
 a directory of its own without ``./_vizdoom/``, as a fresh clone is: a game's players
 start their engines at once, and engines racing to make that directory crashed the
-interpreter (a worker of the suite, in CI, 2026-12-06) before the env made it first."""
+interpreter (a worker of the suite, in CI) before the env made it first."""
 
 from __future__ import annotations
 
