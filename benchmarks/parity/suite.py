@@ -267,7 +267,8 @@ def _ga(task: str) -> Comparison:
         notes="50 members, mutation power 0.1 on both sides, the first generation fresh "
         "networks on both; ours truncation 8 and 5-episode elite rounds (its docs' CartPole "
         "settings), EvoTorch's elitist GA re-evaluating its parents; the same 16-unit tanh "
-        "policy.",
+        "policy; the score on both sides the mean of every episode of a generation's main "
+        "evaluation (EvoTorch's parents and children, not its survivors).",
     )
 
 

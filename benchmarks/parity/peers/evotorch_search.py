@@ -4,6 +4,11 @@ normalisation, no Ray actors: one thread, as every side), ``--generations`` of
 ``--population``; prints each generation as ``evaluations=..,
 population_mean=.., env_steps=.., members=..``.
 
+``population_mean`` is the mean return of every episode the generation played, as
+neuroplug's ``return_mean``: for the elitist GA its re-evaluated parents and its children
+(the survivors' mean, EvoTorch's ``population.evals`` after a step, is the better half of
+those draws: a selected statistic, not what the generation did).
+
     python evotorch_search.py --algo snes --env CartPole-v1 --generations 40 --population 18
 """
 
@@ -110,10 +115,13 @@ def main() -> None:
         arguments.env,
         arguments.seed,
     )
+    played: list[torch.Tensor] = []  # every evaluation of the generation's step
+    problem.after_eval_hook.append(lambda batch: played.append(batch.evals[:, 0].clone()))
     for _ in range(arguments.generations):
         before = problem.episode_count
+        played.clear()
         search.step()
-        mean = float(search.population.evals[:, 0].mean())
+        mean = float(torch.cat(played).mean())
         print(
             f"evaluations={problem.episode_count}, population_mean={mean}, "
             f"env_steps={problem.interaction_count}, members={problem.episode_count - before}",
