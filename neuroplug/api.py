@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 import numpy as np
@@ -85,6 +85,17 @@ class EvaluationRequest:
     """Whether to return every step's transition (:class:`Transitions`)."""
     progress: Callable[[int, int, int], None] | None = field(default=None, compare=False)
     """Called now and then as ``progress(episodes_done, episodes_total, env_steps)``; local."""
+    episodes: np.ndarray | None = field(default=None, compare=False)
+    """Each work item's episode index (its env seed's and its action noise's, member by
+    member), where members sit side by side in a multi-agent world; None: each member's
+    ``0 .. episodes_per_member - 1`` (every member's k-th episode from the same seed)."""
+
+    def for_members(self, first: int, end: int) -> EvaluationRequest:
+        """This request for members ``[first, end)`` of its population (a shard)."""
+        if self.episodes is None:
+            return self
+        per = self.episodes_per_member
+        return replace(self, episodes=self.episodes[first * per : end * per])
 
 
 @dataclass

@@ -158,6 +158,7 @@ def run_job(config: DictConfig) -> dict[str, Any]:
     from neuroplug.experiment.network_choice import check_network_settings
     from neuroplug.experiment.typed import (
         check_budget_unit,
+        check_policy_mapping,
         check_self_play,
         check_virtual_batch_norm,
         typed_experiment,
@@ -172,6 +173,7 @@ def run_job(config: DictConfig) -> dict[str, Any]:
     check_budget_unit(experiment)
     check_virtual_batch_norm(experiment)
     check_self_play(experiment)
+    check_policy_mapping(experiment)
     check_network_settings(experiment.net)
     env = make_spec(experiment.env)  # the env's errors (an unknown id, a bad kwarg) too
     if isinstance(experiment.algo, LearnerConfig):  # sac on discrete actions, say

@@ -157,12 +157,55 @@ CASES = {
         field="algo.num_envs",
         also=("3 agents", "a multiple of 3"),
     ),  # fmt: skip
-    "multi-agent-per-team": case(
+    "multi-agent-unknown-mapping": case(
         "algo=ppo",
         "env=simple_spread",
+        "env.policy_mapping=per_role",
+        field="env.policy_mapping",
+        also=("shared, per_team, per_agent",),
+    ),  # fmt: skip
+    "multi-agent-mapping-leaves-an-agent-out": case(
+        "algo=ppo",
+        "env=simple_tag",
+        "env.policy_mapping={adversary:chasers}",
+        field="env.policy_mapping",
+        also=("agent_0 has no policy", "agent: <policy>"),
+    ),  # fmt: skip
+    "multi-agent-mapping-one-agent-env": case(
+        "algo=ppo",
+        "env=cartpole",
+        "env.policy_mapping=per_agent",
+        field="env.policy_mapping",
+        also=("one agent",),
+    ),  # fmt: skip
+    "multi-agent-mapping-evolution": case(
+        "algo=es",
+        "env=simple_tag",
         "env.policy_mapping=per_team",
         field="env.policy_mapping",
-        also=("shared",),
+        also=("coevolving", "algo=ppo"),
+    ),  # fmt: skip
+    "multi-agent-mapping-pbt": case(
+        "algo=pbt",
+        "env=simple_tag",
+        "env.policy_mapping=per_team",
+        field="env.policy_mapping",
+        also=("population of learners",),
+    ),  # fmt: skip
+    "multi-agent-mapping-self-play": case(
+        "algo=ppo",
+        "env=pong_duel",
+        "env.policy_mapping=per_agent",
+        "selfplay=pool",
+        field="env.policy_mapping",
+        also=("selfplay=none",),
+    ),  # fmt: skip
+    "multi-agent-mapping-dqn": case(
+        "algo=dqn",
+        "env=pong_duel",
+        "env.policy_mapping=per_agent",
+        field="env.policy_mapping",
+        also=("actor-critic", "algo=ppo"),
     ),  # fmt: skip
     "self-play-evolution-bots": case(
         "algo=es",

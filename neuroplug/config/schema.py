@@ -161,8 +161,9 @@ class RunConfig(CheckedConfig):
         )
 
 
-POLICY_MAPPINGS = ("shared",)
-"""How a multi-agent env's agents map to policies (``env.policy_mapping``)."""
+POLICY_MAPPINGS = ("shared", "per_team", "per_agent")
+"""The mappings of a multi-agent env's agents to policies named by a word
+(``env.policy_mapping``); any other is a mapping of agent or role names to policy names."""
 
 
 @dataclass
@@ -182,10 +183,13 @@ class EnvConfig(CheckedConfig):
     """``package.module:function`` returning a PettingZoo ``ParallelEnv`` (several agents in
     one world: ``mpe2.simple_spread_v3:parallel_env``), built with ``kwargs``; each agent
     is a lane of the env pool (:mod:`neuroplug.envs.multi_agent`)."""
-    policy_mapping: str = "shared"
-    """Multi-agent envs (``parallel_env``): which policy acts for each agent. ``shared``:
-    one policy for every agent (its observation padded to the longest agent's, with a
-    one-hot of the agent's role where roles differ)."""
+    policy_mapping: Any = "shared"
+    """Multi-agent envs: which policy acts for each agent (:mod:`neuroplug.envs.multi_agent.
+    mapping`). ``shared``: one policy for every agent (its observation padded to the
+    longest agent's, with a one-hot of the agent's role where roles differ); ``per_team``:
+    one per role (``adversary_0``'s is ``adversary``); ``per_agent``: one per agent; or
+    agent or role names mapped to policy names (``{adversary: chasers, agent_0: runner}``).
+    Learners that act by actor-critic (``ppo``, ``appo``) train one policy per name."""
     family: str = "auto"
     """``auto``, or the task's family (``atari``, ``vizdoom``, ``mujoco``, ``dm_control``,
     ``classic``, ``gymnasium``, or one a package registers: :mod:`neuroplug.envs.families`).
@@ -232,16 +236,22 @@ class EnvConfig(CheckedConfig):
             "env.entry_point (package.module:Class) or env.parallel_env (a PettingZoo "
             "parallel env's package.module:function)",
         )
+        mapping = self.policy_mapping
+        named = isinstance(mapping, str) and mapping in POLICY_MAPPINGS
+        given = isinstance(mapping, Mapping) and bool(mapping)
         require(
-            self.policy_mapping in POLICY_MAPPINGS,
-            "env.policy_mapping",
-            f"got {self.policy_mapping!r}"
-            + (
-                " (one policy per team or per agent is not built yet)"
-                if self.policy_mapping in ("per_team", "per_agent")
-                else ""
+            named
+            or (
+                given
+                and all(
+                    isinstance(key, str) and isinstance(value, str) and key and value
+                    for key, value in mapping.items()
+                )
             ),
-            ", ".join(POLICY_MAPPINGS),
+            "env.policy_mapping",
+            f"got {mapping!r}",
+            ", ".join(POLICY_MAPPINGS) + ", or agent or role names mapped to policy names "
+            "({adversary: chasers, agent_0: runner})",
         )
         require(
             self.max_episode_steps is None or self.max_episode_steps >= 1,

@@ -75,9 +75,13 @@ class Exported:
     check's observations (discrete: actions that differ, counted)."""
 
 
-def description(policy: PolicyModule, record: Any, which: str) -> dict[str, Any]:
-    """What an exported model carries about itself (:data:`METADATA`)."""
+def description(
+    policy: PolicyModule, record: Any, which: str, chosen: str | None = None
+) -> dict[str, Any]:
+    """What an exported model carries about itself (:data:`METADATA`); ``chosen``: which
+    of a run's policies per team or agent it is."""
     return {
+        **({"policy": chosen} if chosen else {}),
         "format": "neuroplug-export",
         "config": record.config,
         "env": policy.env,

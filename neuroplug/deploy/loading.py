@@ -90,8 +90,10 @@ def set_reference_batch(network: Network, reference_batch: torch.Tensor | None) 
     network.reference_batch = reference_batch
 
 
-def chosen_params(record: PolicyRecord, which: str) -> torch.Tensor:
-    """The record's ``which`` parameters (:data:`WHICH`)."""
+def chosen_params(record: PolicyRecord, which: str, policy: str | None = None) -> torch.Tensor:
+    """The record's ``which`` parameters (:data:`WHICH`); of a file holding a policy per
+    team or agent, with ``policy`` (a policy's or an agent's name) that one's ``(D,)``,
+    else every policy's ``(K, D)``."""
     if which not in WHICH:
         raise PolicySourceError(f"which: unknown choice {which!r} (allowed: {', '.join(WHICH)})")
     params = getattr(record, WHICH[which])
@@ -99,7 +101,41 @@ def chosen_params(record: PolicyRecord, which: str) -> torch.Tensor:
         raise PolicySourceError(
             f"which={which}: the policy file holds no {WHICH[which]} (try policy)"
         )
+    if policy is not None:
+        return params[policy_row(record, policy)].float()
     return params.float()
+
+
+def policy_row(record: PolicyRecord, policy: str) -> int:
+    """The row of ``policy`` (a policy's name, or an agent's: the policy it plays) in a
+    record holding a policy per team or agent; refused naming the choices."""
+    names = record.env.get("policies") or []
+    agents = record.env.get("agents") or []
+    if record.policy_params.dim() != 2:
+        raise PolicySourceError(
+            f"policy={policy}: the policy file holds one policy (its run's "
+            "env.policy_mapping was shared); leave the policy out"
+        )
+    if policy in names:
+        return names.index(policy)
+    if policy in agents:
+        return int(record.env["agent_policies"][agents.index(policy)])
+    raise PolicySourceError(
+        f"policy={policy}: no policy or agent of that name (policies: {', '.join(names)}; "
+        f"agents: {', '.join(agents)})"
+    )
+
+
+def several_policies(record: PolicyRecord) -> str:
+    """What a file holding a policy per team or agent holds, in words ("": one policy)."""
+    if record.policy_params.dim() != 2:
+        return ""
+    agents, rows = record.env["agents"], record.env["agent_policies"]
+    parts = [
+        f"{name} ({', '.join(a for a, row in zip(agents, rows, strict=True) if row == k)})"
+        for k, name in enumerate(record.env["policies"])
+    ]
+    return f"{len(parts)} policies: " + "; ".join(parts)
 
 
 @dataclass
@@ -112,12 +148,21 @@ class Deployable:
 
 
 def deployable(
-    record: PolicyRecord, which: str = "policy", params: torch.Tensor | None = None
+    record: PolicyRecord,
+    which: str = "policy",
+    params: torch.Tensor | None = None,
+    policy: str | None = None,
 ) -> Deployable:
     """The record's network with its ``which`` parameters (or ``params``: an archive
-    elite's), their sizes checked."""
+    elite's; ``policy``: one of several), their sizes checked; a file of several policies
+    without ``policy`` is refused naming them."""
+    held = several_policies(record)
+    if held and policy is None and params is None:
+        raise PolicySourceError(
+            f"the policy file holds {held}: name one with policy=<name> (--policy)"
+        )
     network = build_network(record)
-    params = chosen_params(record, which) if params is None else params.float()
+    params = chosen_params(record, which, policy) if params is None else params.float()
     if params.numel() != network.num_params:
         raise PolicySourceError(
             f"the policy file holds {params.numel()} parameters but its config builds "
@@ -137,6 +182,7 @@ def load_policy(
     device: torch.device | str = "cpu",
     which: str = "policy",
     cell: int | None = None,
+    policy: str | None = None,
 ) -> PolicyModule:
     """A run's (or a shared) policy as a ``torch.nn.Module`` on ``device``: raw
     observations in, env actions out (:class:`~neuroplug.deploy.policy_module.PolicyModule`).
@@ -144,8 +190,10 @@ def load_policy(
     ``source``: a run's output dir, its ``checkpoints`` folder, a shared folder or a policy
     file. ``which``: ``policy`` (the algorithm's deployed parameters) or ``best`` (the best
     member ever evaluated). ``cell``: a quality-diversity run's archive elite of that cell
-    (read from the run's last checkpoint). The module is in eval mode with its parameters
-    frozen (``policy.requires_grad_(True)`` to train it further).
+    (read from the run's last checkpoint). ``policy``: of a run with a policy per team or
+    agent (``env.policy_mapping``), the one to load, by its name or an agent's it plays. The
+    module is in eval mode with its parameters frozen (``policy.requires_grad_(True)`` to
+    train it further).
     """
     record = read_policy(source)
     params = None
@@ -153,6 +201,6 @@ def load_policy(
         from neuroplug.deploy.archive_elites import archive_cell
 
         params = archive_cell(Path(source), cell)["params"]
-    module = policy_module(deployable(record, which, params))
+    module = policy_module(deployable(record, which, params, policy))
     # For acting: no autograd graph behind the actions (``requires_grad_(True)`` to fine-tune).
     return module.to(torch.device(device)).eval().requires_grad_(False)

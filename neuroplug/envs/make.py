@@ -25,7 +25,25 @@ def make_spec(config: EnvConfig) -> EnvSpec:
     """Validate ``config`` and describe the environment, by the pool kind that serves it
     (an EnvPool task starts nothing; a gymnasium env is built and probed once)."""
     spec = pool_kind_for(config).make_spec(config)
-    return _masked(spec, config.observation_mask)
+    return _masked(_mapped(spec, config.policy_mapping), config.observation_mask)
+
+
+def _mapped(spec: EnvSpec, setting: Any) -> EnvSpec:
+    """``spec`` with its agents' policies (``env.policy_mapping``), checked against its
+    agents; a one-agent env takes ``shared`` alone."""
+    from neuroplug.envs.multi_agent.mapping import policy_mapping
+
+    if not spec.agents:
+        require(
+            setting == "shared",
+            "env.policy_mapping",
+            f"{spec.task_id} has one agent, so one policy",
+            "shared (a multi-agent env: env.parallel_env, or an EnvPool task with players)",
+        )
+        return spec
+    plain = setting if isinstance(setting, str) else {str(k): str(v) for k, v in setting.items()}
+    policy_mapping(spec.agents, plain)  # an agent left without a policy fails here
+    return dataclasses.replace(spec, policy_mapping=plain)
 
 
 def _masked(spec: EnvSpec, mask: list[int]) -> EnvSpec:

@@ -68,6 +68,9 @@ class EnvSpec:
     agents: tuple[str, ...] = ()
     """A multi-agent env's agents (:mod:`neuroplug.envs.multi_agent`): each world fills
     that many consecutive slots of a pool, one per agent; empty for a one-agent env."""
+    policy_mapping: Any = "shared"
+    """A multi-agent env's ``env.policy_mapping``: which policy acts for each agent
+    (:func:`neuroplug.envs.multi_agent.mapping.policy_mapping` reads it)."""
     obs_bounds: tuple[tuple[float, float], ...] | None = None
     """``(low, high)`` of each entry of a vector observation, where the task's Box declares
     a finite range for every one (Pendulum, Acrobot, MountainCar; not CartPole, whose

@@ -70,8 +70,16 @@ class EpisodeLedger:
         items = population_size * request.episodes_per_member
         self.member = np.repeat(np.arange(population_size), request.episodes_per_member)
         """Member of each work item."""
-        self.episode = np.tile(np.arange(request.episodes_per_member), population_size)
-        """Episode index (within its member) of each work item."""
+        self.episode = (
+            np.tile(np.arange(request.episodes_per_member), population_size)
+            if request.episodes is None
+            else np.asarray(request.episodes, np.int64)
+        )
+        """Episode index (within its member, or the request's) of each work item."""
+        if len(self.episode) != items:
+            raise ValueError(
+                f"request.episodes holds {len(self.episode)} indices for {items} work items"
+            )
         self.returns = np.zeros(items, dtype=np.float64)
         self._invalid = np.zeros(items, dtype=bool)
         self.lengths = np.zeros(items, dtype=np.int64)

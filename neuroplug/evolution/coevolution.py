@@ -109,6 +109,8 @@ class Arena:
         counted = np.zeros((members, episodes, k), dtype=bool)
         world_of = np.zeros((members, episodes), dtype=np.int64)
 
+        game_of_world: list[int] = []  # per world, which of its members' games it is
+
         def play(member: int, episode: int, agents: np.ndarray) -> None:
             counted[member, episode] = agents
             world_of[member, episode] = len(seats)
@@ -120,6 +122,7 @@ class Arena:
                 if self.pool is None:  # a member on every agent
                     play(first, episode, np.ones(k, dtype=bool))
                     seats.append(np.full(k, first))
+                    game_of_world.append(episode)
                     opponents.append(LIVE)
                     rated.append(np.ones(k, dtype=bool))
                     continue
@@ -136,13 +139,19 @@ class Arena:
                     world = np.where(mine, first, members + entries.index(drawn))
                 play(first, episode, mine)
                 seats.append(world)
+                game_of_world.append(episode)
                 opponents.append(drawn)
                 rated.append(mine)
         arena_members = np.concatenate(seats) if seats else np.zeros(0, dtype=np.int64)
         joined = self._joined(population, entries)
+        # A member's e-th game is played in the world a lone member's e-th world would be
+        # (its seed that of episode e k): its games differ, and every member's e-th game
+        # starts from the same conditions (common random numbers).
+        games = np.asarray(game_of_world, dtype=np.int64)
+        numbered = (np.repeat(games, k) * k + np.tile(np.arange(k), len(games))).astype(np.int64)
         return Staged(
             population=joined.subset(arena_members),
-            request=replace(request, episodes_per_member=1),
+            request=replace(request, episodes_per_member=1, episodes=numbered),
             counted=counted,
             world=world_of,
             opponent=np.asarray(opponents, dtype=np.int64),

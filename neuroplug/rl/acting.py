@@ -21,6 +21,7 @@ for the run), so a run is reproducible from its seed; the members' learning stre
 
 from __future__ import annotations
 
+import math
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from typing import Any, NamedTuple
@@ -28,6 +29,7 @@ from typing import Any, NamedTuple
 import numpy as np
 import torch
 
+from neuroplug.errors import ConfigError
 from neuroplug.rl.actor_critic import env_actions
 from neuroplug.rl.distributions import Categorical, DiagonalGaussian
 from neuroplug.runtime.devices import on_cpu
@@ -227,3 +229,84 @@ class ActorCriticActing(Acting):
         outputs = network.head(actor, features)
         values = torch.addmm(value_bias, features, value_weight)
         return outputs, values, new_states
+
+
+def act_in_runs(
+    acting: ActorCriticActing,
+    observations: torch.Tensor,
+    positions: np.ndarray,
+    states: torch.Tensor | None,
+    generator: torch.Generator,
+) -> Acted:
+    """The choices for rows whose members are ``positions`` (row ``j`` acted by member
+    ``positions[j]`` of ``acting``'s stack, in any order): **one** forward, each member's
+    rows cut into runs of ``g`` rows (``g`` the mean rows per member, so the padding is at
+    most one run per member), each run a slice of the inputs paired with its member's
+    weights, as a population's members are batched. Self-play's players and a world's
+    policies per team or agent act through it."""
+    order = np.argsort(positions, kind="stable")
+    sorted_rows, sorted_positions = order, positions[order]
+    distinct, starts, counts = np.unique(sorted_positions, return_index=True, return_counts=True)
+    run = max(1, math.ceil(len(positions) / len(distinct)))
+    layout, members, kept = [], [], []
+    for member, start, size in zip(distinct, starts, counts, strict=True):
+        mine = sorted_rows[start : start + size]
+        for first in range(0, size, run):
+            piece = mine[first : first + run]
+            kept.append((len(layout), piece))
+            layout.extend(piece.tolist() + [int(piece[0])] * (run - len(piece)))
+            members.append(int(member))
+    index = torch.as_tensor(layout, device=observations.device)
+    acted = acting.act_members(
+        observations[index],
+        torch.tensor(members),
+        None if states is None else states[index],
+        generator,
+    )
+    back = np.empty(len(positions), dtype=np.int64)
+    for at, piece in kept:
+        back[piece] = np.arange(at, at + len(piece))
+    take = torch.as_tensor(back, device=observations.device)
+    return Acted(
+        acted.actions[take],
+        acted.log_probs[take],
+        acted.values[take],
+        acted.env_actions[back],
+        None if acted.states is None else acted.states[take],
+    )
+
+
+class LaneActing(Acting):
+    """Members that own fixed lanes of shared worlds (a world's policies per team or agent,
+    :mod:`neuroplug.rl.agent_policies`): env ``i`` acted by member ``owners[i]``, a group's
+    envs in one forward (:func:`act_in_runs`)."""
+
+    def __init__(self, inner: ActorCriticActing, owners: np.ndarray) -> None:
+        super().__init__(inner.members, 1)
+        self.inner = inner
+        self.owners = np.asarray(owners, np.int64)
+
+    def refresh(self) -> None:
+        self.inner.refresh()
+
+    @torch.no_grad()
+    def act(self, observations, rows, states, generator):
+        positions = self.owners[rows]
+        if (positions == positions[0]).all():
+            member = torch.tensor([int(positions[0])])
+            return self.inner.act_members(observations, member, states, generator)
+        return act_in_runs(self.inner, observations, positions, states, generator)
+
+
+def lane_acting(acting: Acting, owners: np.ndarray) -> LaneActing:
+    """``acting``'s members on the lanes ``owners`` gives them; refused, naming
+    ``env.policy_mapping``, for a learner that does not act as an actor-critic."""
+    if not isinstance(acting, ActorCriticActing):
+        name = type(acting.members[0]).__name__
+        raise ConfigError(
+            "env.policy_mapping",
+            f"a policy per team or agent acts in one batched forward of actor-critics, and "
+            f"{name} acts otherwise",
+            "shared, or algo=ppo or appo",
+        )
+    return LaneActing(acting, owners)

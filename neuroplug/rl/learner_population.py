@@ -36,16 +36,20 @@ from neuroplug.runtime.devices import on_cpu, resolve_device
 from neuroplug.runtime.seeds import init_generator, population_member_seed
 
 
-def member_context(context: LearnerContext, member: int, members: int) -> LearnerContext:
+def member_context(
+    context: LearnerContext, member: int, members: int, share: float | None = None
+) -> LearnerContext:
     """Member ``member``'s context: its own seed and initial network, and its share of the
-    run's budget."""
+    run's budget (``share``; None: a ``members``-th)."""
     seed = population_member_seed(context.seed, member)
     budget = context.max_env_steps
+    if budget is not None:
+        budget = max(1, budget // members if share is None else round(budget * share))
     return dataclasses.replace(
         context,
         seed=seed,
         initial_params=context.network.initial_params(init_generator(seed)).float(),
-        max_env_steps=None if budget is None else max(1, budget // members),
+        max_env_steps=budget,
         member=member,
     )
 
@@ -65,7 +69,11 @@ class LearnerPopulation(Learner):
         learner_class: type[SegmentLearner],
         member_configs: Sequence[LearnerConfig],
         objective_games: int = 10,
+        lane_owners: np.ndarray | None = None,
     ) -> None:
+        """``lane_owners``: the member of each env where members own lanes of shared worlds
+        (:class:`~neuroplug.rl.rollout_loop.RolloutLoop`'s; each member's budget is then its
+        lanes' share); None: K members of equal envs, each a K-th of the budget."""
         super().__init__(config, context)
         self.learner_class = learner_class
         require(
@@ -75,12 +83,27 @@ class LearnerPopulation(Learner):
             "net.core=none, or members that train cores (ppo, appo)",
         )
         count = len(member_configs)
+        total = sum(member_config.num_envs for member_config in member_configs)
         # Each member its own copy: its settings change alone (population-based training).
         self.members: list[SegmentLearner] = [
-            learner_class(dataclasses.replace(member_config), member_context(context, k, count))
+            learner_class(
+                dataclasses.replace(member_config),
+                member_context(
+                    context,
+                    k,
+                    count,
+                    None if lane_owners is None else member_config.num_envs / total,
+                ),
+            )
             for k, member_config in enumerate(member_configs)
         ]
         self.envs_per_member = member_configs[0].num_envs
+        self.lane_owners = (
+            np.repeat(np.arange(count), self.envs_per_member)
+            if lane_owners is None
+            else np.asarray(lane_owners, np.int64)
+        )
+        """The member of each env."""
         self.device = resolve_device(config.device, "algo.device")
         self.rollout_loop = RolloutLoop(
             context,
@@ -90,6 +113,7 @@ class LearnerPopulation(Learner):
             resume_keeps=(
                 "every member's weights, optimizer, settings, RNG streams and recent scores"
             ),
+            lane_owners=lane_owners,
         )
         """The one learner loop, over every member."""
         self.sampler = self.rollout_loop.sampler
@@ -101,10 +125,9 @@ class LearnerPopulation(Learner):
 
     # ------------------------------------------------------------------ the run
 
-    def member_envs(self, member: int) -> slice:
+    def member_envs(self, member: int) -> slice | torch.Tensor:
         """The sampler's envs that ``member`` owns."""
-        n = self.envs_per_member
-        return slice(member * n, (member + 1) * n)
+        return self.rollout_loop.lanes[member]
 
     def objectives(self) -> np.ndarray:
         """``(K,)``: each member's mean true score over its recent games (NaN: none yet)."""
@@ -133,7 +156,7 @@ class LearnerPopulation(Learner):
     def games_finished(self, games: Episodes) -> None:
         """Each finished game's true score goes to the member whose env played it."""
         for score, env in zip(games.returns, games.envs, strict=True):
-            self.recent[env // self.envs_per_member].append(score)
+            self.recent[self.lane_owners[env]].append(score)
 
     # ------------------------------------------------------------------ hooks
 

@@ -45,7 +45,7 @@ import torch
 
 from neuroplug.api import LearnerContext, LearnerSampler, SamplerRequest, Segment
 from neuroplug.errors import ConfigError, PluginError
-from neuroplug.rl.acting import Acting
+from neuroplug.rl.acting import Acting, lane_acting
 from neuroplug.rl.sampler import Episodes, Rollout
 from neuroplug.rl.shards import learner_sampler, sampler_report
 from neuroplug.runtime.seeds import segment_episode_seeds
@@ -117,26 +117,38 @@ class RolloutLoop:
         env_groups: int,
         device: torch.device,
         resume_keeps: str,
+        lane_owners: np.ndarray | None = None,
     ) -> None:
         """``members``: learners of one class, each with ``config.num_envs`` envs;
-        ``resume_keeps`` ends the notice of a resumed run (what continues exactly)."""
+        ``resume_keeps`` ends the notice of a resumed run (what continues exactly).
+        ``lane_owners``: the member of each env, where members own lanes of shared worlds
+        (a world's policies per team or agent, :mod:`neuroplug.rl.agent_policies`: worlds
+        stay whole in the env pool, so a member's envs are not consecutive; member k's
+        ``config.num_envs`` are its lanes); None: member by member."""
         first = members[0]
         config = first.config
         self.context = context
         self.members = list(members)
         self.envs_per_member = config.num_envs
         self.resume_keeps = resume_keeps
+        self.lanes: list[slice | torch.Tensor] = (
+            [slice(k * config.num_envs, (k + 1) * config.num_envs) for k in range(len(members))]
+            if lane_owners is None
+            else [torch.as_tensor(np.flatnonzero(lane_owners == k)) for k in range(len(members))]
+        )
+        """Each member's envs of the sampler."""
         self.sampler: LearnerSampler = learner_sampler(
             context,
             SamplerRequest(
                 context.env,
-                config.num_envs * len(self.members),
+                config.num_envs * len(self.members) if lane_owners is None else len(lane_owners),
                 env_groups,
                 context.env_threads,
                 device,
                 config.reward_clip,
                 config.episodic_life,
-                unit=config.num_envs,
+                # Groups and shards hold whole members, or whole worlds of lanes.
+                unit=config.num_envs if lane_owners is None else context.env.lanes_per_env,
                 run_seed=context.seed,
                 state_size=context.network.state_size,
             ),
@@ -144,14 +156,19 @@ class RolloutLoop:
         """Every member's envs, member by member: one sampler here, or shards of them
         (here or on Ray actors, each shard acting with its own generator)."""
         learner_class = type(first)
-        self.acting: Acting = learner_class.population_acting(self.members, config.num_envs)
+        acting = learner_class.population_acting(self.members, config.num_envs)
+        self.acting: Acting = acting if lane_owners is None else lane_acting(acting, lane_owners)
         """How the members act, all at once."""
+        equal = len({member.config.num_envs for member in self.members}) == 1
         self.update = (
             learner_class.population_update(self.members, config.num_envs)
-            if len(self.members) > 1
+            if len(self.members) > 1 and equal
             else None
         )
-        """The members' updates as one computation, when their learner offers it."""
+        """The members' updates as one computation, when their learner offers it (and
+        they own as many envs each)."""
+        self.member_order = None if lane_owners is None else torch.cat(self.lanes)
+        """Lanes of shared worlds: the envs member by member, for a stacked update."""
         self.league: League | None = None
         """Self-play's pool, seats and acting (``selfplay=pool``), for a lone learner."""
         if context.self_play is not None:
@@ -186,7 +203,7 @@ class RolloutLoop:
         self._clock = time.perf_counter()
         self._first_step = sampler.env_steps
         # Read once: a member's segment_length() shrinks near the budget as its steps grow.
-        self._member_steps = self.members[0].segment_length()
+        self._member_steps = [member.segment_length() for member in self.members]
         try:
             stats, timings = (loop or RolloutLoop.synchronous_loop)(self)
         finally:
@@ -212,8 +229,8 @@ class RolloutLoop:
         """Whole rollouts of every env that cover a member's steps of this segment
         (auto-reset steps are not counted, so counting up to the target would add one)."""
         first = self.members[0]
-        per_rollout = self.envs_per_member * first.rollout_steps()
-        return math.ceil(self._member_steps / per_rollout)
+        per_rollout = first.config.num_envs * first.rollout_steps()
+        return math.ceil(self._member_steps[0] / per_rollout)
 
     def synchronous_loop(self) -> tuple[dict[str, float], dict[str, float]]:
         """Sample a rollout, every member learns from its part, repeat."""
@@ -249,9 +266,8 @@ class RolloutLoop:
         if len(self.members) == 1:  # (an asynchronous rollout may hold more envs than it has)
             self.members[0].env_steps += int(rollout.valid.sum())
         else:
-            steps = rollout.valid.reshape(len(rollout.valid), len(self.members), -1).sum((0, 2))
-            for member, taken in zip(self.members, steps.tolist(), strict=True):
-                member.env_steps += int(taken)
+            for member, lanes in zip(self.members, self.lanes, strict=True):
+                member.env_steps += int(rollout.valid[:, lanes].sum())
         finished = sampler.take_episodes()
         if self.league is not None:
             # Every agent's steps counted above; the learner learns from, and reports, its own.
@@ -267,7 +283,7 @@ class RolloutLoop:
                 segment_progress(
                     owner.segments + 1,
                     done,
-                    self._member_steps * len(self.members),
+                    sum(self._member_steps),
                     done * self.context.env.frame_skip,
                     time.perf_counter() - self._clock,
                     self._games,
@@ -279,11 +295,13 @@ class RolloutLoop:
         """Each member learns from its own envs' part of ``rollout``: all at once when their
         learner stacks their updates, else one by one."""
         if self.update is not None:
-            self.member_stats = self.update.learn(rollout)
+            order = self.member_order
+            self.member_stats = self.update.learn(
+                rollout if order is None else rollout.columns(order.to(rollout.valid.device))
+            )
             return
-        n = self.envs_per_member
         for k, member in enumerate(self.members):
-            part = rollout if len(self.members) == 1 else rollout.columns(slice(k * n, (k + 1) * n))
+            part = rollout if len(self.members) == 1 else rollout.columns(self.lanes[k])
             self.member_stats[k] = member.learn_rollout(part)
 
     def _start_league(self, context: LearnerContext) -> League:

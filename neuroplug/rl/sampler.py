@@ -89,9 +89,9 @@ class Rollout:
     """``(T, N)`` bool, with :attr:`states`: the step begins a learner episode (its state
     was zeroed before acting)."""
 
-    def columns(self, envs: slice) -> Rollout:
+    def columns(self, envs: slice | torch.Tensor) -> Rollout:
         """The part of this rollout played in the envs ``envs`` (a population member's
-        own rollout): views, no copies."""
+        own rollout): views of a slice; an index tensor's envs copied, in its order."""
         return Rollout(
             self.observations[:, envs],
             self.actions[:, envs],

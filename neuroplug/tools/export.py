@@ -35,9 +35,17 @@ def main(argv: list[str] | None = None) -> None:
         metavar="{policy,best}",
         help="the deployed policy, or the best member",
     )
+    parser.add_argument(
+        "--policy",
+        default=None,
+        help="of a run with a policy per team or agent: the one to export (its name, or an "
+        "agent's it plays)",
+    )
     arguments = parser.parse_args(argv)
     try:
-        exported = export(arguments.source, arguments.format, arguments.out, arguments.which)
+        exported = export(
+            arguments.source, arguments.format, arguments.out, arguments.which, arguments.policy
+        )
     except NeuroplugError as error:
         print(f"neuroplug.tools.export: error: {error}", file=sys.stderr)
         raise SystemExit(2) from None
@@ -47,21 +55,31 @@ def main(argv: list[str] | None = None) -> None:
     )
 
 
-def export(source: Path, format: str, out: Path | None = None, which: str = "policy"):
-    """Export ``source``'s policy (:func:`neuroplug.deploy.export.export_policy`); the
-    default file is ``exported/<format's name>`` beside the policy's run or folder."""
+def export(
+    source: Path,
+    format: str,
+    out: Path | None = None,
+    which: str = "policy",
+    policy: str | None = None,
+):
+    """Export ``source``'s policy (:func:`neuroplug.deploy.export.export_policy`; ``policy``
+    one of a run's policies per team or agent); the default file is
+    ``exported/<format's name>`` beside the policy's run or folder (``exported/<policy>/``
+    for one of several)."""
     from neuroplug.deploy.export import FORMATS, ExportError, description, export_policy
-    from neuroplug.deploy.loading import deployable, policy_module, read_policy
+    from neuroplug.deploy.loading import deployable, policy_module, policy_row, read_policy
     from neuroplug.deploy.sources import policy_path
 
     if format not in FORMATS:
         raise ExportError(f"--format: unknown format {format!r} (allowed: {', '.join(FORMATS)})")
     record = read_policy(source)
-    module = policy_module(deployable(record, which)).eval()
+    module = policy_module(deployable(record, which, policy=policy)).eval()
+    # The policy's own name (an agent names the policy it plays).
+    name = record.env["policies"][policy_row(record, policy)] if policy is not None else None
     if out is None:
         home = Path(source) if Path(source).is_dir() else policy_path(source).parent
-        out = home / "exported" / FORMATS[format]
-    return export_policy(module, out, format, description(module, record, which))
+        out = home / "exported" / (name or "") / FORMATS[format]
+    return export_policy(module, out, format, description(module, record, which, name))
 
 
 if __name__ == "__main__":

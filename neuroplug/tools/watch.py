@@ -33,8 +33,10 @@ from neuroplug.deploy.archive_elites import archive_cell, list_cells
 from neuroplug.deploy.export import METADATA, ExportedModel, exported_format, load_exported
 from neuroplug.deploy.loading import chosen_params, read_policy, set_reference_batch
 from neuroplug.deploy.watch_exported import ExportedBackend, ExportedPolicy
+from neuroplug.envs.multi_agent.mapping import policy_mapping
 from neuroplug.errors import NeuroplugError
 from neuroplug.evaluation.completions import CompletionRecorder
+from neuroplug.evaluation.deployment import deployed_population
 from neuroplug.evaluation.lockstep import EpisodeObserver, LockstepEvaluation, lane_seeds
 from neuroplug.population.members import Population
 from neuroplug.runtime.seeds import EVALUATION_GENERATION_OFFSET
@@ -145,9 +147,9 @@ def build_player(loaded: LoadedPolicy) -> tuple[EnvSpec, Policy, Backend]:
     env, network = build_env_and_network(
         to_dataclass(EnvConfig, config.env, "env"), to_dataclass(NetConfig, config.net, "net")
     )
-    if loaded.params.numel() != network.num_params:
+    if loaded.params.shape[-1] != network.num_params:
         raise WatchError(
-            f"the checkpoint holds {loaded.params.numel()} parameters but its config builds "
+            f"the checkpoint holds {loaded.params.shape[-1]} parameters but its config builds "
             f"{network.describe()}"
         )
     set_reference_batch(network, loaded.reference_batch)
@@ -239,13 +241,19 @@ def play(
     One group with a lane per episode, so each episode is played from its own env seed.
     Returns the episodes' env seeds and the evaluation's result.
     """
+    if params.dim() == 2:  # a policy per team or agent, each on its agents of every world
+        worlds = request.episodes_per_member // env.lanes_per_env
+        population, settings = deployed_population(params, env, worlds)
+        request = replace(request, **settings)
+    else:
+        population = Population.dense(params.unsqueeze(0))
     evaluation = LockstepEvaluation(
         env,
-        Population.dense(params.unsqueeze(0)),
+        population,
         policy,
         backend,
         request,
-        max_envs=request.episodes_per_member,
+        max_envs=len(population) * request.episodes_per_member,
         groups=1,
         env_threads=0,
         observer=recorder,
@@ -313,6 +321,7 @@ def watch(
     )
     # A multi-agent env plays ``episodes`` worlds, each agent's episode its own row.
     agents = env.agents or ()
+    mapping = policy_mapping(agents, env.policy_mapping)
     request = evaluation_request(seed, loaded.completed, episodes * env.lanes_per_env)
     writer = VideoWriter(path, fps) if path else None
     recorder = FrameRecorder(writer, episodes if record_all else 1) if writer else None
@@ -326,7 +335,7 @@ def watch(
         if writer:
             writer.abort()
         raise
-    returns, lengths = played.returns[0], played.lengths[0]
+    returns, lengths = played.returns.ravel(), played.lengths.ravel()
     for index, (episode_seed, score, length) in enumerate(
         zip(seeds, returns, lengths, strict=True)
     ):
@@ -334,6 +343,8 @@ def watch(
         if agents:  # the world's episode, and whose return this row is
             world, agent = divmod(index, len(agents))
             text += f"  world {world} {agents[agent]}"
+            if loaded.params.dim() == 2:
+                text += f" ({mapping.names[mapping.of_agent[agent]]})"
         print(
             f"episode {index:3d}  seed {episode_seed:10d}  return {score:10.2f}  "
             f"steps {length:6d}{text}"

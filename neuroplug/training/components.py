@@ -29,7 +29,12 @@ from neuroplug.errors import ConfigError, require
 from neuroplug.evaluation.behaviors import resolve as resolve_behavior
 from neuroplug.evolution.context import algorithm_context
 from neuroplug.experiment.network_choice import build_network, network_class
-from neuroplug.experiment.typed import Experiment, check_self_play, check_virtual_batch_norm
+from neuroplug.experiment.typed import (
+    Experiment,
+    check_policy_mapping,
+    check_self_play,
+    check_virtual_batch_norm,
+)
 from neuroplug.nets.network import Network
 from neuroplug.nets.policy import Policy
 from neuroplug.plugin_configs.presets import resolve as resolve_learner_settings
@@ -121,6 +126,7 @@ def build_components(config: Experiment, env: EnvSpec | None = None) -> Componen
     network."""
     check_virtual_batch_norm(config)
     check_self_play(config)
+    check_policy_mapping(config)
     flush_denormals()
     set_matmul_precision(config.run.matmul_precision)
     env = make_spec(config.env) if env is None else env
@@ -176,9 +182,14 @@ def build_components(config: Experiment, env: EnvSpec | None = None) -> Componen
             envs_per_shard=config.scheduler.envs_per_shard,
             self_play=config.selfplay if config.selfplay.enabled else None,
         )
-        algorithm = registry.construct(
-            kind.name, config.algo.name, algorithm_class, settings, context
-        )
+        if env.policy_mapping != "shared":
+            from neuroplug.rl.agent_policies import AgentPolicies
+
+            algorithm = AgentPolicies(settings, context, algorithm_class)
+        else:
+            algorithm = registry.construct(
+                kind.name, config.algo.name, algorithm_class, settings, context
+            )
     else:
         threads = TorchThreads(getattr(config.backend, "torch_threads", 0))
         policy = Policy(network, env, normalize_observations=config.algo.obs_norm)

@@ -10,7 +10,9 @@ policy back needs neither the env nor its simulator installed::
     format_version     1
     config             the run's resolved config, as YAML
     unit, completed    "generation" or "segment", and how many were done
-    policy_params      (D,) the deployed parameters (ES: the centre; a learner: its actor)
+    policy_params      (D,) the deployed parameters (ES: the centre; a learner: its actor);
+                       (K, D) with a policy per team or agent (env's ``policies`` names
+                       the rows, ``agent_policies`` gives each of its ``agents`` its row)
     best_member_params (D,) or None: the best member ever evaluated
     normalizer         {total, total_squares: float64 (n,), count: float} or None
     reference_batch    virtual batch norm's reference observations, or None
@@ -85,6 +87,22 @@ def describe_env(env: EnvSpec) -> dict[str, Any]:
         "observation_mask": [int(index) for index in env.observation_mask],
         "obs_parts": [[key, [int(size) for size in shape]] for key, shape in env.obs_parts],
         "obs_categorical": list(env.obs_categorical),
+        **_agents(env),
+    }
+
+
+def _agents(env: EnvSpec) -> dict[str, Any]:
+    """A multi-agent env's agents, and with a policy per team or agent which each one plays
+    (``policies`` names the rows of a ``(K, D)`` ``policy_params``)."""
+    if not env.agents:
+        return {}
+    from neuroplug.envs.multi_agent.mapping import policy_mapping
+
+    mapping = policy_mapping(env.agents, env.policy_mapping)
+    return {
+        "agents": list(env.agents),
+        "policies": list(mapping.names),
+        "agent_policies": list(mapping.of_agent),
     }
 
 

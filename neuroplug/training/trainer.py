@@ -24,12 +24,13 @@ from typing import Any
 import numpy as np
 
 from neuroplug.api import EvaluationRequest, EvaluationResult
+from neuroplug.envs.multi_agent.mapping import policy_mapping
 from neuroplug.envs.spec import EnvSpec
 from neuroplug.errors import ConfigError
 from neuroplug.evaluation.completions import sample_completions
+from neuroplug.evaluation.deployment import deployed_population
 from neuroplug.experiment.typed import Experiment
 from neuroplug.loggers import MultiLogger, build_loggers
-from neuroplug.population.members import Population
 from neuroplug.runtime.devices import describe_matmul_precision
 from neuroplug.runtime.seeds import EVALUATION_GENERATION_OFFSET
 from neuroplug.runtime.stop_signals import STOP_SIGNALS
@@ -294,21 +295,31 @@ class Trainer:
         """Play ``run.eval_episodes`` episodes with the deployed policy (no action noise);
         in a multi-agent env, as many worlds, every agent's episode counted, or with
         ``selfplay.eval_opponent`` that many games against it (None returned)."""
-        params = self.parts.algorithm.policy_params().unsqueeze(0)
+        deployed = self.parts.algorithm.policy_params()
+        params = deployed.unsqueeze(0)
         selfplay = self.parts.config.selfplay
         if selfplay.enabled and selfplay.eval_opponent:
             self._evaluate_against(selfplay, params[0])
             return None
+        env = self.parts.env
+        population, episodes = deployed_population(deployed, env, self.parts.run.eval_episodes)
         request = EvaluationRequest(
             generation=EVALUATION_GENERATION_OFFSET + self.completed,
-            episodes_per_member=self.parts.run.eval_episodes * self.parts.env.lanes_per_env,
+            **episodes,
             seed=self.parts.run.seed,
             progress=self._evaluation_progress(),
         )
         result = self.parts.scheduler.evaluate(
-            Population.dense(params), self.parts.policy, self.parts.backend, request
+            population, self.parts.policy, self.parts.backend, request
         )
         self.last_eval = float(result.returns.mean())
+        if deployed.dim() == 2:  # a policy per team or agent: each one's agents' mean
+            mapping = policy_mapping(env.agents, env.policy_mapping)
+            by_agent = result.returns.reshape(-1, env.lanes_per_env)
+            self.eval_extras = {
+                f"eval/{name}/return_mean": float(by_agent[:, mapping.agents_of(k)].mean())
+                for k, name in enumerate(mapping.names)
+            }
         if self.parts.env.family.writes_text:  # what the policy writes, beside its score
             # A text task's reward is 1 for a correct completion alone (TextTask.reward).
             self.last_exact = float((result.returns >= 1.0).mean())

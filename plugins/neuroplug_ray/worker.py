@@ -83,7 +83,7 @@ class Evaluator:
             population.subset(members),
             self.policy,
             self.backend,
-            request,
+            request.for_members(first_member, end_member),
             max_envs=settings.max_envs,
             groups=settings.groups,
             env_threads=settings.env_threads,

@@ -125,6 +125,18 @@ def test_without_self_play_a_member_plays_every_agent_of_its_world():
     assert folded.returns[0, 0] == np.arange(24).reshape(8, 3)[staged.world[0, 0]].mean()
 
 
+def test_a_members_games_are_different_worlds_and_every_members_kth_the_same():
+    """A world's seed is its first lane's episode's: a member's game e is numbered as a lone
+    member's world e would be (e k), so its two games differ and all members' first
+    games start alike (common random numbers)."""
+    arena = Arena(None, SimpleNamespace(agents=("agent_0", "agent_1", "agent_2")), 0, PARAMS)
+    staged = arena.stage(_population(4), EvaluationRequest(generation=0, episodes_per_member=2))
+    first_lane = staged.request.episodes.reshape(-1, 3)[:, 0]
+    for member in range(4):
+        games = first_lane[staged.world[member]]
+        assert games.tolist() == [0, 3]  # game 0 in world 0's seed, game 1 in world 1's
+
+
 def test_the_draws_are_the_runs_own():
     population = _population(6)
     request = EvaluationRequest(generation=2, episodes_per_member=2)

@@ -13,18 +13,21 @@ class Roles(ParallelEnv):
     each is rewarded 1 a step for the action of its role (guards 1, runners 2), 0 else;
     every episode lasts ``length`` steps. A shared policy scores only by reading its role.
     ``early``: the first runner's episode ends a step before the others'. ``wide``: the
-    runners act in a larger action space than the guards."""
+    runners act in a larger action space than the guards. ``own``: each agent is rewarded
+    for its own action instead (agent ``i``'s is ``i % 3``): with every agent a guard, they
+    look alike, and one shared policy cannot tell them apart."""
 
     metadata = {"name": "roles_v0", "render_modes": ["rgb_array"]}
 
     def __init__(
         self, guards: int = 2, runners: int = 1, length: int = 5, early: bool = False,
-        wide: bool = False, render_mode: str | None = None,
+        wide: bool = False, own: bool = False, render_mode: str | None = None,
     ) -> None:  # fmt: skip
         self.possible_agents = [f"guard_{i}" for i in range(guards)] + [
             f"runner_{i}" for i in range(runners)
         ]
         self.length, self.early, self.wide, self.render_mode = length, early, wide, render_mode
+        self.own = own
         self.rng = np.random.default_rng()
         self.t = 0
 
@@ -50,6 +53,8 @@ class Roles(ParallelEnv):
     def step(self, actions):
         self.t += 1
         wanted = {agent: 1 if agent.startswith("guard") else 2 for agent in self.agents}
+        if self.own:
+            wanted = {agent: i % 3 for i, agent in enumerate(self.possible_agents)}
         rewards = {agent: float(actions[agent] == wanted[agent]) for agent in self.agents}
         observations = self._observe()
         over = self.t >= self.length

@@ -80,9 +80,9 @@ def make_parallel_spec(config: EnvConfig, kind: PoolKind) -> EnvSpec:
             differing = sorted({str(space) for space in spaces.values()})
             raise ConfigError(
                 "env.policy_mapping",
-                f"shared: one policy acts for every agent, and their action spaces differ "
-                f"({', '.join(differing)})",
-                "an env whose agents share an action space (one policy per team is not built yet)",
+                f"every policy is one network of the run's shape, acting in one space, and "
+                f"the agents' action spaces differ ({', '.join(differing)})",
+                "an env whose agents share an action space",
             )
         shapes = {agent: tuple(world.observation_space(agent).shape) for agent in agents}
         sizes = {agent: int(np.prod(shape)) for agent, shape in shapes.items()}
@@ -93,7 +93,8 @@ def make_parallel_spec(config: EnvConfig, kind: PoolKind) -> EnvSpec:
             if len(set(shapes.values())) > 1:
                 raise ConfigError(
                     "env.policy_mapping",
-                    f"shared: one policy reads every agent's frames, and their shapes differ "
+                    f"every policy is one network of the run's shape, and the agents' frames "
+                    f"differ "
                     f"({', '.join(sorted({str(shape) for shape in shapes.values()}))})",
                     "an env whose agents see frames of one shape",
                 )

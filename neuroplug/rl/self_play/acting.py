@@ -2,11 +2,9 @@
 
 Each step, a group's lanes are split by who plays them: the learner (its own agents, and
 every agent of a game against itself), a frozen snapshot, or a scripted bot. The
-network-driven lanes go through **one** :meth:`~neuroplug.rl.acting.ActorCriticActing.
-act_members` of the stacked weights ``[learner, snapshot 1, ...]``: each player's lanes
-are cut into runs of ``g`` rows (``g`` the mean rows per player, so the padding is at most
-one run per player), each run a slice of the inputs paired with its player's weights, as a
-population's members are batched (heterogeneous batching). Only the players with a game
+network-driven lanes go through **one** forward of the stacked weights ``[learner,
+snapshot 1, ...]`` (:func:`~neuroplug.rl.acting.act_in_runs`: each player's lanes in runs
+paired with its weights, heterogeneous batching). Only the players with a game
 in the group take part, and a player with no lane costs nothing. Bots are called on their
 lanes' observations. A snapshot's lanes carry their own recurrent states, reset with every
 lane's at a game's start.
@@ -17,7 +15,6 @@ learnable_mask`), so the learner learns only from its own agents' steps.
 
 from __future__ import annotations
 
-import math
 from types import SimpleNamespace
 from typing import Any
 
@@ -25,7 +22,7 @@ import numpy as np
 import torch
 
 from neuroplug.opponents.pool import LIVE
-from neuroplug.rl.acting import Acted, Acting, ActorCriticActing
+from neuroplug.rl.acting import Acted, Acting, ActorCriticActing, act_in_runs
 from neuroplug.rl.actor_critic import env_actions
 
 UNIT_EDGE = 1 - 1e-6
@@ -97,39 +94,15 @@ class SelfPlayActing(Acting):
     # ------------------------------------------------------------------------------
 
     def _forward(self, observations, lanes, players, states, generator) -> Acted:
-        """The network players' choices on ``lanes``: one forward, each player's lanes in
-        runs of ``g`` rows (the last run of each padded with its first lane)."""
-        ids = players[lanes]
-        order = np.argsort(ids, kind="stable")
-        sorted_lanes, sorted_ids = lanes[order], ids[order]
-        distinct, starts, counts = np.unique(sorted_ids, return_index=True, return_counts=True)
-        run = max(1, math.ceil(len(lanes) / len(distinct)))
-        layout, members, kept = [], [], []
-        for id_, start, size in zip(distinct, starts, counts, strict=True):
-            mine = sorted_lanes[start : start + size]
-            for first in range(0, size, run):
-                piece = mine[first : first + run]
-                kept.append((len(layout), piece))
-                layout.extend(piece.tolist() + [int(piece[0])] * (run - len(piece)))
-                members.append(self.position[int(id_)])
-        index = torch.as_tensor(layout, device=observations.device)
-        acted = self.inner.act_members(
+        """The network players' choices on ``lanes``: one forward (:func:`act_in_runs`)."""
+        index = torch.as_tensor(lanes, device=observations.device)
+        positions = np.array([self.position[int(id_)] for id_ in players[lanes]], np.int64)
+        return act_in_runs(
+            self.inner,
             observations[index],
-            torch.tensor(members),
+            positions,
             None if states is None else states[index],
             generator,
-        )
-        positions = np.concatenate([np.arange(at, at + len(piece)) for at, piece in kept])
-        lanes_in_order = np.concatenate([piece for _, piece in kept])
-        back = np.empty(len(lanes), dtype=np.int64)
-        back[np.searchsorted(lanes, lanes_in_order)] = positions
-        take = torch.as_tensor(back, device=observations.device)
-        return Acted(
-            acted.actions[take],
-            acted.log_probs[take],
-            acted.values[take],
-            acted.env_actions[back],
-            None if acted.states is None else acted.states[take],
         )
 
     def _bot(self, bot, observations, lanes, states) -> Acted:

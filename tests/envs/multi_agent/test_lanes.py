@@ -78,12 +78,12 @@ def test_agents_whose_episodes_end_apart_are_refused_naming_them():
         pool.send(np.ones(3, np.int64), np.arange(3))
 
 
-def test_a_shared_policy_needs_one_action_space_and_names_the_mapping():
-    with pytest.raises(ConfigError, match=r"env.policy_mapping: shared: .*action spaces differ"):
+def test_the_policies_need_one_action_space_and_the_refusal_names_the_mapping():
+    with pytest.raises(ConfigError, match=r"env.policy_mapping: every policy .*action spaces"):
         _spec(wide=True)
     with pytest.raises(ConfigError, match=r"env.kwargs: parallel_worlds:roles refused"):
         _spec(colour="red")
-    with pytest.raises(ConfigError, match=r"env.policy_mapping: got 'per_team' \(one policy"):
-        EnvConfig(parallel_env="parallel_worlds:roles", policy_mapping="per_team")
+    with pytest.raises(ConfigError, match=r"env.policy_mapping: got 'per_role'"):
+        EnvConfig(parallel_env="parallel_worlds:roles", policy_mapping="per_role")
     with pytest.raises(ConfigError, match=r"env.parallel_env: .* not a PettingZoo"):
         make_spec(EnvConfig(parallel_env="parallel_worlds:not_a_world"))

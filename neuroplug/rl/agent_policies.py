@@ -1,0 +1,90 @@
+"""A policy per team or per agent of a multi-agent world (``env.policy_mapping``): K learners
+of the run's learner class, each owning its agents' lanes of every world.
+
+The worlds stay whole in the env pool (a world's agents in consecutive lanes), so policy k
+owns the lanes of its agents in every world, not a run of consecutive envs; every group
+step is **one** forward of the K policies' stacked weights, each policy's lanes paired with
+its weights (:class:`~neuroplug.rl.acting.LaneActing`). Per rollout::
+
+    sample T steps of every lane (all K policies acting at once)
+    policy k learns from its lanes' columns alone: its own agents' observations, actions
+        and rewards (stacked into one update where the learner stacks them and the
+        policies own as many lanes each; else one by one)
+
+Each policy is a learner as it would be alone: its own weights, optimizer, streams and
+schedules (which follow its own env steps; its budget is its lanes' share of the run's),
+its ``num_envs`` its lanes, its ``segment_steps`` their share of the run's. A game's score
+goes to the policy of the agent that played it; ``policy/<name>/return_mean`` is each
+policy's mean over its last games. The deployed policy is every policy: ``policy_params()``
+is ``(K, D)``, row k acting for the agents of :attr:`mapping`'s k-th name.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+
+import numpy as np
+import torch
+
+from neuroplug.api import LearnerConfig, LearnerContext
+from neuroplug.envs.multi_agent.mapping import PolicyMapping, policy_mapping
+from neuroplug.errors import ConfigError
+from neuroplug.rl.base import SegmentLearner
+from neuroplug.rl.learner_population import LearnerPopulation
+from neuroplug.rl.sampler import Sampler
+
+
+class AgentPolicies(LearnerPopulation):
+    """The policies of ``env.policy_mapping``, learning side by side (module docstring)."""
+
+    def __init__(
+        self, config: LearnerConfig, context: LearnerContext, learner_class: type[SegmentLearner]
+    ) -> None:
+        env = context.env
+        self.mapping: PolicyMapping = policy_mapping(env.agents, env.policy_mapping)
+        owners = self.mapping.lane_policies(config.num_envs)
+        lanes = np.bincount(owners, minlength=len(self.mapping))
+        member_configs = [
+            dataclasses.replace(
+                config,
+                num_envs=int(count),
+                segment_steps=max(1, math.ceil(config.segment_steps * count / config.num_envs)),
+            )
+            for count in lanes
+        ]
+        super().__init__(config, context, learner_class, member_configs, lane_owners=owners)
+        if not isinstance(self.sampler, Sampler):
+            self.close()
+            raise ConfigError(
+                "env.policy_mapping",
+                f"{self.mapping_words()} steps its worlds in the learner's own process; "
+                "sharded or Ray envs are not built for it yet",
+                "scheduler=threaded with scheduler.envs_per_shard=0, or env.policy_mapping=shared",
+            )
+
+    def mapping_words(self) -> str:
+        """The mapping in words: each policy and the agents it acts for."""
+        agents = self.context.env.agents
+        parts = [
+            f"{name} ({', '.join(agents[i] for i in self.mapping.agents_of(k))})"
+            for k, name in enumerate(self.mapping.names)
+        ]
+        return f"{len(parts)} policies: " + "; ".join(parts)
+
+    def policy_params(self) -> torch.Tensor:
+        """``(K, D)``: every policy, row k the mapping's k-th."""
+        return torch.stack([member.policy_params() for member in self.members])
+
+    def segment_stats(self) -> dict[str, float]:
+        """The members' statistics (their mean), and each policy's recent games' mean."""
+        stats = super().segment_stats()
+        del stats["best_member"]
+        for k, name in enumerate(self.mapping.names):
+            stats[f"policy/{name}/return_mean"] = stats.pop(f"member{k}/objective")
+        return stats
+
+    def describe(self) -> str:
+        inner = self.members[0].describe()
+        words = f"{self.mapping_words()}, acting in one batched forward"
+        return f"{words}; {inner}" if inner else words
