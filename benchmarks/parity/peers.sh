@@ -11,6 +11,9 @@
 #   cma/      pycma 4.5.0, gymnasium 1.2.2
 #   sb3ma/    Stable-Baselines3 with PettingZoo 1.27.0, mpe2 1.1.1 and SuperSuit 3.11.0 (its
 #             shared-policy recipe for multi-agent envs), torch 2.13.0 (the CPU build)
+#   pzma/     PettingZoo 1.27.0 (Atari) with ale-py's ROMs, SuperSuit 3.11.0, gymnasium,
+#             tensorboard and torch 2.13.0 (the CPU build): CleanRL's ppo_pettingzoo_ma_atari.py
+#             run by peers/cleanrl_ma_atari.py (its pinned PettingZoo 1.18 needs Python < 3.11)
 # Usage: bash benchmarks/parity/peers.sh [DIR] ; CLEANRL_SOURCE=<url or path> to clone from
 # elsewhere than GitHub.
 set -euo pipefail
@@ -48,6 +51,12 @@ if [ ! -x "$peers/sb3ma/bin/python" ]; then
   "$peers/sb3ma/bin/pip" install --quiet torch==2.13.0
   "$peers/sb3ma/bin/pip" install --quiet "stable-baselines3>=2.4" pettingzoo==1.27.0 \
     mpe2==1.1.1 supersuit==3.11.0
+fi
+if [ ! -x "$peers/pzma/bin/python" ]; then
+  python3.11 -m venv "$peers/pzma"
+  "$peers/pzma/bin/pip" install --quiet torch==2.13.0
+  "$peers/pzma/bin/pip" install --quiet "pettingzoo[atari]==1.27.0" supersuit==3.11.0 ale-py==0.12.1 \
+    gymnasium==1.4.0 tensorboard
 fi
 git -C "$peers/cleanrl" checkout --quiet "$cleanrl_commit"
 echo "peers ready in $peers"

@@ -34,6 +34,7 @@ GENERATION = re.compile(
 steps so far, members evaluated."""
 PEER_PACKAGES = (
     "torch", "gymnasium", "mujoco", "stable-baselines3", "sample-factory", "ribs", "numpy",
+    "pettingzoo", "supersuit", "ale-py",
 )  # fmt: skip
 
 
@@ -55,7 +56,7 @@ def run_neuroplug(comparison: Comparison, side: Side, seed: int, work: Path) -> 
         *budget_overrides(comparison),
         "run.eval_interval=0",
         "run.stop_when_solved=false",
-        *one_thread_overrides(comparison),
+        *one_thread_overrides(comparison, side),
         "logger=none",
         f"run.resume={work}" if resuming else f"run.output_dir={work}",
     ]  # fmt: skip
@@ -104,12 +105,21 @@ def metric_of(row: dict[str, str], metric: str) -> float | None:
     return None if value in (None, "", "nan") else float(value)
 
 
-def one_thread_overrides(comparison: Comparison) -> list[str]:
+LEARNERS = ("ppo", "appo", "dqn", "sac", "td3", "pbt")
+"""Our algorithms that are learners (their torch threads are ``algo.torch_threads``)."""
+
+
+def one_thread_overrides(comparison: Comparison, side: Side) -> list[str]:
     """One core for our run as for the peers': a learner's torch threads, a strategy's
-    serial scheduler (its episodes stepped in the run's own thread)."""
+    serial scheduler (its episodes stepped in the run's own thread), and for an evolution
+    algorithm that also learns by gradients (``cem_rl``, ``erl``, ``pga_me``) the backend's
+    torch threads, which its learning uses."""
+    algo = next(arg.partition("=")[2] for arg in side.arguments if arg.startswith("algo="))
     if comparison.population:
         return ["scheduler=serial"]
-    return ["algo.torch_threads=1"]
+    if algo in LEARNERS:
+        return ["algo.torch_threads=1"]
+    return ["scheduler=serial", "backend.torch_threads=1"]
 
 
 def budget_overrides(comparison: Comparison) -> list[str]:
@@ -157,6 +167,31 @@ def run_sb3_pettingzoo(comparison: Comparison, side: Side, seed: int, peers: Pat
         ["python", "benchmarks/parity/peers/sb3_pettingzoo.py", *command[2:], *side.arguments]
     )
     record["versions"] = peer_versions(python)
+    return record
+
+
+MA_EPISODE = re.compile(r"global_step=(\d+), episode_length=(\d+)")
+"""An episode as ``peers/cleanrl_ma_atari.py`` prints it (CleanRL's script prints the
+returns alone)."""
+
+
+def run_cleanrl_ma_atari(comparison: Comparison, side: Side, seed: int, peers: Path) -> dict:
+    """CleanRL's multi-agent Atari script (``side.script``, from ``<peers>/cleanrl``) run by
+    ``peers/cleanrl_ma_atari.py`` in ``<peers>/pzma`` for ``seed``: each training episode a
+    point of its length at the agent steps so far."""
+    python = peers / "pzma" / "bin" / "python"
+    script = peers / "cleanrl" / "cleanrl" / side.script
+    command = [str(python), str(PEERS / "cleanrl_ma_atari.py"), str(script)]
+    command += ["--env-id", comparison.task, "--seed", str(seed), "--total-timesteps"]
+    command += [str(comparison.budget), "--cuda", "False", *side.arguments]
+    record = printed(command, {}, MA_EPISODE)
+    del record["steps_at"]
+    record["env_steps"] = comparison.budget
+    record["command"] = " ".join(
+        ["python", "benchmarks/parity/peers/cleanrl_ma_atari.py", f"cleanrl/{side.script}",
+         *command[3:]]
+    )  # fmt: skip
+    record["versions"] = {"cleanrl": git_commit(peers / "cleanrl"), **peer_versions(python)}
     return record
 
 
@@ -290,6 +325,7 @@ RUNNERS = {
     "cleanrl": run_cleanrl,
     "sb3": run_sb3,
     "sb3_pettingzoo": run_sb3_pettingzoo,
+    "cleanrl_ma_atari": run_cleanrl_ma_atari,
     "evotorch": run_evotorch,
     "pycma": run_pycma,
     "sample_factory": run_sample_factory,

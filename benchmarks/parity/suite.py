@@ -90,7 +90,11 @@ class Comparison:
         return self.budget // self.population
 
 
-SCORES = {"best_member": "best member's objective", "algo/qd_score": "QD-score"}
+SCORES = {
+    "best_member": "best member's objective",
+    "algo/qd_score": "QD-score",
+    "episode_length_mean": "training episode length (agent steps)",
+}
 """The words for a score other than an episode return, by our side's metric."""
 
 ENVS = {
@@ -218,6 +222,36 @@ STRATEGY_TASKS = {"CartPole-v1": (4, 2, 40), "Pendulum-v1": (3, 1, 200)}
 """Strategies' tasks: observation size, policy outputs, generations."""
 STRATEGY_NET = ("net.type=mlp", "net.hidden_sizes=[16]", "net.activation=tanh")
 """``peers/policy_shape.py``'s policy (16 tanh units, no observation normalisation)."""
+
+
+MA_PONG_STEPS = 300_000
+"""Multi-agent Pong's budget: agent steps (both paddles'), CleanRL's ``global_step``."""
+
+
+def _ma_pong() -> Comparison:
+    """``ppo`` with one policy for both paddles of PettingZoo's Pong beside CleanRL's
+    ``ppo_pettingzoo_ma_atari.py`` (run unmodified on today's PettingZoo and SuperSuit:
+    ``peers/cleanrl_ma_atari.py``) at its settings and equal agent steps. Self-play Pong is
+    zero-sum, so a paddle's return says little of learning; the score is the training
+    episodes' length (rallies grow as both paddles improve)."""
+    return Comparison(
+        method="ppo",
+        task="pong_v3",
+        budget=MA_PONG_STEPS,
+        seeds=OFF_POLICY_SEEDS,
+        bin=MA_PONG_STEPS // 10,
+        ours=Side(
+            "neuroplug",
+            ("algo=ppo", "env=pong_ma", "algo.num_envs=16"),
+            metric="episode_length_mean",
+        ),
+        references=(Side("cleanrl_ma_atari", script="ppo_pettingzoo_ma_atari.py"),),
+        notes="One policy for both paddles, 8 worlds (16 agents' lanes), CleanRL's settings on "
+        "both sides (ours: its ppo_atari_envpool.py preset, the same numbers: rollouts of "
+        "128, 4 epochs of 4 minibatches, learning rate 2.5e-4 annealed, clip 0.1, entropy "
+        "0.01); the same frames (SuperSuit's max of 2, skip 4, grey 84 x 84, 4 stacked, the "
+        "agent's one-hot planes); score: each training episode's length in agent steps.",
+    )
 
 
 def _strategy(method: str, task: str, references: tuple[Side, ...], population: int = 0):
@@ -580,6 +614,7 @@ COMPARISONS: tuple[Comparison, ...] = (
         "simple_spread",
         {"N": 3, "max_cycles": 25, "continuous_actions": False},
     ),  # fmt: skip
+    _ma_pong(),
     *(_qd(method, task) for method in ("map_elites", "cma_mae") for task in QD_TASKS),
     _pga_me("HalfCheetah-v4"),
 )
