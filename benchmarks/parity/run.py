@@ -24,6 +24,7 @@ import json
 import os
 import shutil
 import sys
+import threading
 import time
 import traceback
 from pathlib import Path
@@ -60,16 +61,50 @@ def pending(comparisons: list[Comparison]) -> list[tuple[Comparison, str, int]]:
     return runs
 
 
+class LoadSampler:
+    """The machine's 1-minute load average, every ``interval`` seconds while a run goes: a
+    mean above the cores says the run's speed was measured beside other work (a floor)."""
+
+    def __init__(self, interval: float = 15.0) -> None:
+        self.interval = interval
+        self.samples: list[float] = []
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._sample, daemon=True)
+
+    def __enter__(self) -> LoadSampler:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *_) -> None:
+        self._stop.set()
+        self._thread.join()
+
+    def _sample(self) -> None:
+        while True:
+            self.samples.append(os.getloadavg()[0])
+            if self._stop.wait(self.interval):
+                return
+
+    def summary(self) -> dict[str, float]:
+        """The samples' mean and max, and the cores."""
+        return {
+            "mean": float(sum(self.samples) / len(self.samples)),
+            "max": float(max(self.samples)),
+            "cores": len(os.sched_getaffinity(0)),
+        }
+
+
 def run_one(comparison: Comparison, side_name: str, seed: int, peers: Path) -> Path:
-    """Run one side for one seed and write its record."""
+    """Run one side for one seed and write its record (with the machine's load meanwhile)."""
     side = next(side for side in comparison.sides if side.name == side_name)
     runner = sides.RUNNERS[side.runs_with]
     work = RESULTS / ".work" / comparison.method / comparison.task / side.name / f"seed{seed}"
-    if side.runs_with == "neuroplug":
-        record = runner(comparison, side, seed, work)
-        shutil.rmtree(work)  # its checkpoints (a replay buffer among them) are not results
-    else:
-        record = runner(comparison, side, seed, peers)
+    with LoadSampler() as load:
+        if side.runs_with == "neuroplug":
+            record = runner(comparison, side, seed, work)
+            shutil.rmtree(work)  # its checkpoints (a replay buffer among them) are not results
+        else:
+            record = runner(comparison, side, seed, peers)
     record = {
         "method": comparison.method,
         "task": comparison.task,
@@ -80,6 +115,7 @@ def run_one(comparison: Comparison, side_name: str, seed: int, peers: Path) -> P
         "bin": comparison.bin,
         **record,
         "steps_per_second": record["env_steps"] / record["wall_seconds"],
+        "load_average": load.summary(),
         "machine": describe(),
         "finished": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
     }

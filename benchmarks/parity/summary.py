@@ -102,6 +102,17 @@ def improvement(ours: np.ndarray, theirs: np.ndarray) -> tuple[float, float, flo
     return float(point[0]), float(low[0]), float(high[0])
 
 
+def contended(records: list[dict]) -> bool:
+    """Whether any of a side's runs went while more work wanted the cores than there were
+    (its mean 1-minute load above the cores): its speed is a floor. Runs recorded before
+    the load was kept say nothing."""
+    return any(
+        record["load_average"]["mean"] > record["load_average"]["cores"] + 0.5
+        for record in records
+        if "load_average" in record
+    )
+
+
 def time_to_reach(target: float, iqm: np.ndarray, times: np.ndarray) -> float | None:
     """Seconds (mean over seeds) at the first bin whose IQM reaches ``target``."""
     reached = np.flatnonzero(iqm >= target)
@@ -128,6 +139,7 @@ def compare(comparison: Comparison, sides: dict[str, list[dict]], out: Path) -> 
             side: float(np.mean([record["steps_per_second"] for record in records]))
             for side, records in sides.items()
         },
+        "contended": sorted(side for side, records in sides.items() if contended(records)),
         "final_scores": {side: values.tolist() for side, values in finals.items()},
         "score": comparison.score,
     }
@@ -195,12 +207,15 @@ def plot(method, task, curves, clocks, bands, row: dict, out: Path) -> None:
 
 EXPLANATION = (
     "Final score: mean training episode return in the last bin of the budget (a strategy's "
-    "population mean; PBT's best member's objective; a quality-diversity method's QD-score, "
+    "population mean; PBT's best member's objective; self-play Pong's episode length; a "
+    "quality-diversity method's QD-score, "
     "its final coverage below the table); IQM over seeds [95% stratified "
     "bootstrap CI] (rliable). P(ours > ref): probability of improvement [CI]. Verdict: "
     "level where the intervals overlap, above where ours is above, gap otherwise. Speed: "
     "env steps per second of each side (each on one thread, the sides taking turns seed by "
-    "seed on the same machine); time: our runs' wall time to the reference's final IQM "
+    "seed on the same machine; `*`: some of that side's runs went while more work wanted "
+    "the cores than there were, by the load average recorded since 2026-12-06, so that "
+    "speed is a floor); time: our runs' wall time to the reference's final IQM "
     "beside the reference's wall time to its end. Raw numbers: the `seed*.json` files; "
     "regenerate with `python benchmarks/parity/summary.py`."
 )
@@ -243,7 +258,8 @@ def table(rows: list[dict]) -> str:
                 f"| {ours[0]:,.0f} [{ours[1]:,.0f}, {ours[2]:,.0f}] | {reference} "
                 f"| {theirs[0]:,.0f} [{theirs[1]:,.0f}, {theirs[2]:,.0f}] "
                 f"| {p[0]:.2f} [{p[1]:.2f}, {p[2]:.2f}] | {versus['verdict']} "
-                f"| {speed['neuroplug']:.0f} / {speed[reference]:.0f} "
+                f"| {speed['neuroplug']:.0f}{mark(row, 'neuroplug')} / "
+                f"{speed[reference]:.0f}{mark(row, reference)} "
                 f"| {'not reached' if reach is None else f'{reach:,.0f} s'} / "
                 f"{versus['reference_seconds']:,.0f} s |"
             )
@@ -254,6 +270,11 @@ def table(rows: list[dict]) -> str:
                 "| running | | | | | | |"
             )
     return "\n".join(lines)
+
+
+def mark(row: dict, side: str) -> str:
+    """``*`` beside a speed measured beside other work (:func:`contended`)."""
+    return "*" if side in row.get("contended", ()) else ""
 
 
 def also_lines(rows: list[dict]) -> list[str]:
