@@ -402,6 +402,24 @@ EXPERIMENTS: dict[str, Experiment] = {
     # Issue 70's evidence: a transformer of 1.2M parameters (d 160, 4 layers) trained from
     # scratch by low-rank ES to write 3-digit sums (frames are tokens; eval_exact is the
     # share of evaluation completions exactly right, the figure the issue asks >= 0.9 of).
+    "ppo_simple_tag_per_team": Experiment(
+        # A policy per team (env.policy_mapping=per_team): the three adversaries share one,
+        # the agent has its own; 4 worlds, the discrete preset (RL Zoo's CartPole PPO).
+        overrides=[
+            "algo=ppo", "env=simple_tag", "env.policy_mapping=per_team", "algo.num_envs=16",
+            "run.eval_interval=5", "run.eval_episodes=10",
+        ],  # fmt: skip
+        max_frames=1_000_000,
+        seeds=[0, 1, 2],
+        published=(
+            "mpe2's simple_tag (Lowe et al. 2017's predator-prey): each adversary earns +10 "
+            "for every tag of the agent, the agent -10 (and a penalty for leaving the "
+            "field). No published PPO curve at this budget; the run shows the two teams' "
+            "policies learning against each other (eval/adversary/return_mean, "
+            "eval/agent/return_mean)."
+        ),
+        unit="segment",
+    ),
     "es_addition_transformer": Experiment(
         overrides=[
             "algo=es",
