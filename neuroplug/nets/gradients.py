@@ -111,11 +111,12 @@ def forward_stacked(
     over members (``(K, *shape)``), ``inputs`` is ``(K, b, fan_in)``; returns the outputs
     ``(K, b, out)`` and each layer's input. A member's rows are computed by its own
     matrices alone (one product per member in a batched multiply): the other members'
-    values never reach them, though their number shapes the call and so its rounding."""
+    values never reach them, though their number shapes the call and so its rounding.
+    Observations of more than one axis (EnvPool's highway grids) are flattened first."""
     if not written_out(layers):
         raise ValueError("a written-out forward needs a network of linear layers only")
     layer_inputs: list[torch.Tensor] = []
-    hidden = inputs
+    hidden = inputs.reshape(inputs.shape[0], inputs.shape[1], -1)
     with torch.no_grad():
         for layer in layers:
             layer_inputs.append(hidden)

@@ -51,3 +51,15 @@ def test_a_shared_policy_drives_both_cars(compose, tmp_path):
     assert np.isfinite(summary["eval_return_mean"])
     rows = list(csv.DictReader((tmp_path / "metrics.csv").open()))
     assert int(rows[-1]["episodes"]) % 2 == 0  # both players' episodes, ending together
+
+
+def test_a_policy_per_car_learns_in_one_stacked_update(compose, tmp_path):
+    """Two policies of as many lanes each stack their PPO updates; the highway's grid of
+    observations (5 cars x 5 features) is flattened for the stacked pass as for one."""
+    run = ["algo=ppo", "env=intersection_ma", "env.policy_mapping=per_agent", "algo.num_envs=4"]
+    summary = run_job(
+        compose([*run, "run.max_frames=1500", "logger=none", f"run.output_dir={tmp_path}"])
+    )
+    assert np.isfinite(summary["eval_return_mean"])
+    rows = list(csv.DictReader((tmp_path / "metrics.csv").open()))
+    assert {"eval/player_0/return_mean", "eval/player_1/return_mean"} <= set(rows[-1])
