@@ -406,8 +406,12 @@ EXPERIMENTS: dict[str, Experiment] = {
         # A policy per team (env.policy_mapping=per_team): the three adversaries share one,
         # the agent has its own; 4 worlds, the discrete preset (RL Zoo's CartPole PPO).
         overrides=[
-            "algo=ppo", "env=simple_tag", "env.policy_mapping=per_team", "algo.num_envs=16",
-            "run.eval_interval=5", "run.eval_episodes=10",
+            "algo=ppo",
+            "env=simple_tag",
+            "env.policy_mapping=per_team",
+            "algo.num_envs=16",
+            "run.eval_interval=5",
+            "run.eval_episodes=10",
         ],  # fmt: skip
         max_frames=1_000_000,
         seeds=[0, 1, 2],
