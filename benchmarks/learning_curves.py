@@ -412,7 +412,7 @@ EXPERIMENTS: dict[str, Experiment] = {
             "algo.num_envs=16",
             "run.eval_interval=5",
             "run.eval_episodes=10",
-        ],  # fmt: skip
+        ],
         max_frames=1_000_000,
         seeds=[0, 1, 2],
         published=(
