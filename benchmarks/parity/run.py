@@ -121,8 +121,8 @@ def run_one(comparison: Comparison, side_name: str, seed: int, peers: Path) -> P
     }
     path = record_path(comparison, side.name, seed)
     if side.records_from:  # the record is that comparison's: written as its own
-        origin_method, origin_task, _ = side.records_from.split("/")
-        record.update(method=origin_method, task=origin_task, side="neuroplug")
+        origin_method, origin_task, origin_side = side.records_from.split("/")
+        record.update(method=origin_method, task=origin_task, side=origin_side)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.with_suffix(".tmp").write_text(json.dumps(record, indent=1) + "\n")
     path.with_suffix(".tmp").replace(path)  # a record is whole or absent
