@@ -45,8 +45,15 @@ class PolicyPlayer(Player):
     """A run's (or a shared) deployed policy (:func:`neuroplug.deploy.loading.load_policy`)."""
 
     def __init__(self, source: str) -> None:
-        from neuroplug.deploy.loading import load_policy
+        from neuroplug.deploy.loading import load_policy, read_policy, several_policies
 
+        held = several_policies(read_policy(source))
+        if held:
+            raise MatchError(
+                f"{source} holds {held}: a match seats one policy a side (a match of a "
+                "run's policies per team or agent is not built yet); play a run of one "
+                "policy, or watch this one with neuroplug.tools.watch"
+            )
         self.name, self.policy = source, load_policy(source)
 
     @torch.no_grad()

@@ -49,6 +49,14 @@ def test_a_single_agent_run_is_refused_in_one_line(compose, tmp_path, capsys):
     assert "neuroplug.tools.match: error:" in capsys.readouterr().err
 
 
+def test_a_run_of_a_policy_per_paddle_is_refused_naming_its_policies(compose, tmp_path):
+    run_job(compose(["algo=ppo", "env=pong_duel", "env.policy_mapping=per_agent",
+                     "algo.num_envs=4", "run.max_frames=500", "logger=none",
+                     f"run.output_dir={tmp_path}"]))  # fmt: skip
+    with pytest.raises(MatchError, match="holds 2 policies: paddle_0"):
+        match(tmp_path, "random", games=2)
+
+
 def test_watch_plays_two_policies_against_each_other_into_a_video(pong_run, tmp_path, capsys):
     from PIL import Image
 
