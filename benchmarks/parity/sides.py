@@ -87,6 +87,10 @@ def run_neuroplug(comparison: Comparison, side: Side, seed: int, work: Path) -> 
         **({"also": also} if also else {}),
         "wall_seconds": float(rows[-1]["elapsed"]) + start_up,
         "env_steps": int(float(rows[-1]["env_steps"])),
+        # The deployed policy's evaluation at the budget's end (run.eval_episodes greedy
+        # episodes), beside the training episodes the score is read from: what a method
+        # that deploys a champion (erl) is compared by.
+        "final_evaluation": metric_of(rows[-1], "eval_return_mean"),
         "command": " ".join(["python", *command[1:-1]]),
         "versions": neuroplug_versions(),
     }
