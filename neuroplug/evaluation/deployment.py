@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from neuroplug.envs.multi_agent.mapping import policy_mapping
+from neuroplug.envs.multi_agent.mapping import env_policies
 from neuroplug.envs.spec import EnvSpec
 from neuroplug.population.members import Population
 
@@ -27,7 +27,7 @@ def deployed_population(
     lanes = worlds * env.lanes_per_env
     if params.dim() == 1:
         return Population.dense(params.unsqueeze(0)), {"episodes_per_member": lanes}
-    mapping = policy_mapping(env.agents, env.policy_mapping)
+    mapping = env_policies(env)
     if len(params) != len(mapping):
         raise ValueError(
             f"{len(params)} policies for {env.task_id}'s mapping of {len(mapping)} "

@@ -28,7 +28,7 @@ import numpy as np
 import torch
 
 from neuroplug.api import LearnerConfig, LearnerContext
-from neuroplug.envs.multi_agent.mapping import PolicyMapping, policy_mapping
+from neuroplug.envs.multi_agent.mapping import PolicyMapping, env_policies
 from neuroplug.errors import ConfigError
 from neuroplug.rl.base import SegmentLearner
 from neuroplug.rl.learner_population import LearnerPopulation
@@ -42,7 +42,7 @@ class AgentPolicies(LearnerPopulation):
         self, config: LearnerConfig, context: LearnerContext, learner_class: type[SegmentLearner]
     ) -> None:
         env = context.env
-        self.mapping: PolicyMapping = policy_mapping(env.agents, env.policy_mapping)
+        self.mapping: PolicyMapping = env_policies(env)
         owners = self.mapping.lane_policies(config.num_envs)
         lanes = np.bincount(owners, minlength=len(self.mapping))
         member_configs = [

@@ -98,12 +98,6 @@ class LearnerPopulation(Learner):
             for k, member_config in enumerate(member_configs)
         ]
         self.envs_per_member = member_configs[0].num_envs
-        self.lane_owners = (
-            np.repeat(np.arange(count), self.envs_per_member)
-            if lane_owners is None
-            else np.asarray(lane_owners, np.int64)
-        )
-        """The member of each env."""
         self.device = resolve_device(config.device, "algo.device")
         self.rollout_loop = RolloutLoop(
             context,
@@ -156,7 +150,7 @@ class LearnerPopulation(Learner):
     def games_finished(self, games: Episodes) -> None:
         """Each finished game's true score goes to the member whose env played it."""
         for score, env in zip(games.returns, games.envs, strict=True):
-            self.recent[self.lane_owners[env]].append(score)
+            self.recent[self.rollout_loop.lane_owners[env]].append(score)
 
     # ------------------------------------------------------------------ hooks
 

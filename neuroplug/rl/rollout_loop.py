@@ -129,7 +129,6 @@ class RolloutLoop:
         config = first.config
         self.context = context
         self.members = list(members)
-        self.envs_per_member = config.num_envs
         self.resume_keeps = resume_keeps
         self.lanes: list[slice | torch.Tensor] = (
             [slice(k * config.num_envs, (k + 1) * config.num_envs) for k in range(len(members))]
@@ -137,6 +136,12 @@ class RolloutLoop:
             else [torch.as_tensor(np.flatnonzero(lane_owners == k)) for k in range(len(members))]
         )
         """Each member's envs of the sampler."""
+        self.lane_owners = (
+            np.repeat(np.arange(len(members)), config.num_envs)
+            if lane_owners is None
+            else np.asarray(lane_owners, np.int64)
+        )
+        """The member of each env of the sampler."""
         self.sampler: LearnerSampler = learner_sampler(
             context,
             SamplerRequest(

@@ -33,12 +33,11 @@ from neuroplug.deploy.archive_elites import archive_cell, list_cells
 from neuroplug.deploy.export import METADATA, ExportedModel, exported_format, load_exported
 from neuroplug.deploy.loading import chosen_params, read_policy, set_reference_batch
 from neuroplug.deploy.watch_exported import ExportedBackend, ExportedPolicy
-from neuroplug.envs.multi_agent.mapping import policy_mapping
+from neuroplug.envs.multi_agent.mapping import env_policies
 from neuroplug.errors import NeuroplugError
 from neuroplug.evaluation.completions import CompletionRecorder
 from neuroplug.evaluation.deployment import deployed_population
 from neuroplug.evaluation.lockstep import EpisodeObserver, LockstepEvaluation, lane_seeds
-from neuroplug.population.members import Population
 from neuroplug.runtime.seeds import EVALUATION_GENERATION_OFFSET
 from neuroplug.tools.video import (
     VideoWriter,
@@ -241,12 +240,10 @@ def play(
     One group with a lane per episode, so each episode is played from its own env seed.
     Returns the episodes' env seeds and the evaluation's result.
     """
-    if params.dim() == 2:  # a policy per team or agent, each on its agents of every world
-        worlds = request.episodes_per_member // env.lanes_per_env
-        population, settings = deployed_population(params, env, worlds)
-        request = replace(request, **settings)
-    else:
-        population = Population.dense(params.unsqueeze(0))
+    # One policy on every lane, or a policy per team or agent on its agents' lanes.
+    worlds = request.episodes_per_member // env.lanes_per_env
+    population, settings = deployed_population(params, env, worlds)
+    request = replace(request, **settings)
     evaluation = LockstepEvaluation(
         env,
         population,
@@ -321,7 +318,7 @@ def watch(
     )
     # A multi-agent env plays ``episodes`` worlds, each agent's episode its own row.
     agents = env.agents or ()
-    mapping = policy_mapping(agents, env.policy_mapping)
+    mapping = env_policies(env)
     request = evaluation_request(seed, loaded.completed, episodes * env.lanes_per_env)
     writer = VideoWriter(path, fps) if path else None
     recorder = FrameRecorder(writer, episodes if record_all else 1) if writer else None

@@ -96,9 +96,9 @@ def _agents(env: EnvSpec) -> dict[str, Any]:
     (``policies`` names the rows of a ``(K, D)`` ``policy_params``)."""
     if not env.agents:
         return {}
-    from neuroplug.envs.multi_agent.mapping import policy_mapping
+    from neuroplug.envs.multi_agent.mapping import env_policies
 
-    mapping = policy_mapping(env.agents, env.policy_mapping)
+    mapping = env_policies(env)
     return {
         "agents": list(env.agents),
         "policies": list(mapping.names),

@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 
 from neuroplug.api import EvaluationRequest, EvaluationResult
-from neuroplug.envs.multi_agent.mapping import policy_mapping
+from neuroplug.envs.multi_agent.mapping import env_policies
 from neuroplug.envs.spec import EnvSpec
 from neuroplug.errors import ConfigError
 from neuroplug.evaluation.completions import sample_completions
@@ -296,10 +296,9 @@ class Trainer:
         in a multi-agent env, as many worlds, every agent's episode counted, or with
         ``selfplay.eval_opponent`` that many games against it (None returned)."""
         deployed = self.parts.algorithm.policy_params()
-        params = deployed.unsqueeze(0)
         selfplay = self.parts.config.selfplay
         if selfplay.enabled and selfplay.eval_opponent:
-            self._evaluate_against(selfplay, params[0])
+            self._evaluate_against(selfplay, deployed)
             return None
         env = self.parts.env
         population, episodes = deployed_population(deployed, env, self.parts.run.eval_episodes)
@@ -314,7 +313,7 @@ class Trainer:
         )
         self.last_eval = float(result.returns.mean())
         if deployed.dim() == 2:  # a policy per team or agent: each one's agents' mean
-            mapping = policy_mapping(env.agents, env.policy_mapping)
+            mapping = env_policies(env)
             by_agent = result.returns.reshape(-1, env.lanes_per_env)
             self.eval_extras = {
                 f"eval/{name}/return_mean": float(by_agent[:, mapping.agents_of(k)].mean())
@@ -324,7 +323,7 @@ class Trainer:
             # A text task's reward is 1 for a correct completion alone (TextTask.reward).
             self.last_exact = float((result.returns >= 1.0).mean())
             rows = sample_completions(
-                self.parts.env, self.parts.policy, self.parts.backend, params[0], request
+                self.parts.env, self.parts.policy, self.parts.backend, deployed, request
             )
             self.loggers.table("eval/completions", ["text", "reward"], rows, self.completed)
         return result

@@ -72,6 +72,12 @@ def policy_mapping(agents: Sequence[str], setting: Any) -> PolicyMapping:
     return _user_mapping(agents, setting)
 
 
+def env_policies(env: Any) -> PolicyMapping:
+    """Which policy acts for each agent of ``env`` (an :class:`~neuroplug.envs.spec.
+    EnvSpec`: its agents and its ``policy_mapping``)."""
+    return policy_mapping(env.agents, env.policy_mapping)
+
+
 def _user_mapping(agents: tuple[str, ...], setting: Mapping[str, Any]) -> PolicyMapping:
     """A user's mapping of agent or role names to policy names."""
     known = dict.fromkeys([*agents, *(role_of(agent) for agent in agents)])
