@@ -28,7 +28,8 @@ from torch import nn
 
 Linear = Callable[[torch.Tensor, str, torch.Tensor, torch.Tensor | None], torch.Tensor]
 """``linear(x, name, weight, bias)``: ``x Wᵀ + b`` for the module's tensor ``name``
-(``in_proj_weight``'s query third is ``q``, then ``k``, ``v``, and ``out_proj``)."""
+(``in_proj_weight``'s query third is ``q``, then ``k``, ``v``; the whole packed
+``in_proj_weight`` at once, for self-attention, ``qkv``; and ``out_proj``)."""
 
 
 def _plain_linear(x, name, weight, bias):
@@ -81,8 +82,15 @@ def multi_head_attention(
     average_attn_weights: bool = True,
     is_causal: bool = False,
     linear: Linear = _plain_linear,
+    fused: bool = False,
 ) -> tuple[torch.Tensor, torch.Tensor | None]:
-    """``module(query, key, value, ...)`` as math (see the module docstring)."""
+    """``module(query, key, value, ...)`` as math (see the module docstring); ``fused``:
+    the scores, softmax and mix by PyTorch's fused kernel where no weights are asked for
+    (outside ``vmap``, as the factored low-rank path runs: the rows' own parts are in the
+    projections alone)."""
+    # Self-attention through a packed projection: one product for the three (as PyTorch's
+    # fast path), each row's own part of it computed once.
+    packed_self = module._qkv_same_embed_dim and query is key and key is value
     unbatched = query.dim() == 2
     if unbatched:
         query, key, value = (
@@ -100,10 +108,15 @@ def multi_head_attention(
         weights = module.in_proj_weight.chunk(3)
     else:
         weights = (module.q_proj_weight, module.k_proj_weight, module.v_proj_weight)
-    projected = [
-        linear(tensor, name, weight, b)
-        for tensor, name, weight, b in zip((query, key, value), "qkv", weights, biases, strict=True)
-    ]
+    if packed_self:
+        projected = linear(query, "qkv", module.in_proj_weight, bias).chunk(3, dim=-1)
+    else:
+        projected = [
+            linear(tensor, name, weight, b)
+            for tensor, name, weight, b in zip(
+                (query, key, value), "qkv", weights, biases, strict=True
+            )
+        ]
     batch, length, source = query.shape[0], query.shape[1], key.shape[1]
     q, k, v = (tensor.reshape(batch, -1, heads, head_dim).transpose(1, 2) for tensor in projected)
     additive = None
@@ -120,7 +133,10 @@ def multi_head_attention(
                 padding, float("-inf")
             )
         additive = padding if additive is None else additive + padding
-    attention, output = _weights_and_output(q, k, v, additive, None)
+    if fused and not need_weights:
+        attention, output = None, _FUSED(q, k, v, attn_mask=additive)
+    else:
+        attention, output = _weights_and_output(q, k, v, additive, None)
     output = output.transpose(1, 2).reshape(batch, length, embed)
     output = linear(output, "out_proj", module.out_proj.weight, module.out_proj.bias)
     if not module.batch_first:
@@ -136,6 +152,10 @@ def multi_head_attention(
     return output, attention
 
 
+_FUSED = F.scaled_dot_product_attention
+"""PyTorch's own, kept before :func:`batched_attention` swaps the name."""
+
+
 def written_out(module: nn.MultiheadAttention) -> bool:
     """Whether :func:`multi_head_attention` computes this module's forward."""
     return module.bias_k is None and not module.add_zero_attn
@@ -143,25 +163,29 @@ def written_out(module: nn.MultiheadAttention) -> bool:
 
 @contextlib.contextmanager
 def batched_attention(
-    root: nn.Module, linear_for: Callable[[nn.MultiheadAttention], Linear] | None = None
+    root: nn.Module,
+    linear_for: Callable[[nn.MultiheadAttention], Linear] | None = None,
+    fused: bool = False,
 ) -> Iterator[None]:
     """Within: every ``nn.MultiheadAttention`` of ``root`` runs :func:`multi_head_attention`
     (with ``linear_for(module)`` as its linear maps, when given), ``F.scaled_dot_product_attention`` runs
     :func:`scaled_dot_product`, and the transformer layers' fused fast path is off (swaps
     for the whole process while the block runs: what attends meanwhile gets the same
-    attention, as math)."""
+    attention, as math). ``fused`` (a call outside ``vmap``, where only the projections
+    differ between rows): the scores and mix stay PyTorch's fused kernel."""
     patched = []
     for module in root.modules():
         if isinstance(module, nn.MultiheadAttention) and written_out(module):
             linear = linear_for(module) if linear_for is not None else _plain_linear
 
             def forward(*args, _module=module, _linear=linear, **kwargs):
-                return multi_head_attention(_module, *args, **kwargs, linear=_linear)
+                return multi_head_attention(_module, *args, **kwargs, linear=_linear, fused=fused)
 
             module.forward = forward
             patched.append(module)
-    fused = F.scaled_dot_product_attention
-    F.scaled_dot_product_attention = scaled_dot_product
+    before = F.scaled_dot_product_attention
+    if not fused:
+        F.scaled_dot_product_attention = scaled_dot_product
     # nn.TransformerEncoderLayer's fast path is one fused op (no batching rule either):
     # off, it calls its attention module, written out above.
     fast_path = torch.backends.mha.get_fastpath_enabled()
@@ -170,6 +194,6 @@ def batched_attention(
         yield
     finally:
         torch.backends.mha.set_fastpath_enabled(fast_path)
-        F.scaled_dot_product_attention = fused
+        F.scaled_dot_product_attention = before
         for module in patched:
             del module.forward

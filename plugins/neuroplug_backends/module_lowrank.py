@@ -15,14 +15,19 @@ its layers then add each row's own part:
 - ``nn.Embedding``: the rows ``c_i A_i[ids] B_iᵀ`` of its low-rank table (or the dense
   difference's rows);
 - ``nn.LayerNorm``: the normalised input scaled and shifted by the member's own weight
-  and bias; an RMSNorm (``nn.RMSNorm``, and the Llama family's in ``transformers``:
+  and bias (the norm's forward replaced while the module runs, so it normalises once); an RMSNorm (``nn.RMSNorm``, and the Llama family's in ``transformers``:
   :data:`RMS_NORMS`) likewise, scaled by the member's own weight;
 - ``nn.MultiheadAttention``: written out (:mod:`neuroplug.nets.attention`), each of its
   projections with the row's own part (the packed ``in_proj_weight``'s thirds read from
   the one matrix's factors).
 
 A row is one member's input, and every layer sees the rows first (``(n, ...)``, the batch
-the module was given: a transformer's ``(n, L, d)`` keeps it). A member's factors are
+the module was given: a transformer's ``(n, L, d)`` keeps it). Rows in runs of one member
+each, all of one length (an evaluation's usual call: each member's episodes side by side)
+are taken a run at a time, ``(runs, length x ..., d)``, so a member's tensors are read
+once per run and, for the whole population in order, used as stored: gathering them per
+row cost as much as the shared product at width 256
+(``benchmarks/results/module_lowrank_forward.md``). A member's factors are
 ``r (in + out)`` numbers per matrix, its dense tensors (biases, norms, small matrices) its
 own: memory is the bases plus ``n`` rows of factors, never ``n x D``. Modules with
 parameters of another kind (``nn.Conv2d``, a user's ``nn.Parameter``) are not supported
@@ -131,10 +136,15 @@ class FactoredModule:
             )
             delta = scales.to(device).unsqueeze(1) * noise
             self.deltas[name] = delta.view(len(seeds), *slot.shape)
-        self._in_order = False
-        """Whether the running forward's members are the whole population in order."""
-        self._stacked: dict[str, torch.Tensor] = {}
-        """Per-member norms' base tensors, ``(B, *shape)``, stacked on first use."""
+        self._runs: torch.Tensor | None = None
+        """The running forward's member of each run of rows; None: the whole population in
+        order, every per-member tensor used as stored."""
+        self._run_count = 0
+        """How many runs of rows the running forward has (one row each when they are not
+        in equal runs of one member)."""
+        self._own: dict[str, torch.Tensor] = {}
+        """Norms' tensors of each member, base plus noise ``(P, *shape)``, built on first
+        use."""
         self.prefixes = {
             module: f"{name}." if name else "" for name, module in self.module.named_modules()
         }
@@ -156,23 +166,29 @@ class FactoredModule:
             state = inputs.new_zeros((len(inputs), self.network.state_size), dtype=torch.float32)
         outputs = new_state = None
         rows_of_base = self.base_index[members]
-        for base in torch.unique(rows_of_base).tolist():
-            rows = torch.nonzero(rows_of_base == base).flatten()
+        bases = torch.unique(rows_of_base).tolist()
+        for base in bases:
+            # One base (an ES population's): every row, as given, without a copy.
+            rows = slice(None) if len(bases) == 1 else torch.nonzero(rows_of_base == base).flatten()
             chosen = members[rows]
             arguments = (self._inputs(inputs[rows]),)
             if self.network.state_size:  # an encoder's call names the part it runs
                 arguments = (*arguments, state[rows].to(self.device))
                 if self.network.encoder_features:
                     arguments = (*arguments, "all")
-            # The whole population in order (an evaluation's usual call): every per-member
-            # tensor is used as stored, without a gather per layer.
-            self._in_order = len(chosen) == len(self.base_index) and bool(
-                torch.equal(chosen, torch.arange(len(chosen), device=chosen.device))
-            )
-            with self._hooks(chosen), batched_attention(self.module, self._attention(chosen)):
+            self._runs, self._run_count = self._runs_of(chosen)
+            attention = self._attention(len(chosen))
+            with (
+                self._member_parts(len(chosen)),
+                batched_attention(self.module, attention, fused=True),
+            ):
                 part = functional_call(self.module, self.base_tensors[base], arguments)
+            part_state = None
             if self.network.state_size:
                 part, part_state = part
+            if len(bases) == 1:
+                return part, part_state
+            if part_state is not None:
                 if new_state is None:
                     new_state = part_state.new_empty((len(members), *part_state.shape[1:]))
                 new_state[rows] = part_state
@@ -189,171 +205,217 @@ class FactoredModule:
 
         return as_float(inputs, torch.float32) if inputs.dtype != torch.float32 else inputs
 
+    def _runs_of(self, members: torch.Tensor) -> tuple[torch.Tensor | None, int]:
+        """The rows as runs of one member: (each run's member, or None for the whole
+        population in order; how many runs). Rows that are not in runs of one length are
+        runs of one row."""
+        count = len(members)
+        starts = torch.ones(count, dtype=torch.bool, device=members.device)
+        starts[1:] = members[1:] != members[:-1]
+        first = torch.nonzero(starts).flatten()
+        runs = len(first)
+        length = count // max(runs, 1)
+        if runs == 0 or runs * length != count:
+            return members, count
+        if not torch.equal(first, torch.arange(0, count, length, device=members.device)):
+            return members, count
+        owners = members[first]
+        whole = runs == len(self.base_index) and torch.equal(
+            owners, torch.arange(runs, device=owners.device)
+        )
+        return (None if whole else owners), runs
+
     @contextlib.contextmanager
-    def _hooks(self, members: torch.Tensor) -> Iterator[None]:
-        handles = []
+    def _member_parts(self, rows: int) -> Iterator[None]:
+        """Within: each supported layer adds every row's own part, the linear layers and
+        embeddings by forward hooks on their own forwards, the norms by forwards of their
+        own in place of the module's (theirs would be thrown away)."""
+        handles, replaced = [], []
         for module, prefix in self.prefixes.items():
-            if _supported(module):
-                hook = self._hook(module, prefix, members)
-                handles.append(module.register_forward_hook(hook))
+            if isinstance(module, nn.LayerNorm) or (
+                _supported(module) and not isinstance(module, (nn.Linear, nn.Embedding))
+                and not _is_conv1d(module)
+            ):  # fmt: skip
+                module.forward = self._norm(module, prefix, rows)
+                replaced.append(module)
+            elif _supported(module):
+                handles.append(module.register_forward_hook(self._hook(module, prefix, rows)))
         try:
             yield
         finally:
             for handle in handles:
                 handle.remove()
+            for module in replaced:
+                del module.forward
 
-    def _hook(self, module: nn.Module, prefix: str, members: torch.Tensor):
-        count = len(members)
+    def _check_rows(self, module: nn.Module, prefix: str, tensor: torch.Tensor, rows: int) -> None:
+        if tensor.shape[0] != rows:
+            raise RuntimeError(
+                f"{prefix.rstrip('.') or 'the module'} ({type(module).__name__}) got a batch "
+                f"of {tensor.shape[0]} rows for {rows} members: a factored low-rank "
+                "population needs every layer to see the members' rows first"
+            )
+
+    def _hook(self, module: nn.Module, prefix: str, rows: int):
+        runs = self._run_count
         # The layout's names of its tensors: a tied weight (an output layer sharing the
         # embedding's) is the tensor it is tied to, with that tensor's factors.
         weight_name = self.parameter_names.get(id(getattr(module, "weight", None)))
         bias_name = self.parameter_names.get(id(getattr(module, "bias", None)))
 
-        def rows_first(tensor: torch.Tensor) -> None:
-            if tensor.shape[0] != count:
-                raise RuntimeError(
-                    f"{prefix.rstrip('.') or 'the module'} ({type(module).__name__}) got a batch "
-                    f"of {tensor.shape[0]} rows for {count} members: a factored low-rank "
-                    "population needs every layer to see the members' rows first"
-                )
-
         def linear(_, args, output):
             x = args[0]
-            rows_first(x)
-            flat = x.reshape(count, -1, x.shape[-1])
-            bias = None if module.bias is None else self._take(self.deltas[bias_name], members)
-            extra = self._matrix_part(weight_name, flat, members, bias=bias)
-            return output.add_(extra.reshape(output.shape))  # a fresh tensor: no copy
+            self._check_rows(module, prefix, x, rows)
+            flat = x.reshape(runs, -1, x.shape[-1])
+            bias = None if module.bias is None else self._take(self.deltas[bias_name])
+            # A view of the layer's fresh output (a copy if it is not contiguous): the
+            # rows' parts go in in place.
+            grouped = output.reshape(runs, -1, output.shape[-1])
+            self._add_matrix_part(grouped, weight_name, flat, bias=bias)
+            return grouped.reshape(output.shape)
 
         def conv1d(_, args, output):  # x W + b with W (in, out): the transposed product
             x = args[0]
-            rows_first(x)
-            flat = x.reshape(count, -1, x.shape[-1])
-            extra = self._matrix_part(weight_name, flat, members, stored_in_by_out=True)
-            extra = extra + self.deltas[bias_name][members].unsqueeze(1)
-            return output + extra.reshape(output.shape)
+            self._check_rows(module, prefix, x, rows)
+            flat = x.reshape(runs, -1, x.shape[-1])
+            grouped = output.reshape(runs, -1, output.shape[-1])
+            self._add_matrix_part(
+                grouped, weight_name, flat, stored_in_by_out=True,
+                bias=self._take(self.deltas[bias_name]),
+            )  # fmt: skip
+            return grouped.reshape(output.shape)
 
         def embedding(_, args, output):
             ids = args[0]
-            rows_first(ids)
-            flat = ids.reshape(count, -1)
+            self._check_rows(module, prefix, ids, rows)
+            flat = ids.reshape(runs, -1)
             name = weight_name
             if name in self.factors:
                 factors = self.factors[name]
-                picked = torch.gather(  # c A_i[ids]: (n, k, r)
-                    factors.scaled_a[members], 1,
-                    flat.unsqueeze(-1).expand(-1, -1, factors.scaled_a.shape[-1]),
-                )  # fmt: skip
-                extra = torch.bmm(picked, factors.b[members].transpose(1, 2))
+                scaled_a = self._take(factors.scaled_a)
+                picked = torch.gather(  # c A_i[ids]: (runs, k, r)
+                    scaled_a, 1, flat.unsqueeze(-1).expand(-1, -1, scaled_a.shape[-1])
+                )
+                extra = torch.bmm(picked, self._take(factors.b).transpose(1, 2))
             else:
-                delta = self.deltas[name][members]
+                delta = self._take(self.deltas[name])
                 extra = torch.gather(delta, 1, flat.unsqueeze(-1).expand(-1, -1, delta.shape[-1]))
             return output + extra.reshape(output.shape)
-
-        def layer_norm(_, args, output):
-            x = args[0]
-            rows_first(x)
-            if not module.elementwise_affine:
-                return output
-            normalised = F.layer_norm(x, module.normalized_shape, eps=module.eps)
-            shape = (
-                count,
-                *[1] * (x.dim() - 1 - len(module.normalized_shape)),
-                *module.normalized_shape,
-            )
-            weight = self.base_tensors_of(weight_name, members)
-            scaled = normalised * weight.reshape(shape)
-            if module.bias is not None:
-                scaled = scaled + self.base_tensors_of(bias_name, members).reshape(shape)
-            return scaled
-
-        def rms_norm(_, args, output):
-            x = args[0]
-            rows_first(x)
-            if getattr(module, "weight", None) is None:
-                return output
-            epsilon = _rms_epsilon(module)
-            wide = x.float()
-            if epsilon is None:
-                epsilon = torch.finfo(wide.dtype).eps
-            # nn.RMSNorm may normalise over several trailing axes; transformers' over one.
-            normalized = tuple(getattr(module, "normalized_shape", (x.shape[-1],)))
-            axes = tuple(range(-len(normalized), 0))
-            normalised = wide * torch.rsqrt(wide.pow(2).mean(axes, keepdim=True) + epsilon)
-            weight = self.base_tensors_of(weight_name, members)
-            shape = (count, *[1] * (x.dim() - 1 - len(normalized)), *normalized)
-            return (normalised * weight.reshape(shape)).to(output.dtype)
 
         if isinstance(module, nn.Linear):
             return linear
         if _is_conv1d(module):
             return conv1d
-        if isinstance(module, nn.Embedding):
-            return embedding
-        if isinstance(module, nn.LayerNorm):
-            return layer_norm
-        return rms_norm
+        return embedding
 
-    def _attention(self, members: torch.Tensor):
+    def _norm(self, module: nn.Module, prefix: str, rows: int):
+        """A LayerNorm's or RMSNorm's forward with each row's own weight (and bias)."""
+        runs = self._run_count
+        weight_name = self.parameter_names.get(id(getattr(module, "weight", None)))
+        bias_name = self.parameter_names.get(id(getattr(module, "bias", None)))
+        layer = isinstance(module, nn.LayerNorm)
+        normalized = tuple(getattr(module, "normalized_shape", ()))
+
+        def own(name: str) -> torch.Tensor:  # (runs, 1, *normalized)
+            return self._take(self._own_tensor(name)).reshape(runs, 1, *normalized)
+
+        def forward(x: torch.Tensor) -> torch.Tensor:
+            self._check_rows(module, prefix, x, rows)
+            if layer:
+                normalised = F.layer_norm(x, normalized, eps=module.eps)
+                if not module.elementwise_affine:
+                    return normalised
+                grouped = normalised.reshape(runs, -1, *normalized)
+                if module.bias is not None:
+                    return torch.addcmul(own(bias_name), grouped, own(weight_name)).reshape(x.shape)
+                return (grouped * own(weight_name)).reshape(x.shape)
+            return rms(x)
+
+        def rms(x: torch.Tensor) -> torch.Tensor:
+            epsilon = _rms_epsilon(module)
+            wide = x.float()
+            if epsilon is None:
+                epsilon = torch.finfo(wide.dtype).eps
+            # nn.RMSNorm may normalise over several trailing axes; transformers' over one.
+            shape = normalized or (x.shape[-1],)
+            axes = tuple(range(-len(shape), 0))
+            normalised = wide * torch.rsqrt(wide.pow(2).mean(axes, keepdim=True) + epsilon)
+            if getattr(module, "weight", None) is None:
+                return normalised.to(x.dtype)
+            weight = self._take(self._own_tensor(weight_name)).reshape(runs, 1, *shape)
+            grouped = normalised.reshape(runs, -1, *shape) * weight
+            return grouped.reshape(x.shape).to(x.dtype)
+
+        return forward
+
+    def _attention(self, rows: int):
         """For :func:`~neuroplug.nets.attention.batched_attention`: an attention module's
         projections, each with every row's own part added (its packed ``in_proj_weight``'s
         thirds read from the one matrix's factors)."""
+        runs = self._run_count
 
         def linear_for(module: nn.MultiheadAttention):
             prefix = self.prefixes[module]
             embed = module.embed_dim
 
             def linear(x, name, weight, bias):
-                if x.shape[0] != len(members):
-                    raise RuntimeError(
-                        f"{prefix.rstrip('.')} (MultiheadAttention) got a batch of "
-                        f"{x.shape[0]} rows for {len(members)} members: a factored low-rank "
-                        "population needs every layer to see the members' rows first"
-                    )
-                flat = x.reshape(len(members), -1, x.shape[-1])
+                self._check_rows(module, prefix, x, rows)
+                flat = x.reshape(runs, -1, x.shape[-1])
                 if name == "out_proj":
-                    extra = self._matrix_part(prefix + "out_proj.weight", flat, members)
+                    matrix, third = prefix + "out_proj.weight", None
                     bias_name, part = prefix + "out_proj.bias", slice(None)
+                elif name == "qkv":  # the whole packed projection
+                    matrix, third = prefix + "in_proj_weight", None
+                    bias_name, part = prefix + "in_proj_bias", slice(None)
                 else:
                     part = slice("qkv".index(name) * embed, ("qkv".index(name) + 1) * embed)
                     packed = module._qkv_same_embed_dim
                     matrix = prefix + ("in_proj_weight" if packed else f"{name}_proj_weight")
-                    extra = self._matrix_part(matrix, flat, members, part if packed else None)
+                    third = part if packed else None
                     bias_name = prefix + "in_proj_bias"
-                if bias is not None:
-                    extra = extra + self.deltas[bias_name][members][:, part].unsqueeze(1)
+                own_bias = None if bias is None else self._take(self.deltas[bias_name])[:, part]
                 output = F.linear(x, weight, bias)
-                return output + extra.reshape(output.shape)
+                grouped = output.reshape(runs, -1, output.shape[-1])
+                self._add_matrix_part(grouped, matrix, flat, third, bias=own_bias)
+                return grouped.reshape(output.shape)
 
             return linear
 
         return linear_for
 
-    def base_tensors_of(self, name: str, members: torch.Tensor) -> torch.Tensor:
-        """Tensor ``name`` of each member ``(n, *shape)``: its base's plus its own noise."""
-        if name not in self._stacked:  # the bases' copies, stacked once, not per call
-            self._stacked[name] = torch.stack([tensors[name] for tensors in self.base_tensors])
-        return self._stacked[name][self.base_index[members]] + self.deltas[name][members]
+    def _own_tensor(self, name: str) -> torch.Tensor:
+        """Tensor ``name`` of every member ``(P, *shape)``: its base's plus its own noise
+        (a norm's: small), built once."""
+        if name not in self._own:
+            stacked = torch.stack([tensors[name] for tensors in self.base_tensors])
+            self._own[name] = stacked[self.base_index] + self.deltas[name]
+        return self._own[name]
 
-    def _take(self, tensor: torch.Tensor, members: torch.Tensor) -> torch.Tensor:
-        """``tensor[members]``, or ``tensor`` itself when the members are the whole
-        population in order."""
-        return tensor if self._in_order else tensor[members]
+    def _take(self, tensor: torch.Tensor) -> torch.Tensor:
+        """A per-member tensor ``(P, ...)`` for the running forward's runs of rows
+        ``(runs, ...)``: itself for the whole population in order, else each run's member's
+        (``index_select``: a fifth of indexing's cost here)."""
+        return tensor if self._runs is None else tensor.index_select(0, self._runs)
 
-    def _matrix_part(
-        self, name: str, x: torch.Tensor, members: torch.Tensor, rows: slice | None = None,
+    def _add_matrix_part(
+        self, output: torch.Tensor, name: str, x: torch.Tensor, rows: slice | None = None,
         stored_in_by_out: bool = False, bias: torch.Tensor | None = None,
-    ) -> torch.Tensor:  # fmt: skip
-        """Each row's own part of ``x Wᵀ`` for weight ``name`` (its output ``rows`` alone,
-        when given: a packed projection's third): ``x`` ``(n, k, in)`` -> ``(n, k, out)``;
-        ``stored_in_by_out``: of ``x W`` for a weight stored ``(in, out)`` (``Conv1D``'s);
-        ``bias`` ``(n, out)``: each row's own bias part, added in the same product."""
+    ) -> None:  # fmt: skip
+        """Adds each run's own part of ``x Wᵀ`` for weight ``name`` (its output ``rows``
+        alone, when given: a packed projection's third) to ``output`` in place: ``x``
+        ``(runs, k, in)``, ``output`` ``(runs, k, out)``; ``stored_in_by_out``: of ``x W``
+        for a weight stored ``(in, out)`` (``Conv1D``'s); ``bias`` ``(runs, out)``: each
+        run's own bias part."""
+        if bias is not None:
+            output.add_(bias.unsqueeze(1))
         if stored_in_by_out:
             if name in self.factors:
                 factors = self.factors[name]
-                projected = torch.bmm(x, factors.scaled_a[members])  # (n, k, r): x c A_i
-                return torch.bmm(projected, factors.b[members].transpose(1, 2))
-            return torch.bmm(x, self.deltas[name][members])
+                projected = torch.bmm(x, self._take(factors.scaled_a))  # (runs, k, r): x c A_i
+                output.baddbmm_(projected, self._take(factors.b).transpose(1, 2))
+            else:
+                output.baddbmm_(x, self._take(self.deltas[name]))
+            return
         rows = slice(None) if rows is None else rows
         if name in self.factors:
             factors = self.factors[name]
@@ -361,16 +423,12 @@ class FactoredModule:
                 # Rank 1 (EGGROLL's usual): a dot product and a scaled row, elementwise; a
                 # batched product of (k, in) by (in, 1) per member cost more than the two
                 # (benchmarks/results/module_lowrank_forward.md).
-                b_row = self._take(factors.b, members).transpose(1, 2)  # (n, 1, in)
-                a_row = self._take(factors.scaled_a, members)[:, rows].transpose(1, 2)
-                projected = (x * b_row).sum(-1, keepdim=True)  # (n, k, 1): x B_i
-                if bias is None:
-                    return projected * a_row
-                return torch.addcmul(bias.unsqueeze(1), projected, a_row)
-            projected = torch.bmm(x, self._take(factors.b, members))  # (n, k, r): x B_i
-            right = self._take(factors.scaled_a, members)[:, rows].transpose(1, 2)
+                b_row = self._take(factors.b).transpose(1, 2)  # (runs, 1, in)
+                a_row = self._take(factors.scaled_a)[:, rows].transpose(1, 2)
+                projected = (x * b_row).sum(-1, keepdim=True)  # (runs, k, 1): x B_i
+                output.addcmul_(projected, a_row)
+                return
+            projected = torch.bmm(x, self._take(factors.b))  # (runs, k, r): x B_i
+            output.baddbmm_(projected, self._take(factors.scaled_a)[:, rows].transpose(1, 2))
         else:
-            projected, right = x, self._take(self.deltas[name], members)[:, rows].transpose(1, 2)
-        if bias is None:
-            return torch.bmm(projected, right)
-        return torch.baddbmm(bias.unsqueeze(1), projected, right)
+            output.baddbmm_(x, self._take(self.deltas[name])[:, rows].transpose(1, 2))

@@ -56,3 +56,16 @@ def test_written_out_multi_head_attention_is_pytorchs(batch_first):
         got = multi_head_attention(module, query, key, key, **kwargs)
         for want, have in zip(expected, got, strict=True):
             torch.testing.assert_close(have, want, atol=1e-6, rtol=1e-5)
+        # Self-attention: the packed projection in one product.
+        for want, have in zip(
+            module(query, query, query, **kwargs),
+            multi_head_attention(module, query, query, query, **kwargs),
+            strict=True,
+        ):
+            torch.testing.assert_close(have, want, atol=1e-6, rtol=1e-5)
+        # Without weights, the factored path's fused scores and mix: the same outputs.
+        fused, none = multi_head_attention(
+            module, query, key, key, need_weights=False, fused=True, **kwargs
+        )
+        assert none is None
+        torch.testing.assert_close(fused, expected[0], atol=1e-6, rtol=1e-5)

@@ -40,29 +40,46 @@ def _population(network, members: int, rank: int, bases: int = 2, min_size: int 
     )
 
 
+ROWS = {
+    "scattered": [3, 0, 8, 5, 5, 1, 7],
+    "the whole population in runs": [m for m in range(9) for _ in range(2)],
+    "some members in runs": [3, 3, 0, 0, 8, 8, 3, 3],
+    "runs of different lengths": [1, 1, 1, 2, 2, 4],
+}
+"""Rows' members: the shapes a forward is called with (an evaluation's usual one, each
+member's episodes side by side, is taken a run at a time)."""
+
+
+@pytest.mark.parametrize("bases", [1, 2])
+@pytest.mark.parametrize("rows", sorted(ROWS))
 @pytest.mark.parametrize("rank", [1, 3])
-def test_factored_members_act_as_materialised_ones(rank):
+def test_factored_members_act_as_materialised_ones(rank, rows, bases):
+    """One base (the whole population in runs: every member's tensors used as stored) and
+    two (each base's rows run apart)."""
     network = ModuleNetwork(TokenMixer, (4,), 3)
-    population = _population(network, members=9, rank=rank)
+    population = _population(network, members=9, rank=rank, bases=bases)
     factored = {(matrix.rows, matrix.cols) for matrix in population.lowrank.matrices}
     assert {(10, 32), (32, 32)} <= factored  # the embedding table and a hidden layer
-    members = torch.tensor([3, 0, 8, 5, 5, 1, 7])
-    observations = torch.randn(7, 4, generator=torch.Generator().manual_seed(1))
+    members = torch.tensor(ROWS[rows])
+    observations = torch.randn(len(members), 4, generator=torch.Generator().manual_seed(1))
     got = FactoredModule(network, population, torch.device("cpu")).forward(members, observations)[0]
     expected = network.forward_population(population.materialize(members), observations)
     torch.testing.assert_close(got, expected, atol=2e-6, rtol=1e-5)
 
 
+@pytest.mark.parametrize("rank", [1, 2])
+@pytest.mark.parametrize("members", [[5, 0, 3, 3, 1], [0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5]])
 @pytest.mark.parametrize("name", sorted(ATTENTION))
-def test_factored_attention_acts_as_materialised(name):
+def test_factored_attention_acts_as_materialised(name, members, rank):
     """Multi-head attention's packed projection and output moved by low-rank products,
-    and a whole transformer encoder layer (its linear layers, norms and attention)."""
+    and a whole transformer encoder layer (its linear layers, norms and attention), on
+    scattered rows and on the whole population in runs."""
     network = ModuleNetwork(ATTENTION[name], (4,), 3, {"width": 16})
     assert factored_module(network)
-    population = _population(network, members=6, rank=2)
+    population = _population(network, members=6, rank=rank)
     assert (48, 16) in {(matrix.rows, matrix.cols) for matrix in population.lowrank.matrices}
-    members = torch.tensor([5, 0, 3, 3, 1])
-    observations = torch.randn(5, 4, generator=torch.Generator().manual_seed(2))
+    members = torch.tensor(members)
+    observations = torch.randn(len(members), 4, generator=torch.Generator().manual_seed(2))
     got = FactoredModule(network, population, torch.device("cpu")).forward(members, observations)[0]
     expected = network.forward_population(population.materialize(members), observations)
     torch.testing.assert_close(got, expected, atol=2e-6, rtol=1e-5)
@@ -171,9 +188,10 @@ class _NormedOverTwoAxes(torch.nn.Module):
 def test_an_rms_norm_over_several_axes_runs_factored_as_materialised():
     network = ModuleNetwork(_NormedOverTwoAxes, (4,), 3)
     assert factored_module(network)
-    population = _population(network, members=5, rank=2, min_size=64)
-    members = torch.tensor([4, 0, 2, 2, 1])
-    observations = torch.randn(5, 4, generator=torch.Generator().manual_seed(5))
-    got = FactoredModule(network, population, torch.device("cpu")).forward(members, observations)[0]
-    expected = network.forward_population(population.materialize(members), observations)
-    torch.testing.assert_close(got, expected, atol=2e-6, rtol=1e-5)
+    population = _population(network, members=5, rank=2, min_size=64, bases=1)
+    for members in (torch.tensor([4, 0, 2, 2, 1]), torch.arange(5).repeat_interleave(2)):
+        observations = torch.randn(len(members), 4, generator=torch.Generator().manual_seed(5))
+        factored = FactoredModule(network, population, torch.device("cpu"))
+        got = factored.forward(members, observations)[0]
+        expected = network.forward_population(population.materialize(members), observations)
+        torch.testing.assert_close(got, expected, atol=2e-6, rtol=1e-5)
