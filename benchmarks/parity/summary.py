@@ -152,6 +152,15 @@ def compare(comparison: Comparison, sides: dict[str, list[dict]], out: Path) -> 
     }
     if also and all(len(values) >= 2 for values in finals.values()):
         row["also"] = {name: interval(values) for name, values in also.items()}
+    # The deployed policy's evaluation at the budget's end, where every run of every side
+    # kept one (our runner's records since 2026-12-06): what a method that deploys a
+    # champion rather than its training population (erl) is judged by.
+    deployed = {
+        side: [record.get("final_evaluation") for record in records]
+        for side, records in sides.items()
+    }
+    if all(len(values) >= 2 and None not in values for values in deployed.values()):
+        row["deployed"] = interval({side: np.array(values) for side, values in deployed.items()})
     if len(complete) == len(finals) and all(len(values) >= 2 for values in finals.values()):
         row["final"] = interval(complete)
         references = [side for side in finals if side != "neuroplug"]
@@ -278,10 +287,21 @@ def mark(row: dict, side: str) -> str:
 
 
 def also_lines(rows: list[dict]) -> list[str]:
-    """The measures recorded beside the score (QD's coverage), final IQM [95% CI] per side,
-    one line per comparison, each followed by a blank line."""
+    """The measures recorded beside the score (the deployed policy's final evaluation, QD's
+    coverage), final IQM [95% CI] per side, one line per comparison, each followed by a
+    blank line."""
     lines = []
     for row in rows:
+        if "deployed" in row:
+            values = ", ".join(
+                f"{side} {iqm:,.0f} [{low:,.0f}, {high:,.0f}]"
+                for side, (iqm, low, high) in row["deployed"].items()
+            )
+            lines += [
+                f"`{row['method']}` on {row['task']}, the deployed policy's evaluation at the "
+                f"budget's end (greedy episodes): {values}.",
+                "",
+            ]
         for name, sides in row.get("also", {}).items():
             values = ", ".join(
                 f"{side} {iqm:.2f} [{low:.2f}, {high:.2f}]"
