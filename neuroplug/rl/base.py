@@ -198,14 +198,14 @@ class SegmentLearner(Learner):
         self.env_steps = int(state["env_steps"])
         self.model.load_state_dict(state["model"])
         self._load_state(state["learner"])
-        league = self._rollout_loop.league if self._rollout_loop is not None else None
-        if league is not None:
-            league.load_state_dict(state["self_play"])
+        leagues = self._rollout_loop.leagues if self._rollout_loop is not None else None
+        if leagues is not None:
+            leagues.load_state_dict(state["self_play"])
 
     def _league_state(self) -> dict[str, Any]:
         """Self-play's pool (``self_play``), when this learner plays one."""
-        league = self._rollout_loop.league if self._rollout_loop is not None else None
-        return {} if league is None else {"self_play": league.state_dict()}
+        leagues = self._rollout_loop.leagues if self._rollout_loop is not None else None
+        return {} if leagues is None else {"self_play": leagues.state_dict()}
 
     def close(self) -> None:
         if self._rollout_loop is not None:

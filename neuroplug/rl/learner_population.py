@@ -144,7 +144,7 @@ class LearnerPopulation(Learner):
         for member in self.members:
             member.segments = self.segments
         segment.stats = {**self.segment_stats(), **segment.stats}
-        segment.tables = self.segment_tables()
+        segment.tables = {**segment.tables, **self.segment_tables()}  # self-play's table too
         return segment
 
     def games_finished(self, games: Episodes) -> None:
@@ -188,7 +188,13 @@ class LearnerPopulation(Learner):
             "members": [member.state_dict() for member in self.members],
             "recent": [list(games) for games in self.recent],
             "population": on_cpu(self._state()),
+            **self._leagues_state(),
         }
+
+    def _leagues_state(self) -> dict[str, Any]:
+        """Self-play's pools (``self_play``: every member's), when the members play one."""
+        leagues = self.rollout_loop.leagues
+        return {} if leagues is None else {"self_play": leagues.state_dict()}
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
         if len(state["members"]) != len(self.members):
@@ -206,6 +212,8 @@ class LearnerPopulation(Learner):
             games.clear()
             games.extend(float(score) for score in saved)
         self._load_state(state["population"])
+        if self.rollout_loop.leagues is not None:
+            self.rollout_loop.leagues.load_state_dict(state["self_play"])
 
     def _state(self) -> dict[str, Any]:
         """A subclass's own state."""

@@ -51,7 +51,7 @@ from neuroplug.rl.shards import learner_sampler, sampler_report
 from neuroplug.runtime.seeds import segment_episode_seeds
 
 if TYPE_CHECKING:
-    from neuroplug.rl.self_play.league import League
+    from neuroplug.rl.self_play.leagues import Leagues
 
 NEW_EPISODES = "start new episodes"
 """The words of a resumed learner's notice (its envs begin new games)."""
@@ -174,10 +174,10 @@ class RolloutLoop:
         they own as many envs each)."""
         self.member_order = None if lane_owners is None else torch.cat(self.lanes)
         """Lanes of shared worlds: the envs member by member, for a stacked update."""
-        self.league: League | None = None
-        """Self-play's pool, seats and acting (``selfplay=pool``), for a lone learner."""
+        self.leagues: Leagues | None = None
+        """Self-play's pools, seats and acting (``selfplay=pool``): a league per learner."""
         if context.self_play is not None:
-            self.league = self._start_league(context)
+            self.leagues = self._start_leagues(context)
         self.member_stats: list[dict[str, float]] = [{} for _ in self.members]
         """Each member's statistics from its last update."""
         self._owner: RolloutLoopOwner | None = None
@@ -198,8 +198,8 @@ class RolloutLoop:
         if not sampler.started:
             self._start_envs(owner, segment)
         sampler.start_segment(segment)
-        if self.league is not None:
-            self.league.start_segment(segment)
+        if self.leagues is not None:
+            self.leagues.start_segment(segment)
         for member in self.members:
             member.start_segment(segment)
         before = (sampler.env_steps, sampler.forward_passes)
@@ -216,8 +216,8 @@ class RolloutLoop:
         games = self._games
         env_steps = sampler.env_steps - before[0]
         tables = {}
-        if self.league is not None:
-            league_stats, tables["tournament"] = self.league.end_segment(segment)
+        if self.leagues is not None:
+            league_stats, tables["tournament"] = self.leagues.end_segment(segment)
             stats = {**stats, **league_stats}
         return Segment(
             env_steps=env_steps,
@@ -259,8 +259,8 @@ class RolloutLoop:
         shards had. Each member's env steps
         grow by its part; the games that ended go to the owner."""
         acting = self.acting if acting is None else acting
-        if self.league is not None:
-            acting = self.league.acting_for(acting)
+        if self.leagues is not None:
+            acting = self.leagues.acting_for(acting)
         acting.refresh()
         sampler = self.sampler
         if version is not None and getattr(sampler, "asynchronous", False):
@@ -274,11 +274,11 @@ class RolloutLoop:
             for member, lanes in zip(self.members, self.lanes, strict=True):
                 member.env_steps += int(rollout.valid[:, lanes].sum())
         finished = sampler.take_episodes()
-        if self.league is not None:
-            # Every agent's steps counted above; the learner learns from, and reports, its own.
+        if self.leagues is not None:
+            # Every agent's steps counted above; a learner learns from, and reports, its own.
             groups = [group.rows for group in sampler.groups]
-            rollout = self.league.keep_learners(rollout, groups, acting)
-            finished = self.league.take_games()
+            rollout = self.leagues.keep_learners(rollout, groups, acting)
+            finished = self.leagues.take_games()
         self._games.extend(finished)
         owner = self._owner
         owner.games_finished(finished)
@@ -309,27 +309,34 @@ class RolloutLoop:
             part = rollout if len(self.members) == 1 else rollout.columns(self.lanes[k])
             self.member_stats[k] = member.learn_rollout(part)
 
-    def _start_league(self, context: LearnerContext) -> League:
-        """Self-play for a lone learner on the in-process sampler (refused, naming the
-        setting, for a population or envs sampled elsewhere)."""
+    def _start_leagues(self, context: LearnerContext) -> Leagues:
+        """Self-play for each learner on the in-process sampler, each over its own envs
+        (refused, naming the setting, for envs sampled elsewhere or members sharing
+        worlds)."""
         from neuroplug.rl.sampler import Sampler
-        from neuroplug.rl.self_play.league import League
+        from neuroplug.rl.self_play.leagues import Leagues
 
-        if len(self.members) > 1 or not isinstance(self.sampler, Sampler):
+        shared_worlds = self.member_order is not None
+        if not isinstance(self.sampler, Sampler) or shared_worlds:
             raise ConfigError(
                 "selfplay",
-                "pool runs a lone learner whose envs are stepped in its own process; "
-                + ("a population of learners" if len(self.members) > 1 else "sharded or Ray envs")
+                "pool runs learners whose envs are stepped in their own process, each in "
+                "worlds of its own; "
+                + ("a policy per team" if shared_worlds else "sharded or Ray envs")
                 + " with self-play is not built yet",
-                "algo=ppo or appo with scheduler=threaded and scheduler.envs_per_shard=0",
+                "scheduler=threaded with scheduler.envs_per_shard=0, and env.policy_mapping=shared",
             )
-        League.wrap_checked(self.acting)  # a learner that cannot play, before anything else
-        league = League(
-            context.self_play, context.env, context.seed, self.members[0], self.sampler.num_envs
+        Leagues.wrap_checked(self.acting)  # a learner that cannot play, before anything else
+        leagues = Leagues(
+            context.self_play,
+            context.env,
+            [member.context.seed for member in self.members],
+            self.members,
+            self.members[0].config.num_envs,
         )
-        self.acting = league.wrap(self.acting)
-        self.sampler.step_watcher = league.after_step
-        return league
+        self.acting = leagues.wrap(self.acting)
+        self.sampler.step_watcher = leagues.after_step
+        return leagues
 
     def first_rollout(self, owner: RolloutLoopOwner, length: int) -> Rollout:
         """Start the envs and segment 0's streams and sample one rollout, learning nothing:
@@ -348,8 +355,8 @@ class RolloutLoop:
         self.sampler.start(segment_episode_seeds(self.context.seed, segment, count))
         for member in self.members:
             member.envs_started()
-        if self.league is not None:
-            self.league.envs_started()
+        if self.leagues is not None:
+            self.leagues.envs_started()
         if segment > 0:
             owner.notices.append(
                 f"resumed at segment {segment}: the {count} envs {NEW_EPISODES} "

@@ -1,16 +1,17 @@
-"""The learner and its opponents acting in one batched forward.
+"""The learners and their opponents acting in one batched forward.
 
-Each step, a group's lanes are split by who plays them: the learner (its own agents, and
-every agent of a game against itself), a frozen snapshot, or a scripted bot. The
-network-driven lanes go through **one** forward of the stacked weights ``[learner,
-snapshot 1, ...]`` (:func:`~neuroplug.rl.acting.act_in_runs`: each player's lanes in runs
-paired with its weights, heterogeneous batching). Only the players with a game
-in the group take part, and a player with no lane costs nothing. Bots are called on their
-lanes' observations. A snapshot's lanes carry their own recurrent states, reset with every
-lane's at a game's start.
+Each step, a group's lanes are split by who plays them: a learner (its own agents, and
+every agent of a game against itself), one of its frozen snapshots, or a scripted bot. A
+population's members (``algo=pbt``) each have a league over their own envs. The
+network-driven lanes go through **one** forward of the stacked weights ``[learner 1, ...,
+learner K, snapshot 1, ...]`` (:func:`~neuroplug.rl.acting.act_in_runs`: each player's
+lanes in runs paired with its weights, heterogeneous batching). Only the players with a
+game in the group take part, and a player with no lane costs nothing. Bots are called on
+their lanes' observations. A snapshot's lanes carry their own recurrent states, reset with
+every lane's at a game's start.
 
 Every call's learnable lanes are kept for the rollout loop (:meth:`SelfPlayActing.
-learnable_mask`), so the learner learns only from its own agents' steps.
+learnable_mask`), so each learner learns only from its own agents' steps.
 """
 
 from __future__ import annotations
@@ -26,54 +27,81 @@ from neuroplug.rl.acting import Acted, Acting, ActorCriticActing, act_in_runs
 from neuroplug.rl.actor_critic import env_actions
 
 UNIT_EDGE = 1 - 1e-6
+BOT = -1
+"""A lane's position when a bot plays it (no network)."""
 
 
 class SelfPlayActing(Acting):
-    """A lone learner's acting (``inner``, an :class:`ActorCriticActing`) widened to the
-    league's players; see the module docstring."""
+    """The learners' acting (``inner``, an :class:`ActorCriticActing` over them) widened
+    to every league's players (``leagues``: :class:`~neuroplug.rl.self_play.leagues.
+    Leagues`); see the module docstring."""
 
-    def __init__(self, inner: ActorCriticActing, league: Any) -> None:
+    def __init__(self, inner: ActorCriticActing, leagues: Any) -> None:
         super().__init__(inner.members, inner.envs_per_member)
         self.inner = inner
-        self.learner = inner.members[0]
-        self.league = league
+        self.learners = list(inner.members)
+        self.leagues = leagues
         self.calls: dict[tuple[int, int], list[np.ndarray]] = {}
-        self.position = {LIVE: 0}
-        self.bot_ids = np.zeros(0, np.int64)
-        """The pool's bots' ids (fixed for the run), read at each refresh."""
+        self.positions: list[dict[int, int]] = [{LIVE: k} for k in range(len(self.learners))]
+        """Per league, each network player's place in the stack."""
+        self.bot_ids: list[np.ndarray] = [np.zeros(0, np.int64) for _ in self.learners]
+        """Per league, its pool's bots' ids (fixed for the run), read at each refresh."""
 
     def refresh(self) -> None:
-        """Stack the learner's weights and every snapshot in the pool (they change only
-        between segments; the learner's every rollout)."""
-        snapshots = [each for each in self.league.pool.entries.values() if each.kind == "snapshot"]
-        holders = [SimpleNamespace(model=each.model, device=self.device) for each in snapshots]
-        self.inner.members = [self.learner, *holders]
+        """Stack the learners' weights and every league's snapshots (they change only
+        between segments; the learners' every rollout)."""
+        holders, self.positions, self.bot_ids = [], [], []
+        for k, league in enumerate(self.leagues.each):
+            entries = list(league.pool.entries.values())
+            snapshots = [each for each in entries if each.kind == "snapshot"]
+            first = len(self.learners) + len(holders)
+            self.positions.append(
+                {LIVE: k, **{each.id: first + j for j, each in enumerate(snapshots)}}
+            )
+            holders += [SimpleNamespace(model=each.model, device=self.device) for each in snapshots]
+            self.bot_ids.append(np.array([e.id for e in entries if e.kind == "bot"], np.int64))
+        self.inner.members = [*self.learners, *holders]
         self.inner.refresh()
-        self.position = {LIVE: 0, **{each.id: k + 1 for k, each in enumerate(snapshots)}}
-        entries = self.league.pool.entries.values()
-        self.bot_ids = np.array([each.id for each in entries if each.kind == "bot"], np.int64)
         self.calls = {}
 
     def act(self, observations, rows, states, generator):
-        seats, pool = self.league.seats, self.league.pool
-        players = seats.policy_ids(rows)
-        self.calls.setdefault((rows.start, rows.stop), []).append(players == LIVE)
-        kinds = np.isin(players, self.bot_ids)  # once per step: no loop over lanes
-        if not kinds.any() and (players == players[0]).all():
+        positions, live, bots = self._players(rows)
+        self.calls.setdefault((rows.start, rows.stop), []).append(live)
+        if not bots and (positions == positions[0]).all():
             # One player: its plain forward.
-            member = torch.tensor([self.position[int(players[0])]])
+            member = torch.tensor([int(positions[0])])
             return self.inner.act_members(observations, member, states, generator)
         count = len(observations)
-        networked = np.flatnonzero(~kinds)
+        networked = np.flatnonzero(positions != BOT)
         parts = []
         if len(networked):
             parts.append(
-                (networked, self._forward(observations, networked, players, states, generator))
+                (networked, self._forward(observations, networked, positions, states, generator))
             )
-        for id_ in dict.fromkeys(players[kinds].tolist()):
-            lanes = np.flatnonzero(players == id_)
-            parts.append((lanes, self._bot(pool.entries[id_].bot, observations, lanes, states)))
+        for k, id_, lanes in bots:
+            bot = self.leagues.each[k].pool.entries[id_].bot
+            parts.append((lanes, self._bot(bot, self.leagues.each[k], observations, lanes, states)))
         return _merge(parts, count, observations.device)
+
+    def _players(self, rows: slice) -> tuple[np.ndarray, np.ndarray, list]:
+        """Per lane of ``rows``: its player's place in the stack (:data:`BOT` for a bot's),
+        whether a learner plays it, and each bot's lanes ``(league, id, lanes)``."""
+        positions = np.empty(rows.stop - rows.start, np.int64)
+        live = np.empty(len(positions), bool)
+        bots = []
+        for k, league, mine in self.leagues.overlapping(rows):
+            ids = league.seats.policy_ids(mine)
+            at = slice(mine.start + self.leagues.firsts[k] - rows.start, None)
+            at = slice(at.start, at.start + len(ids))
+            live[at] = ids == LIVE
+            is_bot = np.isin(ids, self.bot_ids[k])  # once per step: no loop over lanes
+            place = self.positions[k]
+            positions[at] = [
+                BOT if bot else place[int(i)] for i, bot in zip(ids, is_bot, strict=True)
+            ]
+            for id_ in dict.fromkeys(ids[is_bot].tolist()):
+                bots.append((k, id_, np.flatnonzero(ids == id_) + at.start))
+        return positions, live, bots
 
     def learnable_mask(self, groups: list[slice], steps: int) -> np.ndarray:
         """``(steps, num_envs)``: whether the learner learns from each lane's step, from the
@@ -93,22 +121,21 @@ class SelfPlayActing(Acting):
 
     # ------------------------------------------------------------------------------
 
-    def _forward(self, observations, lanes, players, states, generator) -> Acted:
+    def _forward(self, observations, lanes, positions, states, generator) -> Acted:
         """The network players' choices on ``lanes``: one forward (:func:`act_in_runs`)."""
         index = torch.as_tensor(lanes, device=observations.device)
-        positions = np.array([self.position[int(id_)] for id_ in players[lanes]], np.int64)
         return act_in_runs(
             self.inner,
             observations[index],
-            positions,
+            positions[lanes],
             None if states is None else states[index],
             generator,
         )
 
-    def _bot(self, bot, observations, lanes, states) -> Acted:
+    def _bot(self, bot, league, observations, lanes, states) -> Acted:
         """A bot's choices on ``lanes``: no log-probabilities or values (never learned from)."""
         env = self.inner.env
-        chosen = np.asarray(bot(observations[lanes].cpu().numpy(), self.league.rng))
+        chosen = np.asarray(bot(observations[lanes].cpu().numpy(), league.rng))
         device = observations.device
         if env.discrete:
             actions = torch.as_tensor(chosen.astype(np.int64), device=device)

@@ -1,5 +1,6 @@
-"""What the rollout loop calls for self-play (``selfplay=pool``): the pool, the seats and
-the acting, kept together for a lone learner's run.
+"""A learner's self-play (``selfplay=pool``): its pool, its seats, its draws and ratings
+(:class:`~neuroplug.rl.self_play.leagues.Leagues` holds a population's, one each, and the
+acting they share).
 
 ::
 
@@ -7,8 +8,6 @@ the acting, kept together for a lone learner's run.
                                (symmetric games) the learner's agent
     each step                  the lanes' game rewards added; a world whose game ended
                                records its outcome (and the ratings), then is seated anew
-    each rollout               the learner learns from its own agents' steps only (the
-                               others' are marked not valid); frames count every agent
     each segment's end         the tournament table and the ratings reported; every
                                snapshot_interval segments a frozen copy joins the pool
     a checkpoint               the pool: snapshots' weights, results and ratings
@@ -17,30 +16,25 @@ the acting, kept together for a lone learner's run.
 from __future__ import annotations
 
 import copy
-import dataclasses
 from typing import Any
 
 import numpy as np
-import torch
 
 from neuroplug.config.schema import SelfPlayConfig
 from neuroplug.envs.raw_steps import StepBatch
 from neuroplug.envs.spec import EnvSpec
-from neuroplug.errors import ConfigError
 from neuroplug.opponents.bots import bot_name, load_bot
 from neuroplug.opponents.pool import pool_for
 from neuroplug.opponents.ratings import rating_model
 from neuroplug.opponents.seating import learner_agent_indices
-from neuroplug.rl.acting import Acting, ActorCriticActing
-from neuroplug.rl.sampler import Episodes, Rollout
-from neuroplug.rl.self_play.acting import SelfPlayActing
+from neuroplug.rl.sampler import Episodes
 from neuroplug.rl.self_play.seats import Seats
 from neuroplug.runtime.devices import on_cpu
 from neuroplug.runtime.seeds import self_play_rng
 
 
 class League:
-    """A lone learner's self-play (see the module docstring)."""
+    """A learner's self-play over its ``num_envs`` envs (see the module docstring)."""
 
     def __init__(
         self, config: SelfPlayConfig, env: EnvSpec, seed: int, learner: Any, num_envs: int
@@ -60,41 +54,11 @@ class League:
         )
         self.rng = self_play_rng(seed, 0)
         self.rating = rating_model()
-        self.acting: SelfPlayActing | None = None
-        self._wrapped: dict[int, SelfPlayActing] = {}
         self._seat_all = True
         self._length = np.zeros(num_envs, dtype=np.int64)
         self._after_end = np.zeros(num_envs, dtype=bool)
         """Lanes whose game just ended: their next step is the reset, not a move."""
         self._games = Episodes()
-
-    def wrap(self, acting: Acting) -> SelfPlayActing:
-        """The learner's acting widened to its opponents."""
-        self.acting = SelfPlayActing(self.wrap_checked(acting), self)
-        self._wrapped = {id(acting): self.acting}
-        return self.acting
-
-    @staticmethod
-    def wrap_checked(acting: Acting) -> ActorCriticActing:
-        """``acting``, refused (naming the learners that play) unless an actor-critic's
-        (``dqn``, ``sac``, ``td3`` act otherwise)."""
-        if not isinstance(acting, ActorCriticActing):
-            raise ConfigError(
-                "selfplay",
-                f"pool trains an actor-critic learner against its opponents, and this "
-                f"learner acts through {type(acting).__name__}",
-                "algo=ppo or algo=appo with selfplay=pool",
-            )
-        return acting
-
-    def acting_for(self, acting: Acting) -> SelfPlayActing:
-        """``acting`` widened to the opponents: a learner that samples with an acting copy of
-        its model (``appo``) plays its games through that copy."""
-        if isinstance(acting, SelfPlayActing):
-            return acting
-        if id(acting) not in self._wrapped:
-            self._wrapped[id(acting)] = SelfPlayActing(self.wrap_checked(acting), self)
-        return self._wrapped[id(acting)]
 
     # ------------------------------------------------------------------ the loop's calls
 
@@ -136,15 +100,6 @@ class League:
         """The learner's games that ended since the last call (its agents' scores)."""
         games, self._games = self._games, Episodes()
         return games
-
-    def keep_learners(
-        self, rollout: Rollout, groups: list[slice], acting: SelfPlayActing
-    ) -> Rollout:
-        """``rollout`` (played by ``acting``) with the steps of agents the learner did not
-        play marked not valid."""
-        mask = acting.learnable_mask(groups, len(rollout.valid))
-        valid = rollout.valid & torch.from_numpy(mask).to(rollout.valid.device)
-        return dataclasses.replace(rollout, valid=valid)
 
     def end_segment(self, segment: int) -> tuple[dict[str, float], list[dict[str, Any]]]:
         """The segment's ratings and win rates (``selfplay/...``) and the tournament table's

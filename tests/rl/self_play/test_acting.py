@@ -36,7 +36,7 @@ def test_each_lane_acts_as_its_player_and_the_networks_in_one_forward(compose, t
     )
     learner = build_components(typed_experiment(config)).algorithm
     loop = learner.rollout_loop
-    league, acting = loop.league, loop.acting
+    league, acting = loop.leagues.each[0], loop.acting
     first = league.pool.add_snapshot(perturbed(learner.model, 1), segment=1)
     second = league.pool.add_snapshot(perturbed(learner.model, 2), segment=2)
     bot = next(entry.id for entry in league.pool.entries.values() if entry.kind == "bot")

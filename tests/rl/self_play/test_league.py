@@ -95,7 +95,7 @@ def test_opponents_change_only_between_games_and_start_from_a_fresh_state(compos
          "logger=none", f"run.output_dir={tmp_path}"]
     )  # fmt: skip
     learner = build_components(typed_experiment(config)).algorithm
-    league = learner.rollout_loop.league
+    league = learner.rollout_loop.leagues.each[0]
     league.pool.add_snapshot(copy_of(learner.model), segment=0)  # a second network to play
     changes = []
     watch = league.after_step

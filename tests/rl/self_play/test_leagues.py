@@ -1,0 +1,113 @@
+"""Population-based training over self-play (``algo=pbt`` with ``selfplay=pool``): each
+member plays its own envs against its own league (its snapshots and the bots), every
+member and every league's snapshots acting in one forward; each learns from its own agents;
+the table names the member; a resume continues every member's pool."""
+
+from __future__ import annotations
+
+import copy
+import csv
+from types import SimpleNamespace
+
+import pytest
+import torch
+
+pytest.importorskip("pettingzoo")
+pytest.importorskip("openskill")
+
+from neuroplug.app import run_job  # noqa: E402
+from neuroplug.experiment.typed import typed_experiment  # noqa: E402
+from neuroplug.opponents.pool import LIVE  # noqa: E402
+from neuroplug.rl.acting import ActorCriticActing  # noqa: E402
+from neuroplug.training.components import build_components  # noqa: E402
+
+POPULATION = ["algo=pbt", "algo.learner=ppo", "algo.members=2", "algo.member.num_envs=4"]
+GAME = [*POPULATION, "env=pong_duel", "selfplay=pool", "selfplay.bots=[random]", "logger=none"]
+
+
+def _frozen(model, seed: int):
+    model = copy.deepcopy(model).requires_grad_(False)
+    generator = torch.Generator().manual_seed(seed)
+    with torch.no_grad():
+        for tensor in model.parameters():
+            tensor += 0.5 * torch.randn(tensor.shape, generator=generator)
+    return model
+
+
+def test_every_members_lanes_act_as_their_players_in_one_forward(compose, tmp_path):
+    learner = build_components(
+        typed_experiment(compose([*GAME, f"run.output_dir={tmp_path}"]))
+    ).algorithm
+    loop = learner.rollout_loop
+    first, second = loop.leagues.each
+    snapshot = second.pool.add_snapshot(_frozen(learner.members[1].model, 1), segment=1)
+    bot = next(entry.id for entry in first.pool.entries.values() if entry.kind == "bot")
+    # Member 0: a game with itself, a game against the bot; member 1: its snapshot, itself.
+    for league, opponents in ((first, [LIVE, bot]), (second, [snapshot.id, LIVE])):
+        for world, opponent in enumerate(opponents):
+            league.seats.seat(world, opponent, league.rng)
+    acting = loop.acting
+    acting.refresh()
+    calls = []
+    forward = acting.inner.act_members
+    acting.inner.act_members = lambda *args: calls.append(args[1]) or forward(*args)
+    observations = torch.randn(8, 6, generator=torch.Generator().manual_seed(0))
+    acted = acting.act(observations, slice(0, 8), None, torch.Generator().manual_seed(1))
+    assert len(calls) == 1  # both members and member 1's snapshot in one forward
+    players = [(0, int(player)) for player in first.seats.policy_ids(slice(0, 4))] + [
+        (1, int(player)) for player in second.seats.policy_ids(slice(0, 4))
+    ]
+    models = {
+        (0, LIVE): learner.members[0].model,
+        (1, LIVE): learner.members[1].model,
+        (1, snapshot.id): snapshot.model,
+    }
+    for lane, player in enumerate(players):
+        if player == (0, bot):
+            assert acted.log_probs[lane] == 0 and acted.values[lane] == 0
+            continue
+        alone = ActorCriticActing(
+            [SimpleNamespace(model=models[player], device=torch.device("cpu"))], 1
+        )
+        alone.refresh()
+        reference = alone.act_members(
+            observations[lane : lane + 1], slice(0, 1), None, torch.Generator()
+        )
+        torch.testing.assert_close(acted.values[lane], reference.values[0])
+    live = [player[1] == LIVE for player in players]
+    assert acting.calls[(0, 8)][-1].tolist() == live  # what each member learns from
+
+
+def test_the_table_names_each_member_and_a_resume_keeps_every_pool(compose, tmp_path):
+    run = [*GAME, "selfplay.latest_share=0", "run.checkpoint_interval=1"]
+    run_job(compose([*run, "run.max_segments=2", f"run.output_dir={tmp_path}"]))
+    first = list(csv.DictReader((tmp_path / "tournament.csv").open()))
+    assert {row["member"] for row in first} == {"0", "1"}
+    for member in "01":  # every game against the bot, each member's own snapshot joined
+        names = {row["opponent"] for row in first if row["member"] == member}
+        assert names == {"latest", "random", "snapshot@1"}
+    metrics = list(csv.DictReader((tmp_path / "metrics.csv").open()))
+    assert all(float(metrics[-1][f"algo/member{k}/selfplay/games"]) > 0 for k in (0, 1))
+    run_job(compose([*run, "run.max_segments=3", f"run.resume={tmp_path}"]))
+    rows = list(csv.DictReader((tmp_path / "tournament.csv").open()))
+    for member in "01":
+        before = {r["opponent"]: r for r in first if r["member"] == member and r["segment"] == "2"}
+        last = {r["opponent"]: r for r in rows if r["member"] == member and r["segment"] == "3"}
+        assert set(last) == {"latest", "random", "snapshot@1", "snapshot@2"}
+        for name, row in before.items():  # the totals go on from the checkpoint's
+            total = int(row["games_total"]) + int(last[name]["games"])
+            assert int(last[name]["games_total"]) == total
+
+
+def test_a_member_learns_only_from_the_paddles_it_played(compose, tmp_path):
+    learner = build_components(
+        typed_experiment(compose([*GAME, "selfplay.latest_share=0", f"run.output_dir={tmp_path}"]))
+    ).algorithm
+    loop = learner.rollout_loop
+    seen = []
+    sample = loop.sample
+    loop.sample = lambda *args, **kwargs: seen.append(sample(*args, **kwargs)) or seen[-1]
+    learner.train_segment()
+    valid = torch.cat([rollout.valid for rollout in seen]).reshape(-1, 4, 2)  # worlds, paddles
+    assert valid.sum(-1).max() == 1  # never both paddles: the bot's is not learned from
+    assert valid.float().mean() > 0.45  # and the member's is, but for each game's reset
