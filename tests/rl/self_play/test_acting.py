@@ -3,7 +3,6 @@ player's, the networks' in one batched forward."""
 
 from __future__ import annotations
 
-import copy
 from types import SimpleNamespace
 
 import pytest
@@ -12,6 +11,8 @@ import torch
 pytest.importorskip("pettingzoo")
 pytest.importorskip("openskill")
 
+from frozen_models import perturbed  # noqa: E402
+
 from neuroplug.experiment.typed import typed_experiment  # noqa: E402
 from neuroplug.opponents.pool import LIVE  # noqa: E402
 from neuroplug.rl.acting import ActorCriticActing  # noqa: E402
@@ -19,15 +20,6 @@ from neuroplug.rl.distributions import Categorical  # noqa: E402
 from neuroplug.training.components import build_components  # noqa: E402
 
 GAME = ["algo=ppo", "env=pong_duel", "selfplay=pool", "logger=none"]
-
-
-def perturbed(model, seed: int):
-    model = copy.deepcopy(model).requires_grad_(False)
-    generator = torch.Generator().manual_seed(seed)
-    with torch.no_grad():
-        for tensor in model.parameters():
-            tensor += 0.5 * torch.randn(tensor.shape, generator=generator)
-    return model
 
 
 def test_each_lane_acts_as_its_player_and_the_networks_in_one_forward(compose, tmp_path):

@@ -5,7 +5,6 @@ the table names the member; a resume continues every member's pool."""
 
 from __future__ import annotations
 
-import copy
 import csv
 from types import SimpleNamespace
 
@@ -14,6 +13,8 @@ import torch
 
 pytest.importorskip("pettingzoo")
 pytest.importorskip("openskill")
+
+from frozen_models import perturbed  # noqa: E402
 
 from neuroplug.app import run_job  # noqa: E402
 from neuroplug.experiment.typed import typed_experiment  # noqa: E402
@@ -25,22 +26,13 @@ POPULATION = ["algo=pbt", "algo.learner=ppo", "algo.members=2", "algo.member.num
 GAME = [*POPULATION, "env=pong_duel", "selfplay=pool", "selfplay.bots=[random]", "logger=none"]
 
 
-def _frozen(model, seed: int):
-    model = copy.deepcopy(model).requires_grad_(False)
-    generator = torch.Generator().manual_seed(seed)
-    with torch.no_grad():
-        for tensor in model.parameters():
-            tensor += 0.5 * torch.randn(tensor.shape, generator=generator)
-    return model
-
-
 def test_every_members_lanes_act_as_their_players_in_one_forward(compose, tmp_path):
     learner = build_components(
         typed_experiment(compose([*GAME, f"run.output_dir={tmp_path}"]))
     ).algorithm
     loop = learner.rollout_loop
     first, second = loop.leagues.each
-    snapshot = second.pool.add_snapshot(_frozen(learner.members[1].model, 1), segment=1)
+    snapshot = second.pool.add_snapshot(perturbed(learner.members[1].model, 1), segment=1)
     bot = next(entry.id for entry in first.pool.entries.values() if entry.kind == "bot")
     # Member 0: a game with itself, a game against the bot; member 1: its snapshot, itself.
     for league, opponents in ((first, [LIVE, bot]), (second, [snapshot.id, LIVE])):
