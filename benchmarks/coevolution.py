@@ -16,7 +16,6 @@ Writes ``benchmarks/results/self_play/pong_duel_es/``: each seed's run (``metric
 
 from __future__ import annotations
 
-import argparse
 import csv
 import json
 import shutil
@@ -28,6 +27,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import evidence  # noqa: E402
 from machine import describe  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "results" / "self_play" / "pong_duel_es"
@@ -79,13 +79,8 @@ def run_seed(seed: int) -> Path:
 
 def summary() -> None:
     """``curves.png`` and ``summary.md`` from the finished seeds."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
     seeds = [seed for seed in SEEDS if (RESULTS / f"match_seed{seed}_random.json").exists()]
-    figure, axes = plt.subplots(1, 2, figsize=(11, 4))
+    drawn, axes = evidence.figure()
     lines = [
         "# Coevolution on pong_duel: ES against itself and its hall of fame",
         "",
@@ -98,10 +93,6 @@ def summary() -> None:
         "against PPO's self-play policy of the same seed |",
         "|---|---|---|---|---|---|",
     ]
-
-    def said(result):
-        low, high = result["interval"]
-        return f"{result['score_rate']:.3f} [{low:.3f}, {high:.3f}] ({result['games']} games)"
 
     for seed in seeds:
         rows = list(csv.DictReader((RESULTS / f"seed{seed}" / "metrics.csv").open()))
@@ -117,10 +108,10 @@ def summary() -> None:
             for name in ("tracking_bot", "random", "ppo")
             if (path := RESULTS / f"match_seed{seed}_{name}.json").exists()
         }
-        against_ppo = said(matches["ppo"]) if "ppo" in matches else "not played"
+        against_ppo = evidence.match_result(matches["ppo"]) if "ppo" in matches else "not played"
         lines.append(
             f"| {seed} | {rating[0]:.1f} / {rating[-1]:.1f} | {rate[0]:.2f} / {max(rate):.2f} / "
-            f"{rate[-1]:.2f} | {said(matches['tracking_bot'])} | {said(matches['random'])} | "
+            f"{rate[-1]:.2f} | {evidence.match_result(matches['tracking_bot'])} | {evidence.match_result(matches['random'])} | "
             f"{against_ppo} |"
         )
     axes[0].set_ylabel("population's rating (OpenSkill mu)")
@@ -128,21 +119,10 @@ def summary() -> None:
     for axis in axes:
         axis.set_xlabel("generation")
         axis.legend()
-    figure.tight_layout()
-    figure.savefig(RESULTS / "curves.png", dpi=90)
-    (RESULTS / "summary.md").write_text("\n".join(lines) + "\n")
-
-
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--summary", action="store_true", help="only summarise what is done")
-    arguments = parser.parse_args()
-    RESULTS.mkdir(parents=True, exist_ok=True)
-    if not arguments.summary:
-        for seed in SEEDS:
-            run_seed(seed)
-    summary()
+    evidence.write_summary(RESULTS, drawn, lines)
 
 
 if __name__ == "__main__":
-    main()
+    evidence.main(
+        __doc__.splitlines()[0], RESULTS, lambda: [run_seed(seed) for seed in SEEDS], summary
+    )

@@ -24,7 +24,6 @@ Writes ``benchmarks/results/qd_reevaluation/``: each run's ``metrics.csv`` and
 
 from __future__ import annotations
 
-import argparse
 import csv
 import shutil
 import subprocess
@@ -36,6 +35,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent / "parity"))
 
+import evidence  # noqa: E402
 from machine import describe  # noqa: E402
 from suite import QD_BATCH, QD_TASKS  # noqa: E402
 
@@ -73,11 +73,6 @@ def _rows(setting: str, seed: int) -> list[dict[str, str]]:
 
 def summary() -> None:
     """``summary.md`` and ``curves.png`` from the finished runs."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
     lines = [
         "# A MAP-Elites archive's QD-score: what it claims, what its elites do",
         "",
@@ -91,7 +86,7 @@ def summary() -> None:
         "after / the corrected one |",
         "|---|---|---|---|---|---|---|",
     ]
-    figure, axes = plt.subplots(1, len(SETTINGS), figsize=(11, 4), sharey=True)
+    drawn, axes = evidence.figure(len(SETTINGS), sharey=True)
     for axis, setting in zip(axes, SETTINGS, strict=True):
         ratios = []
         for seed in SEEDS:
@@ -122,22 +117,15 @@ def summary() -> None:
         axis.set_xlabel("generation")
         axis.legend(fontsize=7)
     axes[0].set_ylabel("QD-score (offset -200)")
-    figure.tight_layout()
-    figure.savefig(RESULTS / "curves.png", dpi=90)
-    (RESULTS / "summary.md").write_text("\n".join(lines) + "\n")
+    evidence.write_summary(RESULTS, drawn, lines)
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--summary", action="store_true", help="only summarise what is done")
-    arguments = parser.parse_args()
-    RESULTS.mkdir(parents=True, exist_ok=True)
-    if not arguments.summary:
-        for seed in SEEDS:
-            for setting in SETTINGS:
-                run(setting, seed)
-    summary()
+def run_all() -> None:
+    """Every setting's every seed not done."""
+    for seed in SEEDS:
+        for setting in SETTINGS:
+            run(setting, seed)
 
 
 if __name__ == "__main__":
-    main()
+    evidence.main(__doc__.splitlines()[0], RESULTS, run_all, summary)

@@ -29,6 +29,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import evidence  # noqa: E402
 from machine import describe  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "results" / "self_play" / "pong_duel"
@@ -77,13 +78,8 @@ def rows_of(seed: int) -> list[dict[str, str]]:
 
 def summary() -> None:
     """``curves.png`` and ``summary.md`` from the finished seeds."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
     seeds = [seed for seed in SEEDS if (RESULTS / f"match_seed{seed}_random.json").exists()]
-    figure, axes = plt.subplots(1, 2, figsize=(11, 4))
+    drawn, axes = evidence.figure()
     lines = [
         "# Self-play on pong_duel: PPO against its own pool",
         "",
@@ -113,16 +109,12 @@ def summary() -> None:
             for name in ("tracking_bot", "random")
         }
 
-        def said(result):
-            low, high = result["interval"]
-            return f"{result['score_rate']:.3f} [{low:.3f}, {high:.3f}] ({result['games']} games)"
-
         table = list(csv.DictReader((RESULTS / f"seed{seed}" / "tournament.csv").open()))
         bot = [row for row in table if row["opponent"] == "tracking_bot"][-1]
         played = f"{bot['games_total']}, {float(bot['win_rate_total']):.0%}"
         lines.append(
             f"| {seed} | {rating[0]:.1f} / {rating[-1]:.1f} | {played} | "
-            f"{said(matches['tracking_bot'])} | {said(matches['random'])} |"
+            f"{evidence.match_result(matches['tracking_bot'])} | {evidence.match_result(matches['random'])} |"
         )
     axes[0].set_ylabel("learner's rating (OpenSkill mu)")
     axes[1].set_ylabel("training win rate against the bot")
@@ -131,8 +123,6 @@ def summary() -> None:
         axis.set_xlabel("frames (every agent's steps)")
         axis.grid(alpha=0.3)
         axis.legend(fontsize=8)
-    figure.tight_layout()
-    figure.savefig(RESULTS / "curves.png", dpi=110)
     lines += [
         "",
         "Score rate: (wins + draws / 2) / games of the deployed (greedy) policy, seats "
@@ -143,9 +133,8 @@ def summary() -> None:
         "its past, not an absolute scale.",
         "",
         "![rating and win rate](curves.png)",
-        "",
     ]
-    (RESULTS / "summary.md").write_text("\n".join(lines))
+    evidence.write_summary(RESULTS, drawn, lines, dpi=110)
 
 
 def main() -> None:
