@@ -63,8 +63,13 @@ def _is_conv1d(module: nn.Module) -> bool:
     return type(module).__name__ == "Conv1D" and hasattr(module, "nf") and hasattr(module, "nx")
 
 
+def _is_norm(module: nn.Module) -> bool:
+    """A LayerNorm or an RMSNorm (``nn.RMSNorm``, :data:`RMS_NORMS`)."""
+    return isinstance(module, (nn.LayerNorm, nn.RMSNorm)) or type(module).__name__ in RMS_NORMS
+
+
 def _supported(module: nn.Module) -> bool:
-    return isinstance(module, SUPPORTED) or type(module).__name__ in RMS_NORMS or _is_conv1d(module)
+    return isinstance(module, SUPPORTED) or _is_norm(module) or _is_conv1d(module)
 
 
 def _rms_epsilon(module: nn.Module) -> float | None:
@@ -232,10 +237,7 @@ class FactoredModule:
         own in place of the module's (theirs would be thrown away)."""
         handles, replaced = [], []
         for module, prefix in self.prefixes.items():
-            if isinstance(module, nn.LayerNorm) or (
-                _supported(module) and not isinstance(module, (nn.Linear, nn.Embedding))
-                and not _is_conv1d(module)
-            ):  # fmt: skip
+            if _is_norm(module):
                 module.forward = self._norm(module, prefix, rows)
                 replaced.append(module)
             elif _supported(module):

@@ -42,24 +42,26 @@ class SelfPlayActing(Acting):
         self.learners = list(inner.members)
         self.leagues = leagues
         self.calls: dict[tuple[int, int], list[np.ndarray]] = {}
-        self.positions: list[dict[int, int]] = [{LIVE: k} for k in range(len(self.learners))]
-        """Per league, each network player's place in the stack."""
-        self.bot_ids: list[np.ndarray] = [np.zeros(0, np.int64) for _ in self.learners]
-        """Per league, its pool's bots' ids (fixed for the run), read at each refresh."""
+        self.players: list[tuple[np.ndarray, np.ndarray]] = [
+            (np.array([LIVE]), np.array([k])) for k in range(len(self.learners))
+        ]
+        """Per league, its players' pool ids (sorted) and each one's place in the stack
+        (:data:`BOT` for a bot), read at each refresh: a step looks its lanes up at once."""
 
     def refresh(self) -> None:
         """Stack the learners' weights and every league's snapshots (they change only
         between segments; the learners' every rollout)."""
-        holders, self.positions, self.bot_ids = [], [], []
+        holders, self.players = [], []
         for k, league in enumerate(self.leagues.each):
-            entries = list(league.pool.entries.values())
-            snapshots = [each for each in entries if each.kind == "snapshot"]
-            first = len(self.learners) + len(holders)
-            self.positions.append(
-                {LIVE: k, **{each.id: first + j for j, each in enumerate(snapshots)}}
-            )
-            holders += [SimpleNamespace(model=each.model, device=self.device) for each in snapshots]
-            self.bot_ids.append(np.array([e.id for e in entries if e.kind == "bot"], np.int64))
+            places = {LIVE: k}
+            for entry in league.pool.entries.values():
+                if entry.kind == "snapshot":
+                    places[entry.id] = len(self.learners) + len(holders)
+                    holders.append(SimpleNamespace(model=entry.model, device=self.device))
+                elif entry.kind == "bot":
+                    places[entry.id] = BOT
+            ids = np.array(sorted(places), np.int64)
+            self.players.append((ids, np.array([places[int(i)] for i in ids], np.int64)))
         self.inner.members = [*self.learners, *holders]
         self.inner.refresh()
         self.calls = {}
@@ -89,18 +91,18 @@ class SelfPlayActing(Acting):
         positions = np.empty(rows.stop - rows.start, np.int64)
         live = np.empty(len(positions), bool)
         bots = []
-        for k, league, mine in self.leagues.overlapping(rows):
+        for k, league, mine, within in self.leagues.overlapping(rows):
             ids = league.seats.policy_ids(mine)
-            at = slice(mine.start + self.leagues.firsts[k] - rows.start, None)
-            at = slice(at.start, at.start + len(ids))
-            live[at] = ids == LIVE
-            is_bot = np.isin(ids, self.bot_ids[k])  # once per step: no loop over lanes
-            place = self.positions[k]
-            positions[at] = [
-                BOT if bot else place[int(i)] for i, bot in zip(ids, is_bot, strict=True)
-            ]
+            known, places = self.players[k]
+            found = np.minimum(np.searchsorted(known, ids), len(known) - 1)
+            if (known[found] != ids).any():
+                missing = sorted(set(ids.tolist()) - set(known.tolist()))
+                raise RuntimeError(f"self-play seated pool entries {missing} it no longer holds")
+            positions[within] = places[found]  # no loop over lanes
+            live[within] = ids == LIVE
+            is_bot = positions[within] == BOT
             for id_ in dict.fromkeys(ids[is_bot].tolist()):
-                bots.append((k, id_, np.flatnonzero(ids == id_) + at.start))
+                bots.append((k, id_, np.flatnonzero(ids == id_) + within.start))
         return positions, live, bots
 
     def learnable_mask(self, groups: list[slice], steps: int) -> np.ndarray:

@@ -80,15 +80,16 @@ class Leagues:
             self._wrapped[id(acting)] = SelfPlayActing(self.wrap_checked(acting), self)
         return self._wrapped[id(acting)]
 
-    def overlapping(self, rows: slice) -> Iterator[tuple[int, League, slice]]:
-        """``(member, its league, its own envs among rows)`` for each member with envs in
-        ``rows`` (a group of the sampler's)."""
+    def overlapping(self, rows: slice) -> Iterator[tuple[int, League, slice, slice]]:
+        """``(member, its league, its own envs among rows, where they sit in rows)`` for each
+        member with envs in ``rows`` (a group of the sampler's)."""
         size = self.envs_per_member
         for k in range(rows.start // size, min(len(self.each), -(-rows.stop // size))):
             first = self.firsts[k]
-            mine = slice(max(rows.start, first) - first, min(rows.stop, first + size) - first)
-            if mine.stop > mine.start:
-                yield k, self.each[k], mine
+            start, stop = max(rows.start, first), min(rows.stop, first + size)
+            if stop > start:
+                within = slice(start - rows.start, stop - rows.start)
+                yield k, self.each[k], slice(start - first, stop - first), within
 
     # ------------------------------------------------------------------ the loop's calls
 
@@ -104,11 +105,9 @@ class Leagues:
 
     def after_step(self, rows: slice, batch: StepBatch) -> None:
         """A step's results for the envs ``rows``, each member's part to its league."""
-        for k, league, mine in self.overlapping(rows):
-            at = slice(mine.start + self.firsts[k] - rows.start, None)
-            at = slice(at.start, at.start + mine.stop - mine.start)
+        for _, league, mine, within in self.overlapping(rows):
             part = SimpleNamespace(
-                game_rewards=batch.game_rewards[at], game_over=batch.game_over[at]
+                game_rewards=batch.game_rewards[within], game_over=batch.game_over[within]
             )
             league.after_step(mine, part)
 
