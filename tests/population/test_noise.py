@@ -7,10 +7,11 @@ import subprocess
 import sys
 import textwrap
 
+import numpy as np
 import pytest
 import torch
 
-from neuroplug.population.noise import MAX_SEED, gumbels_at, noise_vectors, philox4x32
+from neuroplug.population.noise import MAX_SEED, _uniform, gumbels_at, noise_vectors, philox4x32
 
 
 def test_philox_matches_the_random123_known_answers():
@@ -94,3 +95,42 @@ def test_gumbel_max_draws_follow_the_softmax():
     chosen = (logits + draws).argmax(dim=1)
     frequencies = torch.bincount(chosen, minlength=4).float() / len(chosen)
     torch.testing.assert_close(frequencies, torch.softmax(logits, 0), atol=0.01, rtol=0)
+
+
+def _philox_in_python(key: int, counter: int, key_hi: int) -> list[int]:
+    """Philox4x32-10 on Python integers, as Random123 writes it (the test's reference)."""
+    mask = 0xFFFFFFFF
+    c, k = [counter, 0, 0, 0], [key, key_hi]
+    for _ in range(10):
+        product_a, product_b = 0xD2511F53 * c[0], 0xCD9E8D57 * c[2]
+        c = [
+            (product_b >> 32) ^ c[1] ^ k[0],
+            product_b & mask,
+            (product_a >> 32) ^ c[3] ^ k[1],
+            product_a & mask,
+        ]
+        k = [(k[0] + 0x9E3779B9) & mask, (k[1] + 0xBB67AE85) & mask]
+    return c
+
+
+def test_philox_matches_a_plain_implementation_over_the_whole_32_bit_range():
+    rng = np.random.default_rng(5)
+    keys = rng.integers(0, 2**32, 40, dtype=np.int64)
+    counters = rng.integers(0, 2**32, 40, dtype=np.int64)
+    keys[:2], counters[:2] = 2**32 - 1, 2**32 - 1  # every bit set: the products wrap
+    for key_hi in (0, 2**32 - 1, 123_456_789):
+        words = philox4x32(torch.from_numpy(keys), torch.from_numpy(counters), key_hi)
+        found = torch.stack(words, dim=1).tolist()
+        expected = [
+            _philox_in_python(int(k), int(c), key_hi) for k, c in zip(keys, counters, strict=True)
+        ]
+        assert found == expected
+
+
+def test_uniforms_fold_the_bits_as_triton_does():
+    # Triton reads 32 bits as a signed int s, takes -s - 1 where s < 0, and scales by 2**-31.
+    bits = torch.tensor([0, 1, 2**31 - 1, 2**31, 2**31 + 1, 2**32 - 1], dtype=torch.int64)
+    signed = [b - 2**32 if b >= 2**31 else b for b in bits.tolist()]
+    folded = [-s - 1 if s < 0 else s for s in signed]
+    expected = torch.tensor(folded, dtype=torch.float32) * 4.6566127342e-10
+    assert torch.equal(_uniform(bits), expected)
