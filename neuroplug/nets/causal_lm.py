@@ -147,12 +147,13 @@ class CausalLM(nn.Module):
 
 
 def observes_token_ids(env: EnvSpec) -> bool:
-    """Whether ``env`` observes a context of token ids + 1 and acts by token id: a text
-    task (its family says so, or its Box does: 0 .. actions in every place)."""
-    if not (env.discrete and len(env.obs_shape) == 1):
+    """Whether ``env`` observes a context of token ids + 1 and acts by token id (or scores
+    each token: a text task's ``scoring=likelihood``): a text task (its family says so, or
+    its Box does: 0 .. actions in every place)."""
+    if len(env.obs_shape) != 1:
         return False
     ids = ((0.0, float(env.num_actions)),) * env.obs_shape[0]
-    return env.family.writes_text or env.obs_bounds == ids
+    return env.family.writes_text or (env.discrete and env.obs_bounds == ids)
 
 
 def require_token_ids(env: EnvSpec, net_type: str) -> None:

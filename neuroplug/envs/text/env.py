@@ -11,6 +11,16 @@ or when the context is full, with the task's reward on the completion (0 before)
 An evaluation of P members over B episodes each is then P x B generations advanced one
 token a step in one batched forward (members sharing the base model's product in low
 rank), a transformer's keys and values kept as its state (``net.type=causal_lm``).
+
+``scoring="likelihood"`` scores the task's answer instead of a completion (teacher
+forcing): the action is a score per token (the network's outputs, ``tanh``-squashed into
+the action box, as any continuous action; ``LOGIT_CAP`` times it are the logits, the soft
+cap of Gemma 2's logits), each step's context holds the answer's tokens so far whatever the
+action, and the reward is 1 where every one of the answer's tokens (and its end) is the
+top-scored, the completion greedy decoding writes, else 0.9 x the mean probability the
+scores give them: a fitness smooth in the weights where a written completion's is a step
+function of them (its argmaxes move only when a perturbation crosses a tie), for training
+from scratch.
 """
 
 from __future__ import annotations
@@ -24,18 +34,35 @@ from neuroplug.envs.text.task import Problem, make_task
 from neuroplug.envs.text.tokenizer import make_tokenizer
 from neuroplug.errors import ConfigError
 
+SCORINGS = ("completion", "likelihood")
+"""``env.kwargs.scoring``: what an episode's reward is on (see the module docstring)."""
+
+LOGIT_CAP = 10.0
+"""``scoring=likelihood``: the logits are this times the action in [-1, 1] (Gemma 2 caps
+its logits at 30 as ``30 tanh(x / 30)``; at 10 a token can still take all but 3e-8 of
+addition's 13 tokens' probability)."""
+
 
 class TextTaskEnv(gymnasium.Env):
     """``task`` (a name or ``package.module:Class``) built with ``settings``; ``tokenizer``
     a local directory holding a model's own (Hugging Face) tokenizer, or empty for the
-    character tokenizer of ``alphabet`` (default: the task's own)."""
+    character tokenizer of ``alphabet`` (default: the task's own); ``scoring`` one of
+    :data:`SCORINGS`."""
 
     metadata = {"render_modes": []}
 
     def __init__(
         self, task: str = "addition", context: int = 0, alphabet: str = "",
-        tokenizer: str = "", **settings: Any,
+        tokenizer: str = "", scoring: str = "completion", **settings: Any,
     ) -> None:  # fmt: skip
+        if scoring not in SCORINGS:
+            raise ConfigError(
+                "env.kwargs.scoring",
+                f"unknown scoring {scoring!r}",
+                "completion (the policy writes; the task's reward) or likelihood (the task's "
+                "answer scored token by token)",
+            )
+        self.scoring = scoring
         self.task = make_task(task, settings)
         self.tokenizer = make_tokenizer(tokenizer, alphabet or self.task.alphabet)
         missing = self.tokenizer.missing(self.task.alphabet)
@@ -63,12 +90,19 @@ class TextTaskEnv(gymnasium.Env):
         self.observation_space = gymnasium.spaces.Box(
             0.0, float(vocabulary), (self.context,), np.float32
         )
-        self.action_space = gymnasium.spaces.Discrete(vocabulary)
+        self.action_space = (
+            gymnasium.spaces.Box(-1.0, 1.0, (vocabulary,), np.float32)
+            if scoring == "likelihood"
+            else gymnasium.spaces.Discrete(vocabulary)
+        )
         self.problem: Problem | None = None
         self._tokens = np.zeros(self.context, np.float32)
         self._prompt: list[int] = []
         self._length = 0
         self._completion: list[int] = []
+        self._targets: list[int] = []
+        """``scoring=likelihood``: the answer's tokens, and the end where it has room."""
+        self._probabilities: list[float] = []
 
     def reset(self, *, seed: int | None = None, options: dict | None = None):
         super().reset(seed=seed)
@@ -77,6 +111,11 @@ class TextTaskEnv(gymnasium.Env):
         self._tokens[:] = 0.0
         self._tokens[0] = self._prompt[0] + 1
         self._length, self._completion = 1, []
+        if self.scoring == "likelihood":
+            answer = self.tokenizer.encode(self.problem.answer)[: self.task.max_new_tokens]
+            room = min(self.task.max_new_tokens, self.context - len(self._prompt))
+            self._targets = answer[:room] + ([self.tokenizer.end] if len(answer) < room else [])
+            self._probabilities = []
         return self._tokens.copy(), {}
 
     def step(self, action):
@@ -84,6 +123,8 @@ class TextTaskEnv(gymnasium.Env):
             self._tokens[self._length] = self._prompt[self._length] + 1
             self._length += 1
             return self._tokens.copy(), 0.0, False, False, {}
+        if self.scoring == "likelihood":
+            return self._score(np.asarray(action, np.float64).reshape(-1))
         token = int(np.asarray(action).reshape(-1)[0])
         end = token == self.tokenizer.end
         if not end:
@@ -98,10 +139,47 @@ class TextTaskEnv(gymnasium.Env):
         reward = self.task.reward(self.problem, self.completion)
         return self._tokens.copy(), float(reward), True, False, {}
 
+    def _score(self, scores: np.ndarray):
+        """``scoring=likelihood``'s step: the probability and the top-scored token at the
+        answer's next place, then that place written with the answer's token."""
+        target = self._targets[len(self._probabilities)]
+        logits = LOGIT_CAP * scores
+        shifted = np.exp(logits - logits.max())
+        self._probabilities.append(float(shifted[target] / shifted.sum()))
+        self._completion.append(int(scores.argmax()))
+        if target != self.tokenizer.end:
+            self._tokens[self._length] = target + 1
+            self._length += 1
+        if len(self._probabilities) < len(self._targets):
+            return self._tokens.copy(), 0.0, False, False, {}
+        if self._completion == self._targets:
+            reward = 1.0
+        else:
+            reward = 0.9 * float(np.mean(self._probabilities))
+        # The last observation shows what greedy decoding writes after each right prefix
+        # (what completions and watch print), not the answer the steps were fed.
+        shown = self._tokens.copy()
+        written = self._written()
+        start = len(self._prompt)
+        shown[start:] = 0.0
+        shown[start : start + len(written)] = np.asarray(written, np.float32) + 1
+        return shown, reward, True, False, {}
+
+    def _written(self) -> list[int]:
+        """The top-scored tokens so far, up to the first end."""
+        end = self.tokenizer.end
+        return (
+            self._completion[: self._completion.index(end)]
+            if end in self._completion
+            else (list(self._completion))
+        )
+
     @property
     def completion(self) -> str:
-        """The completion so far, as text."""
-        return self.tokenizer.decode(self._completion)
+        """The completion so far, as text (``scoring=likelihood``: the top-scored tokens)."""
+        return self.tokenizer.decode(
+            self._written() if self.scoring == "likelihood" else self._completion
+        )
 
     @property
     def max_steps(self) -> int:

@@ -86,3 +86,68 @@ def test_a_text_task_is_an_env_of_the_text_family():
         spec.discrete and spec.obs_shape == (7,) and spec.num_actions == 12
     )  # the end and 11 characters
     assert spec.max_episode_steps == 6
+
+
+def _score(env: TextTaskEnv, scores_at, seed: int = 0):
+    """Plays ``scoring=likelihood``: ``scores_at(place, target)`` gives each answer place's
+    scores; returns the observations, the contexts fed and the last reward."""
+    observation, _ = env.reset(seed=seed)
+    prefill = len(env.tokenizer.encode(env.problem.prompt)) - 1
+    for _ in range(prefill):
+        observation = env.step(np.zeros(env.tokenizer.vocabulary, np.float32))[0]
+    contexts, done, place = [observation], False, 0
+    while not done:
+        target = env._targets[place]
+        observation, reward, done, _, _ = env.step(scores_at(place, target))
+        contexts.append(observation)
+        place += 1
+    return contexts, reward
+
+
+def test_likelihood_scoring_feeds_the_answer_and_rewards_its_probability():
+    env = TextTaskEnv("addition", digits=2, scoring="likelihood")
+    vocabulary = env.tokenizer.vocabulary
+    assert env.action_space.shape == (vocabulary,)
+
+    def peaked(token):
+        scores = np.full(vocabulary, -1.0, np.float32)
+        scores[token] = 1.0
+        return scores
+
+    contexts, reward = _score(env, lambda place, target: peaked(target), seed=4)
+    answer, prompt = env.problem.answer, env.tokenizer.encode(env.problem.prompt)
+    assert reward == 1.0 and env.completion == answer
+    assert env.tokenizer.decode(contexts[-1][len(prompt) :].astype(int) - 1) == answer
+    # Uniform scores: each token of the answer (and its end) gets 1 / vocabulary.
+    _, reward = _score(env, lambda place, target: np.zeros(vocabulary, np.float32), seed=4)
+    assert reward == pytest.approx(0.9 / vocabulary)
+    # The first place scored wrong: the answer is still what the next places read, and the
+    # last observation shows what greedy decoding writes (the wrong token, then the rest).
+    wrong = (env._targets[0] % (vocabulary - 1)) + 1  # a character, not the end, not the target
+    contexts, reward = _score(
+        env, lambda place, target: peaked(wrong if place == 0 else target), seed=4
+    )
+    fed = contexts[-2][len(prompt) : len(prompt) + len(answer)]
+    assert env.tokenizer.decode(fed[fed > 0].astype(int) - 1) == answer[: len(fed[fed > 0])]
+    assert env.completion == env.tokenizer.decode([wrong]) + answer[1:]
+    expected = 1.0 / (1.0 + (vocabulary - 1) * np.exp(-20.0))  # the places scored right
+    wrong_share = np.exp(-20.0) / (1.0 + (vocabulary - 1) * np.exp(-20.0))
+    places = len(env._targets)
+    assert reward == pytest.approx(0.9 * (wrong_share + (places - 1) * expected) / places)
+
+
+def test_an_unknown_scoring_is_named():
+    with pytest.raises(ConfigError, match=r"env.kwargs.scoring: unknown scoring 'logprob'"):
+        TextTaskEnv("addition", scoring="logprob")
+
+
+def test_a_likelihood_scored_task_is_a_text_env_a_causal_lm_reads():
+    from neuroplug.nets.causal_lm import observes_token_ids
+
+    config = EnvConfig(
+        id="neuroplug.envs.text.registration:Sorting-v0",
+        kwargs={"length": 3, "scoring": "likelihood"},
+        vectorization="in_process",
+    )
+    spec = make_spec(config)
+    assert not spec.discrete and spec.num_actions == 12 and observes_token_ids(spec)

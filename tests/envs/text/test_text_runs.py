@@ -30,8 +30,12 @@ TINY = [
 ]
 
 
-def test_a_low_rank_es_run_writes_and_logs_completions(compose, tmp_path, capsys):
-    summary = run_job(compose([*TINY, f"run.output_dir={tmp_path}"]))
+@pytest.mark.parametrize("scoring", ["completion", "likelihood"])
+def test_a_low_rank_es_run_writes_and_logs_completions(compose, tmp_path, capsys, scoring):
+    # likelihood: the answer's probability is the fitness; what is shown is still what
+    # greedy decoding writes.
+    overrides = [*TINY, f"env.kwargs.scoring={scoring}", f"run.output_dir={tmp_path}"]
+    summary = run_job(compose(overrides))
     assert summary["frames"] > 0
     printed = capsys.readouterr().out
     assert "causal_lm d16 x 1 layers" in printed  # what net.type=auto builds here
