@@ -236,6 +236,22 @@ CASES = {
         "selfplay.pool_size=0",
         field="selfplay.latest_share",
     ),  # fmt: skip
+    "self-play-members-lone-learner": case(
+        "algo=ppo",
+        "env=pong_duel",
+        "selfplay=pool",
+        "selfplay.members=true",
+        field="selfplay.members",
+        also=("algo=pbt",),
+    ),  # fmt: skip
+    "self-play-members-evolution": case(
+        "algo=es",
+        "env=pong_duel",
+        "selfplay=pool",
+        "selfplay.members=true",
+        field="selfplay.members",
+        also=("coevolution",),
+    ),  # fmt: skip
     "self-play-bad-eval-opponent": case(
         "selfplay=pool", "selfplay.eval_opponent=tracker", field="selfplay.eval_opponent"
     ),

@@ -404,7 +404,7 @@ class NetConfig(CheckedConfig):
 
 
 OPPONENT_SAMPLINGS = ("uniform", "pfsp")
-"""How self-play draws a frozen or scripted opponent (``selfplay.sampling``)."""
+"""How self-play draws an opponent other than the learner itself (``selfplay.sampling``)."""
 
 
 @dataclass
@@ -431,9 +431,10 @@ class SelfPlayConfig(CheckedConfig):
     pool."""
     latest_share: float = 0.5
     """Share of games the learner plays against itself, as it is now (those games' other
-    agents learn too); the rest against a frozen snapshot or a bot (not learned from)."""
+    agents learn too); the rest against a frozen snapshot, a bot or another member (not
+    learned from)."""
     sampling: str = "pfsp"
-    """How a frozen or scripted opponent is drawn: ``uniform``, or ``pfsp`` (AlphaStar's
+    """How an opponent other than the learner itself is drawn: ``uniform``, or ``pfsp`` (AlphaStar's
     prioritised fictitious self-play: weight ``(1 - P(win))^pfsp_power``, the opponents the
     learner beats least played most)."""
     pfsp_power: float = 2.0
@@ -442,6 +443,11 @@ class SelfPlayConfig(CheckedConfig):
     """Scripted opponents kept in the pool: ``random`` (uniform actions) or
     ``package.module:function`` taking a batch of observations (one per agent the bot
     plays, as the learner sees them) and returning their actions."""
+    members: bool = False
+    """``algo=pbt``: every other member of the population joins each member's pool, playing
+    with its live weights in the same forward, drawn as the snapshots and bots are
+    (Sample Factory's ``pbt_mix_policies_in_one_env``); a member learns only from its own
+    agents."""
     eval_opponent: str | None = None
     """A bot (``random`` or ``package.module:function``) the run's evaluations play the
     deployed policy against: ``run.eval_episodes`` games, seats alternating (or the
@@ -484,11 +490,12 @@ class SelfPlayConfig(CheckedConfig):
             )
         if self.enabled:
             require(
-                self.latest_share == 1.0 or self.pool_size > 0 or self.bots,
+                self.latest_share == 1.0 or self.pool_size > 0 or self.bots or self.members,
                 "selfplay.latest_share",
-                f"{self.latest_share} leaves games to frozen or scripted opponents, and the "
-                "pool holds neither (selfplay.pool_size=0, no selfplay.bots)",
-                "selfplay.pool_size >= 1, a bot in selfplay.bots, or selfplay.latest_share=1",
+                f"{self.latest_share} leaves games to other opponents, and the pool holds "
+                "none (selfplay.pool_size=0, no selfplay.bots, selfplay.members=false)",
+                "selfplay.pool_size >= 1, a bot in selfplay.bots, selfplay.members=true, or "
+                "selfplay.latest_share=1",
             )
 
 

@@ -129,7 +129,7 @@ class Arena:
                 mine = self._seats(rng)
                 drawn = self.pool.draw(rng)
                 if drawn == LIVE and not waiting and entries:
-                    drawn = self.pool.draw_frozen(rng)
+                    drawn = self.pool.draw_other(rng)
                 world = np.full(k, first)  # no partner and no entry yet: it plays itself
                 if drawn == LIVE and waiting:
                     second = waiting.popleft()

@@ -112,9 +112,22 @@ def check_virtual_batch_norm(experiment: Experiment) -> None:
 
 def check_self_play(experiment: Experiment) -> None:
     """``selfplay=pool``: a learner trains against its opponents, a population against its
-    members and hall of fame; scripted bots (``selfplay.bots``) play learners only (cheap:
-    before torch loads)."""
+    members and hall of fame; scripted bots (``selfplay.bots``) play learners only, and a
+    population of learners' members (``selfplay.members``) play each other only under
+    ``algo=pbt`` (evolution's already do) (cheap: before torch loads)."""
     selfplay = experiment.selfplay
+    if selfplay.enabled and selfplay.members and experiment.algo.name != "pbt":
+        raise ConfigError(
+            "selfplay.members",
+            f"puts a population's members in each other's pools, and "
+            f"algo={experiment.algo.name} "
+            + (
+                "is one learner"
+                if isinstance(experiment.algo, LearnerConfig)
+                else "plays its members against each other already (coevolution)"
+            ),
+            "algo=pbt, or selfplay.members=false",
+        )
     if selfplay.enabled and selfplay.bots and not isinstance(experiment.algo, LearnerConfig):
         raise ConfigError(
             "selfplay.bots",

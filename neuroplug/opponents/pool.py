@@ -1,10 +1,12 @@
-"""The opponent pool: the learner itself (entry 0), its frozen past snapshots and scripted
-bots, each with its games against the learner and its rating. The learner is a learner's
+"""The opponent pool: the learner itself (entry 0), its frozen past snapshots, scripted
+bots and, in a population of learners, the other members as they are now, each with its
+games against the learner and its rating. The learner is a learner's
 model (:mod:`neuroplug.rl.self_play`) or an evolving population (:mod:`neuroplug.evolution.
 coevolution`, whose snapshots, the hall of fame, are its deployed policy's parameters).
 
 A game's opponent is drawn when the game starts: the learner itself with probability
-``latest_share``, else a frozen or scripted entry, uniformly or by AlphaStar's prioritised
+``latest_share``, else another entry (frozen, scripted or a member), uniformly or by
+AlphaStar's prioritised
 fictitious self-play (Vinyals et al. 2019): weight ``(1 - p)^power`` with ``p`` the
 learner's win rate against the entry (draws half, one win and one loss assumed beforehand),
 so the opponents it beats least are played most. Ratings are OpenSkill's Plackett-Luce
@@ -42,15 +44,18 @@ class Opponent:
 
     id: int
     name: str
-    """``latest`` (the learner), ``snapshot@<segment>``, or a bot's function name."""
+    """``latest`` (the learner), ``snapshot@<segment>``, a bot's function name, or
+    ``member<k>``."""
     kind: str
-    """``latest``, ``snapshot`` or ``bot``."""
+    """``latest``, ``snapshot``, ``bot`` or ``member``."""
     model: Any = None
     """A snapshot's frozen model (the learner's model class)."""
     bot: Bot | None = None
     """A bot's function."""
     bot_target: str = ""
     """A bot's ``selfplay.bots`` entry (what a resumed run loads again)."""
+    member: int = -1
+    """A member entry's member of the population (it plays with its live weights)."""
     segment: int = 0
     """When it joined the pool."""
     retired: bool = False
@@ -104,6 +109,13 @@ class OpponentPool:
         self.next_id += 1
         return entry
 
+    def add_member(self, member: int) -> Opponent:
+        """Keep another member of the population, playing as it is now, for the run."""
+        entry = Opponent(self.next_id, f"member{member}", "member", member=member)
+        self.entries[entry.id] = entry
+        self.next_id += 1
+        return entry
+
     def add_snapshot(self, model: Any, segment: int) -> Opponent:
         """Keep a frozen copy ``model`` of the learner, rated as the learner is now; the
         oldest active snapshot beyond ``pool_size`` retires."""
@@ -129,20 +141,20 @@ class OpponentPool:
             del self.entries[id_]
 
     def candidates(self) -> list[Opponent]:
-        """The frozen and scripted entries a game may draw."""
+        """The entries other than the learner a game may draw."""
         return [
             each for each in self.entries.values() if each.kind != "latest" and not each.retired
         ]
 
     def draw(self, rng: np.random.Generator) -> int:
         """A new game's opponent id: :data:`LIVE` with probability ``latest_share`` (or
-        while no frozen or scripted entry is in play), else :meth:`draw_frozen`'s."""
+        while no other entry is in play), else :meth:`draw_other`'s."""
         if not self.candidates() or rng.random() < self.latest_share:
             return LIVE
-        return self.draw_frozen(rng)
+        return self.draw_other(rng)
 
-    def draw_frozen(self, rng: np.random.Generator) -> int:
-        """A frozen or scripted entry's id, uniformly or by PFSP (there must be one)."""
+    def draw_other(self, rng: np.random.Generator) -> int:
+        """An entry other than the learner, uniformly or by PFSP (there must be one)."""
         others = self.candidates()
         if self.sampling == "uniform":
             weights = np.ones(len(others))
@@ -197,8 +209,8 @@ class OpponentPool:
 
     def report(self) -> dict[str, float]:
         """The running segment's (or generation's) ``selfplay/...`` metrics: the learner's
-        rating, its games, its score rate against the frozen and scripted entries (draws
-        half) and against each bot, and the snapshots in play."""
+        rating, its games, its score rate against the other entries (draws half) and
+        against each bot and member, and the snapshots in play."""
         learner = self.learner
         against = [each for each in self.entries.values() if each.id != LIVE]
         played = {key: sum(each.segment_results[key] for each in against) for key in OUTCOMES}
@@ -216,7 +228,7 @@ class OpponentPool:
             ),
         }
         for each in against:
-            if each.kind == "bot":
+            if each.kind in ("bot", "member"):
                 stats[f"selfplay/win_rate/{each.name}"] = each.win_rate(each.segment_results)
         return stats
 
@@ -229,7 +241,8 @@ class OpponentPool:
             "entries": [
                 {
                     "id": each.id, "name": each.name, "kind": each.kind,
-                    "bot_target": each.bot_target, "segment": each.segment,
+                    "bot_target": each.bot_target, "member": each.member,
+                    "segment": each.segment,
                     "retired": each.retired, "results": dict(each.results),
                     "mu": each.mu, "sigma": each.sigma,
                     "model": None if each.model is None else model_state(each.model),
@@ -246,7 +259,7 @@ class OpponentPool:
         for saved in state["entries"]:
             entry = Opponent(
                 int(saved["id"]), saved["name"], saved["kind"], bot_target=saved["bot_target"],
-                segment=int(saved["segment"]), retired=bool(saved["retired"]),
+                member=int(saved["member"]), segment=int(saved["segment"]), retired=bool(saved["retired"]),
                 results=dict(saved["results"]), mu=float(saved["mu"]), sigma=float(saved["sigma"]),
             )  # fmt: skip
             if saved["model"] is not None:

@@ -68,6 +68,7 @@ def test_a_win_raises_the_learners_rating_and_lowers_the_opponents():
 def test_a_checkpoint_keeps_every_entry_its_results_and_rating():
     pool = pool_of(2)
     pool.add_bot("random", "random", bot=lambda observations, rng: None)
+    pool.add_member(3)
     pool.record(2, "loss", openskill.PlackettLuce())
     state = pool.state_dict(model_state=lambda model: model.upper())
     again = OpponentPool(8, 0.0, "uniform", 2.0)
@@ -75,4 +76,20 @@ def test_a_checkpoint_keeps_every_entry_its_results_and_rating():
     pool.start_segment()  # a checkpoint is taken between segments
     assert again.table() == pool.table()
     assert again.entries[1].model == "weights 0" and again.entries[3].bot == "random"
+    assert again.entries[4].member == 3 and again.entries[4].kind == "member"
     assert again.next_id == pool.next_id
+
+
+def test_other_members_are_drawn_and_reported_as_the_other_entries_are():
+    pool = pool_of(1)
+    members = [pool.add_member(k).id for k in (1, 2)]
+    drawn = draws(pool, 3000)
+    for id_ in [1, *members]:  # the snapshot and both members, a third of the games each
+        assert abs(np.mean(drawn == id_) - 1 / 3) < 0.04
+    pool.start_segment()
+    pool.record(members[0], "win", openskill.PlackettLuce())
+    report = pool.report()
+    assert report["selfplay/win_rate/member1"] == 1.0 and np.isnan(
+        report["selfplay/win_rate/member2"]
+    )
+    assert report["selfplay/snapshots"] == 1.0  # members are not snapshots

@@ -1,7 +1,9 @@
 """The learners and their opponents acting in one batched forward.
 
 Each step, a group's lanes are split by who plays them: a learner (its own agents, and
-every agent of a game against itself), one of its frozen snapshots, or a scripted bot. A
+every agent of a game against itself), one of its frozen snapshots, a scripted bot, or
+another member of the population (``selfplay.members``: its live weights, not learned
+from). A
 population's members (``algo=pbt``) each have a league over their own envs. The
 network-driven lanes go through **one** forward of the stacked weights ``[learner 1, ...,
 learner K, snapshot 1, ...]`` (:func:`~neuroplug.rl.acting.act_in_runs`: each player's
@@ -58,6 +60,8 @@ class SelfPlayActing(Acting):
                 if entry.kind == "snapshot":
                     places[entry.id] = len(self.learners) + len(holders)
                     holders.append(SimpleNamespace(model=entry.model, device=self.device))
+                elif entry.kind == "member":  # another learner, as it is now
+                    places[entry.id] = entry.member
                 elif entry.kind == "bot":
                     places[entry.id] = BOT
             ids = np.array(sorted(places), np.int64)

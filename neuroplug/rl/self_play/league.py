@@ -16,6 +16,7 @@ acting they share).
 from __future__ import annotations
 
 import copy
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -34,11 +35,13 @@ from neuroplug.runtime.seeds import self_play_rng
 
 
 class League:
-    """A learner's self-play over its ``num_envs`` envs (see the module docstring)."""
+    """A learner's self-play over its ``num_envs`` envs (see the module docstring);
+    ``others``: the population's members who join its pool as they are now."""
 
     def __init__(
-        self, config: SelfPlayConfig, env: EnvSpec, seed: int, learner: Any, num_envs: int
-    ) -> None:
+        self, config: SelfPlayConfig, env: EnvSpec, seed: int, learner: Any, num_envs: int,
+        others: Sequence[int] = (),
+    ) -> None:  # fmt: skip
         self.config = config
         self.env = env
         self.seed = seed
@@ -49,6 +52,8 @@ class League:
         )
         for target in config.bots:
             self.pool.add_bot(target, bot_name(target), load_bot(target, env))
+        for member in others:  # a population's other members (selfplay.members)
+            self.pool.add_member(member)
         self.seats = Seats(
             env.agents, num_envs, learner_agent_indices(env.agents, config.learner_agents)
         )

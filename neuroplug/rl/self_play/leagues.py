@@ -5,9 +5,11 @@ member's snapshots and bots, seats, draws and ratings.
 
 The members act together (:class:`~neuroplug.rl.self_play.acting.SelfPlayActing`: every
 member's live weights and every league's snapshots in one forward), and each learns from
-its own agents' steps. Between members nothing passes but what population-based training
-passes (a member that copies another's weights keeps its own league: its past selves and
-its results).
+its own agents' steps. With ``selfplay.members`` each member's pool also holds the other
+members, who play its games with their live weights (in the same forward) but learn
+nothing from them; otherwise nothing passes between members but what population-based
+training passes (a member that copies another's weights keeps its own league: its past
+selves and its results).
 """
 
 from __future__ import annotations
@@ -41,10 +43,14 @@ class Leagues:
         learners: Sequence[Any],
         envs_per_member: int,
     ) -> None:
+        count = len(learners)
         self.each = [
-            League(config, env, seed, learner, envs_per_member)
-            for seed, learner in zip(seeds, learners, strict=True)
-        ]
+            League(
+                config, env, seed, learner, envs_per_member,
+                [j for j in range(count) if j != k] if config.members else [],
+            )
+            for k, (seed, learner) in enumerate(zip(seeds, learners, strict=True))
+        ]  # fmt: skip
         """Member ``k``'s league."""
         self.firsts = [k * envs_per_member for k in range(len(self.each))]
         """Member ``k``'s first env."""

@@ -58,26 +58,56 @@ def test_every_members_lanes_act_as_their_players_in_one_forward(compose, tmp_pa
         if player == (0, bot):
             assert acted.log_probs[lane] == 0 and acted.values[lane] == 0
             continue
-        alone = ActorCriticActing(
-            [SimpleNamespace(model=models[player], device=torch.device("cpu"))], 1
+        torch.testing.assert_close(
+            acted.values[lane], _value_alone(models[player], observations[lane])
         )
-        alone.refresh()
-        reference = alone.act_members(
-            observations[lane : lane + 1], slice(0, 1), None, torch.Generator()
-        )
-        torch.testing.assert_close(acted.values[lane], reference.values[0])
     live = [player[1] == LIVE for player in players]
     assert acting.calls[(0, 8)][-1].tolist() == live  # what each member learns from
 
 
+def _value_alone(model, observation: torch.Tensor) -> torch.Tensor:
+    """``model``'s value of one observation, acting on its own."""
+    alone = ActorCriticActing([SimpleNamespace(model=model, device=torch.device("cpu"))], 1)
+    alone.refresh()
+    return alone.act_members(observation[None], slice(0, 1), None, torch.Generator()).values[0]
+
+
+def test_members_in_each_others_pools_play_with_their_live_weights(compose, tmp_path):
+    run = [*GAME, "selfplay.members=true", f"run.output_dir={tmp_path}"]
+    learner = build_components(typed_experiment(compose(run))).algorithm
+    loop = learner.rollout_loop
+    first, second = loop.leagues.each
+    [other] = [entry for entry in first.pool.entries.values() if entry.kind == "member"]
+    assert (other.name, other.member) == ("member1", 1)
+    assert [e.name for e in second.pool.entries.values() if e.kind == "member"] == ["member0"]
+    for world, opponent in enumerate([other.id, LIVE]):
+        first.seats.seat(world, opponent, first.rng)
+    for world in range(2):
+        second.seats.seat(world, LIVE, second.rng)
+    acting = loop.acting
+    acting.refresh()
+    observations = torch.randn(8, 6, generator=torch.Generator().manual_seed(2))
+    acted = acting.act(observations, slice(0, 8), None, torch.Generator().manual_seed(3))
+    ids = first.seats.policy_ids(slice(0, 4))
+    for lane in range(4):  # member 0's envs: member 1 plays where it is seated
+        model = learner.members[1 if ids[lane] == other.id else 0].model
+        torch.testing.assert_close(acted.values[lane], _value_alone(model, observations[lane]))
+    assert acting.calls[(0, 8)][-1][:4].tolist() == (ids == LIVE).tolist()  # not learned from
+    assert (ids == other.id).sum() == 1
+
+
 def test_the_table_names_each_member_and_a_resume_keeps_every_pool(compose, tmp_path):
-    run = [*GAME, "selfplay.latest_share=0", "run.checkpoint_interval=1"]
+    # Each member's pool: itself, the bot, the other member, its own snapshots.
+    run = [*GAME, "selfplay.latest_share=0", "selfplay.members=true", "run.checkpoint_interval=1"]
     run_job(compose([*run, "run.max_segments=2", f"run.output_dir={tmp_path}"]))
     first = list(csv.DictReader((tmp_path / "tournament.csv").open()))
     assert {row["member"] for row in first} == {"0", "1"}
-    for member in "01":  # every game against the bot, each member's own snapshot joined
+    other = {"0": "member1", "1": "member0"}
+    for member in "01":
         names = {row["opponent"] for row in first if row["member"] == member}
-        assert names == {"latest", "random", "snapshot@1"}
+        assert names == {"latest", "random", other[member], "snapshot@1"}
+    against_members = [int(r["games"]) for r in first if r["opponent"].startswith("member")]
+    assert sum(against_members) > 0
     metrics = list(csv.DictReader((tmp_path / "metrics.csv").open()))
     assert all(float(metrics[-1][f"algo/member{k}/selfplay/games"]) > 0 for k in (0, 1))
     run_job(compose([*run, "run.max_segments=3", f"run.resume={tmp_path}"]))
@@ -85,7 +115,7 @@ def test_the_table_names_each_member_and_a_resume_keeps_every_pool(compose, tmp_
     for member in "01":
         before = {r["opponent"]: r for r in first if r["member"] == member and r["segment"] == "2"}
         last = {r["opponent"]: r for r in rows if r["member"] == member and r["segment"] == "3"}
-        assert set(last) == {"latest", "random", "snapshot@1", "snapshot@2"}
+        assert set(last) == {"latest", "random", other[member], "snapshot@1", "snapshot@2"}
         for name, row in before.items():  # the totals go on from the checkpoint's
             total = int(row["games_total"]) + int(last[name]["games"])
             assert int(last[name]["games_total"]) == total
