@@ -245,7 +245,17 @@ def _ma_pong() -> Comparison:
             ("algo=ppo", "env=pong_ma", "algo.num_envs=16"),
             metric="episode_length_mean",
         ),
-        references=(Side("cleanrl_ma_atari", script="ppo_pettingzoo_ma_atari.py"),),
+        references=(
+            Side("cleanrl_ma_atari", script="ppo_pettingzoo_ma_atari.py"),
+            # Ours with bfloat16 convolutions (1.9x CleanRL's speed against float32's 1.2x,
+            # speed_2026-12-06.md): does it learn as float32 does?
+            Side(
+                "neuroplug_bf16",
+                ("algo=ppo", "env=pong_ma", "algo.num_envs=16", "algo.encoder_precision=bfloat16"),
+                metric="episode_length_mean",
+                runner="neuroplug",
+            ),
+        ),
         notes="One policy for both paddles, 8 worlds (16 agents' lanes), CleanRL's settings on "
         "both sides (ours: its ppo_atari_envpool.py preset, the same numbers: rollouts of "
         "128, 4 epochs of 4 minibatches, learning rate 2.5e-4 annealed, clip 0.1, entropy "
