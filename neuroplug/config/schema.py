@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from neuroplug.errors import ConfigError, require
@@ -403,6 +404,11 @@ class NetConfig(CheckedConfig):
         )
 
 
+def _names_a_bot(name: str) -> bool:
+    """``random`` or ``package.module:function``."""
+    return name == "random" or (":" in name and all(name.partition(":")[::2]))
+
+
 OPPONENT_SAMPLINGS = ("uniform", "pfsp")
 """How self-play draws an opponent other than the learner itself (``selfplay.sampling``)."""
 
@@ -449,8 +455,9 @@ class SelfPlayConfig(CheckedConfig):
     (Sample Factory's ``pbt_mix_policies_in_one_env``); a member learns only from its own
     agents."""
     eval_opponent: str | None = None
-    """A bot (``random`` or ``package.module:function``) the run's evaluations play the
-    deployed policy against: ``run.eval_episodes`` games, seats alternating (or the
+    """A bot (``random`` or ``package.module:function``) or another run of the same game
+    (its output dir, or a policy file: its deployed policy, acting greedily) the run's
+    evaluations play the deployed policy against: ``run.eval_episodes`` games, seats alternating (or the
     learner's agents), the learner's mean score as ``eval_return_mean`` and its score rate
     as ``eval/win_rate`` with Wilson's 95% interval (``eval/win_rate_low``, ``_high``).
     Null: an evaluation plays the deployed policy on every agent (a mirror match)."""
@@ -481,12 +488,19 @@ class SelfPlayConfig(CheckedConfig):
         require(
             self.pfsp_power >= 0, "selfplay.pfsp_power", f"got {self.pfsp_power}", "a number >= 0"
         )
-        for bot in [*self.bots, *([self.eval_opponent] if self.eval_opponent else [])]:
+        for bot in self.bots:
             require(
-                bot == "random" or (":" in bot and all(bot.partition(":")[::2])),
-                "selfplay.bots" if bot in self.bots else "selfplay.eval_opponent",
+                _names_a_bot(bot),
+                "selfplay.bots",
                 f"got {bot!r}",
                 "random, or package.module:function",
+            )
+        if self.eval_opponent:
+            require(
+                _names_a_bot(self.eval_opponent) or Path(self.eval_opponent).exists(),
+                "selfplay.eval_opponent",
+                f"got {self.eval_opponent!r}, neither a bot nor a path that exists",
+                "random, package.module:function, or a run's output dir (or policy file)",
             )
         if self.enabled:
             require(

@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from neuroplug.deploy.sources import PolicySourceError
+from neuroplug.training.policy_sources import PolicySourceError
 
 
 def archive_cells(run_dir: Path) -> dict[str, np.ndarray]:

@@ -68,7 +68,7 @@ def export(
     for one of several)."""
     from neuroplug.deploy.export import FORMATS, ExportError, description, export_policy
     from neuroplug.deploy.loading import deployable, policy_module, policy_row, read_policy
-    from neuroplug.deploy.sources import policy_path
+    from neuroplug.training.policy_sources import policy_path
 
     if format not in FORMATS:
         raise ExportError(f"--format: unknown format {format!r} (allowed: {', '.join(FORMATS)})")

@@ -70,7 +70,9 @@ class PolicyPlayer(Player):
 
 def player_of(source: str, env) -> Player:
     """A run (or policy file, or shared folder), ``random`` or a bot's function."""
-    if source == "random" or (":" in source and not Path(source).exists()):
+    from neuroplug.training.eval_opponent import is_bot
+
+    if is_bot(source):
         from neuroplug.opponents.bots import load_bot
 
         return BotPlayer(source, load_bot(source, env))

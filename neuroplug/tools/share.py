@@ -51,11 +51,11 @@ def share(
     import neuroplug
     from neuroplug.deploy.export import FORMATS
     from neuroplug.deploy.loading import chosen_params, read_policy
-    from neuroplug.deploy.sources import SHARED_POLICY, policy_path
     from neuroplug.tools.export import export
     from neuroplug.tools.video import default_format
     from neuroplug.tools.watch import watch
     from neuroplug.training.checkpoint import atomic_save
+    from neuroplug.training.policy_sources import SHARED_POLICY, policy_path
 
     source, out = Path(source), Path(out)
     if out.exists() and any(out.iterdir()):

@@ -31,7 +31,7 @@ import torch
 
 from neuroplug.deploy.archive_elites import archive_cell, list_cells
 from neuroplug.deploy.export import METADATA, ExportedModel, exported_format, load_exported
-from neuroplug.deploy.loading import chosen_params, read_policy, set_reference_batch
+from neuroplug.deploy.loading import chosen_params, read_policy
 from neuroplug.deploy.watch_exported import ExportedBackend, ExportedPolicy
 from neuroplug.envs.multi_agent.mapping import env_policies
 from neuroplug.errors import NeuroplugError
@@ -48,6 +48,7 @@ from neuroplug.tools.video import (
     prepare_offscreen_gl,
 )
 from neuroplug.training.policy_file import normalizer_as_arrays
+from neuroplug.training.policy_network import set_reference_batch
 
 if TYPE_CHECKING:
     from neuroplug.api import Backend, EvaluationRequest, EvaluationResult

@@ -45,6 +45,7 @@ from neuroplug.training.checkpoint import (
 )
 from neuroplug.training.checkpoint_writer import CheckpointWriter
 from neuroplug.training.components import Components, build_components
+from neuroplug.training.eval_opponent import eval_opponent_player
 from neuroplug.training.evolution_loop import EvolutionLoop
 from neuroplug.training.learner_loop import LearnerLoop
 from neuroplug.training.loop import FamilyLoop, Progress, Step
@@ -71,6 +72,13 @@ class Trainer:
         self.parts: Components = build_components(config, env)
         # With the task's defaults decided (net.vbn): what config.yaml and checkpoints record.
         self.config = config = self.parts.config
+        selfplay = config.selfplay
+        # Built now, so a bot or a run that cannot play this game is refused before training.
+        self._eval_opponent = (
+            eval_opponent_player(selfplay.eval_opponent, self.parts.env)
+            if selfplay.enabled and selfplay.eval_opponent
+            else None
+        )
         self.counters = dict.fromkeys(COUNTERS, 0)
         self.elapsed_before = 0.0
         self.last_eval: float | None = None
@@ -297,7 +305,7 @@ class Trainer:
         ``selfplay.eval_opponent`` that many games against it (None returned)."""
         deployed = self.parts.algorithm.policy_params()
         selfplay = self.parts.config.selfplay
-        if selfplay.enabled and selfplay.eval_opponent:
+        if self._eval_opponent is not None:
             self._evaluate_against(selfplay, deployed)
             return None
         env = self.parts.env
@@ -329,18 +337,17 @@ class Trainer:
         return result
 
     def _evaluate_against(self, selfplay, params) -> None:
-        """``selfplay.eval_opponent``'s games (:mod:`neuroplug.opponents.matches`): the
-        learner's mean score and its score rate with Wilson's interval."""
-        from neuroplug.opponents.bots import load_bot
-        from neuroplug.opponents.matches import BotPlayer, NetworkPlayer, play_match
+        """``selfplay.eval_opponent``'s games (:mod:`neuroplug.opponents.matches`; a bot or
+        another run's policy, :mod:`neuroplug.training.eval_opponent`): the learner's mean
+        score and its score rate with Wilson's interval."""
+        from neuroplug.opponents.matches import NetworkPlayer, play_match
         from neuroplug.opponents.seating import learner_agent_indices
 
         parts = self.parts
         env = parts.env
-        opponent = selfplay.eval_opponent
         result = play_match(
             NetworkPlayer("policy", parts.network, params, parts.policy),
-            BotPlayer(opponent, load_bot(opponent, env)),
+            self._eval_opponent,
             env,
             learner_agent_indices(env.agents, selfplay.learner_agents),
             parts.run.eval_episodes,

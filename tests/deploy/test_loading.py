@@ -12,8 +12,8 @@ from neuroplug.app import run_job
 from neuroplug.deploy.archive_elites import archive_cell, archive_cells
 from neuroplug.deploy.export import example_observations
 from neuroplug.deploy.loading import load_policy, read_policy
-from neuroplug.deploy.sources import PolicySourceError
 from neuroplug.training.checkpoint import checkpoint_dir
+from neuroplug.training.policy_sources import PolicySourceError
 
 RUNS = {
     "es": ["algo=es", "env=cartpole", "algo.population_size=8", "run.max_generations=2"],

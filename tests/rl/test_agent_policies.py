@@ -13,7 +13,6 @@ pytest.importorskip("pettingzoo")
 
 import neuroplug  # noqa: E402
 from neuroplug.app import run_job  # noqa: E402
-from neuroplug.deploy.sources import PolicySourceError  # noqa: E402
 from neuroplug.envs.multi_agent.mapping import policy_mapping  # noqa: E402
 from neuroplug.errors import ConfigError  # noqa: E402
 from neuroplug.experiment.typed import typed_experiment  # noqa: E402
@@ -22,6 +21,7 @@ from neuroplug.tools.watch import watch  # noqa: E402
 from neuroplug.training.checkpoint import load_checkpoint  # noqa: E402
 from neuroplug.training.components import build_components  # noqa: E402
 from neuroplug.training.policy_file import read_policy_file  # noqa: E402
+from neuroplug.training.policy_sources import PolicySourceError  # noqa: E402
 
 WORLD = ["env=gymnasium", "env.id=null", "env.parallel_env=parallel_worlds:roles"]
 LOOKALIKES = [*WORLD, "env.kwargs.guards=3", "env.kwargs.runners=0", "env.kwargs.own=true"]

@@ -7,12 +7,12 @@ import pytest
 import torch
 
 from neuroplug.app import run_job
-from neuroplug.deploy.sources import PolicySourceError
 from neuroplug.experiment.typed import typed_experiment
 from neuroplug.testing import check_resume_is_exact
 from neuroplug.tools.watch import watch
 from neuroplug.training.checkpoint import BEST_POLICY, checkpoint_dir, load_checkpoint
 from neuroplug.training.components import build_components
+from neuroplug.training.policy_sources import PolicySourceError
 
 VBN_CARTPOLE = ["net.vbn=true", "algo.obs_norm=false", "net.vbn_reference_size=16"]
 

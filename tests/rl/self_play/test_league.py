@@ -135,3 +135,34 @@ def test_without_openskill_self_play_is_refused_saying_what_to_install(
     monkeypatch.setitem(sys.modules, "openskill.models", None)
     with pytest.raises(ConfigError, match=r"selfplay: .*openskill.*neuroplug\[multiagent\]"):
         run_job(compose([*GAME, "logger=none", f"run.output_dir={tmp_path}"]))
+
+
+def test_an_evaluation_against_another_runs_policy(compose, tmp_path):
+    import numpy as np
+
+    from neuroplug import load_policy
+    from neuroplug.envs.make import make_spec
+    from neuroplug.errors import ConfigError
+    from neuroplug.training.eval_opponent import eval_opponent_player
+
+    first, second = tmp_path / "first", tmp_path / "second"
+    quiet = [*GAME, "logger=none", "run.max_segments=1", "run.eval_episodes=4"]
+    run_job(compose([*quiet, f"run.output_dir={first}"]))
+    # The opponent is the first run's deployed policy, acting as load_policy's module does.
+    config = typed_experiment(compose(GAME))
+    player = eval_opponent_player(str(first), make_spec(config.env))
+    observations = np.random.default_rng(0).normal(size=(16, 6)).astype(np.float32)
+    actions, _ = player.act(observations, None, np.random.default_rng(0))
+    with torch.no_grad():
+        expected = load_policy(first)(torch.from_numpy(observations))
+    assert np.array_equal(np.asarray(actions), expected.numpy())
+    summary = run_job(
+        compose([*quiet, f"selfplay.eval_opponent={first}", f"run.output_dir={second}"])
+    )
+    row = list(csv.DictReader((second / "metrics.csv").open()))[-1]
+    assert 0 <= float(row["eval/win_rate_low"]) <= float(row["eval/win_rate"]) <= 1
+    assert summary["eval_return_mean"] == float(row["eval_return_mean"])
+    # A run of another game is refused, naming the setting, before anything is trained.
+    cartpole = typed_experiment(compose(["algo=ppo", "env=cartpole"]))
+    with pytest.raises(ConfigError, match=r"selfplay.eval_opponent: .* plays pong_duel"):
+        eval_opponent_player(str(first), make_spec(cartpole.env))

@@ -9,7 +9,7 @@ from neuroplug.errors import NeuroplugError
 from neuroplug.training.checkpoint import BEST_POLICY, checkpoint_dir
 
 SHARED_POLICY = "policy.pt"
-"""A shared folder's policy file (:mod:`neuroplug.deploy.share`)."""
+"""A shared folder's policy file (:mod:`neuroplug.tools.share`)."""
 
 
 class PolicySourceError(NeuroplugError):
