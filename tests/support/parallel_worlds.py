@@ -12,7 +12,8 @@ class Roles(ParallelEnv):
     """``guards`` guard agents (observing 3 numbers) and ``runners`` runners (2 numbers):
     each is rewarded 1 a step for the action of its role (guards 1, runners 2), 0 else;
     every episode lasts ``length`` steps. A shared policy scores only by reading its role.
-    ``early``: the first runner's episode ends a step before the others'. ``wide``: the
+    ``early``: the first runner is terminated a step before the others' episodes end (and
+    leaves ``agents``, as PettingZoo's parallel API has it). ``wide``: the
     runners act in a larger action space than the guards. ``own``: each agent is rewarded
     for its own action instead (agent ``i``'s is ``i % 3``): with every agent a guard, they
     look alike, and one shared policy cannot tell them apart."""
@@ -59,12 +60,14 @@ class Roles(ParallelEnv):
         observations = self._observe()
         over = self.t >= self.length
         truncated = {agent: over for agent in self.agents}
-        if self.early and self.t == self.length - 1:
-            truncated["runner_0"] = True
         terminated = {agent: False for agent in self.agents}
+        if self.early and self.t == self.length - 1:
+            terminated["runner_0"], truncated["runner_0"] = True, False
         infos = {agent: {} for agent in self.agents}
         if over:
             self.agents = []
+        elif self.early and self.t == self.length - 1:
+            self.agents = [agent for agent in self.agents if agent != "runner_0"]
         return observations, rewards, terminated, truncated, infos
 
     def render(self):

@@ -8,6 +8,13 @@ its own RNG); a fresh world, or one whose episode ended, resets on its next ``se
 actions ignored; the rows are its first observations, reward 0, not done); each row is one
 agent's own observation, reward and episode end. A ``send`` names every agent of each world
 it steps, since a world steps all its agents at once.
+
+An agent that leaves its world before the others (PettingZoo's parallel API drops it from
+``env.agents``) plays on dead until its world's episode ends, as SuperSuit's ``black_death``
+wrapper plays it (the practice of CleanRL's and MAPPO's PettingZoo scripts): its row on the
+step it leaves holds its last observation and reward, not yet its end; then zero
+observations and rewards, its actions not sent; its episode ends with its world's, as it
+ended (terminated or truncated). Its return is what it earned; its length, its world's.
 """
 
 from __future__ import annotations
@@ -37,6 +44,8 @@ class AgentLanesPool:
         self.started = [False] * worlds
         self.needs_reset = [True] * worlds
         self.steps = [0] * worlds
+        self.gone: list[dict[str, tuple[bool, bool]]] = [{} for _ in range(worlds)]
+        """Each world's agents that left before its episode ended: (terminated, truncated)."""
         self._pending: list[StepArrays] = []
 
     # ----------------------------------------------------------- EnvPool's calls
@@ -104,40 +113,55 @@ class AgentLanesPool:
                 seen, _ = self.worlds[world].reset(seed=seed)
                 self.started[world], self.needs_reset[world] = True, False
                 self.steps[world] = 0
+                self.gone[world] = {}
                 outcome = {name: (seen[name], 0.0, False, False) for name in names}
             else:
                 outcome = self._advance(world, names, actions[mine])
             for row, name in zip(mine, names, strict=True):
                 seen, reward, ended, cut = outcome[name]
-                observations[row] = self.maker.observe(name, seen)
+                if seen is not None:  # a dead agent's observation stays zero
+                    observations[row] = self.maker.observe(name, seen)
                 rewards[row], terminated[row], truncated[row] = reward, ended, cut
         return StepArrays(env_ids, observations, rewards, terminated, truncated, {})
 
     def _advance(self, world: int, names: list[str], actions: np.ndarray) -> dict:
-        env = self.worlds[world]
-        chosen = {name: _native(action) for name, action in zip(names, actions, strict=True)}
+        """One step of ``world``: each agent's (observation or None, reward, terminated,
+        truncated) as its row shows them (see the module docstring)."""
+        env, gone = self.worlds[world], self.gone[world]
+        chosen = {
+            name: _native(action)
+            for name, action in zip(names, actions, strict=True)
+            if name not in gone  # a dead agent's action is not sent
+        }
         seen, rewards, ended, cut, _ = env.step(chosen)
         self.steps[world] += 1
         limit = self.maker.max_episode_steps
         over = limit is not None and self.steps[world] >= limit
-        finished = {name: bool(ended.get(name)) or bool(cut.get(name)) or over for name in names}
-        if any(finished.values()) and not all(finished.values()):
-            early = [name for name, done in finished.items() if done]
-            raise RuntimeError(
-                f"in world {world}, {', '.join(early)} ended before the other agents: worlds "
-                "whose agents' episodes end at different steps are not supported yet"
-            )
-        if all(finished.values()):
-            self.needs_reset[world] = True
-        return {
+        live = [name for name in names if name not in gone]
+        finished = {name: bool(ended.get(name)) or bool(cut.get(name)) or over for name in live}
+        outcome = {
             name: (
-                seen[name],
+                seen.get(name),
                 float(rewards.get(name, 0.0)),
                 bool(ended.get(name)),
                 bool(cut.get(name)) or (over and not ended.get(name)),
             )
-            for name in names
+            for name in live
         }
+        if all(finished.values()):  # the world's episode ends: every agent's with it
+            self.needs_reset[world] = True
+            for name, (was_ended, was_cut) in gone.items():
+                outcome[name] = (None, 0.0, was_ended, was_cut)
+            return outcome
+        for name in live:
+            if finished[name]:  # it leaves: dead from now on, its end held for the world's
+                observation, reward, was_ended, was_cut = outcome[name]
+                gone[name] = (was_ended, was_cut)
+                outcome[name] = (observation, reward, False, False)
+        for name in names:
+            if name in gone and name not in outcome:
+                outcome[name] = (None, 0.0, False, False)
+        return outcome
 
 
 def _native(action: np.ndarray):

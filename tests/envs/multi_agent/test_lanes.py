@@ -69,13 +69,25 @@ def test_a_world_steps_all_its_agents_or_none():
         pool.send(np.ones(2, np.int64), np.array([0, 1]))
 
 
-def test_agents_whose_episodes_end_apart_are_refused_naming_them():
-    pool = make_pool(_spec(early=True, length=3), np.arange(3))
+def test_an_agent_that_leaves_early_plays_on_dead_until_its_world_ends():
+    pool = make_pool(_spec(early=True, length=3), np.arange(3))  # runner_0 leaves at step 2
     pool.async_reset()
     pool.recv()
-    pool.send(np.ones(3, np.int64), np.arange(3))
-    with pytest.raises(RuntimeError, match=r"runner_0 ended before the other agents"):
-        pool.send(np.ones(3, np.int64), np.arange(3))
+    rows = []
+    for _ in range(3):
+        pool.send(np.array([1, 1, 2]), np.arange(3))  # every agent's action right
+        rows.append(pool.recv())
+    left, dead = rows[1], rows[2]
+    assert left[1][2] == 1.0 and left[0][2, :2].any()  # its last reward and observation
+    assert not (left[2].any() or left[3].any())  # its end is held for its world's
+    np.testing.assert_array_equal(dead[1], [1, 1, 0])  # dead: no reward, zero observation
+    assert not dead[0][2].any()
+    np.testing.assert_array_equal(dead[2], [False, False, True])  # it ended terminated,
+    np.testing.assert_array_equal(dead[3], [True, True, False])  # the guards truncated
+    pool.send(np.ones(3, np.int64), np.arange(3))  # the world resets: every agent back
+    observations, rewards, terminated, truncated, _ = pool.recv()
+    assert observations[2, :2].any() and not (rewards.any() or terminated.any() or truncated.any())
+    pool.close()
 
 
 def test_the_policies_need_one_action_space_and_the_refusal_names_the_mapping():

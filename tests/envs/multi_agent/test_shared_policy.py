@@ -39,6 +39,24 @@ def test_a_shared_policy_learns_what_each_role_is_rewarded_for(algo, compose, tm
     assert int(rows[-1]["episodes"]) % 3 == 0 and int(rows[-1]["frames"]) >= 12000
 
 
+def test_an_agent_that_leaves_early_is_learned_and_scored_to_its_leaving(compose, tmp_path):
+    """The runner leaves a step before the guards (``early``): its episode ends with its
+    world's, so its return is what it earned (4 of 5 steps) and a world's three episodes
+    count as three."""
+    summary = run_job(
+        compose(
+            ["algo=ppo", *WORLD, "+env.kwargs.early=true", "algo.num_envs=9",
+             "run.max_frames=12000", "run.eval_episodes=6", "logger=console",
+             f"run.output_dir={tmp_path}"]
+        )
+    )  # fmt: skip
+    # Learned (a policy blind to roles: 10/3 at best); at most the runner's 4 and 5 a guard.
+    assert 4.0 <= summary["eval_return_mean"] <= (5 + 5 + 4) / 3
+    with open(tmp_path / "metrics.csv") as file:
+        rows = list(csv.DictReader(file))
+    assert int(rows[-1]["episodes"]) % 3 == 0
+
+
 def test_watch_plays_whole_worlds_and_names_each_agent(compose, tmp_path, capsys):
     overrides = [*WORLD, "algo=ppo", "algo.num_envs=3", "run.max_frames=600"]
     run_job(compose([*overrides, "logger=none", f"run.output_dir={tmp_path}"]))
