@@ -157,7 +157,10 @@ def _play(batch, first, second, env, team, seed, max_steps, rng, recorder):
         rows: dict[int, list] = {0: [], 1: []}
         for w in np.flatnonzero(alive):
             for i, agent in enumerate(agents):
-                rows[0 if i in mine[w] else 1].append((w, i, maker.observe(agent, seen[w][agent])))
+                if agent in worlds[w].agents:  # one that left its world no longer acts
+                    rows[0 if i in mine[w] else 1].append(
+                        (w, i, maker.observe(agent, seen[w][agent]))
+                    )
         chosen = {}
         for side, player in ((0, first), (1, second)):
             if rows[side]:
@@ -169,7 +172,9 @@ def _play(batch, first, second, env, team, seed, max_steps, rng, recorder):
                     if states is not None:
                         lane_states[lane] = states[index]
         for w in np.flatnonzero(alive):
-            step = {agent: _native(chosen[(w, i)]) for i, agent in enumerate(agents)}
+            step = {
+                agent: _native(chosen[(w, i)]) for i, agent in enumerate(agents) if (w, i) in chosen
+            }
             seen[w], rewards, ended, cut, _ = worlds[w].step(step)
             totals[w] += [rewards.get(agent, 0.0) for agent in agents]
             if recorder is not None and w == 0:
