@@ -47,11 +47,13 @@ def philox4x32(
     k1 = int(key_hi) & _MASK32
     # Each round writes into buffers allocated once: a round is ten passes over the
     # counters, and allocating (and page-faulting) fresh tensors for each cost more than
-    # the arithmetic (2.8x the time of these in-place passes on two CPU cores).
-    product_a, product_b = torch.empty_like(c0), torch.empty_like(c0)
+    # the arithmetic (2.8x the time of these in-place passes on two CPU cores). The low
+    # words (c1, c3) are the products themselves, unmasked: they reach the next round only
+    # through an XOR that is masked, and are masked once at the end.
+    spare_a, spare_b = torch.empty_like(c0), torch.empty_like(c0)
     for _ in range(_ROUNDS):
-        torch.mul(c2, _ROUND_B, out=product_b)
-        torch.mul(c0, _ROUND_A, out=product_a)
+        product_b = torch.mul(c2, _ROUND_B, out=spare_b)
+        product_a = torch.mul(c0, _ROUND_A, out=spare_a)
         # The 64-bit products wrap past 2**63 (negative): the shift's sign bits are masked.
         torch.bitwise_right_shift(product_b, 32, out=c0)
         c0 ^= c1
@@ -61,10 +63,11 @@ def philox4x32(
         c2 ^= c3
         c2 ^= k1
         c2 &= _MASK32
-        torch.bitwise_and(product_b, _MASK32, out=c1)
-        torch.bitwise_and(product_a, _MASK32, out=c3)
+        spare_b, spare_a, c1, c3 = c1, c3, product_b, product_a
         k0 = (k0 + _KEY_A) & _MASK32
         k1 = (k1 + _KEY_B) & _MASK32
+    c1 &= _MASK32
+    c3 &= _MASK32
     return c0, c1, c2, c3
 
 
