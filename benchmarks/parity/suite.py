@@ -247,7 +247,7 @@ def _ma_pong() -> Comparison:
         ),
         references=(
             Side("cleanrl_ma_atari", script="ppo_pettingzoo_ma_atari.py"),
-            # Ours with bfloat16 convolutions (1.9x CleanRL's speed against float32's 1.2x,
+            # Ours with bfloat16 convolutions, the faster setting (results/parity/ppo/pong_v3/
             # speed_2026-12-06.md): does it learn as float32 does?
             Side(
                 "neuroplug_bf16",

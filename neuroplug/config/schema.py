@@ -440,9 +440,9 @@ class SelfPlayConfig(CheckedConfig):
     agents learn too); the rest against a frozen snapshot, a bot or another member (not
     learned from)."""
     sampling: str = "pfsp"
-    """How an opponent other than the learner itself is drawn: ``uniform``, or ``pfsp`` (AlphaStar's
-    prioritised fictitious self-play: weight ``(1 - P(win))^pfsp_power``, the opponents the
-    learner beats least played most)."""
+    """How an opponent other than the learner itself is drawn: ``uniform``, or ``pfsp``
+    (AlphaStar's prioritised fictitious self-play: weight ``(1 - P(win))^pfsp_power``, the
+    opponents the learner beats least played most)."""
     pfsp_power: float = 2.0
     """The exponent of ``pfsp``'s weighting (AlphaStar's f_hard)."""
     bots: list[str] = field(default_factory=list)
@@ -457,8 +457,8 @@ class SelfPlayConfig(CheckedConfig):
     eval_opponent: str | None = None
     """A bot (``random`` or ``package.module:function``) or another run of the same game
     (its output dir, or a policy file: its deployed policy, acting greedily) the run's
-    evaluations play the deployed policy against: ``run.eval_episodes`` games, seats alternating (or the
-    learner's agents), the learner's mean score as ``eval_return_mean`` and its score rate
+    evaluations play the deployed policy against: ``run.eval_episodes`` games, seats
+    alternating (or the learner's agents), the learner's mean score as ``eval_return_mean`` and its score rate
     as ``eval/win_rate`` with Wilson's 95% interval (``eval/win_rate_low``, ``_high``).
     Null: an evaluation plays the deployed policy on every agent (a mirror match)."""
 

@@ -259,7 +259,8 @@ class OpponentPool:
         for saved in state["entries"]:
             entry = Opponent(
                 int(saved["id"]), saved["name"], saved["kind"], bot_target=saved["bot_target"],
-                member=int(saved["member"]), segment=int(saved["segment"]), retired=bool(saved["retired"]),
+                member=int(saved["member"]), segment=int(saved["segment"]),
+                retired=bool(saved["retired"]),
                 results=dict(saved["results"]), mu=float(saved["mu"]), sigma=float(saved["sigma"]),
             )  # fmt: skip
             if saved["model"] is not None:

@@ -47,9 +47,8 @@ def philox4x32(
     k1 = int(key_hi) & _MASK32
     # Each round writes into buffers allocated once: a round is ten passes over the
     # counters, and allocating (and page-faulting) fresh tensors for each cost more than
-    # the arithmetic (2.8x the time of these in-place passes on two CPU cores). The low
-    # words (c1, c3) are the products themselves, unmasked: they reach the next round only
-    # through an XOR that is masked, and are masked once at the end.
+    # the arithmetic. The low words (c1, c3) are the products themselves, unmasked: they
+    # reach the next round only through an XOR that is masked, and are masked at the end.
     spare_a, spare_b = torch.empty_like(c0), torch.empty_like(c0)
     for _ in range(_ROUNDS):
         product_b = torch.mul(c2, _ROUND_B, out=spare_b)
