@@ -404,9 +404,12 @@ class NetConfig(CheckedConfig):
         )
 
 
-def _names_a_bot(name: str) -> bool:
-    """``random`` or ``package.module:function``."""
-    return name == "random" or (":" in name and all(name.partition(":")[::2]))
+def names_a_bot(name: str) -> bool:
+    """Whether ``name`` names a scripted bot: ``random`` or ``package.module:function`` (a
+    path that exists, a colon in it or not, is a run's place)."""
+    if name == "random":
+        return True
+    return ":" in name and all(name.partition(":")[::2]) and not Path(name).exists()
 
 
 OPPONENT_SAMPLINGS = ("uniform", "pfsp")
@@ -490,14 +493,14 @@ class SelfPlayConfig(CheckedConfig):
         )
         for bot in self.bots:
             require(
-                _names_a_bot(bot),
+                names_a_bot(bot),
                 "selfplay.bots",
                 f"got {bot!r}",
                 "random, or package.module:function",
             )
         if self.eval_opponent:
             require(
-                _names_a_bot(self.eval_opponent) or Path(self.eval_opponent).exists(),
+                names_a_bot(self.eval_opponent) or Path(self.eval_opponent).exists(),
                 "selfplay.eval_opponent",
                 f"got {self.eval_opponent!r}, neither a bot nor a path that exists",
                 "random, package.module:function, or a run's output dir (or policy file)",

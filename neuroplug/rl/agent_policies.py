@@ -29,10 +29,8 @@ import torch
 
 from neuroplug.api import LearnerConfig, LearnerContext
 from neuroplug.envs.multi_agent.mapping import PolicyMapping, env_policies
-from neuroplug.errors import ConfigError
 from neuroplug.rl.base import SegmentLearner
 from neuroplug.rl.learner_population import LearnerPopulation
-from neuroplug.rl.sampler import Sampler
 
 
 class AgentPolicies(LearnerPopulation):
@@ -54,14 +52,6 @@ class AgentPolicies(LearnerPopulation):
             for count in lanes
         ]
         super().__init__(config, context, learner_class, member_configs, lane_owners=owners)
-        if not isinstance(self.sampler, Sampler):
-            self.close()
-            raise ConfigError(
-                "env.policy_mapping",
-                f"{self.mapping_words()} steps its worlds in the learner's own process; "
-                "sharded or Ray envs are not built for it yet",
-                "scheduler=threaded with scheduler.envs_per_shard=0, or env.policy_mapping=shared",
-            )
 
     def mapping_words(self) -> str:
         """The mapping in words: each policy and the agents it acts for."""

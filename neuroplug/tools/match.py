@@ -23,60 +23,18 @@ import sys
 from dataclasses import asdict
 from pathlib import Path
 
-import torch
-
-from neuroplug.errors import NeuroplugError
+from neuroplug.errors import ConfigError, NeuroplugError
 from neuroplug.opponents.matches import (
-    BotPlayer,
     MatchResult,
-    Player,
     play_match,
     wilson,
 )
 
-__all__ = ["MatchError", "MatchResult", "main", "match", "player_of", "wilson"]
+__all__ = ["MatchError", "MatchResult", "main", "match", "wilson"]
 
 
 class MatchError(NeuroplugError):
     """A match that cannot be played (one line, what to use instead)."""
-
-
-class PolicyPlayer(Player):
-    """A run's (or a shared) deployed policy (:func:`neuroplug.deploy.loading.load_policy`)."""
-
-    def __init__(self, source: str) -> None:
-        from neuroplug.deploy.loading import load_policy, read_policy, several_policies
-
-        held = several_policies(read_policy(source))
-        if held:
-            raise MatchError(
-                f"{source} holds {held}: a match seats one policy a side (a match of a "
-                "run's policies per team or agent is not built yet); play a run of one "
-                "policy, or watch this one with neuroplug.tools.watch"
-            )
-        self.name, self.policy = source, load_policy(source)
-
-    @torch.no_grad()
-    def act(self, observations, states, rng):
-        inputs, _ = self.policy.prepare(observations)
-        if self.policy.recurrent:
-            if states is None:
-                states = self.policy.initial_state(len(observations))
-            outputs, states = self.policy.net(inputs, states)
-        else:
-            outputs, _ = self.policy.net(inputs)
-        return self.policy.act(outputs).cpu().numpy(), states
-
-
-def player_of(source: str, env) -> Player:
-    """A run (or policy file, or shared folder), ``random`` or a bot's function."""
-    from neuroplug.training.eval_opponent import is_bot
-
-    if is_bot(source):
-        from neuroplug.opponents.bots import load_bot
-
-        return BotPlayer(source, load_bot(source, env))
-    return PolicyPlayer(source)
 
 
 def match(
@@ -97,6 +55,7 @@ def match(
     from neuroplug.deploy.loading import read_policy
     from neuroplug.envs.make import make_spec
     from neuroplug.opponents.seating import learner_agent_indices
+    from neuroplug.training.players import player_of
 
     config = OmegaConf.create(read_policy(source).config)
     env = make_spec(to_dataclass(EnvConfig, config.env, "env"))
@@ -104,7 +63,11 @@ def match(
         raise MatchError(f"{env.task_id} has one agent: a match needs a multi-agent env")
     selfplay = to_dataclass(SelfPlayConfig, config.get("selfplay", {}), "selfplay")
     team = learner_agent_indices(env.agents, selfplay.learner_agents)
-    first, second = player_of(str(source), env), player_of(str(opponent), env)
+    try:  # each refused naming the argument that gave it
+        first = player_of(str(source), env, "RUN")
+        second = player_of(str(opponent), env, "--opponent")
+    except ConfigError as error:
+        raise MatchError(str(error)) from None
     writer = None
     if video is not None:
         from neuroplug.tools.video import VideoWriter, check_output

@@ -45,10 +45,10 @@ from neuroplug.training.checkpoint import (
 )
 from neuroplug.training.checkpoint_writer import CheckpointWriter
 from neuroplug.training.components import Components, build_components
-from neuroplug.training.eval_opponent import eval_opponent_player
 from neuroplug.training.evolution_loop import EvolutionLoop
 from neuroplug.training.learner_loop import LearnerLoop
 from neuroplug.training.loop import FamilyLoop, Progress, Step
+from neuroplug.training.players import player_of
 from neuroplug.training.policy_file import PolicyRecord, describe_env, normalizer_as_tensors
 from neuroplug.training.run_lock import RunDirLock
 
@@ -75,7 +75,7 @@ class Trainer:
         selfplay = config.selfplay
         # Built now, so a bot or a run that cannot play this game is refused before training.
         self._eval_opponent = (
-            eval_opponent_player(selfplay.eval_opponent, self.parts.env)
+            player_of(selfplay.eval_opponent, self.parts.env)
             if selfplay.enabled and selfplay.eval_opponent
             else None
         )

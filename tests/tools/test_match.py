@@ -39,7 +39,7 @@ def test_a_match_counts_every_game_and_each_side_scores_its_own_agents(pong_run)
     assert mirrored.games == 4
 
 
-def test_a_single_agent_run_is_refused_in_one_line(compose, tmp_path, capsys):
+def test_a_single_agent_run_is_refused_in_one_line(compose, tmp_path, capsys, pong_run):
     run_job(compose(["algo=ppo", "env=cartpole", "run.max_frames=500", "logger=none",
                      f"run.output_dir={tmp_path}"]))  # fmt: skip
     with pytest.raises(MatchError, match="one agent"):
@@ -47,14 +47,19 @@ def test_a_single_agent_run_is_refused_in_one_line(compose, tmp_path, capsys):
     with pytest.raises(SystemExit):
         main([str(tmp_path), "--opponent", "random"])
     assert "neuroplug.tools.match: error:" in capsys.readouterr().err
+    # As an opponent, a run of another game is refused naming the argument.
+    with pytest.raises(MatchError, match=r"--opponent: .* plays CartPole"):
+        match(pong_run, str(tmp_path), games=2)
 
 
-def test_a_run_of_a_policy_per_paddle_is_refused_naming_its_policies(compose, tmp_path):
+def test_a_run_of_a_policy_per_paddle_is_refused_naming_its_policies(compose, tmp_path, pong_run):
     run_job(compose(["algo=ppo", "env=pong_duel", "env.policy_mapping=per_agent",
                      "algo.num_envs=4", "run.max_frames=500", "logger=none",
                      f"run.output_dir={tmp_path}"]))  # fmt: skip
-    with pytest.raises(MatchError, match="holds 2 policies: paddle_0"):
+    with pytest.raises(MatchError, match="RUN: .* holds 2 policies: paddle_0"):
         match(tmp_path, "random", games=2)
+    with pytest.raises(MatchError, match="--opponent: .* holds 2 policies: paddle_0"):
+        match(pong_run, str(tmp_path), games=2)
 
 
 def test_watch_plays_two_policies_against_each_other_into_a_video(pong_run, tmp_path, capsys):

@@ -88,6 +88,30 @@ def test_a_population_on_ray_is_the_local_sharded_population(compose, tmp_path, 
     assert same(state["algorithm"], local["algorithm"])
 
 
+def test_a_policy_per_team_on_ray_is_the_local_sharded_run(compose, tmp_path):
+    """mpe2's simple_tag with the adversaries' and the runner's policies: each shard holds
+    whole worlds, its lanes acted by their team's policy in one forward, on any actor."""
+    pytest.importorskip("mpe2")
+    teams = [
+        "algo=ppo",
+        "env=simple_tag",
+        "env.kwargs.max_cycles=20",
+        "env.policy_mapping=per_team",
+        "net.hidden_sizes=[8]",
+        "algo.num_envs=8",  # two worlds of four agents
+        "algo.rollout_length=8",
+        "algo.segment_steps=128",
+        "scheduler.envs_per_shard=4",
+        "run.max_segments=2",
+        "run.eval_interval=0",
+        "logger=none",
+    ]
+    local = _final_state(compose, tmp_path, "local", [*teams, "scheduler=threaded"])
+    state = _final_state(compose, tmp_path, "ray", [*teams, *_on_ray(2)])
+    assert same(state["algorithm"], local["algorithm"])
+    assert same(state["counters"], local["counters"])
+
+
 @pytest.mark.parametrize("core", ["none", "gru"])
 def test_appo_learns_from_actors_that_sample_on_meanwhile(compose, core):
     appo = [*PPO, *_on_ray(2), f"net.core={core}", "net.core_size=8"]

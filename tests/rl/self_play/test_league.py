@@ -143,14 +143,14 @@ def test_an_evaluation_against_another_runs_policy(compose, tmp_path):
     from neuroplug import load_policy
     from neuroplug.envs.make import make_spec
     from neuroplug.errors import ConfigError
-    from neuroplug.training.eval_opponent import eval_opponent_player
+    from neuroplug.training.players import player_of
 
     first, second = tmp_path / "first", tmp_path / "second"
     quiet = [*GAME, "logger=none", "run.max_segments=1", "run.eval_episodes=4"]
     run_job(compose([*quiet, f"run.output_dir={first}"]))
     # The opponent is the first run's deployed policy, acting as load_policy's module does.
     config = typed_experiment(compose(GAME))
-    player = eval_opponent_player(str(first), make_spec(config.env))
+    player = player_of(str(first), make_spec(config.env))
     observations = np.random.default_rng(0).normal(size=(16, 6)).astype(np.float32)
     actions, _ = player.act(observations, None, np.random.default_rng(0))
     with torch.no_grad():
@@ -165,4 +165,4 @@ def test_an_evaluation_against_another_runs_policy(compose, tmp_path):
     # A run of another game is refused, naming the setting, before anything is trained.
     cartpole = typed_experiment(compose(["algo=ppo", "env=cartpole"]))
     with pytest.raises(ConfigError, match=r"selfplay.eval_opponent: .* plays pong_duel"):
-        eval_opponent_player(str(first), make_spec(cartpole.env))
+        player_of(str(first), make_spec(cartpole.env))

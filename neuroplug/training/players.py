@@ -1,14 +1,14 @@
-"""``selfplay.eval_opponent`` as a player for a run's evaluations: a scripted bot
-(``random`` or ``package.module:function``) or another run's deployed policy (its output
-dir, its checkpoints folder, a shared folder or a policy file), rebuilt from the file as
-:func:`neuroplug.load_policy` rebuilds it, acting greedily through its own observation
-normalisation. A policy that cannot play this run's env is refused before training, in
-one line naming the setting."""
+"""A player a source names, for a run's evaluations (``selfplay.eval_opponent``) and for
+``neuroplug.tools.match``: a scripted bot (``random`` or ``package.module:function``) or a
+run's deployed policy (its output dir, its checkpoints folder, a shared folder or a policy
+file), rebuilt from the file as :func:`neuroplug.load_policy` rebuilds it, acting greedily
+through its own observation normalisation. A policy that cannot play the env (another
+game, several policies, a size its config does not build) is refused in one line naming
+the setting that gave it: before training, or before a match."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
+from neuroplug.config.schema import names_a_bot
 from neuroplug.envs.spec import EnvSpec
 from neuroplug.errors import ConfigError, NeuroplugError
 from neuroplug.nets.policy import Policy
@@ -18,16 +18,13 @@ from neuroplug.training.policy_network import build_network
 from neuroplug.training.policy_sources import policy_path
 
 FIELD = "selfplay.eval_opponent"
+"""The setting a run's evaluation opponent comes from."""
 
 
-def is_bot(source: str) -> bool:
-    """Whether ``source`` names a scripted bot rather than a policy's place."""
-    return source == "random" or (":" in source and not Path(source).exists())
-
-
-def eval_opponent_player(source: str, env: EnvSpec) -> Player:
-    """The player ``source`` names (see the module docstring)."""
-    if is_bot(source):
+def player_of(source: str, env: EnvSpec, field: str = FIELD) -> Player:
+    """The player ``source`` names, to play ``env``'s game (see the module docstring);
+    ``field``: the setting (or argument) that named it, for its errors."""
+    if names_a_bot(source):
         from neuroplug.opponents.bots import load_bot
 
         return BotPlayer(source, load_bot(source, env))
@@ -35,28 +32,31 @@ def eval_opponent_player(source: str, env: EnvSpec) -> Player:
         record = read_policy_file(policy_path(source))
         network = build_network(record)
     except NeuroplugError as error:
-        raise ConfigError(FIELD, f"{source}: {error}", "a run of this env's game") from None
+        raise ConfigError(field, f"{source}: {error}", "a run of this env's game") from None
     theirs = record.env
     if (tuple(theirs["obs_shape"]), bool(theirs["discrete"]), int(theirs["num_actions"])) != (
         env.obs_shape, env.discrete, env.num_actions,
     ):  # fmt: skip
         raise ConfigError(
-            FIELD,
+            field,
             f"{source} plays {theirs['task_id']} (observations {tuple(theirs['obs_shape'])}, "
             f"{theirs['num_actions']} actions), not this run's {env.task_id} (observations "
             f"{env.obs_shape}, {env.num_actions} actions)",
             "a run of the same game",
         )
     if record.policy_params.dim() != 1:
+        names = theirs.get("policies") or []
         raise ConfigError(
-            FIELD,
-            f"{source} holds a policy per team or agent",
-            "a run of one policy (env.policy_mapping=shared)",
+            field,
+            f"{source} holds {len(names)} policies: {', '.join(names)} (a game seats one "
+            "policy a side; a match of a run's policies per team or agent is not built)",
+            "a run of one policy (env.policy_mapping=shared); watch this one with "
+            "neuroplug.tools.watch",
         )
     params = record.policy_params.float()
     if params.numel() != network.num_params:
         raise ConfigError(
-            FIELD,
+            field,
             f"{source} holds {params.numel()} parameters, and its config builds "
             f"{network.describe()}",
             "a run's own policy file",
