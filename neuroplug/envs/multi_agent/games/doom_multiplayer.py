@@ -17,8 +17,20 @@ player at the same step: a truncation.
 
 Each player sees its own screen, grey, at a quarter of 160 x 120 (60 x 80, one channel)
 and chooses one of :data:`ACTIONS` (a button pressed for ``frame_skip`` tics, or none). Its
-reward is its frags minus its deaths of the step, so a duel's rewards mirror each other
-(+1 to the killer, -1 to the killed) as ``pong_duel``'s points do.
+reward (``reward``) is its frags minus its deaths of the step, so a duel's rewards mirror
+each other (+1 to the killer, -1 to the killed) as ``pong_duel``'s points do; or its frags
+alone (``reward=frags``: a game's return is then its frag count, Sample Factory's true
+objective against bots).
+
+``scenario``: ``duel`` or ``deathmatch`` (ViZDoom's own maps), or the path of any ViZDoom
+scenario's ``.cfg`` (its ``.wad`` found as the file says, beside it): Sample Factory's
+duel map, say, ``sf_examples/vizdoom/doom/scenarios/ssl2.cfg``. The env's own screen and
+buttons replace the file's.
+
+A lone player (``players=1``, against bots) plays in ViZDoom's lockstep ``PLAYER`` mode:
+the game waits for its every step, as a single-player scenario's does, however long the
+policy takes (the mode Sample Factory's games against bots use); two or more players play
+in ``ASYNC_PLAYER`` mode, above.
 
 The port: ``port`` (a fixed one, refused in one line naming ``env.kwargs.port`` when
 another program holds it) or null, a free port the system gives for each world.
@@ -48,10 +60,29 @@ SCENARIOS = {"duel": "multi_duel.cfg", "deathmatch": "multi.cfg"}
 DUEL_PLACES = 3
 """Players and bots the duel map holds: more crashed ViZDoom's engine
 (``benchmarks/results/doom_multiplayer.md``)."""
+REWARDS = ("frags_minus_deaths", "frags")
+"""What a player's reward counts (``env.kwargs.reward``)."""
 SCREEN = (60, 80, 1)
 """What a player sees: 160 x 120 grey, every other row and column."""
 STEP_TIMEOUT = 60.0
 """Seconds a player's call may take before the world is declared stuck."""
+
+
+def scenario_config(scenario: str) -> str:
+    """The ``.cfg`` file ``env.kwargs.scenario`` names: one of :data:`SCENARIOS` (ViZDoom's
+    own), or a path to a ViZDoom scenario's ``.cfg``; refused naming the field otherwise."""
+    if scenario in SCENARIOS:
+        import vizdoom
+
+        return os.path.join(os.path.dirname(vizdoom.__file__), "scenarios", SCENARIOS[scenario])
+    path = os.path.abspath(os.path.expanduser(scenario))
+    if not (path.endswith(".cfg") and os.path.isfile(path)):
+        raise ConfigError(
+            "env.kwargs.scenario",
+            f"got {scenario!r}: neither a map ViZDoom ships nor a scenario's .cfg file that exists",
+            f"{', '.join(SCENARIOS)}, or the path of a ViZDoom .cfg (its .wad beside it)",
+        )
+    return path
 
 
 def free_port() -> int:
@@ -89,10 +120,11 @@ class DoomMultiplayer(ParallelEnv):
         frame_skip: int = 4,
         ticrate: int = 1000,
         port: int | None = None,
+        reward: str = "frags_minus_deaths",
         render_mode: str | None = None,
     ) -> None:
-        if scenario not in SCENARIOS:
-            raise ConfigError("env.kwargs.scenario", f"got {scenario!r}", ", ".join(SCENARIOS))
+        if reward not in REWARDS:
+            raise ConfigError("env.kwargs.reward", f"got {reward!r}", ", ".join(REWARDS))
         if players < 1 or bots < 0 or players + bots < 2:
             raise ConfigError(
                 "env.kwargs.players",
@@ -117,9 +149,11 @@ class DoomMultiplayer(ParallelEnv):
                 "pip install vizdoom",
             ) from None
         self._vizdoom = vizdoom
+        self.config_path = scenario_config(scenario)
         self.scenario, self.players, self.bots = scenario, players, bots
         self.timelimit, self.frame_skip, self.ticrate = timelimit, frame_skip, ticrate
         self.port = port
+        self.reward = reward
         self.render_mode = render_mode
         self.possible_agents = [f"player_{index}" for index in range(players)]
         self.agents = list(self.possible_agents)
@@ -146,14 +180,14 @@ class DoomMultiplayer(ParallelEnv):
     def _game(self, index: int, port: int):
         vizdoom = self._vizdoom
         game = vizdoom.DoomGame()
-        game.load_config(
-            os.path.join(os.path.dirname(vizdoom.__file__), "scenarios", SCENARIOS[self.scenario])
-        )
+        game.load_config(self.config_path)
         game.set_window_visible(False)
         game.set_screen_resolution(vizdoom.ScreenResolution.RES_160X120)
         game.set_screen_format(vizdoom.ScreenFormat.GRAY8)
         game.set_available_buttons([getattr(vizdoom.Button, name) for name in ACTIONS[1:]])
-        game.set_mode(vizdoom.Mode.ASYNC_PLAYER)
+        # A lone player's game waits for it; several players' run on the game's clock.
+        lockstep = self.players == 1
+        game.set_mode(vizdoom.Mode.PLAYER if lockstep else vizdoom.Mode.ASYNC_PLAYER)
         game.set_ticrate(self.ticrate)
         game.set_console_enabled(False)
         if self._seed is not None:
@@ -250,7 +284,7 @@ class DoomMultiplayer(ParallelEnv):
         tallies = self._tallies()
         change = tallies - self._counts
         self._counts = tallies
-        rewards = change[:, 0] - change[:, 1]
+        rewards = change[:, 0] - change[:, 1] if self.reward != "frags" else change[:, 0]
         observations = {
             agent: self._seen(game)
             for agent, game in zip(self.possible_agents, self._games, strict=True)

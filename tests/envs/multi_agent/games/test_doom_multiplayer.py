@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import csv
 import os
+import shutil
 import socket
 
 import numpy as np
@@ -80,6 +81,39 @@ def _against_a_bot(workdir: str) -> None:
         assert _play(env, np.random.default_rng(2))[0] >= 10
     finally:
         env.close()
+
+
+def test_a_lone_player_on_a_map_of_its_own_plays_in_lockstep_for_frags(tmp_path):
+    # A scenario's .cfg elsewhere, its map beside it: the duel map again.
+    shipped = os.path.join(os.path.dirname(vizdoom.__file__), "scenarios", "multi_duel.wad")
+    shutil.copy(shipped, tmp_path / "my_duel.wad")
+    config = tmp_path / "my_duel.cfg"
+    config.write_text("doom_scenario_path = my_duel.wad\n")
+    run_in_child(_lockstep, str(tmp_path), str(config))
+
+
+def _lockstep(workdir: str, config: str) -> None:
+    os.chdir(workdir)
+    env = DoomMultiplayer(scenario=config, players=1, bots=1, timelimit=SHORT, reward="frags")
+    try:
+        env.reset(seed=3)
+        first, totals = _play(env, np.random.default_rng(1))
+        assert totals[0] >= 0  # frags alone: never below zero
+        env.reset()
+        # The game waits for its lone player: every game is its 105 tics, in steps of 4.
+        assert _play(env, np.random.default_rng(2))[0] == first
+        assert abs(first - 105 / 4) <= 1
+    finally:
+        env.close()
+
+
+def test_an_unknown_map_or_reward_is_refused_naming_the_field(tmp_path):
+    with pytest.raises(ConfigError, match="env.kwargs.scenario: got 'duels'"):
+        DoomMultiplayer(scenario="duels")
+    with pytest.raises(ConfigError, match="env.kwargs.scenario: .*a ViZDoom .cfg"):
+        DoomMultiplayer(scenario=str(tmp_path / "missing.cfg"))
+    with pytest.raises(ConfigError, match="env.kwargs.reward: got 'kills'.*frags"):
+        DoomMultiplayer(reward="kills")
 
 
 def test_a_port_in_use_is_refused_naming_the_field():
