@@ -52,12 +52,13 @@ SF_REWARD = re.compile(r"Avg episode reward: \[\(0, '(-?[0-9.]+)'\)\]")
 SF_SCENARIOS = "sf_examples/vizdoom/doom/scenarios"
 """Where Sample Factory's package keeps its Doom maps (its ``ssl2`` duel map among them)."""
 DUEL_FRAME_SKIP = 2
+"""Tics a step in the duel, on both sides (its recipe's)."""
 
 
-def neuroplug_task(task: str, sf_python: str) -> tuple[list[str], int]:
-    """neuroplug's overrides for ``task``, and the game tics of one of its frames."""
+def neuroplug_task(task: str, sf_python: str) -> list[str]:
+    """neuroplug's overrides for ``task`` (its frames are game tics, as Sample Factory's)."""
     if task != "doom_duel_bots":
-        return [f"env={task}"], 1
+        return [f"env={task}"]
     site = subprocess.run(
         [sf_python, "-c", "import sf_examples, os; print(os.path.dirname(sf_examples.__file__))"],
         capture_output=True, text=True, check=True,
@@ -86,8 +87,7 @@ def neuroplug_task(task: str, sf_python: str) -> tuple[list[str], int]:
         "algo.queue_size=2",
         "algo.reward_clip=false",
     ]
-    # The multi-agent family counts a frame per agent step: a step is DUEL_FRAME_SKIP tics.
-    return overrides, DUEL_FRAME_SKIP
+    return overrides
 
 
 SF_TASK_ARGUMENTS = {
@@ -112,7 +112,7 @@ def run_neuroplug(
     """neuroplug's run (``overrides`` added to its command); its curve from metrics.csv. A
     run stopped part way resumes from its checkpoint."""
     run_dir = out / f"{name}_run"
-    task_overrides, tics = neuroplug_task(task, sf_python)
+    task_overrides = neuroplug_task(task, sf_python)
     resume = [f"run.resume={run_dir}"] if (run_dir / "checkpoints").is_dir() else []
     command = [
         sys.executable,
@@ -121,7 +121,7 @@ def run_neuroplug(
         "algo=appo",
         *task_overrides,
         "net.core=gru",
-        f"run.max_frames={frames // tics}",
+        f"run.max_frames={frames}",
         "run.eval_interval=0",
         "run.stop_when_solved=false",
         f"run.seed={seed}",
@@ -138,7 +138,7 @@ def run_neuroplug(
     rows = list(csv.DictReader((run_dir / "metrics.csv").open()))
     curve = [
         {
-            "frames": int(float(row["frames"])) * tics,
+            "frames": int(float(row["frames"])),
             "seconds": float(row["elapsed"]),
             "return_mean": _number(row["return_mean"]),
             "episodes": int(float(row["episodes"])),
@@ -150,7 +150,7 @@ def run_neuroplug(
         "command": " ".join(command[1:]),
         "wall_seconds": wall,
         "frames": curve[-1]["frames"],
-        "frames_per_second_steady": float(np.median(fps)) * tics if fps else None,
+        "frames_per_second_steady": float(np.median(fps)) if fps else None,
         "frames_per_second_overall": curve[-1]["frames"] / wall,
         "curve": curve,
         "first_line": done.stdout.splitlines()[0] if done.stdout else "",

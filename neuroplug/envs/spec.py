@@ -71,6 +71,9 @@ class EnvSpec:
     policy_mapping: Any = "shared"
     """A multi-agent env's ``env.policy_mapping``: which policy acts for each agent
     (:func:`neuroplug.envs.multi_agent.mapping.policy_mapping` reads it)."""
+    preset_kind: str | None = None
+    """The task's own learner preset (``doom`` for a ViZDoom multiplayer game), where it
+    has one beyond its family's :attr:`~neuroplug.envs.family.EnvFamily.preset_kind`."""
     obs_bounds: tuple[tuple[float, float], ...] | None = None
     """``(low, high)`` of each entry of a vector observation, where the task's Box declares
     a finite range for every one (Pendulum, Acrobot, MountainCar; not CartPole, whose

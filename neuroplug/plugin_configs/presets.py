@@ -148,7 +148,8 @@ def fill_from_presets(config: Any, env: EnvSpec) -> tuple[Any, str]:
     if not unset:
         return config, "all algo settings given"
     presets = type(config).presets()
-    kind = env.family.preset_kind if env.family.preset_kind in presets else task_kind(env)
+    own = env.preset_kind or env.family.preset_kind
+    kind = own if own in presets else task_kind(env)
     preset = presets.get(kind)
     if preset is None:
         # The base class's settings (envs, groups, segment length, ...) have values for

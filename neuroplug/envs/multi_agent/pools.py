@@ -105,6 +105,10 @@ def make_parallel_spec(config: EnvConfig, kind: PoolKind) -> EnvSpec:
         )  # fmt: skip
         discrete = hasattr(first, "n")
         limit = config.max_episode_steps or int(getattr(world.unwrapped, "max_cycles", 0) or 0)
+        # A game may say how many frames a step is and which learner preset suits it.
+        frame_skip = getattr(world.unwrapped, "frame_skip", 1)
+        frame_skip = frame_skip if isinstance(frame_skip, int) and frame_skip >= 1 else 1
+        preset_kind = getattr(world.unwrapped, "preset_kind", None)
     finally:
         getattr(world, "close", lambda: None)()
     return EnvSpec(
@@ -116,7 +120,8 @@ def make_parallel_spec(config: EnvConfig, kind: PoolKind) -> EnvSpec:
         num_actions=int(first.n) if discrete else int(np.prod(first.shape)),
         action_low=None if discrete else np.asarray(first.low, np.float32).reshape(-1),
         action_high=None if discrete else np.asarray(first.high, np.float32).reshape(-1),
-        frame_skip=1,
+        frame_skip=frame_skip,
+        preset_kind=preset_kind if isinstance(preset_kind, str) else None,
         max_episode_steps=limit or 100_000,
         solved_return=config.solved_return,
         make_kwargs=dict(config.kwargs),

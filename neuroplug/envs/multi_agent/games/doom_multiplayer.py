@@ -110,6 +110,9 @@ class DoomMultiplayer(ParallelEnv):
     """One ViZDoom multiplayer game (see the module docstring)."""
 
     metadata = {"name": "doom_multiplayer_v0", "render_modes": ["rgb_array"], "render_fps": 35}
+    preset_kind = "doom"
+    """Learners take Sample Factory's Doom settings here, as on EnvPool's Doom tasks; its
+    ``frame_skip`` makes a step that many frames (game tics), as there."""
 
     def __init__(
         self,

@@ -149,3 +149,16 @@ def _ppo_self_play(output_dir: str) -> None:
              "run.eval_episodes=1", "logger=none", f"run.output_dir={output_dir}"]
         )
     )  # fmt: skip
+
+
+def test_a_step_counts_its_tics_and_learners_take_the_doom_preset(compose):
+    from neuroplug.envs.make import make_spec
+    from neuroplug.experiment.typed import typed_experiment
+    from neuroplug.plugin_configs.presets import resolve
+
+    config = typed_experiment(compose(["algo=appo", "env=doom_duel", "env.kwargs.frame_skip=2"]))
+    spec = make_spec(config.env)
+    assert spec.frame_skip == 2  # run.max_frames and the frame counts are game tics
+    settings, words = resolve(config.algo, spec)
+    assert "sf_examples/vizdoom" in words
+    assert (settings.epochs, settings.rollout_length, settings.learning_rate) == (1, 32, 1e-4)
