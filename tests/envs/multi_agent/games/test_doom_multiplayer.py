@@ -59,7 +59,9 @@ def _duel(workdir: str) -> None:
         assert set(observations) == {"player_0", "player_1"}
         for _ in range(2):  # a second game on the same players
             steps, totals = _play(env, rng)
-            assert 10 <= steps <= 40  # about 105 tics of 4
+            # About 105 tics of 4: at most that many steps; fewer where the machine is busy,
+            # as the game runs on its own clock (ASYNC_PLAYER) while a step waits for a core.
+            assert 1 <= steps <= 27
             assert np.all(totals == np.round(totals))  # frags and deaths
             env.reset()
     finally:
