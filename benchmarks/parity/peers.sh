@@ -4,7 +4,8 @@
 #   rl/       CleanRL's scripts' dependencies (gymnasium 0.29.1 with MuJoCo, tyro,
 #             tensorboard) and Stable-Baselines3 2.3.2, torch 2.13.0 (the CPU build)
 #   cleanrl/  CleanRL's repository at the commit the results name
-#   sf/       Sample Factory 2.1.1 (its APPO, gymnasium 0.29.1), torch 2.13.0 (the CPU build)
+#   sf/       Sample Factory 2.1.1 (its APPO, gymnasium 0.29.1, vizdoom for its Doom examples),
+#             torch 2.13.0 (the CPU build)
 #   ribs/     pyribs 0.8.3 (its last release for numpy 1, which MuJoCo 2.3.7 needs),
 #             gymnasium 0.29.1 with MuJoCo 2.3.7
 #   evotorch/ EvoTorch 0.6.1, gymnasium 1.2.2, torch 2.13.0 (the CPU build)
@@ -30,7 +31,7 @@ if [ ! -d "$peers/cleanrl/.git" ]; then
 fi
 if [ ! -x "$peers/sf/bin/python" ]; then
   python3.11 -m venv "$peers/sf"
-  "$peers/sf/bin/pip" install --quiet torch==2.13.0 sample-factory==2.1.1 gymnasium==0.29.1 \
+  "$peers/sf/bin/pip" install --quiet torch==2.13.0 sample-factory==2.1.1 gymnasium==0.29.1 vizdoom \
     "numpy<2"
 fi
 if [ ! -x "$peers/ribs/bin/python" ]; then
