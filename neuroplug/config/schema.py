@@ -461,8 +461,8 @@ class SelfPlayConfig(CheckedConfig):
     """A bot (``random`` or ``package.module:function``) or another run of the same game
     (its output dir, or a policy file: its deployed policy, acting greedily) the run's
     evaluations play the deployed policy against: ``run.eval_episodes`` games, seats
-    alternating (or the learner's agents), the learner's mean score as ``eval_return_mean`` and its score rate
-    as ``eval/win_rate`` with Wilson's 95% interval (``eval/win_rate_low``, ``_high``).
+    alternating (or the learner's agents), the learner's mean score as ``eval_return_mean``
+    and its score rate as ``eval/win_rate`` with Wilson's 95% interval (``eval/win_rate_low``, ``_high``).
     Null: an evaluation plays the deployed policy on every agent (a mirror match)."""
 
     def check(self) -> None:

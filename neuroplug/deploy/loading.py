@@ -16,7 +16,7 @@ import torch
 
 from neuroplug.deploy.policy_module import PolicyModule, network_module
 from neuroplug.nets.network import Network
-from neuroplug.training.policy_file import PolicyRecord, read_policy_file
+from neuroplug.training.policy_file import PolicyRecord, read_policy_file, several_policies
 from neuroplug.training.policy_network import build_network
 from neuroplug.training.policy_sources import PolicySourceError, policy_path
 
@@ -64,18 +64,6 @@ def policy_row(record: PolicyRecord, policy: str) -> int:
         f"policy={policy}: no policy or agent of that name (policies: {', '.join(names)}; "
         f"agents: {', '.join(agents)})"
     )
-
-
-def several_policies(record: PolicyRecord) -> str:
-    """What a file holding a policy per team or agent holds, in words ("": one policy)."""
-    if record.policy_params.dim() != 2:
-        return ""
-    agents, rows = record.env["agents"], record.env["agent_policies"]
-    parts = [
-        f"{name} ({', '.join(a for a, row in zip(agents, rows, strict=True) if row == k)})"
-        for k, name in enumerate(record.env["policies"])
-    ]
-    return f"{len(parts)} policies: " + "; ".join(parts)
 
 
 @dataclass

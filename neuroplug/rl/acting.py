@@ -292,11 +292,8 @@ class LaneActing(Acting):
     def snapshot(self) -> LaneActing:
         """The inner members' snapshot with the same lane owners: what a shard on a Ray
         actor acts with (the learners themselves stay here)."""
-        copy = object.__new__(LaneActing)
-        copy.__dict__.update(self.__dict__)
+        copy = super().snapshot()
         copy.inner = self.inner.snapshot()
-        copy.members = []
-        copy.device = torch.device("cpu")
         return copy
 
     @torch.no_grad()

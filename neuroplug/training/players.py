@@ -13,7 +13,11 @@ from neuroplug.envs.spec import EnvSpec
 from neuroplug.errors import ConfigError, NeuroplugError
 from neuroplug.nets.policy import Policy
 from neuroplug.opponents.matches import BotPlayer, NetworkPlayer, Player
-from neuroplug.training.policy_file import normalizer_as_arrays, read_policy_file
+from neuroplug.training.policy_file import (
+    normalizer_as_arrays,
+    read_policy_file,
+    several_policies,
+)
 from neuroplug.training.policy_network import build_network
 from neuroplug.training.policy_sources import policy_path
 
@@ -44,12 +48,12 @@ def player_of(source: str, env: EnvSpec, field: str = FIELD) -> Player:
             f"{env.obs_shape}, {env.num_actions} actions)",
             "a run of the same game",
         )
-    if record.policy_params.dim() != 1:
-        names = theirs.get("policies") or []
+    held = several_policies(record)
+    if held:
         raise ConfigError(
             field,
-            f"{source} holds {len(names)} policies: {', '.join(names)} (a game seats one "
-            "policy a side; a match of a run's policies per team or agent is not built)",
+            f"{source} holds {held} (a game seats one policy a side; a match of a run's "
+            "policies per team or agent is not built)",
             "a run of one policy (env.policy_mapping=shared); watch this one with "
             "neuroplug.tools.watch",
         )

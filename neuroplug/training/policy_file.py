@@ -170,3 +170,15 @@ def read_policy_file(path: Path) -> PolicyRecord:
         )
     fields = {name: payload.get(name) for name in PolicyRecord.__dataclass_fields__}
     return PolicyRecord(**fields)
+
+
+def several_policies(record: PolicyRecord) -> str:
+    """What a file holding a policy per team or agent holds, in words ("": one policy)."""
+    if record.policy_params.dim() != 2:
+        return ""
+    agents, rows = record.env["agents"], record.env["agent_policies"]
+    parts = [
+        f"{name} ({', '.join(a for a, row in zip(agents, rows, strict=True) if row == k)})"
+        for k, name in enumerate(record.env["policies"])
+    ]
+    return f"{len(parts)} policies: " + "; ".join(parts)

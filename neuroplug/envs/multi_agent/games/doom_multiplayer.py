@@ -12,8 +12,8 @@ wait for the others', deadlocked within a game or two when stepped together: a p
 call waited on tics the others, done with their step, never sent; what was tried is in
 ``benchmarks/results/doom_multiplayer.md``.) Each
 player is stepped in a thread of its own, all at once. A dead player is respawned by the
-server (``+sv_forcerespawn``) a few tics later. The game ends when its ``timelimit`` (minutes of game time) runs out, for every
-player at the same step: a truncation.
+server (``+sv_forcerespawn``) a few tics later. The game ends when its ``timelimit``
+(minutes of game time) runs out, for every player at the same step: a truncation.
 
 Each player sees its own screen, grey, at a quarter of 160 x 120 (60 x 80, one channel)
 and chooses one of :data:`ACTIONS` (a button pressed for ``frame_skip`` tics, or none). Its
@@ -198,7 +198,8 @@ class DoomMultiplayer(ParallelEnv):
         if index == 0:
             game.add_game_args(
                 f"-host {self.players} -port {port} -deathmatch +timelimit {self.timelimit} "
-                "+sv_spawnfarthest 1 +sv_forcerespawn 1 +sv_noautoaim 1 +viz_connect_timeout 30 +viz_nocheat 0"
+                "+sv_spawnfarthest 1 +sv_forcerespawn 1 +sv_noautoaim 1 +viz_connect_timeout 30 "
+                "+viz_nocheat 0"
             )
         else:
             game.add_game_args(f"-join 127.0.0.1:{port} +viz_connect_timeout 30")
@@ -243,7 +244,10 @@ class DoomMultiplayer(ParallelEnv):
         variable = self._vizdoom.GameVariable
         return np.array(
             [
-                [game.get_game_variable(variable.FRAGCOUNT), game.get_game_variable(variable.DEATHCOUNT)]
+                [
+                    game.get_game_variable(variable.FRAGCOUNT),
+                    game.get_game_variable(variable.DEATHCOUNT),
+                ]
                 for game in self._games
             ]
         )  # fmt: skip
@@ -287,7 +291,7 @@ class DoomMultiplayer(ParallelEnv):
         tallies = self._tallies()
         change = tallies - self._counts
         self._counts = tallies
-        rewards = change[:, 0] - change[:, 1] if self.reward != "frags" else change[:, 0]
+        rewards = change[:, 0] if self.reward == "frags" else change[:, 0] - change[:, 1]
         observations = {
             agent: self._seen(game)
             for agent, game in zip(self.possible_agents, self._games, strict=True)
