@@ -86,8 +86,12 @@ def measure(network, members: int, prompts: int, context: int, rank: int, repeat
         name: t.to(device) for name, t in network.layout.split(population.base_params()[0]).items()
     }
 
-    # A cached model steps one token from a cache (zeros here: the arithmetic is the same).
-    state = (torch.zeros((rows, network.state_size), device=device),) if network.state_size else ()
+    # A cached model steps the newest token from a cache holding the others (zeros here:
+    # the arithmetic is the same; its count says what it holds).
+    state = ()
+    if network.state_size:
+        state = (torch.zeros((rows, network.state_size), device=device),)
+        state[0][:, -1] = context - 1
 
     @torch.no_grad()
     def shared():

@@ -2,14 +2,16 @@
 token a step, its keys and values kept as its recurrent state (a KV cache).
 
 The observation is the context so far (:mod:`neuroplug.envs.text.env`: token ids + 1, 0
-pads).
-Each step the model reads the newest token only (the last before the padding), embeds it
-with its position, and in each block attends from it to the keys and values of every
-earlier token, which the state holds: ``layers x 2 x context x d_model`` numbers per
-sequence, zero at an episode's start (neuroplug zeroes a recurrent state there), the new
-token's written in at its place. A step costs one token's projections and one row of
-attention, not the whole context's forward again. :meth:`CausalLM.forward_sequence` runs a
-whole context at once under a causal mask: the same numbers (a test holds them equal).
+pads: the prompt at an episode's start, one more token each step). A step reads the tokens
+its cache does not hold yet (:mod:`neuroplug.nets.kv_cache`: the whole prompt in one
+forward at the first step, then the newest token alone), embeds them with their
+positions, and in each block attends from them to the keys and values of every earlier
+token, which the state holds: ``layers x 2 x context x d_model`` numbers per sequence and
+the count of tokens they hold, zero at an episode's start (neuroplug zeroes a recurrent
+state there), the new tokens' written in at their places. A step after the prompt costs
+one token's projections and one row of attention, not the whole context's forward again.
+:meth:`CausalLM.forward_sequence` runs a whole context at once under a causal mask: the
+same numbers (a test holds them equal).
 
 It is a recurrent encoder (:mod:`neuroplug.nets.module_network`): its features are the
 last token's normalised hidden state, and neuroplug's linear head on them is the LM head
@@ -31,6 +33,7 @@ from torch import nn
 from neuroplug.config.schema import NetConfig
 from neuroplug.envs.spec import EnvSpec
 from neuroplug.errors import ConfigError
+from neuroplug.nets import kv_cache
 from neuroplug.nets.module_network import ModuleNetwork
 from neuroplug.nets.transformer_config import TransformerSettings
 
@@ -72,16 +75,16 @@ class _Block(nn.Module):
 
     def forward(
         self, x: torch.Tensor, keys: torch.Tensor | None, values: torch.Tensor | None,
-        written: torch.Tensor | None, visible: torch.Tensor,
+        writes: torch.Tensor | None, visible: torch.Tensor,
     ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:  # fmt: skip
-        """``x`` ``(n, q, d)``; with a cache (``keys``, ``values`` ``(n, c, d)``) the one new
-        token's key and value are written where ``written`` ``(n, c)`` is true; without one
-        the tokens attend to each other."""
+        """``x`` ``(n, q, d)``; with a cache (``keys``, ``values`` ``(n, c, d)``) the new
+        tokens' keys and values are written where ``writes`` ``(n, q, c)`` places them
+        (:func:`neuroplug.nets.kv_cache.write`); without one the tokens attend to each
+        other."""
         normed = self.attention_norm(x)
         key, value = self.key(normed), self.value(normed)
         if keys is not None:
-            place = written.unsqueeze(-1)
-            keys, values = torch.where(place, key, keys), torch.where(place, value, values)
+            keys, values = kv_cache.write(keys, key, writes), kv_cache.write(values, value, writes)
         else:
             keys, values = key, value
         x = x + self.out(attend(self.query(normed), keys, values, visible, self.heads))
@@ -106,7 +109,7 @@ class CausalLM(nn.Module):
         self.position = nn.Embedding(self.context, d_model)
         self.blocks = nn.ModuleList(_Block(d_model, heads, mlp_ratio) for _ in range(layers))
         self.norm = nn.LayerNorm(d_model)
-        self.state_size = layers * 2 * self.context * d_model
+        self.state_size = layers * 2 * self.context * d_model + 1  # the cache, its count
         for module in self.modules():
             if isinstance(module, (nn.Linear, nn.Embedding)):
                 nn.init.normal_(module.weight, std=INIT_STD)
@@ -114,24 +117,25 @@ class CausalLM(nn.Module):
                 nn.init.zeros_(module.bias)
 
     def forward(
-        self, observations: torch.Tensor, state: torch.Tensor
+        self, observations: torch.Tensor, state: torch.Tensor, window: int | None = None
     ) -> tuple[torch.Tensor, torch.Tensor]:
-        """The newest token's features ``(n, d_model)`` and the cache with its keys and
-        values written in."""
-        ids = observations.long()
-        n = ids.shape[0]
-        places = torch.arange(self.context, device=ids.device)
-        newest = ((ids != 0).sum(dim=1) - 1).clamp(min=0)  # (n,)
-        written = places == newest.unsqueeze(1)  # (n, c)
-        token = ((ids * written).sum(dim=1, keepdim=True) - 1).clamp(min=0)  # (n, 1): the id
-        x = self.token(token) + self.position(newest.unsqueeze(1))
-        visible = (places <= newest.unsqueeze(1)).unsqueeze(1)  # (n, 1, c)
-        cache = state.reshape(n, self.depth, 2, self.context, self.width)
+        """The newest token's features ``(n, d_model)`` and the state with the keys and
+        values of every token it did not hold written in (the prompt's at an episode's
+        first step): :mod:`neuroplug.nets.kv_cache`, whose ``window`` it takes."""
+        n = observations.shape[0]
+        step = kv_cache.block(observations, state, window)
+        x = self.token(step.tokens) + self.position(step.places)  # (n, window, d)
+        cache = state[:, :-1].reshape(n, self.depth, 2, self.context, self.width)
         written_caches = []
         for index, block in enumerate(self.blocks):
-            x, keys, values = block(x, cache[:, index, 0], cache[:, index, 1], written, visible)
+            x, keys, values = block(
+                x, cache[:, index, 0], cache[:, index, 1], step.writes, step.sees
+            )
             written_caches.append(torch.stack((keys, values), dim=1))
-        return self.norm(x[:, 0]), torch.stack(written_caches, dim=1).reshape(n, -1)
+        cached = torch.stack(written_caches, dim=1).reshape(n, -1)
+        return self.norm(x[:, -1]), torch.cat((cached, step.count), dim=1)
+
+    step_window = staticmethod(kv_cache.step_window)
 
     def forward_sequence(self, ids: torch.Tensor) -> torch.Tensor:
         """Every place's features ``(n, c, d_model)`` of whole contexts ``ids`` ``(n, c)``
@@ -192,7 +196,7 @@ class CausalLMNetwork(ModuleNetwork):
 
     @property
     def state_bytes(self) -> int:
-        """One sequence's KV cache, in bytes (float32)."""
+        """One sequence's KV cache (and its count), in bytes (float32)."""
         return 4 * self.state_size
 
     def describe(self) -> str:

@@ -84,7 +84,10 @@ class _EncoderWithHead(torch.nn.Module):
         torch.nn.init.orthogonal_(self.head.weight, gain=0.01)
         torch.nn.init.zeros_(self.head.bias)
 
-    def forward(self, x: torch.Tensor, state: torch.Tensor | None = None, part: str = "all"):
+    def forward(
+        self, x: torch.Tensor, state: torch.Tensor | None = None, part: str = "all",
+        window: int | None = None,
+    ):  # fmt: skip
         if part == "head":
             return self.head(x)
         if not self.state_size:
@@ -92,7 +95,8 @@ class _EncoderWithHead(torch.nn.Module):
             return features if part == "features" else self.head(features)
         if state is None:
             state = x.new_zeros((x.shape[0], self.state_size))
-        features, new_state = self.encoder(x, state)
+        window_given = {} if window is None else {"window": window}
+        features, new_state = self.encoder(x, state, **window_given)
         return (features if part == "features" else self.head(features)), new_state
 
 
@@ -124,6 +128,14 @@ class ModuleNetwork(Network):
         self.encoder_features = int(features)
         self.module = self._build()
         self.recurrent_size = int(getattr(self.module, "state_size", 0) or 0)
+        stepping = self.module.encoder if self.encoder_features else self.module
+        self.step_window: Callable[[torch.Tensor, torch.Tensor], int] | None = getattr(
+            stepping, "step_window", None
+        )
+        """A recurrent module's width of a step's block of inputs, given the whole batch
+        (:func:`neuroplug.nets.kv_cache.step_window`, a KV-cached language model's): taken
+        before a vmapped call, which cannot branch on values, and passed in as
+        ``window``; None: the module takes none."""
         self.critic_shares_trunk = self.encoder_features > 0
         self.layout = ParameterLayout(
             [(name, tuple(tensor.shape)) for name, tensor in self.module.named_parameters()]
@@ -313,18 +325,28 @@ class ModuleNetwork(Network):
         inputs: torch.Tensor,
         state: torch.Tensor | None = None,
         part: str = "all",
+        window: int | None = None,
     ):
+        given = {} if window is None else {"window": window}
         if not self.encoder_features:
             if not self.recurrent_size:
                 return functional_call(self.module, tensors, (inputs,))
             if state is None:  # an episode's start, and only the outputs wanted
                 zeros = inputs.new_zeros((inputs.shape[0], self.recurrent_size))
-                return functional_call(self.module, tensors, (inputs, zeros))[0]
-            return functional_call(self.module, tensors, (inputs, state))
-        outputs = functional_call(self.module, tensors, (inputs, state, part))
+                return functional_call(self.module, tensors, (inputs, zeros), given)[0]
+            return functional_call(self.module, tensors, (inputs, state), given)
+        outputs = functional_call(self.module, tensors, (inputs, state, part), given)
         # A recurrent module's call returns (outputs, new state): without a state asked
         # for, the outputs alone.
         return outputs[0] if self.recurrent_size and state is None else outputs
+
+    def _window(self, inputs: torch.Tensor, state: torch.Tensor | None) -> int | None:
+        """:attr:`step_window` of a vmapped call's whole batch (zero states where none)."""
+        if self.step_window is None:
+            return None
+        if state is None:
+            state = inputs.new_zeros((*inputs.shape[: -len(self.input_shape)], self.recurrent_size))
+        return self.step_window(inputs, state)
 
     def _inputs(self, inputs: torch.Tensor, params: torch.Tensor) -> torch.Tensor:
         inputs = as_float(inputs, params.dtype) if inputs.dtype != params.dtype else inputs
@@ -354,7 +376,10 @@ class ModuleNetwork(Network):
         inputs = self._inputs(inputs, params)
         if self.chain:
             return run_chain_members(self.chain, tensors, inputs.unsqueeze(1)).squeeze(1)
-        one = self._vmap(lambda member, x: self._call(member, x.unsqueeze(0)).squeeze(0))
+        window = self._window(inputs, None)
+        one = self._vmap(
+            lambda member, x: self._call(member, x.unsqueeze(0), window=window).squeeze(0)
+        )
         return one(tensors, inputs)
 
     def forward_population_with_state(
@@ -364,19 +389,23 @@ class ModuleNetwork(Network):
         if len(params) == 0:
             return params.new_zeros((0, self.output_size)), state
         tensors = self.layout.views(params)
+        inputs = self._inputs(inputs, params)
+        window = self._window(inputs, state)
 
         def one(member, x, s):
-            outputs, new_state = self._call(member, x.unsqueeze(0), s.unsqueeze(0))
+            outputs, new_state = self._call(member, x.unsqueeze(0), s.unsqueeze(0), window=window)
             return outputs.squeeze(0), new_state.squeeze(0)
 
-        return self._vmap(one)(tensors, self._inputs(inputs, params), state)
+        return self._vmap(one)(tensors, inputs, state)
 
     def forward_members(self, params: torch.Tensor, inputs: torch.Tensor) -> torch.Tensor:
         """Row k of ``params`` ``(K, D)`` on its inputs ``inputs[k]`` ``(K, b, *obs)``."""
         tensors = self.layout.views(params)
         if self.chain:
             return run_chain_members(self.chain, tensors, self._inputs(inputs, params))
-        return self._vmap(self._call)(tensors, self._inputs(inputs, params))
+        inputs = self._inputs(inputs, params)
+        window = self._window(inputs, None)
+        return self._vmap(lambda member, x: self._call(member, x, window=window))(tensors, inputs)
 
     def forward_single(self, params: Params, inputs: torch.Tensor) -> torch.Tensor:
         tensors = self._tensors(params)
@@ -417,7 +446,8 @@ class ModuleNetwork(Network):
             ), None
         if state is None:
             state = inputs.new_zeros((*inputs.shape[:2], self.recurrent_size))
-        return self._vmap(lambda member, x, s: self._call(member, x, s, "features"))(
+        window = self._window(inputs, state)
+        return self._vmap(lambda member, x, s: self._call(member, x, s, "features", window))(
             tensors, inputs, state
         )
 

@@ -15,8 +15,10 @@ Qwen2, Mistral: ``nn.Linear``, ``nn.Embedding`` and their RMSNorm) and GPT-2 (it
 ``Conv1D``, ``nn.Embedding``, ``nn.LayerNorm``) never have a member's matrices built
 (``neuroplug_backends.module_lowrank``). A population's checkpoint is the model and seeds.
 
-Those families step with a KV cache (:data:`CACHED_FAMILY`): the newest token alone
-through the model's own layers, written out here. Other models run the whole context.
+Those families step with a KV cache (:data:`CACHED_FAMILY`): the tokens the cache does not
+hold yet (the prompt at an episode's first step, then the newest alone:
+:mod:`neuroplug.nets.kv_cache`) through the model's own layers, written out here. Other
+models run the whole context.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from torch import nn
 from neuroplug.config.schema import NetConfig
 from neuroplug.envs.spec import EnvSpec
 from neuroplug.errors import ConfigError
+from neuroplug.nets import kv_cache
 from neuroplug.nets.causal_lm import require_token_ids
 from neuroplug.nets.module_network import ModuleNetwork
 from neuroplug.nets.pretrained_lm_config import PretrainedLMSettings
@@ -80,7 +83,8 @@ LayerNorm, learned positions, ``Conv1D`` projections, a GELU MLP)."""
 
 
 def _rotate(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.Tensor:
-    """Rotary positions: ``x`` ``(n, heads, 1, d)`` turned by ``cos``/``sin`` ``(n, 1, 1, d)``."""
+    """Rotary positions: ``x`` ``(n, heads, w, d)`` turned by ``cos``/``sin``
+    ``(n, 1, w, d)``."""
     half = x.shape[-1] // 2
     turned = torch.cat((-x[..., half:], x[..., :half]), dim=-1)
     return x * cos + turned * sin
@@ -129,8 +133,10 @@ class PretrainedLM(nn.Module):
         elif self.cached:  # GPT-2: every head its own keys and values
             self.layers, self.kv_heads = settings.n_layer, settings.n_head
             self.head_width = settings.n_embd // settings.n_head
-        if self.cached:
-            self.state_size = self.layers * 2 * self.kv_heads * self.context * self.head_width
+        if self.cached:  # the cache and the count of tokens it holds
+            self.state_size = self.layers * 2 * self.kv_heads * self.context * self.head_width + 1
+        self.step_window = kv_cache.step_window if self.cached else None
+        """The width of a cached step's block (:mod:`neuroplug.nets.kv_cache`)."""
         vocabulary = self.model.get_output_embeddings().out_features
         if vocabulary < self.outputs:
             raise ConfigError(
@@ -139,96 +145,95 @@ class PretrainedLM(nn.Module):
                 "the model's own tokenizer (env.kwargs.tokenizer=<the model's directory>)",
             )
 
-    def forward(self, observations: torch.Tensor, state: torch.Tensor | None = None):
+    def forward(
+        self, observations: torch.Tensor, state: torch.Tensor | None = None,
+        window: int | None = None,
+    ):  # fmt: skip
         if self.cached and self.rotary:
-            return self._step(observations, state)
+            return self._step(observations, state, window)
         if self.cached:
-            return self._step_gpt2(observations, state)
+            return self._step_gpt2(observations, state, window)
         return self._whole_context(observations)
 
-    def _newest(self, observations: torch.Tensor):
-        """Each context's newest place ``(n,)``, that place as a mask ``(n, c)``, its token
-        id ``(n, 1)``, and the places up to it ``(n, 1, 1, c)`` (what attention may see)."""
-        ids = observations.long()
-        places = torch.arange(self.context, device=ids.device)
-        newest = ((ids != 0).sum(dim=1) - 1).clamp(min=0)
-        written = places == newest.unsqueeze(1)  # (n, c)
-        token = ((ids * written).sum(dim=1, keepdim=True) - 1).clamp(min=0)  # (n, 1)
-        seen = (places <= newest.unsqueeze(1)).view(-1, 1, 1, self.context)
-        return newest, written, token, seen
-
-    def _attend(self, query, key, value, cache, index, written, seen, scale, groups=1):
-        """Attention of the newest token: its key and value written into layer
-        ``index``'s cache at its place, the query against every place seen: the mixed
-        values ``(n, heads, 1, width)`` and the layer's new cache ``(n, 2, kv, c, w)``."""
-        place = written.view(-1, 1, self.context, 1)
-        keys = torch.where(place, key, cache[:, index, 0])  # (n, kv, c, w)
-        values = torch.where(place, value, cache[:, index, 1])
+    def _attend(self, query, key, value, cache, index, step, scale, groups=1):
+        """Attention of the step's block (:class:`~neuroplug.nets.kv_cache.Block`): its
+        keys and values written into layer ``index``'s cache at their places, each query
+        against the places it sees: the mixed values ``(n, heads, w, width)`` and the
+        layer's new cache ``(n, 2, kv, c, width)``."""
+        keys = kv_cache.write(cache[:, index, 0], key, step.writes)  # (n, kv, c, width)
+        values = kv_cache.write(cache[:, index, 1], value, step.writes)
         scores = query @ keys.repeat_interleave(groups, dim=1).transpose(-1, -2)
-        scores = (scores * scale).masked_fill(~seen, float("-inf"))
+        scores = (scores * scale).masked_fill(~step.sees.unsqueeze(1), float("-inf"))
         weights = torch.softmax(scores.float(), dim=-1).to(query.dtype)
         mixed = weights @ values.repeat_interleave(groups, dim=1)
         return mixed, torch.stack((keys, values), dim=1)
 
-    def _step(self, observations: torch.Tensor, state: torch.Tensor):
-        """The newest token through every layer, attending to the cached keys and values
-        of the tokens before it (its own written in at its place): ``(logits, state)``."""
-        newest, written, token, seen = self._newest(observations)
-        n = token.shape[0]
+    def _cache(self, state: torch.Tensor) -> torch.Tensor:
+        """The state's cache ``(n, layers, 2, kv heads, c, head width)``."""
+        shape = (self.layers, 2, self.kv_heads, self.context, self.head_width)
+        return state[:, :-1].reshape(len(state), *shape)
+
+    def _step(self, observations: torch.Tensor, state: torch.Tensor, window: int | None):
+        """The tokens the cache does not hold (the prompt at the first step, then the
+        newest) through every layer, attending to the cached keys and values and to each
+        other causally: ``(logits of the newest, state)``."""
+        step = kv_cache.block(observations, state, window)
+        n, width = step.places.shape
         body = self.model.base_model
-        x = body.embed_tokens(token)  # (n, 1, d)
-        cos, sin = body.rotary_emb(x, newest.unsqueeze(1))  # (n, 1, head width)
+        x = body.embed_tokens(step.tokens)  # (n, w, d)
+        cos, sin = body.rotary_emb(x, step.places)  # (n, w, head width)
         cos, sin = cos.unsqueeze(1), sin.unsqueeze(1)
-        cache = state.reshape(n, self.layers, 2, self.kv_heads, self.context, self.head_width)
+        cache = self._cache(state)
         kept = []
         for index, layer in enumerate(body.layers):
             attention = layer.self_attn
             normed = layer.input_layernorm(x)
 
             def heads(projection, count, normed=normed):
-                return projection(normed).view(n, 1, count, self.head_width).transpose(1, 2)
+                return projection(normed).view(n, width, count, self.head_width).transpose(1, 2)
 
-            query = _rotate(heads(attention.q_proj, -1), cos, sin)  # (n, h, 1, w)
+            query = _rotate(heads(attention.q_proj, -1), cos, sin)  # (n, h, w, head width)
             key = _rotate(heads(attention.k_proj, self.kv_heads), cos, sin)
             value = heads(attention.v_proj, self.kv_heads)
             mixed, layer_cache = self._attend(
-                query, key, value, cache, index, written, seen, attention.scaling,
+                query, key, value, cache, index, step, attention.scaling,
                 attention.num_key_value_groups,
             )  # fmt: skip
             kept.append(layer_cache)
-            x = x + attention.o_proj(mixed.transpose(1, 2).reshape(n, 1, -1))
+            x = x + attention.o_proj(mixed.transpose(1, 2).reshape(n, width, -1))
             x = x + layer.mlp(layer.post_attention_layernorm(x))
-        logits = self.model.get_output_embeddings()(body.norm(x))[:, 0, : self.outputs]
-        return logits, torch.stack(kept, dim=1).reshape(n, -1)
+        logits = self.model.get_output_embeddings()(body.norm(x))[:, -1, : self.outputs]
+        return logits, torch.cat((torch.stack(kept, dim=1).reshape(n, -1), step.count), dim=1)
 
-    def _step_gpt2(self, observations: torch.Tensor, state: torch.Tensor):
+    def _step_gpt2(self, observations: torch.Tensor, state: torch.Tensor, window: int | None):
         """GPT-2's step: :meth:`_step` with learned positions, LayerNorms and ``Conv1D``
         projections (every head its own keys and values)."""
-        newest, written, token, seen = self._newest(observations)
-        n = token.shape[0]
+        step = kv_cache.block(observations, state, window)
+        n, width = step.places.shape
         body = self.model.base_model
-        x = body.wte(token) + body.wpe(newest.unsqueeze(1))  # (n, 1, d)
-        cache = state.reshape(n, self.layers, 2, self.kv_heads, self.context, self.head_width)
+        x = body.wte(step.tokens) + body.wpe(step.places)  # (n, w, d)
+        cache = self._cache(state)
         kept = []
         for index, block in enumerate(body.h):
             attention = block.attn
             parts = attention.c_attn(block.ln_1(x)).split(attention.split_size, dim=2)
             query, key, value = (
-                part.view(n, 1, self.kv_heads, self.head_width).transpose(1, 2) for part in parts
+                part.view(n, width, self.kv_heads, self.head_width).transpose(1, 2)
+                for part in parts
             )
             scale = self.head_width**-0.5 if attention.scale_attn_weights else 1.0
             if attention.scale_attn_by_inverse_layer_idx:
                 scale /= index + 1
-            mixed, layer_cache = self._attend(query, key, value, cache, index, written, seen, scale)
+            mixed, layer_cache = self._attend(query, key, value, cache, index, step, scale)
             kept.append(layer_cache)
-            x = x + attention.c_proj(mixed.transpose(1, 2).reshape(n, 1, -1))
+            x = x + attention.c_proj(mixed.transpose(1, 2).reshape(n, width, -1))
             x = x + block.mlp(block.ln_2(x))
-        logits = self.model.get_output_embeddings()(body.ln_f(x))[:, 0, : self.outputs]
-        return logits, torch.stack(kept, dim=1).reshape(n, -1)
+        logits = self.model.get_output_embeddings()(body.ln_f(x))[:, -1, : self.outputs]
+        return logits, torch.cat((torch.stack(kept, dim=1).reshape(n, -1), step.count), dim=1)
 
     def _whole_context(self, observations: torch.Tensor) -> torch.Tensor:
         ids = observations.long()
-        newest = ((ids != 0).sum(dim=1) - 1).clamp(min=0)  # (n,)
+        newest = kv_cache.newest_place(ids)  # (n,)
         tokens = (ids - 1).clamp(min=0)  # padding reads as id 0, after the newest token
         # Positions a row each (the model's own default is one row for all: a factored
         # population's hooks see every layer's rows first, GPT-2's position table too).

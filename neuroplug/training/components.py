@@ -39,6 +39,7 @@ from neuroplug.nets.network import Network
 from neuroplug.nets.policy import Policy
 from neuroplug.plugin_configs.presets import resolve as resolve_learner_settings
 from neuroplug.runtime.devices import TorchThreads, flush_denormals, set_matmul_precision
+from neuroplug.runtime.memory import keep_freed_memory
 from neuroplug.training.lane_memory import refuse_lanes_beyond_memory
 
 
@@ -128,6 +129,7 @@ def build_components(config: Experiment, env: EnvSpec | None = None) -> Componen
     check_self_play(config)
     check_policy_mapping(config)
     flush_denormals()
+    keep_freed_memory()
     set_matmul_precision(config.run.matmul_precision)
     env = make_spec(config.env) if env is None else env
     config, network_note = _decide_virtual_batch_norm(config, env)

@@ -38,6 +38,7 @@ from neuroplug.rl.acting import Acting
 from neuroplug.rl.sampler import Episodes, Rollout
 from neuroplug.rl.shards import ShardedSampler, ShardLayout, ShardSampling
 from neuroplug.runtime.devices import flush_denormals, set_matmul_precision
+from neuroplug.runtime.memory import keep_freed_memory
 from neuroplug.runtime.seeds import shard_restart_seeds
 
 ROLLOUT_FIELDS = (
@@ -73,6 +74,7 @@ class ShardActor:
     ) -> None:
         torch.set_num_threads(max(1, threads))
         flush_denormals()  # as the run's own process computes
+        keep_freed_memory()
         set_matmul_precision(matmul_precision)
         self.sampling = ShardSampling(request, layout, shards)
         self._acting_key: int | None = None

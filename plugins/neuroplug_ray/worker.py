@@ -23,6 +23,7 @@ from neuroplug.evaluation.lockstep import LockstepEvaluation, PoolCache
 from neuroplug.nets.network import Network
 from neuroplug.nets.policy import Policy
 from neuroplug.runtime.devices import flush_denormals, set_matmul_precision
+from neuroplug.runtime.memory import keep_freed_memory
 from neuroplug_ray.shipping import ShippedPopulation, WorkerPopulations
 
 
@@ -49,6 +50,7 @@ class Evaluator:
         self.settings = settings
         torch.set_num_threads(max(1, settings.torch_threads))
         flush_denormals()  # as the run's own process computes
+        keep_freed_memory()
         set_matmul_precision(settings.matmul_precision)
         backend_class = registry.load("backends", settings.backend.name)
         self.backend = backend_class(settings.backend, settings.network)

@@ -53,8 +53,9 @@ def test_a_low_rank_population_of_a_transformers_model_runs_factored_as_material
     ids = torch.randint(1, 15, (6, 9), generator=generator) * (torch.arange(9) < lengths)
     factored = FactoredModule(network, population, torch.device("cpu"))
     materialised = population.materialize(members)
-    if cache:  # a step from a cache some earlier tokens wrote
+    if cache:  # a step from a cache earlier tokens wrote, and prompts read at once
         state = torch.randn(6, network.state_size, generator=generator)
+        state[:, -1] = (lengths.flatten() - 1) * torch.tensor([1, 0, 1, 1, 0, 1])
         got = factored.forward(members, ids.float(), state)
         expected, expected_state = network.forward_population_with_state(
             materialised, ids.float(), state
@@ -99,7 +100,7 @@ def test_a_model_saved_with_its_tokenizer_is_evolved_and_watched(compose, tmp_pa
     assert "pretrained_lm Qwen2ForCausalLM (2 layers, width 32)" in capsys.readouterr().out
     run_dir = next((tmp_path / "runs").rglob("best_policy.pt")).parents[1]
     policy = neuroplug.load_policy(run_dir)  # the trained model leaves neuroplug, cache and all
-    assert policy.recurrent and policy.state_size == 2 * 2 * 2 * 6 * 8
+    assert policy.recurrent and policy.state_size == 2 * 2 * 2 * 6 * 8 + 1
     context = torch.zeros(1, 6)
     context[0, 0] = 2.0  # the prompt's first token, "1"
     token, state = policy(context, policy.initial_state(1))
@@ -117,14 +118,15 @@ def test_a_cached_step_is_the_whole_context_s_forward(model_type):
     cached = PretrainedLMNetwork((9,), 14, {"config": config})
     whole = PretrainedLMNetwork((9,), 14, {"config": config, "cache": False})
     heads = 4 if model_type == "gpt2" else 2  # GPT-2: every head its keys and values
-    assert cached.state_size == 2 * 2 * heads * 9 * 8 and whole.state_size == 0
+    assert cached.state_size == 2 * 2 * heads * 9 * 8 + 1 and whole.state_size == 0
     assert "KV cache" in cached.describe() and "whole context" in whole.describe()
     generator = torch.Generator().manual_seed(4)
     params = torch.stack([cached.initial_params(generator) for _ in range(3)])
     ids = torch.randint(1, 15, (3, 9), generator=generator)
     state = torch.zeros(3, cached.state_size)
-    for place in range(9):  # the env's prefill: a token a step
-        shown = (ids * (torch.arange(9) <= place)).float()
+    prompts = torch.tensor([1, 4, 7])  # read at once, then a token a step
+    for step in range(9):
+        shown = (ids * (torch.arange(9) < (prompts + step).unsqueeze(1))).float()
         stepped, state = cached.forward_population_with_state(params, shown, state)
         expected = whole.forward_population(params, shown)
         torch.testing.assert_close(stepped, expected, atol=2e-5, rtol=1e-4)

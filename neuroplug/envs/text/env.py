@@ -1,12 +1,11 @@
-"""A text task as a gymnasium env: the prompt fed a token a step, then the policy's tokens.
+"""A text task as a gymnasium env: the prompt, then the policy's tokens a step each.
 
 The observation is the context so far, ``context`` places holding token id + 1 (float32;
-0 pads the unused places, whatever the tokenizer's ids). At the reset it holds the
-prompt's first token; while the prompt lasts each step shows its next token and the
-action is not read (the prefill, one token a step, so a cached model's state sees every
-token once); from then on each action is the id of the completion's next token. The
-episode ends at the end token, after ``max_new_tokens`` tokens,
-or when the context is full, with the task's reward on the completion (0 before).
+0 pads the unused places, whatever the tokenizer's ids). At the reset it holds the whole
+prompt (a cached model reads it in one forward, the prefill: :mod:`neuroplug.nets.kv_cache`);
+each action is the id of the completion's next token, written after it. The episode ends
+at the end token, after ``max_new_tokens`` tokens, or when the context is full, with the
+task's reward on the completion (0 before).
 
 An evaluation of P members over B episodes each is then P x B generations advanced one
 token a step in one batched forward (members sharing the base model's product in low
@@ -109,8 +108,8 @@ class TextTaskEnv(gymnasium.Env):
         self.problem = self.task.sample(self.np_random)
         self._prompt = self.tokenizer.encode(self.problem.prompt)
         self._tokens[:] = 0.0
-        self._tokens[0] = self._prompt[0] + 1
-        self._length, self._completion = 1, []
+        self._tokens[: len(self._prompt)] = np.asarray(self._prompt, np.float32) + 1
+        self._length, self._completion = len(self._prompt), []
         if self.scoring == "likelihood":
             answer = self.tokenizer.encode(self.problem.answer)[: self.task.max_new_tokens]
             room = min(self.task.max_new_tokens, self.context - len(self._prompt))
@@ -119,10 +118,6 @@ class TextTaskEnv(gymnasium.Env):
         return self._tokens.copy(), {}
 
     def step(self, action):
-        if self._length < len(self._prompt):  # the prefill: the prompt's next token
-            self._tokens[self._length] = self._prompt[self._length] + 1
-            self._length += 1
-            return self._tokens.copy(), 0.0, False, False, {}
         if self.scoring == "likelihood":
             return self._score(np.asarray(action, np.float64).reshape(-1))
         token = int(np.asarray(action).reshape(-1)[0])
@@ -183,8 +178,8 @@ class TextTaskEnv(gymnasium.Env):
 
     @property
     def max_steps(self) -> int:
-        """The longest episode: the prefill and the completion (gymnasium specs read it)."""
-        return self.task.max_prompt_length - 1 + self.task.max_new_tokens
+        """The longest episode: the completion's tokens (gymnasium specs read it)."""
+        return self.task.max_new_tokens
 
 
 def tokenizer_of(spec):

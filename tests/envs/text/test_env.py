@@ -1,4 +1,4 @@
-"""A text task as an env: the prompt fed a token a step, the actions written after it,
+"""A text task as an env: the prompt shown at the reset, the actions written after it,
 the reward on the completion; a text task through neuroplug's env config; bad settings
 named."""
 
@@ -18,10 +18,9 @@ def _play(env: TextTaskEnv, completion: str, seed: int = 0):
     observation, _ = env.reset(seed=seed)
     observations, rewards, done = [observation], [], False
     written = [*env.tokenizer.encode(completion), env.tokenizer.end]
-    prefill = len(env.tokenizer.encode(env.problem.prompt)) - 1
     step = 0
     while not done:
-        action = written[step - prefill] if step >= prefill else 7  # 7: never read
+        action = written[step]
         observation, reward, done, truncated, _ = env.step(action)
         observations.append(observation)
         rewards.append(reward)
@@ -41,7 +40,8 @@ def test_the_prompt_comes_first_then_the_completion_and_its_reward():
     assert env.tokenizer.decode(last[len(prompt) :].astype(int) - 1) == answer
     assert np.all(last[len(prompt) + len(answer) :] == 0)  # the end is not written
     assert rewards[-1] == 1.0 and sum(rewards[:-1]) == 0.0
-    assert all(int((o != 0).sum()) == i + 1 for i, o in enumerate(observations[:-1]))
+    # The whole prompt at the reset, then a token more each step.
+    assert all(int((o != 0).sum()) == len(prompt) + i for i, o in enumerate(observations[:-1]))
     assert len(rewards) <= env.max_steps
 
 
@@ -85,16 +85,13 @@ def test_a_text_task_is_an_env_of_the_text_family():
     assert (
         spec.discrete and spec.obs_shape == (7,) and spec.num_actions == 12
     )  # the end and 11 characters
-    assert spec.max_episode_steps == 6
+    assert spec.max_episode_steps == 3  # the sorted letters: the reset shows the prompt
 
 
 def _score(env: TextTaskEnv, scores_at, seed: int = 0):
     """Plays ``scoring=likelihood``: ``scores_at(place, target)`` gives each answer place's
     scores; returns the observations, the contexts fed and the last reward."""
     observation, _ = env.reset(seed=seed)
-    prefill = len(env.tokenizer.encode(env.problem.prompt)) - 1
-    for _ in range(prefill):
-        observation = env.step(np.zeros(env.tokenizer.vocabulary, np.float32))[0]
     contexts, done, place = [observation], False, 0
     while not done:
         target = env._targets[place]

@@ -109,3 +109,35 @@ def test_sampled_tokens_give_members_fitness_to_rank(compose, tmp_path):
     (row,) = csv.DictReader(next(tmp_path.rglob("metrics.csv")).open())
     assert float(row["algo/gradient_norm"]) > 0.0
     assert float(row["return_max"]) > float(row["return_min"])
+
+
+def test_an_exported_language_model_writes_what_the_policy_writes(compose, tmp_path):
+    """The trained model leaves neuroplug as TorchScript and writes the same completions:
+    the prompt read at once (a block of queries as wide as the context, the one shape a
+    traced graph keeps), then a token a step from its KV cache."""
+    import numpy as np
+    import torch
+
+    import neuroplug
+    from neuroplug.deploy.export import load_exported
+    from neuroplug.envs.text.env import TextTaskEnv
+    from neuroplug.tools.export import export
+
+    overrides = [item for item in TINY if not item.startswith(("logger=", "run.eval_"))]
+    run_job(compose([*overrides, "logger=none", f"run.output_dir={tmp_path}"]))
+    run_dir = next(Path(tmp_path).rglob("best_policy.pt")).parents[1]
+    policy = neuroplug.load_policy(run_dir)
+    model = load_exported(export(run_dir, "torchscript").path)
+    env = TextTaskEnv("sorting", length=3)
+    for seed in range(3):
+        observation, _ = env.reset(seed=seed)
+        state = policy.initial_state(1)
+        exported_state = state.numpy()
+        done = False
+        while not done:
+            with torch.no_grad():
+                token, state = policy(torch.as_tensor(observation)[None], state)
+            exported_token, exported_state = model(observation[None], exported_state)
+            assert int(np.asarray(exported_token)[0]) == int(token[0])
+            np.testing.assert_allclose(exported_state, state.numpy(), atol=1e-5)
+            observation, _, done, _, _ = env.step(int(token[0]))
