@@ -4,10 +4,11 @@ glibc's ``malloc`` serves an allocation above its mmap threshold (32 MiB at most
 fresh mapping of the kernel's and hands it back when freed, so every new large tensor
 (the KV caches of a population's completions, gathered per step; a batch of frames)
 touches its pages for the first time again, a page fault each 4 KiB, which on CPU can cost
-more than the arithmetic that fills it (``benchmarks/results/lm_prefill.md``). With
-mappings off and the heap's top kept, a freed tensor's memory serves the next one: the
-process's memory stays at its peak instead of following each step's, as PyTorch's CUDA
-allocator keeps its cache.
+more than the arithmetic that fills it (``benchmarks/results/lm_prefill_runs.md``). With
+mappings off and the heap's top kept, large tensors come from the heap, and once it has
+grown to a step's needs (a few steps) freed memory serves the next ones: the process's
+memory stays near its peak instead of following each step's, as PyTorch's CUDA allocator
+keeps its cache.
 
 Every process that computes a run's numbers calls :func:`keep_freed_memory` (the run's own,
 Ray's evaluators and samplers), as it flushes denormals. Elsewhere than glibc (macOS,

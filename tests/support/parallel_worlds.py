@@ -84,3 +84,39 @@ def roles(**settings) -> Roles:
 def not_a_world(**settings) -> object:
     """A factory that returns something else than a parallel env (a user's mistake)."""
     return object()
+
+
+CALLS: list[tuple[str, int]] = []
+"""What :class:`StartedRoles` worlds were asked, in order: (the call, world id)."""
+
+
+class StartedRoles(Roles):
+    """:class:`Roles` whose step and reset are started and waited for apart
+    (``step_async``/``step_wait``, ``reset_async``/``reset_wait``, as ViZDoom's games),
+    each call noted in :data:`CALLS`."""
+
+    def __init__(self, **settings) -> None:
+        super().__init__(**settings)
+        self.world_id = id(self)
+        self._actions = None
+
+    def step_async(self, actions) -> None:
+        CALLS.append(("start", self.world_id))
+        self._actions = actions
+
+    def step_wait(self):
+        CALLS.append(("wait", self.world_id))
+        return super().step(self._actions)
+
+    def reset_async(self, seed=None, options=None) -> None:
+        CALLS.append(("start reset", self.world_id))
+        self._seed = seed
+
+    def reset_wait(self):
+        CALLS.append(("wait reset", self.world_id))
+        return super().reset(seed=self._seed)
+
+
+def started_roles(**settings) -> StartedRoles:
+    """:class:`StartedRoles` built with ``settings``."""
+    return StartedRoles(**settings)

@@ -15,11 +15,16 @@ wrapper plays it (the practice of CleanRL's and MAPPO's PettingZoo scripts): its
 step it leaves holds its last observation and reward, not yet its end; then zero
 observations and rewards, its actions not sent; its episode ends with its world's, as it
 ended (terminated or truncated). Its return is what it earned; its length, its world's.
+
+A world whose env has ``step_async(actions)`` and ``step_wait()`` (and ``reset_async(seed)``,
+``reset_wait()``: ViZDoom's multiplayer games, engines that are processes of their own) is
+started before any is waited for, so a ``send``'s worlds step (and reset) at once, as an
+EnvPool's do; any other steps in turn.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
@@ -99,6 +104,7 @@ class AgentLanesPool:
         terminated = np.zeros(rows, bool)
         truncated = np.zeros(rows, bool)
         worlds = env_ids // self.lanes
+        begun: list[tuple[np.ndarray, list[str], Callable[[], dict]]] = []
         for world in dict.fromkeys(worlds.tolist()):
             mine = np.flatnonzero(worlds == world)
             agents = env_ids[mine] - world * self.lanes
@@ -109,14 +115,11 @@ class AgentLanesPool:
                 )
             names = [self.maker.agents[agent] for agent in agents]
             if self.needs_reset[world]:
-                seed = None if self.started[world] else self.seeds[world]
-                seen, _ = self.worlds[world].reset(seed=seed)
-                self.started[world], self.needs_reset[world] = True, False
-                self.steps[world] = 0
-                self.gone[world] = {}
-                outcome = {name: (seen[name], 0.0, False, False) for name in names}
+                begun.append((mine, names, self._begin_reset(world, names)))
             else:
-                outcome = self._advance(world, names, actions[mine])
+                begun.append((mine, names, self._begin(world, names, actions[mine])))
+        for mine, names, finish in begun:  # the started worlds, waited for in turn
+            outcome = finish()
             for row, name in zip(mine, names, strict=True):
                 seen, reward, ended, cut = outcome[name]
                 if seen is not None:  # a dead agent's observation stays zero
@@ -124,8 +127,29 @@ class AgentLanesPool:
                 rewards[row], terminated[row], truncated[row] = reward, ended, cut
         return StepArrays(env_ids, observations, rewards, terminated, truncated, {})
 
-    def _advance(self, world: int, names: list[str], actions: np.ndarray) -> dict:
-        """One step of ``world``: each agent's (observation or None, reward, terminated,
+    def _begin_reset(self, world: int, names: list[str]) -> Callable[[], dict]:
+        """Start ``world``'s reset (the whole reset, for an env without ``reset_async``);
+        the returned call ends it: each agent's first observation, reward 0, not done."""
+        env = self.worlds[world]
+        seed = None if self.started[world] else self.seeds[world]
+        self.started[world], self.needs_reset[world] = True, False
+        self.steps[world] = 0
+        self.gone[world] = {}
+
+        def first(result) -> dict:
+            seen, _ = result
+            return {name: (seen[name], 0.0, False, False) for name in names}
+
+        start = getattr(env, "reset_async", None)
+        if start is None:
+            result = env.reset(seed=seed)
+            return lambda: first(result)
+        start(seed=seed)
+        return lambda: first(env.reset_wait())
+
+    def _begin(self, world: int, names: list[str], actions: np.ndarray) -> Callable[[], dict]:
+        """Start one step of ``world`` (the whole step, for an env without ``step_async``);
+        the returned call ends it: each agent's (observation or None, reward, terminated,
         truncated) as its row shows them (see the module docstring)."""
         env, gone = self.worlds[world], self.gone[world]
         chosen = {
@@ -133,7 +157,17 @@ class AgentLanesPool:
             for name, action in zip(names, actions, strict=True)
             if name not in gone  # a dead agent's action is not sent
         }
-        seen, rewards, ended, cut, _ = env.step(chosen)
+        start = getattr(env, "step_async", None)
+        if start is None:
+            result = env.step(chosen)
+            return lambda: self._outcome(world, names, result)
+        start(chosen)
+        return lambda: self._outcome(world, names, env.step_wait())
+
+    def _outcome(self, world: int, names: list[str], result: tuple) -> dict:
+        """What ``world``'s step ``result`` (PettingZoo's five dicts) shows each agent's row."""
+        gone = self.gone[world]
+        seen, rewards, ended, cut, _ = result
         self.steps[world] += 1
         limit = self.maker.max_episode_steps
         over = limit is not None and self.steps[world] >= limit

@@ -99,3 +99,31 @@ def test_the_policies_need_one_action_space_and_the_refusal_names_the_mapping():
         EnvConfig(parallel_env="parallel_worlds:roles", policy_mapping="per_role")
     with pytest.raises(ConfigError, match=r"env.parallel_env: .* not a PettingZoo"):
         make_spec(EnvConfig(parallel_env="parallel_worlds:not_a_world"))
+
+
+def test_worlds_that_start_a_step_or_reset_are_all_started_before_any_is_waited_for():
+    """Worlds with ``step_async``/``step_wait`` and ``reset_async``/``reset_wait`` (ViZDoom's:
+    engines that are processes of their own) step and reset at once: a send starts each, then waits
+    for each; the rows are the same as a world stepped in one call gives."""
+    from parallel_worlds import CALLS
+
+    def played(name):
+        spec = make_spec(EnvConfig(parallel_env=f"parallel_worlds:{name}", kwargs={"length": 3}))
+        pool = make_pool(spec, np.arange(9))  # three worlds
+        pool.async_reset()
+        rows = [pool.recv()[:4]]
+        for step in range(4):  # past an episode's end
+            pool.send(np.arange(9) % 3 + step % 2, np.arange(9))
+            rows.append(pool.recv()[:4])
+        pool.close()
+        return rows
+
+    CALLS.clear()
+    started = played("started_roles")
+    calls = [kind for kind, _ in CALLS]
+    assert calls[:12] == ["start reset"] * 3 + ["wait reset"] * 3 + ["start"] * 3 + ["wait"] * 3
+    assert len({world for _, world in CALLS[:3]}) == 3
+    assert calls.count("start reset") == 3 * 2  # the episodes of 3 steps ended: again
+    for got, expected in zip(started, played("roles"), strict=True):
+        for a, b in zip(got, expected, strict=True):
+            np.testing.assert_array_equal(a, b)

@@ -10,9 +10,10 @@ its own clock and a player's ``make_action`` returns once its ``frame_skip`` tic
 passed, whatever the others do. (The lockstep ``PLAYER`` mode, where each player's tics
 wait for the others', deadlocked within a game or two when stepped together: a player's
 call waited on tics the others, done with their step, never sent; what was tried is in
-``benchmarks/results/doom_multiplayer.md``.) Each
-player is stepped in a thread of its own, all at once. A dead player is respawned by the
-server (``+sv_forcerespawn``) a few tics later. The game ends when its ``timelimit``
+``benchmarks/results/doom_multiplayer.md``.) Each player is stepped in a thread of its
+own, all at once, and a pool's worlds step at once too (``step_async`` and ``step_wait``:
+each engine is a process of its own). A dead player is respawned by the server
+(``+sv_forcerespawn``) a few tics later. The game ends when its ``timelimit``
 (minutes of game time) runs out, for every player at the same step: a truncation.
 
 Each player sees its own screen, grey, at a quarter of 160 x 120 (60 x 80, one channel)
@@ -40,7 +41,7 @@ from __future__ import annotations
 
 import os
 import socket
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
 import numpy as np
@@ -171,6 +172,8 @@ class DoomMultiplayer(ParallelEnv):
         ]
         self._counts = np.zeros((players, 2))  # frags, deaths so far
         self._seed: int | None = None
+        self._stepping: list[Future] = []
+        """The players' calls of a step :meth:`step_async` started."""
 
     def observation_space(self, agent: str) -> spaces.Box:
         return self._obs_space
@@ -206,8 +209,9 @@ class DoomMultiplayer(ParallelEnv):
         game.add_game_args(f"+name player_{index} +colorset {index % 8}")
         return game
 
-    def _start(self) -> None:
-        """Build the game: the host, then every other player joining it, all at once."""
+    def _start(self) -> list[Future]:
+        """Build the game: the host, then every other player joining it, all at once (the
+        calls started, their futures returned)."""
         port = self.port if self.port is not None else free_port()
         prepare_engine_directory()  # the players' engines start at once: see its docstring
         self._games = [self._game(index, port) for index in range(self.players)]
@@ -219,13 +223,16 @@ class DoomMultiplayer(ParallelEnv):
                 for _ in range(self.bots):
                     game.send_game_command("addbot")
 
-        self._on_every_player(start)
+        return self._submit(start)
 
-    def _on_every_player(self, call) -> list[Any]:
-        """``call(game, index)`` for every player, each in its own thread, at once."""
-        futures = [
+    def _submit(self, call) -> list[Future]:
+        """Start ``call(game, index)`` for every player, each in its own thread, at once."""
+        return [
             self._threads[index].submit(call, game, index) for index, game in enumerate(self._games)
         ]
+
+    def _results(self, futures: list[Future]) -> list[Any]:
+        """What the started calls returned, in the players' order."""
         try:
             return [future.result(timeout=STEP_TIMEOUT) for future in futures]
         except TimeoutError:
@@ -255,15 +262,26 @@ class DoomMultiplayer(ParallelEnv):
     # ------------------------------------------------------------------ PettingZoo's calls
 
     def reset(self, seed: int | None = None, options=None):
+        self.reset_async(seed, options)
+        return self.reset_wait()
+
+    def reset_async(self, seed: int | None = None, options=None) -> None:
+        """Start :meth:`reset` and return (a pool's worlds are all started, then waited
+        for, as :meth:`step_async`'s); :meth:`reset_wait` ends it."""
         if seed is not None:
             self._seed = int(seed)
         if self._games and not self.bots:
-            self._on_every_player(lambda game, index: game.new_episode())
+            self._stepping = self._submit(lambda game, index: game.new_episode())
         else:
             # With Doom's bots in the game, new_episode() crashed the engine
             # (benchmarks/results/doom_multiplayer.md): the game is built anew.
             self._stop()
-            self._start()
+            self._stepping = self._start()
+
+    def reset_wait(self):
+        """The reset :meth:`reset_async` started, as :meth:`reset` returns it."""
+        futures, self._stepping = self._stepping, []
+        self._results(futures)
         self.agents = list(self.possible_agents)
         self._counts = self._tallies()
         observations = {
@@ -272,6 +290,14 @@ class DoomMultiplayer(ParallelEnv):
         return observations, {agent: {} for agent in self.agents}
 
     def step(self, actions):
+        self.step_async(actions)
+        return self.step_wait()
+
+    def step_async(self, actions) -> None:
+        """Start :meth:`step` (every player's engine, a process of its own, runs its tics)
+        and return; :meth:`step_wait` ends it. A pool of worlds starts them all, then waits
+        (:class:`~neuroplug.envs.multi_agent.lanes.AgentLanesPool`): their engines run at
+        once."""
         pressed = []
         for agent in self.possible_agents:
             buttons = [0.0] * (len(ACTIONS) - 1)
@@ -287,7 +313,12 @@ class DoomMultiplayer(ParallelEnv):
             game.make_action(pressed[index], self.frame_skip)
             return game.is_episode_finished()
 
-        finished = any(self._on_every_player(act))
+        self._stepping = self._submit(act)
+
+    def step_wait(self):
+        """The step :meth:`step_async` started, as :meth:`step` returns it."""
+        futures, self._stepping = self._stepping, []
+        finished = any(self._results(futures))
         tallies = self._tallies()
         change = tallies - self._counts
         self._counts = tallies
