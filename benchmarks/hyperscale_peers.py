@@ -30,13 +30,11 @@ from pathlib import Path
 
 import torch
 from machine import describe
-from module_lowrank_forward import timed
+from module_lowrank_forward import one_base_population, timed
 from neuroplug_backends.module_lowrank import FactoredModule
 from torch import nn
 
 from neuroplug.nets.module_network import ModuleNetwork
-from neuroplug.population.lowrank import lowrank_for
-from neuroplug.population.members import Population
 
 HERE = Path(__file__).resolve().parent
 RESULTS = HERE / "results"
@@ -67,13 +65,7 @@ def ours(width: int, layers: int, residual: bool, members: int, rows: int, rank:
     forwarding (what a generation pays), and member-forwards per second of the last."""
     network = ModuleNetwork(PeerModel, (width,), width, {"layers": layers, "residual": residual})
     generator = torch.Generator().manual_seed(0)
-    population = Population(
-        bases=network.initial_params(generator).unsqueeze(0),
-        base_index=torch.zeros(members, dtype=torch.int64),
-        scale=torch.full((members,), 0.01),
-        seed=torch.arange(members),
-        lowrank=lowrank_for(network.layout, rank, 1024),
-    )
+    population = one_base_population(network, members, rank, 1024, generator)
     index = torch.arange(members).repeat_interleave(rows)
     inputs = torch.randn(members * rows, width, generator=generator)
     base = network.layout.split(population.base_params()[0])

@@ -23,13 +23,11 @@ from pathlib import Path
 
 import torch
 from machine import describe
-from module_lowrank_forward import timed
+from module_lowrank_forward import one_base_population, timed
 from neuroplug_backends.module_lowrank import FactoredModule
 
 from neuroplug.nets.causal_lm import CausalLMNetwork
 from neuroplug.nets.pretrained_lm import PretrainedLMNetwork
-from neuroplug.population.lowrank import lowrank_for
-from neuroplug.population.members import Population
 from neuroplug.runtime.memory import keep_freed_memory
 
 RESULTS = Path(__file__).resolve().parent / "results"
@@ -59,13 +57,7 @@ def generation(step, rows: int, state_size: int, ids: torch.Tensor, prompt: int,
 
 def measure(network, members: int, prompts: int, prompt: int, new: int, repeats: int) -> dict:
     generator = torch.Generator().manual_seed(0)
-    population = Population(
-        bases=network.initial_params(generator).unsqueeze(0),
-        base_index=torch.zeros(members, dtype=torch.int64),
-        scale=torch.full((members,), 0.01),
-        seed=torch.arange(members),
-        lowrank=lowrank_for(network.layout, 1, 1),
-    )
+    population = one_base_population(network, members, 1, 1, generator)
     rows, context = members * prompts, prompt + new
     index = torch.arange(members).repeat_interleave(prompts)
     ids = torch.randint(1, VOCABULARY + 1, (rows, context), generator=generator).float()

@@ -61,6 +61,20 @@ class LinearStack(nn.Module):
         return self.out(hidden)
 
 
+def one_base_population(
+    network, members: int, rank: int, min_size: int, generator: torch.Generator
+) -> Population:
+    """``members`` members of one base (an ES population's), each its seed's rank-``rank``
+    perturbation (scale 0.01) of every matrix of at least ``min_size`` entries."""
+    return Population(
+        bases=network.initial_params(generator).unsqueeze(0),
+        base_index=torch.zeros(members, dtype=torch.int64),
+        scale=torch.full((members,), 0.01),
+        seed=torch.arange(members),
+        lowrank=lowrank_for(network.layout, rank, min_size),
+    )
+
+
 def timed(call, repeats: int) -> float:
     """Median seconds of ``call()`` after two warm-ups."""
     call(), call()
@@ -77,13 +91,7 @@ def measure(
 ):
     """Seconds per call of the three ways (None where materialised does not fit)."""
     generator = torch.Generator().manual_seed(0)
-    population = Population(
-        bases=network.initial_params(generator).unsqueeze(0),
-        base_index=torch.zeros(members, dtype=torch.int64),
-        scale=torch.full((members,), 0.01),
-        seed=torch.arange(members),
-        lowrank=lowrank_for(network.layout, rank, 4096),
-    )
+    population = one_base_population(network, members, rank, 4096, generator)
     total = members * rows
     index = torch.arange(members).repeat_interleave(rows)
     inputs = network.example_inputs(total, generator)

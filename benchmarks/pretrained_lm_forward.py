@@ -28,12 +28,10 @@ from pathlib import Path
 import torch
 from hyperscale_model import QWEN25
 from machine import describe
-from module_lowrank_forward import timed
+from module_lowrank_forward import one_base_population, timed
 from neuroplug_backends.module_lowrank import FactoredModule
 
 from neuroplug.nets.pretrained_lm import PretrainedLMNetwork
-from neuroplug.population.lowrank import lowrank_for
-from neuroplug.population.members import Population
 
 RESULTS = Path(__file__).resolve().parent / "results"
 TINY = {"hidden_size": 128, "intermediate_size": 512, "num_hidden_layers": 2,
@@ -70,13 +68,7 @@ def timed_on(call, repeats: int, device: torch.device) -> float:
 def measure(network, members: int, prompts: int, context: int, rank: int, repeats: int,
             device: torch.device) -> dict:  # fmt: skip
     generator = torch.Generator().manual_seed(0)
-    population = Population(
-        bases=network.initial_params(generator).unsqueeze(0),
-        base_index=torch.zeros(members, dtype=torch.int64),
-        scale=torch.full((members,), 0.01),
-        seed=torch.arange(members),
-        lowrank=lowrank_for(network.layout, rank, 1),
-    )
+    population = one_base_population(network, members, rank, 1, generator)
     rows = members * prompts
     index = torch.arange(members).repeat_interleave(prompts)
     vocabulary = network.output_size
