@@ -107,10 +107,12 @@ def main() -> None:
         f"`python benchmarks/lm_prefill.py --members {arguments.members} --prompts "
         f"{arguments.prompts} --prompt {arguments.prompt} --new {arguments.new} --width "
         f"{arguments.width} --layers {arguments.layers}"
-        f"{' --return-freed-memory' if arguments.return_freed_memory else ''}` on {describe()}, torch "
+        f"{' --return-freed-memory' if arguments.return_freed_memory else ''}` on {describe()}, "
+        f"torch "
         f"{torch.__version__}, {time.strftime('%Y-%m-%d')}; float32, rank 1, "
         f"{torch.get_num_threads()} threads, freed memory "
-        f"{'kept by the allocator' if kept else 'handed back (glibc defaults)'}. A generation: {arguments.members} members x "
+        f"{'kept by the allocator' if kept else 'handed back (glibc defaults)'}. A generation: "
+        f"{arguments.members} members x "
         f"{arguments.prompts} prompts of {arguments.prompt} tokens, {arguments.new} tokens "
         "written each; median of whole generations.\n",
         "| network | params | path | a token a step, ms | prompt at once, ms | speed-up |",

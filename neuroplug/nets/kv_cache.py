@@ -35,11 +35,14 @@ def newest_place(observations: torch.Tensor) -> torch.Tensor:
     return ((observations != 0).sum(dim=-1) - 1).clamp(min=0)
 
 
-def step_window(observations: torch.Tensor, state: torch.Tensor) -> int:
+def step_window(observations: torch.Tensor, state: torch.Tensor | None) -> int:
     """The most tokens any row of a step has not cached yet (at least 1): the width of the
-    step's block of queries. ``observations`` ``(..., c)``, ``state`` ``(..., H)``."""
+    step's block of queries. ``observations`` ``(..., c)``, ``state`` ``(..., H)`` (None:
+    an episode's start, nothing cached)."""
     observations = observations.reshape(-1, observations.shape[-1])
-    fresh = newest_place(observations) + 1 - cached_count(state.reshape(-1, state.shape[-1]))
+    fresh = newest_place(observations) + 1
+    if state is not None:
+        fresh = fresh - cached_count(state.reshape(-1, state.shape[-1]))
     return max(int(fresh.max()), 1) if len(fresh) else 1
 
 

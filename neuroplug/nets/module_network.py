@@ -129,7 +129,7 @@ class ModuleNetwork(Network):
         self.module = self._build()
         self.recurrent_size = int(getattr(self.module, "state_size", 0) or 0)
         stepping = self.module.encoder if self.encoder_features else self.module
-        self.step_window: Callable[[torch.Tensor, torch.Tensor], int] | None = getattr(
+        self.step_window: Callable[[torch.Tensor, torch.Tensor | None], int] | None = getattr(
             stepping, "step_window", None
         )
         """A recurrent module's width of a step's block of inputs, given the whole batch
@@ -341,12 +341,8 @@ class ModuleNetwork(Network):
         return outputs[0] if self.recurrent_size and state is None else outputs
 
     def _window(self, inputs: torch.Tensor, state: torch.Tensor | None) -> int | None:
-        """:attr:`step_window` of a vmapped call's whole batch (zero states where none)."""
-        if self.step_window is None:
-            return None
-        if state is None:
-            state = inputs.new_zeros((*inputs.shape[: -len(self.input_shape)], self.recurrent_size))
-        return self.step_window(inputs, state)
+        """:attr:`step_window` of a vmapped call's whole batch (no state: an episode's start)."""
+        return None if self.step_window is None else self.step_window(inputs, state)
 
     def _inputs(self, inputs: torch.Tensor, params: torch.Tensor) -> torch.Tensor:
         inputs = as_float(inputs, params.dtype) if inputs.dtype != params.dtype else inputs

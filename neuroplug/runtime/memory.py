@@ -38,9 +38,10 @@ def keep_freed_memory() -> bool:
         return False
     try:
         libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
-        mallopt, version = libc.mallopt, libc.gnu_get_libc_version
-    except (OSError, AttributeError):  # not glibc: its allocator is left as it is
+    except OSError:
         return False
-    del version  # only glibc has it; musl's mallopt takes no parameter
-    mallopt.argtypes = (ctypes.c_int, ctypes.c_int)
-    return bool(mallopt(M_MMAP_MAX, 0)) and bool(mallopt(M_TRIM_THRESHOLD, KEPT_TOP))
+    # glibc's own function: elsewhere (musl's mallopt takes no parameter) nothing changes.
+    if not hasattr(libc, "gnu_get_libc_version"):
+        return False
+    libc.mallopt.argtypes = (ctypes.c_int, ctypes.c_int)
+    return bool(libc.mallopt(M_MMAP_MAX, 0)) and bool(libc.mallopt(M_TRIM_THRESHOLD, KEPT_TOP))

@@ -25,6 +25,7 @@ EnvPool's do; any other steps in turn.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -140,12 +141,8 @@ class AgentLanesPool:
             seen, _ = result
             return {name: (seen[name], 0.0, False, False) for name in names}
 
-        start = getattr(env, "reset_async", None)
-        if start is None:
-            result = env.reset(seed=seed)
-            return lambda: first(result)
-        start(seed=seed)
-        return lambda: first(env.reset_wait())
+        finish = _started(env, "reset", seed=seed)
+        return lambda: first(finish())
 
     def _begin(self, world: int, names: list[str], actions: np.ndarray) -> Callable[[], dict]:
         """Start one step of ``world`` (the whole step, for an env without ``step_async``);
@@ -157,12 +154,8 @@ class AgentLanesPool:
             for name, action in zip(names, actions, strict=True)
             if name not in gone  # a dead agent's action is not sent
         }
-        start = getattr(env, "step_async", None)
-        if start is None:
-            result = env.step(chosen)
-            return lambda: self._outcome(world, names, result)
-        start(chosen)
-        return lambda: self._outcome(world, names, env.step_wait())
+        finish = _started(env, "step", chosen)
+        return lambda: self._outcome(world, names, finish())
 
     def _outcome(self, world: int, names: list[str], result: tuple) -> dict:
         """What ``world``'s step ``result`` (PettingZoo's five dicts) shows each agent's row."""
@@ -196,6 +189,17 @@ class AgentLanesPool:
             if name in gone and name not in outcome:
                 outcome[name] = (None, 0.0, False, False)
         return outcome
+
+
+def _started(env, call: str, *args, **kwargs) -> Callable[[], Any]:
+    """Start ``env.<call>(...)``: with ``<call>_async`` where the env has it (the returned
+    ``<call>_wait`` ends it), else the whole call, its result returned by the call."""
+    start = getattr(env, f"{call}_async", None)
+    if start is None:
+        result = getattr(env, call)(*args, **kwargs)
+        return lambda: result
+    start(*args, **kwargs)
+    return getattr(env, f"{call}_wait")
 
 
 def _native(action: np.ndarray):
