@@ -44,6 +44,31 @@ class RecurrentCore:
         result does not depend on the rows beside it."""
         raise NotImplementedError
 
+    def sequence(
+        self,
+        input_gates: torch.Tensor,
+        state: torch.Tensor,
+        keep: torch.Tensor,
+        recurrent_weight: torch.Tensor,
+        recurrent_bias: torch.Tensor,
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """A learner's pass over ``L`` steps of ``B`` rows: outputs ``(L, B, H)`` and the
+        final state from every step's input gates ``(L, B, gates*H)``, the state before the
+        first ``(B, state_blocks*H)``, and ``keep`` ``(L, B, 1)`` (0 where a step starts an
+        episode: the state is zeroed before it), ``state_gates`` being
+        ``h -> h recurrent_weight + recurrent_bias``. The same numbers as :meth:`update`
+        step by step (this default); a core may override it with a backward pass written
+        out through time."""
+        outputs = []
+        for step in range(len(input_gates)):
+            output, state = self.update(
+                input_gates[step],
+                state * keep[step],
+                lambda h: torch.addmm(recurrent_bias, h, recurrent_weight),
+            )
+            outputs.append(output)
+        return torch.stack(outputs), state
+
     def initialize(
         self, params: torch.Tensor, layout: ParameterLayout, generator: torch.Generator
     ) -> None:

@@ -22,6 +22,7 @@ import torch
 
 from neuroplug.errors import require
 from neuroplug.nets.cells import RecurrentCore, core_names, load_core
+from neuroplug.nets.gru_through_time import GRUThroughTime
 from neuroplug.nets.layers import Layer, gru_update, lstm_update
 from neuroplug.nets.layout import ParameterLayout
 
@@ -35,6 +36,13 @@ class GRUCore(RecurrentCore):
         """``h' = (1 - z) n + z h``; the output is the new state."""
         new_state = gru_update(input_gates, state_gates(state), state)
         return new_state, new_state
+
+    def sequence(self, input_gates, state, keep, recurrent_weight, recurrent_bias):
+        """Under autograd, the backward pass written out through time
+        (:class:`~neuroplug.nets.gru_through_time.GRUThroughTime`); the same outputs."""
+        if not torch.is_grad_enabled():
+            return super().sequence(input_gates, state, keep, recurrent_weight, recurrent_bias)
+        return GRUThroughTime.apply(input_gates, state, keep, recurrent_weight, recurrent_bias)
 
 
 class LSTMCore(RecurrentCore):

@@ -252,17 +252,26 @@ def lstm_update(gates: torch.Tensor, cell: torch.Tensor) -> tuple[torch.Tensor, 
     return _sigmoid(gates[..., 3 * size :]) * _tanh(cell), cell
 
 
-def gru_update(
+def gru_gates(
     input_gates: torch.Tensor, state_gates: torch.Tensor, state: torch.Tensor
-) -> torch.Tensor:
-    """The GRU's new state from ``x W + b`` and ``h U + c`` (each ``(..., 3H)``) and ``h``.
-    Element-wise only, with the activations of :data:`ACTIVATIONS`, so a row's result does
-    not depend on the rows beside it."""
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """The GRU's reset, update and new gates ``r, z, n`` (each ``(..., H)``) from ``x W + b``
+    and ``h U + c`` (each ``(..., 3H)``). Element-wise only, with the activations of
+    :data:`ACTIVATIONS`, so a row's result does not depend on the rows beside it."""
     size = state.shape[-1]
     reset = _sigmoid(input_gates[..., :size] + state_gates[..., :size])
     update = _sigmoid(input_gates[..., size : 2 * size] + state_gates[..., size : 2 * size])
     new = _tanh(input_gates[..., 2 * size :] + reset * state_gates[..., 2 * size :])
-    return new + update * (state - new)  # (1 - z) n + z h
+    return reset, update, new
+
+
+def gru_update(
+    input_gates: torch.Tensor, state_gates: torch.Tensor, state: torch.Tensor
+) -> torch.Tensor:
+    """The GRU's new state from ``x W + b`` and ``h U + c`` (each ``(..., 3H)``) and ``h``:
+    ``(1 - z) n + z h`` of :func:`gru_gates`."""
+    _, update, new = gru_gates(input_gates, state_gates, state)
+    return new + update * (state - new)
 
 
 def kernel_size(layout: ParameterLayout, layer: Layer) -> int:
@@ -487,19 +496,68 @@ def forward_single_with_state(
                 hidden = hidden.reshape(-1, weight.shape[0])  # -1: the batch stays free
             hidden = torch.addmm(bias, hidden, weight)
             if is_recurrent(layer.kind):
-                recurrent_weight = layout.tensor(params, layer.recurrent_weight)
-                recurrent_bias = layout.tensor(params, layer.recurrent_bias)
-                previous = (
-                    state.to(hidden.dtype)
-                    if state is not None
-                    else hidden.new_zeros(len(hidden), state_size(layout, [layer]))
-                )
-                hidden, new_state = core_update(
-                    layer.kind,
-                    hidden,
-                    previous,
-                    lambda h: torch.addmm(recurrent_bias, h, recurrent_weight),  # noqa: B023
-                )
+                hidden, new_state = core_step(layer, layout, params, hidden, state)
+                continue  # core_step applied the activation
         if layer.activation != "identity":
             hidden = ACTIVATIONS[layer.activation](hidden)
+    return hidden, new_state
+
+
+def core_sequence(
+    layer: Layer,
+    layout: ParameterLayout,
+    params: Params,
+    inputs: torch.Tensor,
+    state: torch.Tensor,
+    keep: torch.Tensor,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """The recurrent core ``layer`` with one parameter set over ``L`` steps of ``B`` rows:
+    its activated outputs ``(L, B, H)`` and final states from inputs ``(L, B, fan_in)``,
+    the states before the first step ``(B, S)``, and ``keep`` ``(L, B, 1)`` (0 where a step
+    starts an episode). The input gates of every step are one product (the input weights
+    read once, their gradient one product); the core steps its state
+    (:meth:`~neuroplug.nets.cells.RecurrentCore.sequence`)."""
+    steps, rows = inputs.shape[:2]
+    gates = torch.addmm(
+        layout.tensor(params, layer.bias),
+        inputs.reshape(steps * rows, -1),
+        layout.tensor(params, layer.weight),
+    ).reshape(steps, rows, -1)
+    outputs, state = load_core(layer.kind).sequence(
+        gates,
+        state.to(gates.dtype),
+        keep.to(gates.dtype),
+        layout.tensor(params, layer.recurrent_weight),
+        layout.tensor(params, layer.recurrent_bias),
+    )
+    if layer.activation != "identity":
+        outputs = ACTIVATIONS[layer.activation](outputs)
+    return outputs, state
+
+
+def core_step(
+    layer: Layer,
+    layout: ParameterLayout,
+    params: Params,
+    input_gates: torch.Tensor,
+    state: torch.Tensor | None,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """The recurrent core ``layer``'s step with one parameter set, from its input gates
+    ``x W + b`` ``(b, G)`` and states ``(b, S)`` (None: zeros): its activated outputs and
+    new states."""
+    recurrent_weight = layout.tensor(params, layer.recurrent_weight)
+    recurrent_bias = layout.tensor(params, layer.recurrent_bias)
+    previous = (
+        state.to(input_gates.dtype)
+        if state is not None
+        else input_gates.new_zeros(len(input_gates), state_size(layout, [layer]))
+    )
+    hidden, new_state = core_update(
+        layer.kind,
+        input_gates,
+        previous,
+        lambda h: torch.addmm(recurrent_bias, h, recurrent_weight),
+    )
+    if layer.activation != "identity":
+        hidden = ACTIVATIONS[layer.activation](hidden)
     return hidden, new_state

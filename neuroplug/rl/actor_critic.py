@@ -203,14 +203,11 @@ class ActorCritic(nn.Module):
         encoded = self._encode(
             policy, observations.reshape(steps * envs, *observations.shape[2:]), layers[:core]
         ).reshape(steps, envs, -1)
-        keep = (~starts).unsqueeze(2).to(encoded.dtype)
-        features = []
-        for step in range(steps):
-            hidden, states = layer_table.forward_single_with_state(
-                layers[core : core + 1], layout, policy, encoded[step], states * keep[step]
-            )
-            features.append(hidden)
-        flat = torch.stack(features).reshape(steps * envs, -1)
+        keep = (~starts).unsqueeze(2)
+        features, states = layer_table.core_sequence(
+            layers[core], layout, policy, encoded, states, keep
+        )
+        flat = features.reshape(steps * envs, -1)
         flat = layer_table.forward_single(layers[core + 1 : -1], layout, policy, flat)
         outputs = self.network.head(policy, flat).reshape(steps, envs, -1)
         return outputs, self.value_head(flat).reshape(steps, envs), states

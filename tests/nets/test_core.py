@@ -126,3 +126,42 @@ def test_each_member_steps_its_own_lstm_as_torch_does():
         torch.testing.assert_close(outputs[member], expected[0], rtol=1e-5, atol=1e-6)
     alone, alone_state = network.forward_population_with_state(params[1:2], inputs[1:2], state[1:2])
     assert torch.equal(alone[0], outputs[1]) and torch.equal(alone_state[0], new_state[1])
+
+
+@pytest.mark.parametrize("core", ["gru", "lstm"])
+def test_a_learners_pass_over_a_sequence_is_the_step_by_step_core_and_its_gradients(core):
+    """core_sequence (the input gates in one product; the GRU's backward written out
+    through time) gives the step-by-step outputs, and autograd's gradients of every input,
+    with episodes starting part way (their state zeroed)."""
+    from neuroplug.nets.layers import core_sequence, core_step
+
+    network = MLP(6, [], 3, "tanh", core=core, core_size=8)
+    layer = next(layer for layer in network.layers if layer.kind == core)
+    steps, rows = 7, 4
+    generator = torch.Generator().manual_seed(3)
+    params = network.initial_params(generator).requires_grad_()
+    inputs = torch.randn(steps, rows, 6, requires_grad=True)
+    state = torch.randn(rows, network.state_size, requires_grad=True)
+    keep = torch.ones(steps, rows, 1, dtype=torch.bool)
+    keep[2, 1] = keep[5, 0] = keep[0, 3] = False
+    output_weights, state_weights = torch.randn(steps, rows, 8), torch.randn(rows, 8)
+
+    def loss(outputs, final_state):
+        return (outputs * output_weights).sum() + (final_state[:, :8] * state_weights).sum()
+
+    outputs, final_state = core_sequence(layer, network.layout, params, inputs, state, keep)
+    written_out = torch.autograd.grad(loss(outputs, final_state), (params, inputs, state))
+
+    stepped, previous = [], state
+    weight, bias = network.layout.tensor(params, "core.w"), network.layout.tensor(params, "core.b")
+    for step in range(steps):
+        gates = torch.addmm(bias, inputs[step], weight)
+        output, previous = core_step(layer, network.layout, params, gates, previous * keep[step])
+        stepped.append(output)
+    stepped = torch.stack(stepped)
+    autograd = torch.autograd.grad(loss(stepped, previous), (params, inputs, state))
+
+    assert torch.equal(outputs, stepped) and torch.equal(final_state, previous)
+    for ours, theirs in zip(written_out, autograd, strict=True):
+        torch.testing.assert_close(ours, theirs, rtol=1e-5, atol=1e-6)
+    assert (written_out[2][3] == 0).all()  # a row that starts an episode forgets its state

@@ -1,0 +1,73 @@
+"""The GRU over a learner's sequence with its backward pass written out through time.
+
+A learner trains a recurrent actor-critic on chunks of ``L`` steps of ``B`` envs (truncated
+backpropagation through time). Under autograd each step of the core is a dozen small
+element-wise nodes and one product, and the backward pass walks them one by one: on a CPU
+its cost is the nodes' overhead and ``L`` products for the recurrent weight's gradient,
+each as large as the weight. Here the forward runs as the step-by-step core does (the same
+numbers: :func:`~neuroplug.nets.layers.gru_gates`), keeping each step's gates, and the
+backward runs the steps in reverse with the gradients of the gates written out, then
+forms the recurrent weight's gradient in one product over all ``L * B`` rows (what cuDNN's
+RNN does).
+"""
+
+from __future__ import annotations
+
+import torch
+
+from neuroplug.nets.layers import gru_gates
+
+
+class GRUThroughTime(torch.autograd.Function):
+    """``(outputs (L, B, H), final state (B, H))`` of a GRU from its input gates
+    ``(L, B, 3H)``, its state before the first step ``(B, H)``, ``keep`` ``(L, B, 1)``
+    (0 where a step starts an episode) and its recurrent weight ``(H, 3H)`` and bias
+    ``(3H,)``; differentiable in all but ``keep``."""
+
+    @staticmethod
+    def forward(ctx, input_gates, state, keep, recurrent_weight, recurrent_bias):
+        size = state.shape[-1]
+        steps = len(input_gates)
+        previous = input_gates.new_empty(steps, *state.shape)
+        state_new_gates = input_gates.new_empty(steps, *state.shape)
+        gates = input_gates.new_empty(steps, 3, *state.shape)  # r, z, n of each step
+        outputs = input_gates.new_empty(steps, *state.shape)
+        for step in range(steps):
+            previous[step] = state * keep[step]
+            state_gates = torch.addmm(recurrent_bias, previous[step], recurrent_weight)
+            reset, update, new = gru_gates(input_gates[step], state_gates, previous[step])
+            state = new + update * (previous[step] - new)  # as gru_update
+            gates[step, 0], gates[step, 1], gates[step, 2] = reset, update, new
+            state_new_gates[step] = state_gates[:, 2 * size :]
+            outputs[step] = state
+        ctx.save_for_backward(previous, state_new_gates, gates, keep, recurrent_weight)
+        return outputs, state.clone()
+
+    @staticmethod
+    def backward(ctx, output_grads, final_state_grad):
+        previous, state_new_gates, gates, keep, recurrent_weight = ctx.saved_tensors
+        steps, rows, size = previous.shape
+        input_gate_grads = previous.new_empty(steps, rows, 3 * size)
+        state_gate_grads = previous.new_empty(steps, rows, 3 * size)
+        carried = (
+            final_state_grad.clone()
+            if final_state_grad is not None
+            else previous.new_zeros(rows, size)
+        )
+        for step in reversed(range(steps)):
+            reset, update, new = gates[step, 0], gates[step, 1], gates[step, 2]
+            grad = carried if output_grads is None else carried + output_grads[step]
+            # h = n + z (h_prev - n)
+            new_pre = grad * (1 - update) * (1 - new * new)  # through tanh
+            update_pre = grad * (previous[step] - new) * update * (1 - update)  # sigmoid
+            reset_pre = new_pre * state_new_gates[step] * reset * (1 - reset)
+            input_gate_grads[step, :, :size] = reset_pre
+            input_gate_grads[step, :, size : 2 * size] = update_pre
+            input_gate_grads[step, :, 2 * size :] = new_pre
+            state_gate_grads[step, :, : 2 * size] = input_gate_grads[step, :, : 2 * size]
+            state_gate_grads[step, :, 2 * size :] = new_pre * reset
+            previous_grad = torch.addmm(grad * update, state_gate_grads[step], recurrent_weight.t())
+            carried = previous_grad * keep[step]
+        flat_grads = state_gate_grads.reshape(steps * rows, 3 * size)
+        weight_grad = previous.reshape(steps * rows, size).t() @ flat_grads
+        return input_gate_grads, carried, None, weight_grad, flat_grads.sum(0)
