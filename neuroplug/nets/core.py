@@ -22,9 +22,9 @@ import torch
 
 from neuroplug.errors import require
 from neuroplug.nets.cells import RecurrentCore, core_names, load_core
-from neuroplug.nets.gru_through_time import GRUThroughTime
 from neuroplug.nets.layers import Layer, gru_update, lstm_update
 from neuroplug.nets.layout import ParameterLayout
+from neuroplug.nets.through_time import GRUThroughTime, LSTMThroughTime
 
 
 class GRUCore(RecurrentCore):
@@ -39,7 +39,7 @@ class GRUCore(RecurrentCore):
 
     def sequence(self, input_gates, state, keep, recurrent_weight, recurrent_bias):
         """Under autograd, the backward pass written out through time
-        (:class:`~neuroplug.nets.gru_through_time.GRUThroughTime`); the same outputs."""
+        (:class:`~neuroplug.nets.through_time.GRUThroughTime`); the same outputs."""
         if not torch.is_grad_enabled():
             return super().sequence(input_gates, state, keep, recurrent_weight, recurrent_bias)
         return GRUThroughTime.apply(input_gates, state, keep, recurrent_weight, recurrent_bias)
@@ -58,6 +58,13 @@ class LSTMCore(RecurrentCore):
         previous, cell = state[..., :size], state[..., size:]
         output, cell = lstm_update(input_gates + state_gates(previous), cell)
         return output, torch.cat((output, cell), dim=-1)
+
+    def sequence(self, input_gates, state, keep, recurrent_weight, recurrent_bias):
+        """Under autograd, the backward pass written out through time
+        (:class:`~neuroplug.nets.through_time.LSTMThroughTime`); the same outputs."""
+        if not torch.is_grad_enabled():
+            return super().sequence(input_gates, state, keep, recurrent_weight, recurrent_bias)
+        return LSTMThroughTime.apply(input_gates, state, keep, recurrent_weight, recurrent_bias)
 
 
 def check_core(core: str, core_size: int | None) -> None:

@@ -242,14 +242,27 @@ def core_update(
     return load_core(kind).update(input_gates, state, state_gates)
 
 
+def lstm_gates(
+    gates: torch.Tensor,
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
+    """The LSTM's activated input, forget, candidate and output gates ``i, f, g, o`` (each
+    ``(..., H)``) from its summed gates ``x W + b + h U + c`` (``(..., 4H)``). Element-wise,
+    with the activations of :data:`ACTIVATIONS`."""
+    size = gates.shape[-1] // 4
+    return (
+        _sigmoid(gates[..., :size]),
+        _sigmoid(gates[..., size : 2 * size]),
+        _tanh(gates[..., 2 * size : 3 * size]),
+        _sigmoid(gates[..., 3 * size :]),
+    )
+
+
 def lstm_update(gates: torch.Tensor, cell: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-    """The LSTM's output ``h'`` and cell ``c'`` from its summed gates ``x W + b + h U + c``
-    (``(..., 4H)``: input, forget, cell, output) and cell ``c``. Element-wise, with the
-    activations of :data:`ACTIVATIONS`."""
-    size = cell.shape[-1]
-    forget = _sigmoid(gates[..., size : 2 * size])
-    cell = forget * cell + _sigmoid(gates[..., :size]) * _tanh(gates[..., 2 * size : 3 * size])
-    return _sigmoid(gates[..., 3 * size :]) * _tanh(cell), cell
+    """The LSTM's output ``h' = o tanh(c')`` and cell ``c' = f c + i g`` from its summed
+    gates (:func:`lstm_gates`) and cell ``c``."""
+    input_gate, forget, candidate, output = lstm_gates(gates)
+    cell = forget * cell + input_gate * candidate
+    return output * _tanh(cell), cell
 
 
 def gru_gates(

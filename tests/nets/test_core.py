@@ -130,7 +130,7 @@ def test_each_member_steps_its_own_lstm_as_torch_does():
 
 @pytest.mark.parametrize("core", ["gru", "lstm"])
 def test_a_learners_pass_over_a_sequence_is_the_step_by_step_core_and_its_gradients(core):
-    """core_sequence (the input gates in one product; the GRU's backward written out
+    """core_sequence (the input gates in one product; the backward written out
     through time) gives the step-by-step outputs, and autograd's gradients of every input,
     with episodes starting part way (their state zeroed)."""
     from neuroplug.nets.layers import core_sequence, core_step

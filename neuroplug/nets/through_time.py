@@ -1,11 +1,13 @@
-"""The GRU over a learner's sequence with its backward pass written out through time.
+"""The recurrent cores over a learner's sequence with their backward passes written out
+through time.
 
 A learner trains a recurrent actor-critic on chunks of ``L`` steps of ``B`` envs (truncated
 backpropagation through time). Under autograd each step of the core is a dozen small
 element-wise nodes and one product, and the backward pass walks them one by one: on a CPU
 its cost is the nodes' overhead and ``L`` products for the recurrent weight's gradient,
 each as large as the weight. Here the forward runs as the step-by-step core does (the same
-numbers: :func:`~neuroplug.nets.layers.gru_gates`), keeping each step's gates, and the
+numbers: :func:`~neuroplug.nets.layers.gru_gates`, :func:`~neuroplug.nets.layers.lstm_gates`),
+keeping each step's gates, and the
 backward runs the steps in reverse with the gradients of the gates written out, then
 forms the recurrent weight's gradient in one product over all ``L * B`` rows (what cuDNN's
 RNN does).
@@ -15,7 +17,7 @@ from __future__ import annotations
 
 import torch
 
-from neuroplug.nets.layers import gru_gates
+from neuroplug.nets.layers import ACTIVATIONS, gru_gates, lstm_gates
 
 
 class GRUThroughTime(torch.autograd.Function):
@@ -71,3 +73,58 @@ class GRUThroughTime(torch.autograd.Function):
         flat_grads = state_gate_grads.reshape(steps * rows, 3 * size)
         weight_grad = previous.reshape(steps * rows, size).t() @ flat_grads
         return input_gate_grads, carried, None, weight_grad, flat_grads.sum(0)
+
+
+class LSTMThroughTime(torch.autograd.Function):
+    """``(outputs (L, B, H), final state (B, 2H))`` of an LSTM (its state ``h`` and ``c``
+    side by side) from its input gates ``(L, B, 4H)``, its state before the first step,
+    ``keep`` ``(L, B, 1)`` and its recurrent weight ``(H, 4H)`` and bias ``(4H,)``;
+    differentiable in all but ``keep``."""
+
+    @staticmethod
+    def forward(ctx, input_gates, state, keep, recurrent_weight, recurrent_bias):
+        steps, size = len(input_gates), state.shape[-1] // 2
+        previous = input_gates.new_empty(steps, *state.shape)  # h and c before each step
+        gates = input_gates.new_empty(steps, 5, len(state), size)  # i, f, g, o, tanh(c')
+        outputs = input_gates.new_empty(steps, len(state), size)
+        for step in range(steps):
+            previous[step] = state * keep[step]
+            hidden, cell = previous[step, :, :size], previous[step, :, size:]
+            summed = input_gates[step] + torch.addmm(recurrent_bias, hidden, recurrent_weight)
+            input_gate, forget, candidate, output = lstm_gates(summed)
+            cell = forget * cell + input_gate * candidate  # as lstm_update
+            squashed = ACTIVATIONS["tanh"](cell)
+            outputs[step] = output * squashed
+            gates[step] = torch.stack((input_gate, forget, candidate, output, squashed))
+            state = torch.cat((outputs[step], cell), dim=-1)
+        ctx.save_for_backward(previous, gates, keep, recurrent_weight)
+        return outputs, state
+
+    @staticmethod
+    def backward(ctx, output_grads, final_state_grad):
+        previous, gates, keep, recurrent_weight = ctx.saved_tensors
+        steps, rows, width = previous.shape
+        size = width // 2
+        gate_grads = previous.new_empty(steps, rows, 4 * size)
+        carried = (
+            final_state_grad.clone()
+            if final_state_grad is not None
+            else previous.new_zeros(rows, width)
+        )
+        for step in reversed(range(steps)):
+            input_gate, forget, candidate, output, squashed = gates[step].unbind(0)
+            hidden_grad = carried[:, :size]
+            if output_grads is not None:
+                hidden_grad = hidden_grad + output_grads[step]
+            # h' = o tanh(c'), c' = f c + i g
+            cell_grad = carried[:, size:] + hidden_grad * output * (1 - squashed * squashed)
+            grads = gate_grads[step]
+            grads[:, :size] = cell_grad * candidate * input_gate * (1 - input_gate)
+            grads[:, size : 2 * size] = cell_grad * previous[step, :, size:] * forget * (1 - forget)
+            grads[:, 2 * size : 3 * size] = cell_grad * input_gate * (1 - candidate * candidate)
+            grads[:, 3 * size :] = hidden_grad * squashed * output * (1 - output)
+            carried = torch.cat((grads @ recurrent_weight.t(), cell_grad * forget), dim=-1)
+            carried = carried * keep[step]
+        flat_grads = gate_grads.reshape(steps * rows, 4 * size)
+        weight_grad = previous[:, :, :size].reshape(steps * rows, size).t() @ flat_grads
+        return gate_grads, carried, None, weight_grad, flat_grads.sum(0)
