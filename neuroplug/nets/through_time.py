@@ -51,14 +51,10 @@ class GRUThroughTime(torch.autograd.Function):
         steps, rows, size = previous.shape
         input_gate_grads = previous.new_empty(steps, rows, 3 * size)
         state_gate_grads = previous.new_empty(steps, rows, 3 * size)
-        carried = (
-            final_state_grad.clone()
-            if final_state_grad is not None
-            else previous.new_zeros(rows, size)
-        )
+        carried = final_state_grad  # autograd gives zeros for an unused output
         for step in reversed(range(steps)):
             reset, update, new = gates[step, 0], gates[step, 1], gates[step, 2]
-            grad = carried if output_grads is None else carried + output_grads[step]
+            grad = carried + output_grads[step]
             # h = n + z (h_prev - n)
             new_pre = grad * (1 - update) * (1 - new * new)  # through tanh
             update_pre = grad * (previous[step] - new) * update * (1 - update)  # sigmoid
@@ -106,16 +102,10 @@ class LSTMThroughTime(torch.autograd.Function):
         steps, rows, width = previous.shape
         size = width // 2
         gate_grads = previous.new_empty(steps, rows, 4 * size)
-        carried = (
-            final_state_grad.clone()
-            if final_state_grad is not None
-            else previous.new_zeros(rows, width)
-        )
+        carried = final_state_grad  # autograd gives zeros for an unused output
         for step in reversed(range(steps)):
             input_gate, forget, candidate, output, squashed = gates[step].unbind(0)
-            hidden_grad = carried[:, :size]
-            if output_grads is not None:
-                hidden_grad = hidden_grad + output_grads[step]
+            hidden_grad = carried[:, :size] + output_grads[step]
             # h' = o tanh(c'), c' = f c + i g
             cell_grad = carried[:, size:] + hidden_grad * output * (1 - squashed * squashed)
             grads = gate_grads[step]
