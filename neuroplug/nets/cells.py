@@ -30,6 +30,10 @@ class RecurrentCore:
     """Blocks of ``H`` units in ``x W + b`` and in ``h U + c``."""
     state_blocks: int = 1
     """The state's width in units of ``H`` (an LSTM's ``h`` and ``c``: 2)."""
+    through_time: type[torch.autograd.Function] | None = None
+    """:meth:`sequence`'s pass under autograd with its backward written out through time
+    (``apply(input_gates, state, keep, recurrent_weight, recurrent_bias)``, as
+    :meth:`sequence` returns); None: autograd walks the steps of :meth:`update`."""
 
     def update(
         self,
@@ -56,9 +60,12 @@ class RecurrentCore:
         final state from every step's input gates ``(L, B, gates*H)``, the state before the
         first ``(B, state_blocks*H)``, and ``keep`` ``(L, B, 1)`` (0 where a step starts an
         episode: the state is zeroed before it), ``state_gates`` being
-        ``h -> h recurrent_weight + recurrent_bias``. The same numbers as :meth:`update`
-        step by step (this default); a core may override it with a backward pass written
-        out through time."""
+        ``h -> h recurrent_weight + recurrent_bias``: the same numbers as :meth:`update`
+        step by step; under autograd by :attr:`through_time` where the core has one."""
+        if self.through_time is not None and torch.is_grad_enabled():
+            return self.through_time.apply(
+                input_gates, state, keep, recurrent_weight, recurrent_bias
+            )
         outputs = []
         for step in range(len(input_gates)):
             output, state = self.update(

@@ -31,18 +31,12 @@ class GRUCore(RecurrentCore):
     """The GRU (Cho et al. 2014) in PyTorch's ``GRUCell`` arithmetic: reset, update, new."""
 
     gates = 3
+    through_time = GRUThroughTime
 
     def update(self, input_gates, state, state_gates):
         """``h' = (1 - z) n + z h``; the output is the new state."""
         new_state = gru_update(input_gates, state_gates(state), state)
         return new_state, new_state
-
-    def sequence(self, input_gates, state, keep, recurrent_weight, recurrent_bias):
-        """Under autograd, the backward pass written out through time
-        (:class:`~neuroplug.nets.through_time.GRUThroughTime`); the same outputs."""
-        if not torch.is_grad_enabled():
-            return super().sequence(input_gates, state, keep, recurrent_weight, recurrent_bias)
-        return GRUThroughTime.apply(input_gates, state, keep, recurrent_weight, recurrent_bias)
 
 
 class LSTMCore(RecurrentCore):
@@ -51,6 +45,7 @@ class LSTMCore(RecurrentCore):
 
     gates = 4
     state_blocks = 2
+    through_time = LSTMThroughTime
 
     def update(self, input_gates, state, state_gates):
         """``c' = f c + i g``, ``h' = o tanh(c')``; the output is ``h'``."""
@@ -58,13 +53,6 @@ class LSTMCore(RecurrentCore):
         previous, cell = state[..., :size], state[..., size:]
         output, cell = lstm_update(input_gates + state_gates(previous), cell)
         return output, torch.cat((output, cell), dim=-1)
-
-    def sequence(self, input_gates, state, keep, recurrent_weight, recurrent_bias):
-        """Under autograd, the backward pass written out through time
-        (:class:`~neuroplug.nets.through_time.LSTMThroughTime`); the same outputs."""
-        if not torch.is_grad_enabled():
-            return super().sequence(input_gates, state, keep, recurrent_weight, recurrent_bias)
-        return LSTMThroughTime.apply(input_gates, state, keep, recurrent_weight, recurrent_bias)
 
 
 def check_core(core: str, core_size: int | None) -> None:
