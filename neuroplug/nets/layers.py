@@ -509,8 +509,19 @@ def forward_single_with_state(
                 hidden = hidden.reshape(-1, weight.shape[0])  # -1: the batch stays free
             hidden = torch.addmm(bias, hidden, weight)
             if is_recurrent(layer.kind):
-                hidden, new_state = core_step(layer, layout, params, hidden, state)
-                continue  # core_step applied the activation
+                recurrent_weight = layout.tensor(params, layer.recurrent_weight)
+                recurrent_bias = layout.tensor(params, layer.recurrent_bias)
+                previous = (
+                    state.to(hidden.dtype)
+                    if state is not None
+                    else hidden.new_zeros(len(hidden), state_size(layout, [layer]))
+                )
+                hidden, new_state = core_update(
+                    layer.kind,
+                    hidden,
+                    previous,
+                    lambda h: torch.addmm(recurrent_bias, h, recurrent_weight),  # noqa: B023
+                )
         if layer.activation != "identity":
             hidden = ACTIVATIONS[layer.activation](hidden)
     return hidden, new_state
@@ -546,31 +557,3 @@ def core_sequence(
     if layer.activation != "identity":
         outputs = ACTIVATIONS[layer.activation](outputs)
     return outputs, state
-
-
-def core_step(
-    layer: Layer,
-    layout: ParameterLayout,
-    params: Params,
-    input_gates: torch.Tensor,
-    state: torch.Tensor | None,
-) -> tuple[torch.Tensor, torch.Tensor]:
-    """The recurrent core ``layer``'s step with one parameter set, from its input gates
-    ``x W + b`` ``(b, G)`` and states ``(b, S)`` (None: zeros): its activated outputs and
-    new states."""
-    recurrent_weight = layout.tensor(params, layer.recurrent_weight)
-    recurrent_bias = layout.tensor(params, layer.recurrent_bias)
-    previous = (
-        state.to(input_gates.dtype)
-        if state is not None
-        else input_gates.new_zeros(len(input_gates), state_size(layout, [layer]))
-    )
-    hidden, new_state = core_update(
-        layer.kind,
-        input_gates,
-        previous,
-        lambda h: torch.addmm(recurrent_bias, h, recurrent_weight),
-    )
-    if layer.activation != "identity":
-        hidden = ACTIVATIONS[layer.activation](hidden)
-    return hidden, new_state

@@ -130,13 +130,14 @@ def test_each_member_steps_its_own_lstm_as_torch_does():
 
 @pytest.mark.parametrize("core", ["gru", "lstm"])
 def test_a_learners_pass_over_a_sequence_is_the_step_by_step_core_and_its_gradients(core):
-    """core_sequence (the input gates in one product; the backward written out
-    through time) gives the step-by-step outputs, and autograd's gradients of every input,
-    with episodes starting part way (their state zeroed)."""
-    from neuroplug.nets.layers import core_sequence, core_step
+    """core_sequence (the input gates in one product; the backward written out through
+    time) gives the core's step-by-step outputs on the same gates, and autograd's gradients
+    of every input, with episodes starting part way (their state zeroed)."""
+    from neuroplug.nets.layers import core_sequence, core_update
 
     network = MLP(6, [], 3, "tanh", core=core, core_size=8)
     layer = next(layer for layer in network.layers if layer.kind == core)
+    assert layer.activation == "identity"
     steps, rows = 7, 4
     generator = torch.Generator().manual_seed(3)
     params = network.initial_params(generator).requires_grad_()
@@ -152,11 +153,18 @@ def test_a_learners_pass_over_a_sequence_is_the_step_by_step_core_and_its_gradie
     outputs, final_state = core_sequence(layer, network.layout, params, inputs, state, keep)
     written_out = torch.autograd.grad(loss(outputs, final_state), (params, inputs, state))
 
+    tensor = lambda name: network.layout.tensor(params, name)  # noqa: E731
+    # The same gates as core_sequence's one product: the comparison is of the steps alone.
+    gates = torch.addmm(tensor("core.b"), inputs.reshape(steps * rows, 6), tensor("core.w"))
+    gates = gates.reshape(steps, rows, -1)
     stepped, previous = [], state
-    weight, bias = network.layout.tensor(params, "core.w"), network.layout.tensor(params, "core.b")
     for step in range(steps):
-        gates = torch.addmm(bias, inputs[step], weight)
-        output, previous = core_step(layer, network.layout, params, gates, previous * keep[step])
+        output, previous = core_update(
+            core,
+            gates[step],
+            previous * keep[step],
+            lambda h: torch.addmm(tensor("core.c"), h, tensor("core.u")),
+        )
         stepped.append(output)
     stepped = torch.stack(stepped)
     autograd = torch.autograd.grad(loss(stepped, previous), (params, inputs, state))
