@@ -11,12 +11,13 @@ Both count frames as game tics (4 per agent step).
 
 ``--task doom_duel_bots``: a duel against Doom's bot on Sample Factory's own ``ssl2`` map,
 4-minute games, frame skip 2, played by ``env=doom_duel`` loading that map from Sample
-Factory's package (one player, one bot, its frag count its reward: Sample Factory's true
-objective there) beside Sample Factory's recipe for it (its paper's
-``paper_doom_duel_bots``: gamma 0.995, frame skip 2, a GRU, reward scale 0.5 on its
-shaped reward, 128 x 72 colour screens with its extra inputs and full action space), at
-the small scale of this machine: 8 envs (2 workers of 4), rollouts and recurrence of 32,
-batches of 256, one epoch, one policy (no PBT). Frames are game tics on both sides.
+Factory's package (one player, one bot, its frag count its score: Sample Factory's true
+objective there; paid Sample Factory's shaped reward times 0.5, as its recipe is) beside
+Sample Factory's recipe for it (its paper's ``paper_doom_duel_bots``: gamma 0.995, frame
+skip 2, a GRU, reward scale 0.5 on its shaped reward, 128 x 72 colour screens with its
+extra inputs and full action space), at the small scale of this machine: 8 envs (2 workers
+of 4), rollouts and recurrence of 32, batches of 256, one epoch, one policy (no PBT).
+Frames are game tics on both sides.
 
 Each run writes its curve (frames, wall seconds, mean training return) into
 ``--out``/<name>.csv; the table compares their steady frames/s and final returns.
@@ -72,6 +73,8 @@ def neuroplug_task(task: str, sf_python: str) -> list[str]:
         "env.kwargs.timelimit=4",
         f"env.kwargs.frame_skip={DUEL_FRAME_SKIP}",
         "env.kwargs.reward=frags",
+        "env.kwargs.shaping=sample_factory",
+        "env.kwargs.shaping_scale=0.5",
         "algo.num_envs=8",
         "algo.env_groups=2",
         "algo.rollout_length=32",

@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from neuroplug.envs.multi_agent.lanes import agent_score
 from neuroplug.envs.spec import EnvSpec
 
 WORLDS = 16
@@ -175,8 +176,8 @@ def _play(batch, first, second, env, team, seed, max_steps, rng, recorder):
             step = {
                 agent: _native(chosen[(w, i)]) for i, agent in enumerate(agents) if (w, i) in chosen
             }
-            seen[w], rewards, ended, cut, _ = worlds[w].step(step)
-            totals[w] += [rewards.get(agent, 0.0) for agent in agents]
+            seen[w], rewards, ended, cut, infos = worlds[w].step(step)
+            totals[w] += [agent_score(infos, agent, rewards.get(agent, 0.0)) for agent in agents]
             if recorder is not None and w == 0:
                 recorder.add(worlds[0].render())
             if all(ended.get(a) or cut.get(a) for a in agents) or not worlds[w].agents:

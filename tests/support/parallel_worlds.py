@@ -16,19 +16,22 @@ class Roles(ParallelEnv):
     leaves ``agents``, as PettingZoo's parallel API has it). ``wide``: the
     runners act in a larger action space than the guards. ``own``: each agent is rewarded
     for its own action instead (agent ``i``'s is ``i % 3``): with every agent a guard, they
-    look alike, and one shared policy cannot tell them apart."""
+    look alike, and one shared policy cannot tell them apart. ``paid_for``: every agent is
+    paid 1 a step for that action instead, its role's reward its ``info["score"]`` (a
+    shaped reward beside the game's score)."""
 
     metadata = {"name": "roles_v0", "render_modes": ["rgb_array"]}
 
     def __init__(
         self, guards: int = 2, runners: int = 1, length: int = 5, early: bool = False,
-        wide: bool = False, own: bool = False, render_mode: str | None = None,
+        wide: bool = False, own: bool = False, paid_for: int | None = None,
+        render_mode: str | None = None,
     ) -> None:  # fmt: skip
         self.possible_agents = [f"guard_{i}" for i in range(guards)] + [
             f"runner_{i}" for i in range(runners)
         ]
         self.length, self.early, self.wide, self.render_mode = length, early, wide, render_mode
-        self.own = own
+        self.own, self.paid_for = own, paid_for
         self.rng = np.random.default_rng()
         self.t = 0
 
@@ -64,6 +67,9 @@ class Roles(ParallelEnv):
         if self.early and self.t == self.length - 1:
             terminated["runner_0"], truncated["runner_0"] = True, False
         infos = {agent: {} for agent in self.agents}
+        if self.paid_for is not None:
+            infos = {agent: {"score": rewards[agent]} for agent in self.agents}
+            rewards = {agent: float(actions[agent] == self.paid_for) for agent in self.agents}
         if over:
             self.agents = []
         elif self.early and self.t == self.length - 1:

@@ -9,10 +9,12 @@ from neuroplug.envs.family import EnvFamily
 
 
 class MultiAgent(EnvFamily):
-    """Each agent's reward is its score, episodes end where the world says, no frame skip;
-    chosen by the pool kind, never detected for a one-agent task."""
+    """Each agent's score is its ``info["score"]`` (its reward where its env reports none:
+    :mod:`neuroplug.envs.multi_agent.lanes`), episodes end where the world says, no frame
+    skip; chosen by the pool kind, never detected for a one-agent task."""
 
     name = "multi_agent"
+    score_info_key = "score"  # the lanes pool's; a shaped reward's game still counts its score
     registration = ""
     detection_order = 3000
     default_behavior = None  # a final observation of one agent says little of the team

@@ -16,6 +16,11 @@ step it leaves holds its last observation and reward, not yet its end; then zero
 observations and rewards, its actions not sent; its episode ends with its world's, as it
 ended (terminated or truncated). Its return is what it earned; its length, its world's.
 
+Each row's score (``info["score"]``, what the curves, ratings and self-play's results
+count) is the agent's own ``info["score"]`` where its env reports one (a game that pays a
+shaped reward: ViZDoom's ``env.kwargs.shaping``), else its reward; 0 on a reset's rows and
+a dead agent's.
+
 A world whose env has ``step_async(actions)`` and ``step_wait()`` (and ``reset_async(seed)``,
 ``reset_wait()``: ViZDoom's multiplayer games, engines that are processes of their own) is
 started before any is waited for, so a ``send``'s worlds step (and reset) at once, as an
@@ -32,6 +37,15 @@ import numpy as np
 from neuroplug.envs.gymnasium_env import StepArrays
 from neuroplug.envs.gymnasium_pool import GymnasiumSteps
 from neuroplug.envs.multi_agent.maker import ParallelMaker
+
+SCORE = "score"
+"""The ``info`` entry of an agent's score, in its env's infos and in the pool's rows."""
+
+
+def agent_score(infos: dict | None, agent: str, reward: float) -> float:
+    """``agent``'s score in a step's ``infos`` (PettingZoo's, by agent), else ``reward``."""
+    told = (infos or {}).get(agent) or {}
+    return float(told.get(SCORE, reward))
 
 
 class AgentLanesPool:
@@ -104,6 +118,7 @@ class AgentLanesPool:
         rewards = np.zeros(rows, np.float32)
         terminated = np.zeros(rows, bool)
         truncated = np.zeros(rows, bool)
+        scores = np.zeros(rows, np.float32)
         worlds = env_ids // self.lanes
         begun: list[tuple[np.ndarray, list[str], Callable[[], dict]]] = []
         for world in dict.fromkeys(worlds.tolist()):
@@ -122,15 +137,17 @@ class AgentLanesPool:
         for mine, names, finish in begun:  # the started worlds, waited for in turn
             outcome = finish()
             for row, name in zip(mine, names, strict=True):
-                seen, reward, ended, cut = outcome[name]
+                seen, reward, ended, cut, score = outcome[name]
                 if seen is not None:  # a dead agent's observation stays zero
                     observations[row] = self.maker.observe(name, seen)
                 rewards[row], terminated[row], truncated[row] = reward, ended, cut
-        return StepArrays(env_ids, observations, rewards, terminated, truncated, {})
+                scores[row] = score
+        return StepArrays(env_ids, observations, rewards, terminated, truncated, {SCORE: scores})
 
     def _begin_reset(self, world: int, names: list[str]) -> Callable[[], dict]:
         """Start ``world``'s reset (the whole reset, for an env without ``reset_async``);
-        the returned call ends it: each agent's first observation, reward 0, not done."""
+        the returned call ends it: each agent's first observation, reward 0, not done,
+        score 0."""
         env = self.worlds[world]
         seed = None if self.started[world] else self.seeds[world]
         self.started[world], self.needs_reset[world] = True, False
@@ -139,7 +156,7 @@ class AgentLanesPool:
 
         def first(result) -> dict:
             seen, _ = result
-            return {name: (seen[name], 0.0, False, False) for name in names}
+            return {name: (seen[name], 0.0, False, False, 0.0) for name in names}
 
         finish = _started(env, "reset", seed=seed)
         return lambda: first(finish())
@@ -147,7 +164,7 @@ class AgentLanesPool:
     def _begin(self, world: int, names: list[str], actions: np.ndarray) -> Callable[[], dict]:
         """Start one step of ``world`` (the whole step, for an env without ``step_async``);
         the returned call ends it: each agent's (observation or None, reward, terminated,
-        truncated) as its row shows them (see the module docstring)."""
+        truncated, score) as its row shows them (see the module docstring)."""
         env, gone = self.worlds[world], self.gone[world]
         chosen = {
             name: _native(action)
@@ -160,34 +177,35 @@ class AgentLanesPool:
     def _outcome(self, world: int, names: list[str], result: tuple) -> dict:
         """What ``world``'s step ``result`` (PettingZoo's five dicts) shows each agent's row."""
         gone = self.gone[world]
-        seen, rewards, ended, cut, _ = result
+        seen, rewards, ended, cut, infos = result
         self.steps[world] += 1
         limit = self.maker.max_episode_steps
         over = limit is not None and self.steps[world] >= limit
         live = [name for name in names if name not in gone]
         finished = {name: bool(ended.get(name)) or bool(cut.get(name)) or over for name in live}
-        outcome = {
-            name: (
+        outcome = {}
+        for name in live:
+            reward = float(rewards.get(name, 0.0))
+            outcome[name] = (
                 seen.get(name),
-                float(rewards.get(name, 0.0)),
+                reward,
                 bool(ended.get(name)),
                 bool(cut.get(name)) or (over and not ended.get(name)),
+                agent_score(infos, name, reward),
             )
-            for name in live
-        }
         if all(finished.values()):  # the world's episode ends: every agent's with it
             self.needs_reset[world] = True
             for name, (was_ended, was_cut) in gone.items():
-                outcome[name] = (None, 0.0, was_ended, was_cut)
+                outcome[name] = (None, 0.0, was_ended, was_cut, 0.0)
             return outcome
         for name in live:
             if finished[name]:  # it leaves: dead from now on, its end held for the world's
-                observation, reward, was_ended, was_cut = outcome[name]
+                observation, reward, was_ended, was_cut, score = outcome[name]
                 gone[name] = (was_ended, was_cut)
-                outcome[name] = (observation, reward, False, False)
+                outcome[name] = (observation, reward, False, False, score)
         for name in names:
             if name in gone and name not in outcome:
-                outcome[name] = (None, 0.0, False, False)
+                outcome[name] = (None, 0.0, False, False, 0.0)
         return outcome
 
 

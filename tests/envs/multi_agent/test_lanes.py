@@ -36,9 +36,26 @@ def test_each_agent_is_a_lane_with_its_own_observation_reward_and_end():
         np.testing.assert_array_equal(rewards, [1, 0, 1, 1, 1, 0])
         assert not terminated.any() and truncated.all() == (step == 2)
     pool.send(actions, np.arange(6))  # ended worlds reset: first observations, reward 0
-    _, rewards, _, truncated, _ = pool.recv()
-    assert not rewards.any() and not truncated.any()
+    _, rewards, _, truncated, info = pool.recv()
+    assert not rewards.any() and not truncated.any() and not info["score"].any()
     pool.close()
+
+
+def test_a_row_s_score_is_its_agent_s_own_where_its_env_reports_one_else_its_reward():
+    """A world that pays a shaped reward (``paid_for``: 1 for action 0) reports each agent's
+    score in its infos: the rows' scores are those, the rewards what a learner is paid; the
+    learners' step driver gives the first as the game's rewards."""
+    for paid_for, scores in ((None, [1, 0, 1]), (0, [1, 0, 1])):
+        spec = _spec(length=3, **({} if paid_for is None else {"paid_for": paid_for}))
+        assert spec.family.score_info_key == "score"
+        steps = spec.pool_kind.step_batches(make_pool(spec, np.arange(3)), spec.family)
+        steps.reset()
+        steps.recv()
+        steps.send(np.array([1, 0, 2]), np.arange(3))  # right, wrong, right for their roles
+        batch = steps.recv()
+        np.testing.assert_array_equal(batch.game_rewards, scores)
+        np.testing.assert_array_equal(batch.rewards, scores if paid_for is None else [0, 1, 0])
+        steps.close()
 
 
 def test_a_world_is_seeded_once_by_its_first_slot():

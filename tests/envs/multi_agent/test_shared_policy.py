@@ -57,6 +57,23 @@ def test_an_agent_that_leaves_early_is_learned_and_scored_to_its_leaving(compose
     assert int(rows[-1]["episodes"]) % 3 == 0
 
 
+def test_a_learner_is_paid_the_reward_and_every_return_counts_the_score(compose, tmp_path):
+    """Every agent paid for action 0 (``paid_for``), which no role's score rewards: the
+    learner learns what it is paid, and its training and evaluation returns count the
+    world's scores (a return of the rewards would be near 5)."""
+    summary = run_job(
+        compose(
+            ["algo=ppo", *WORLD, "+env.kwargs.paid_for=0", "algo.num_envs=9",
+             "run.max_frames=12000", "run.eval_episodes=4", "logger=console",
+             f"run.output_dir={tmp_path}"]
+        )
+    )  # fmt: skip
+    assert summary["eval_return_mean"] <= 0.5  # action 0 learned: no role's score
+    with open(tmp_path / "metrics.csv") as file:
+        rows = list(csv.DictReader(file))
+    assert float(rows[-1]["return_mean"]) <= 1.0
+
+
 def test_watch_plays_whole_worlds_and_names_each_agent(compose, tmp_path, capsys):
     overrides = [*WORLD, "algo=ppo", "algo.num_envs=3", "run.max_frames=600"]
     run_job(compose([*overrides, "logger=none", f"run.output_dir={tmp_path}"]))

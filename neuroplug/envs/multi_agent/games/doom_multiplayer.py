@@ -21,7 +21,12 @@ and chooses one of :data:`ACTIONS` (a button pressed for ``frame_skip`` tics, or
 reward (``reward``) is its frags minus its deaths of the step, so a duel's rewards mirror
 each other (+1 to the killer, -1 to the killed) as ``pong_duel``'s points do; or its frags
 alone (``reward=frags``: a game's return is then its frag count, Sample Factory's true
-objective against bots).
+objective against bots). That count is also each step's ``info["score"]``, what the
+curves, the ratings and self-play's results count whatever the learner is paid.
+
+``shaping``: the learner is paid Sample Factory's shaped reward instead (frags, deaths,
+damage, health, armour, weapons and ammo: :mod:`~neuroplug.envs.multi_agent.games.doom_shaping`),
+times ``shaping_scale`` (Sample Factory trains its Doom agents on half of it: 0.5).
 
 ``scenario``: ``duel`` or ``deathmatch`` (ViZDoom's own maps), or the path of any ViZDoom
 scenario's ``.cfg`` (its ``.wad`` found as the file says, beside it): Sample Factory's
@@ -49,6 +54,7 @@ from gymnasium import spaces
 from pettingzoo import ParallelEnv
 
 from neuroplug.envs.families.vizdoom import prepare_engine_directory
+from neuroplug.envs.multi_agent.games.doom_shaping import SCHEMES, SHAPINGS, PlayerShaping
 from neuroplug.errors import ConfigError
 
 ACTIONS = (
@@ -125,10 +131,24 @@ class DoomMultiplayer(ParallelEnv):
         ticrate: int = 1000,
         port: int | None = None,
         reward: str = "frags_minus_deaths",
+        shaping: str = "none",
+        shaping_scale: float = 1.0,
         render_mode: str | None = None,
     ) -> None:
         if reward not in REWARDS:
             raise ConfigError("env.kwargs.reward", f"got {reward!r}", ", ".join(REWARDS))
+        if shaping not in SHAPINGS:
+            raise ConfigError(
+                "env.kwargs.shaping",
+                f"got {shaping!r}",
+                "none (the reward is the score), sample_factory (its scheme against bots) "
+                "or sample_factory_zero_sum (its scheme between agents)",
+            )
+        if not (isinstance(shaping_scale, int | float) and shaping_scale > 0):
+            raise ConfigError(
+                "env.kwargs.shaping_scale", f"got {shaping_scale!r}", "a number > 0 (0.5: "
+                "Sample Factory's Doom recipes)",
+            )  # fmt: skip
         if players < 1 or bots < 0 or players + bots < 2:
             raise ConfigError(
                 "env.kwargs.players",
@@ -158,6 +178,11 @@ class DoomMultiplayer(ParallelEnv):
         self.timelimit, self.frame_skip, self.ticrate = timelimit, frame_skip, ticrate
         self.port = port
         self.reward = reward
+        self.shaping_scale = float(shaping_scale)
+        self._shapers = (
+            [PlayerShaping(SCHEMES[shaping]) for _ in range(players)] if shaping != "none" else []
+        )
+        """Each player's shaped reward (``shaping``), or none: the score is the reward."""
         self.render_mode = render_mode
         self.possible_agents = [f"player_{index}" for index in range(players)]
         self.agents = list(self.possible_agents)
@@ -259,6 +284,14 @@ class DoomMultiplayer(ParallelEnv):
             ]
         )  # fmt: skip
 
+    def _variables(self, game, shaper: PlayerShaping) -> dict[str, float]:
+        """The game variables ``shaper``'s scheme reads, by name, as they are now."""
+        variable = self._vizdoom.GameVariable
+        return {
+            name: game.get_game_variable(getattr(variable, name))
+            for name in shaper.scheme.variables
+        }
+
     # ------------------------------------------------------------------ PettingZoo's calls
 
     def reset(self, seed: int | None = None, options=None):
@@ -284,6 +317,8 @@ class DoomMultiplayer(ParallelEnv):
         self._results(futures)
         self.agents = list(self.possible_agents)
         self._counts = self._tallies()
+        for shaper in self._shapers:
+            shaper.reset()
         observations = {
             agent: self._seen(game) for agent, game in zip(self.agents, self._games, strict=True)
         }
@@ -322,17 +357,23 @@ class DoomMultiplayer(ParallelEnv):
         tallies = self._tallies()
         change = tallies - self._counts
         self._counts = tallies
-        rewards = change[:, 0] if self.reward == "frags" else change[:, 0] - change[:, 1]
+        scores = change[:, 0] if self.reward == "frags" else change[:, 0] - change[:, 1]
+        rewards = scores
+        if self._shapers:
+            rewards = [
+                self.shaping_scale * shaper.step(self._variables(game, shaper), finished)
+                for game, shaper in zip(self._games, self._shapers, strict=True)
+            ]
+        agents = self.possible_agents
         observations = {
-            agent: self._seen(game)
-            for agent, game in zip(self.possible_agents, self._games, strict=True)
+            agent: self._seen(game) for agent, game in zip(agents, self._games, strict=True)
         }
         result = (
             observations,
-            {agent: float(rewards[index]) for index, agent in enumerate(self.possible_agents)},
-            dict.fromkeys(self.possible_agents, False),
-            dict.fromkeys(self.possible_agents, finished),
-            {agent: {} for agent in self.possible_agents},
+            {agent: float(rewards[index]) for index, agent in enumerate(agents)},
+            dict.fromkeys(agents, False),
+            dict.fromkeys(agents, finished),
+            {agent: {"score": float(scores[index])} for index, agent in enumerate(agents)},
         )
         if finished:
             self.agents = []

@@ -109,6 +109,36 @@ def _lockstep(workdir: str, config: str) -> None:
         env.close()
 
 
+def test_a_shaped_reward_pays_the_player_and_its_info_keeps_the_frags(tmp_path):
+    run_in_child(_shaped, str(tmp_path))
+
+
+def _shaped(workdir: str) -> None:
+    os.chdir(workdir)
+    env = DoomMultiplayer(
+        players=1, bots=1, timelimit=SHORT, reward="frags", shaping="sample_factory",
+        shaping_scale=0.5,
+    )  # fmt: skip
+    try:
+        env.reset(seed=4)
+        rewards, scores, rng = [], [], np.random.default_rng(3)
+        while True:
+            _, paid, _, truncated, infos = env.step({"player_0": int(rng.integers(8))})
+            rewards.append(paid["player_0"])
+            scores.append(infos["player_0"]["score"])
+            if truncated["player_0"]:
+                break
+        scores = np.asarray(scores)
+        assert np.all(scores == np.round(scores))  # frags (a suicide's -1)
+        # The weapon it starts with held loaded: half of 0.0002 x its preference a step.
+        held = np.isclose(np.asarray(rewards)[:, None], [0.0001, 0.0005, 0.001]).any(axis=1)
+        assert held.sum() >= 5
+        assert rewards[:4] == [0.0] * 4 and rewards[-1] == 0.0
+        assert min(rewards) > -3  # a death costs its health and -0.75, however it died
+    finally:
+        env.close()
+
+
 def test_an_unknown_map_or_reward_is_refused_naming_the_field(tmp_path):
     with pytest.raises(ConfigError, match="env.kwargs.scenario: got 'duels'"):
         DoomMultiplayer(scenario="duels")
@@ -116,6 +146,10 @@ def test_an_unknown_map_or_reward_is_refused_naming_the_field(tmp_path):
         DoomMultiplayer(scenario=str(tmp_path / "missing.cfg"))
     with pytest.raises(ConfigError, match="env.kwargs.reward: got 'kills'.*frags"):
         DoomMultiplayer(reward="kills")
+    with pytest.raises(ConfigError, match="env.kwargs.shaping: got 'sf'.*sample_factory"):
+        DoomMultiplayer(shaping="sf")
+    with pytest.raises(ConfigError, match="env.kwargs.shaping_scale: got 0"):
+        DoomMultiplayer(shaping="sample_factory", shaping_scale=0)
 
 
 def test_a_port_in_use_is_refused_naming_the_field():
