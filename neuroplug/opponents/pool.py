@@ -84,6 +84,28 @@ class Opponent:
         return (results["win"] + 0.5 * results["draw"]) / games if games else math.nan
 
 
+@dataclass(frozen=True)
+class DrawTable:
+    """An opponent draw with the weights fixed: the learner itself with probability
+    ``latest_share`` (or when there is no other entry), else entry ``ids[i]`` with
+    probability ``probabilities[i]``. Small and picklable: a sampler on another process
+    draws a new game's opponent with it, from its world's own stream."""
+
+    latest_share: float
+    ids: tuple[int, ...]
+    probabilities: tuple[float, ...]
+
+    def draw(self, rng: np.random.Generator) -> int:
+        """A new game's opponent id."""
+        if not self.ids or rng.random() < self.latest_share:
+            return LIVE
+        return self.draw_other(rng)
+
+    def draw_other(self, rng: np.random.Generator) -> int:
+        """An entry other than the learner (there must be one)."""
+        return self.ids[int(rng.choice(len(self.ids), p=np.asarray(self.probabilities)))]
+
+
 class OpponentPool:
     """Entry 0 the learner; snapshots and bots after it (see the module docstring)."""
 
@@ -149,12 +171,15 @@ class OpponentPool:
     def draw(self, rng: np.random.Generator) -> int:
         """A new game's opponent id: :data:`LIVE` with probability ``latest_share`` (or
         while no other entry is in play), else :meth:`draw_other`'s."""
-        if not self.candidates() or rng.random() < self.latest_share:
-            return LIVE
-        return self.draw_other(rng)
+        return self.draw_table().draw(rng)
 
     def draw_other(self, rng: np.random.Generator) -> int:
         """An entry other than the learner, uniformly or by PFSP (there must be one)."""
+        return self.draw_table().draw_other(rng)
+
+    def draw_table(self) -> DrawTable:
+        """How a game's opponent is drawn now (the entries' weights as their results stand),
+        frozen: what a sampler elsewhere draws with until it is given the next."""
         others = self.candidates()
         if self.sampling == "uniform":
             weights = np.ones(len(others))
@@ -162,7 +187,11 @@ class OpponentPool:
             # an entry beaten in its first game is not dropped for good
             rates = np.array([each.smoothed_win_rate() for each in others])
             weights = (1.0 - rates) ** self.pfsp_power
-        return others[int(rng.choice(len(others), p=weights / weights.sum()))].id
+        return DrawTable(
+            self.latest_share,
+            tuple(each.id for each in others),
+            tuple((weights / weights.sum()).tolist()) if len(others) else (),
+        )
 
     def record(self, id_: int, outcome: str, rate: Any) -> None:
         """One game's ``outcome`` for the learner against entry ``id_``; ``rate`` is the

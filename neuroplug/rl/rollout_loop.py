@@ -46,7 +46,7 @@ import torch
 from neuroplug.api import LearnerContext, LearnerSampler, SamplerRequest, Segment
 from neuroplug.errors import ConfigError, PluginError
 from neuroplug.rl.acting import Acting, lane_acting
-from neuroplug.rl.sampler import Episodes, Rollout
+from neuroplug.rl.sampler import Episodes, Rollout, Sampler
 from neuroplug.rl.shards import learner_sampler, sampler_report
 from neuroplug.runtime.seeds import segment_episode_seeds
 
@@ -265,6 +265,8 @@ class RolloutLoop:
         sampler = self.sampler
         if version is not None and getattr(sampler, "asynchronous", False):
             rollout = sampler.rollout_as_ready(acting, version, length)
+        elif self.leagues is not None and isinstance(sampler, Sampler):
+            rollout = self.leagues.sample_here(sampler, acting, length)
         else:
             rollout = sampler.rollout(acting, length)
         checked_for_states(rollout, sampler, self.context.network.state_size)
@@ -276,9 +278,7 @@ class RolloutLoop:
         finished = sampler.take_episodes()
         if self.leagues is not None:
             # Every agent's steps counted above; a learner learns from, and reports, its own.
-            groups = [group.rows for group in sampler.groups]
-            rollout = self.leagues.keep_learners(rollout, groups, acting)
-            finished = self.leagues.take_games()
+            rollout, finished = self.leagues.book(rollout)
         self._games.extend(finished)
         owner = self._owner
         owner.games_finished(finished)
@@ -310,21 +310,16 @@ class RolloutLoop:
             self.member_stats[k] = member.learn_rollout(part)
 
     def _start_leagues(self, context: LearnerContext) -> Leagues:
-        """Self-play for each learner on the in-process sampler, each over its own envs
-        (refused, naming the setting, for envs sampled elsewhere or members sharing
-        worlds)."""
-        from neuroplug.rl.sampler import Sampler
+        """Self-play for each learner, each over its own envs, wherever they are stepped
+        (refused, naming the setting, for members sharing worlds)."""
         from neuroplug.rl.self_play.leagues import Leagues
 
-        shared_worlds = self.member_order is not None
-        if not isinstance(self.sampler, Sampler) or shared_worlds:
+        if self.member_order is not None:
             raise ConfigError(
                 "selfplay",
-                "pool runs learners whose envs are stepped in their own process, each in "
-                "worlds of its own; "
-                + ("a policy per team" if shared_worlds else "sharded or Ray envs")
-                + " with self-play is not built yet",
-                "scheduler=threaded with scheduler.envs_per_shard=0, and env.policy_mapping=shared",
+                "pool runs learners each in worlds of its own; a policy per team with "
+                "self-play is not built yet",
+                "env.policy_mapping=shared",
             )
         Leagues.wrap_checked(self.acting)  # a learner that cannot play, before anything else
         leagues = Leagues(
@@ -335,7 +330,6 @@ class RolloutLoop:
             self.members[0].config.num_envs,
         )
         self.acting = leagues.wrap(self.acting)
-        self.sampler.step_watcher = leagues.after_step
         return leagues
 
     def first_rollout(self, owner: RolloutLoopOwner, length: int) -> Rollout:

@@ -43,6 +43,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import torch
@@ -88,6 +89,9 @@ class Rollout:
     starts: torch.Tensor | None = None
     """``(T, N)`` bool, with :attr:`states`: the step begins a learner episode (its state
     was zeroed before acting)."""
+    self_play: Any = None
+    """Self-play's records of the rollout's games and whom each step may teach
+    (:class:`neuroplug.rl.self_play.acting.PlayedRollout`), until the driver books them."""
 
     def columns(self, envs: slice | torch.Tensor) -> Rollout:
         """The part of this rollout played in the envs ``envs`` (a population member's

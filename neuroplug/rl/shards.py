@@ -102,27 +102,50 @@ class ShardSampling:
         self.global_env = np.concatenate(
             [np.arange(layout.num_envs)[layout.rows(shard)] for shard in self.shards]
         )
+        self.self_play_seatings: list | None = None
+        """Self-play's seatings of these shards' worlds (:mod:`neuroplug.rl.self_play.
+        seating`), built by the first rollout whose acting plays games."""
+        self.segment = 0
 
     def start(self, seeds: np.ndarray) -> None:
         """Build the shards' envs, each env seeded with ``seeds[env]`` (``seeds`` holds one
         seed per env of the learner's), and reset them."""
         self.sampler.start(np.asarray(seeds)[self.global_env])
+        for seating in self.self_play_seatings or ():
+            seating.envs_started()
 
     def start_segment(self, segment: int) -> None:
-        """Seed each shard's generator for ``segment``."""
+        """Seed each shard's generator (and self-play's draws) for ``segment``."""
+        self.segment = segment
         for shard, generator in self.generators.items():
             generator.manual_seed(shard_generator_seed(self.run_seed, segment, shard))
+        for seating in self.self_play_seatings or ():
+            seating.start_segment(segment)
 
     def rollout(self, acting: Acting, length: int) -> tuple[Rollout, Episodes]:
         """``length`` steps of these shards with ``acting``; the games that ended, with the
-        learner's env indices."""
+        learner's env indices. An acting that plays games (self-play) seats these shards'
+        worlds here, and its records come back as the rollout's ``self_play``."""
         size = self.layout.envs_per_shard
 
         def act(observations: torch.Tensor, rows: slice, states: torch.Tensor | None) -> Acted:
             shard = self.shards[rows.start // size]
             return acting.act(observations, self.layout.rows(shard), states, self.generators[shard])
 
-        rollout = self.sampler.rollout_with(act, length)
+        playing = getattr(acting, "plays_games", False)
+        if playing:
+            acting.begin(self.global_env, self)
+            self.sampler.step_watcher = lambda rows, batch: acting.watch(
+                self.layout.rows(self.shards[rows.start // size]), batch
+            )
+        try:
+            rollout = self.sampler.rollout_with(act, length)
+        finally:
+            self.sampler.step_watcher = None
+        if playing:
+            rollout.self_play = acting.finish(
+                [self.layout.rows(shard) for shard in self.shards], length
+            )
         episodes = self.sampler.take_episodes()
         episodes.envs = self.global_env[np.asarray(episodes.envs, dtype=np.int64)].tolist()
         return rollout, episodes

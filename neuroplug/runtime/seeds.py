@@ -99,8 +99,8 @@ REFERENCE = Stream(
 SELF_PLAY = Stream(
     "self_play",
     0x5E1F,
-    "self-play's draws (selfplay=pool): each game's opponent and learner seat, and the "
-    "scripted bots' choices, per segment",
+    "self-play's draws (selfplay=pool): each game's opponent and learner seat (a learner's "
+    "per segment and world, an evolving population's per generation and round)",
 )
 STREAMS = (
     EPISODE,
@@ -195,6 +195,13 @@ def replay_sampling_rng(run_seed: int, segment: int) -> np.random.Generator:
 def self_play_rng(run_seed: int, segment: int) -> np.random.Generator:
     """Self-play's draws in ``segment`` (:data:`SELF_PLAY`)."""
     entropy = [run_seed, segment, SEGMENT.tag, SELF_PLAY.tag]
+    return np.random.Generator(np.random.Philox(np.random.SeedSequence(entropy)))
+
+
+def self_play_world_rng(run_seed: int, segment: int, world: int) -> np.random.Generator:
+    """A learner's self-play draws for world ``world`` in ``segment`` (:data:`SELF_PLAY`):
+    a stream per world, so its games' opponents are the same wherever it is stepped."""
+    entropy = [run_seed, segment, world, SEGMENT.tag, SELF_PLAY.tag]
     return np.random.Generator(np.random.Philox(np.random.SeedSequence(entropy)))
 
 

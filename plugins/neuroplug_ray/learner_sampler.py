@@ -116,6 +116,7 @@ class ShardActor:
         }
         return {
             **arrays,
+            "self_play": rollout.self_play,  # self-play's records and learnable steps, or None
             "episodes": (episodes.returns, episodes.lengths, episodes.envs),
             "env_steps": sampler.env_steps - before[0],
             "forward_passes": sampler.forward_passes - before[1],
@@ -347,6 +348,9 @@ class RayShards(ShardedSampler):
             self.timings[name] = self.timings.get(name, 0.0) + slowest
         self.timings["sample_wait"] = self.timings.get("sample_wait", 0.0) + seconds
         self.stats["bytes_received"] = self.stats.get("bytes_received", 0.0) + received
+        played = [part["self_play"] for part in parts]
+        if played[0] is not None:  # self-play: the shards' records, in the envs' order
+            fields["self_play"] = type(played[0]).joined(played)
         return Rollout(**fields)
 
     def close(self) -> None:

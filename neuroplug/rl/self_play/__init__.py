@@ -5,9 +5,12 @@ forward of the learners and their snapshots, ratings and a tournament table per 
 The pool, its ratings and bots are :mod:`neuroplug.opponents`' (coevolution's too).
 
 - :mod:`.seats`: who plays which agent of each world, each game's scores and outcome;
-- :mod:`.acting`: the learner's and its opponents' choices in one forward;
-- :mod:`.league`: a learner's pool, seats, draws and ratings (snapshot, report,
-  checkpoint);
+- :mod:`.seating`: a league's worlds where they are stepped (here or on a Ray actor):
+  seats, each world's draws, the records of the games played;
+- :mod:`.acting`: the learner's and its opponents' choices in one forward, bound to the
+  seatings of the process that steps the envs;
+- :mod:`.league`: a learner's pool, results and ratings, the seatings' records booked
+  (snapshot, report, checkpoint);
 - :mod:`.leagues`: what the rollout loop calls: one league per learner (a population's
   members each over their own envs), the acting wrapped, each learner's own transitions
   kept.

@@ -9,28 +9,57 @@ network-driven lanes go through **one** forward of the stacked weights ``[learne
 learner K, snapshot 1, ...]`` (:func:`~neuroplug.rl.acting.act_in_runs`: each player's
 lanes in runs paired with its weights, heterogeneous batching). Only the players with a
 game in the group take part, and a player with no lane costs nothing. Bots are called on
-their lanes' observations. A snapshot's lanes carry their own recurrent states, reset with
-every lane's at a game's start.
+their lanes' observations (with draws from the acting generator). A snapshot's lanes
+carry their own recurrent states, reset with every lane's at a game's start.
 
-Every call's learnable lanes are kept for the rollout loop (:meth:`SelfPlayActing.
-learnable_mask`), so each learner learns only from its own agents' steps.
+Who plays each lane is the seats' of the :mod:`.seating` of the process that steps it: the
+acting is bound to the seatings there (:meth:`SelfPlayActing.begin`), its rollout's steps
+watched by them (:meth:`~SelfPlayActing.watch`), and at the end
+(:meth:`~SelfPlayActing.finish`) the seatings' records and every step's learnable lanes go
+back with the rollout (a :class:`PlayedRollout`), so each learner learns only from its own
+agents' steps. Its :meth:`~SelfPlayActing.snapshot` (for a Ray sampler actor) carries the
+weights, the players, the bots' names and the draw tables, and binds to the actor's own
+seatings.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from dataclasses import dataclass
 from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
 import torch
 
+from neuroplug.envs.raw_steps import StepBatch
+from neuroplug.opponents.bots import load_bot
 from neuroplug.opponents.pool import LIVE
 from neuroplug.rl.acting import Acted, Acting, ActorCriticActing, act_in_runs
 from neuroplug.rl.actor_critic import env_actions
+from neuroplug.rl.self_play.seating import Records, Seating
 
 UNIT_EDGE = 1 - 1e-6
 BOT = -1
 """A lane's position when a bot plays it (no network)."""
+
+
+@dataclass
+class PlayedRollout:
+    """What a rollout's self-play gives back: each league's :class:`~.seating.Records`,
+    and ``learnable`` ``(T, N)``: whether a learner played each step (it learns from it)."""
+
+    records: list[Records]
+    learnable: np.ndarray
+
+    @staticmethod
+    def joined(parts: list[PlayedRollout]) -> PlayedRollout:
+        """The rollouts of several samplers' envs, side by side in that order, as one."""
+        records = [Records() for _ in parts[0].records]
+        for part in parts:
+            for mine, theirs in zip(records, part.records, strict=True):
+                mine.extend(theirs)
+        return PlayedRollout(records, np.concatenate([part.learnable for part in parts], axis=1))
 
 
 class SelfPlayActing(Acting):
@@ -38,11 +67,23 @@ class SelfPlayActing(Acting):
     to every league's players (``leagues``: :class:`~neuroplug.rl.self_play.leagues.
     Leagues`); see the module docstring."""
 
+    plays_games = True
+    """A sampler that steps its envs with it binds it to its seatings (``begin``)."""
+
     def __init__(self, inner: ActorCriticActing, leagues: Any) -> None:
         super().__init__(inner.members, inner.envs_per_member)
         self.inner = inner
         self.learners = list(inner.members)
         self.leagues = leagues
+        self.league_envs = leagues.envs_per_member
+        """Each league's envs: league k plays the learner's envs ``k E .. (k + 1) E - 1``."""
+        self.specs = [league.spec for league in leagues.each]
+        self.tables = leagues.tables()
+        """Each league's draw table, from the last refresh."""
+        self.bot_names: dict[tuple[int, int], str] = {}
+        """Each league's bots by pool id: what they load from where the acting is sent."""
+        self._bots: dict[tuple[int, int], Any] = {}
+        self.seatings: list[Seating] | None = None
         self.calls: dict[tuple[int, int], list[np.ndarray]] = {}
         self.players: list[tuple[np.ndarray, np.ndarray]] = [
             (np.array([LIVE]), np.array([k])) for k in range(len(self.learners))
@@ -52,7 +93,7 @@ class SelfPlayActing(Acting):
 
     def refresh(self) -> None:
         """Stack the learners' weights and every league's snapshots (they change only
-        between segments; the learners' every rollout)."""
+        between segments; the learners' every rollout), and take the draw tables."""
         holders, self.players = [], []
         for k, league in enumerate(self.leagues.each):
             places = {LIVE: k}
@@ -64,11 +105,61 @@ class SelfPlayActing(Acting):
                     places[entry.id] = entry.member
                 elif entry.kind == "bot":
                     places[entry.id] = BOT
+                    self.bot_names[(k, entry.id)] = entry.bot_target
+                    self._bots[(k, entry.id)] = entry.bot
             ids = np.array(sorted(places), np.int64)
             self.players.append((ids, np.array([places[int(i)] for i in ids], np.int64)))
         self.inner.members = [*self.learners, *holders]
         self.inner.refresh()
+        self.tables = self.leagues.tables()
         self.calls = {}
+
+    def snapshot(self) -> SelfPlayActing:
+        """The weights, players, bots' names and draw tables, without the learners, the
+        leagues or any seating: what a Ray sampler actor binds to its own seatings."""
+        copy = object.__new__(type(self))
+        copy.__dict__.update(vars(self))
+        copy.inner = self.inner.snapshot()
+        copy.members, copy.learners, copy.leagues = [], [], None
+        copy.device = torch.device("cpu")
+        copy.seatings, copy._bots, copy.calls = None, {}, {}
+        return copy
+
+    # ------------------------------------------------------------------ where it is stepped
+
+    def begin(self, owned: np.ndarray, holder: Any) -> None:
+        """A rollout of the learner's envs ``owned`` begins in ``holder``'s process (it
+        keeps ``self_play_seatings`` across rollouts, and knows its ``segment``): bound to
+        its seatings (built the first time, over the worlds of ``owned``), each given its
+        league's draw table."""
+        if holder.self_play_seatings is None:
+            owned = np.asarray(owned)
+            holder.self_play_seatings = [
+                Seating(
+                    spec, _within(owned, k * self.league_envs, self.league_envs), holder.segment
+                )
+                for k, spec in enumerate(self.specs)
+            ]
+        self.seatings = holder.self_play_seatings
+        self.calls = {}
+        for seating, table in zip(self.seatings, self.tables, strict=True):
+            seating.begin_rollout(table)
+
+    def watch(self, rows: slice, batch: StepBatch) -> None:
+        """A step's results for the learner's envs ``rows``, each league's part to its
+        seating."""
+        for k, mine, within in self._overlapping(rows):
+            self.seatings[k].after_step(mine, batch.game_rewards[within], batch.game_over[within])
+
+    def finish(self, groups: list[slice], steps: int) -> PlayedRollout:
+        """The rollout's records and its learnable steps, over ``groups`` (the learner's
+        envs this process stepped, in its order)."""
+        return PlayedRollout(
+            [seating.take_records() for seating in self.seatings],
+            self.learnable_mask(groups, steps),
+        )
+
+    # ------------------------------------------------------------------ acting
 
     def act(self, observations, rows, states, generator):
         positions, live, bots = self._players(rows)
@@ -85,9 +176,23 @@ class SelfPlayActing(Acting):
                 (networked, self._forward(observations, networked, positions, states, generator))
             )
         for k, id_, lanes in bots:
-            bot = self.leagues.each[k].pool.entries[id_].bot
-            parts.append((lanes, self._bot(bot, self.leagues.each[k], observations, lanes, states)))
+            chosen = self._bot(self._bot_of(k, id_), observations, lanes, states, generator)
+            parts.append((lanes, chosen))
         return _merge(parts, count, observations.device)
+
+    def _overlapping(self, rows: slice) -> Iterator[tuple[int, slice, slice]]:
+        """``(league, its own envs among rows, where they sit in rows)`` for each league
+        with envs in ``rows`` (a group of the sampler's)."""
+        size = self.league_envs
+        for k in range(rows.start // size, min(len(self.specs), -(-rows.stop // size))):
+            first = k * size
+            start, stop = max(rows.start, first), min(rows.stop, first + size)
+            if stop > start:
+                yield (
+                    k,
+                    slice(start - first, stop - first),
+                    slice(start - rows.start, stop - rows.start),
+                )
 
     def _players(self, rows: slice) -> tuple[np.ndarray, np.ndarray, list]:
         """Per lane of ``rows``: its player's place in the stack (:data:`BOT` for a bot's),
@@ -95,8 +200,8 @@ class SelfPlayActing(Acting):
         positions = np.empty(rows.stop - rows.start, np.int64)
         live = np.empty(len(positions), bool)
         bots = []
-        for k, league, mine, within in self.leagues.overlapping(rows):
-            ids = league.seats.policy_ids(mine)
+        for k, mine, within in self._overlapping(rows):
+            ids = self.seatings[k].seats.policy_ids(mine)
             known, places = self.players[k]
             found = np.minimum(np.searchsorted(known, ids), len(known) - 1)
             if (known[found] != ids).any():
@@ -109,19 +214,29 @@ class SelfPlayActing(Acting):
                 bots.append((k, id_, np.flatnonzero(ids == id_) + within.start))
         return positions, live, bots
 
+    def _bot_of(self, league: int, id_: int):
+        """League ``league``'s bot ``id_``, loaded by its name where it was not handed over."""
+        key = (league, id_)
+        if key not in self._bots:
+            self._bots[key] = load_bot(self.bot_names[key], self.inner.env)
+        return self._bots[key]
+
     def learnable_mask(self, groups: list[slice], steps: int) -> np.ndarray:
-        """``(steps, num_envs)``: whether the learner learns from each lane's step, from the
-        rollout's calls (a group is asked once per step, in order, then once for the
-        bootstrap values)."""
-        mask = np.zeros((steps, sum(rows.stop - rows.start for rows in groups)), dtype=bool)
-        for rows in groups:
+        """``(steps, envs of groups)``: whether the learner learns from each lane's step,
+        from the rollout's calls (a group is asked once per step, in order, then once for
+        the bootstrap values)."""
+        sizes = [rows.stop - rows.start for rows in groups]
+        mask = np.zeros((steps, sum(sizes)), dtype=bool)
+        column = 0
+        for rows, size in zip(groups, sizes, strict=True):
             calls = self.calls.get((rows.start, rows.stop), [])
             if len(calls) != steps + 1:
                 raise RuntimeError(
                     f"self-play saw {len(calls)} calls for envs {rows.start}-{rows.stop} in a "
                     f"rollout of {steps} steps: the sampler's contract changed"
                 )
-            mask[:, rows] = np.stack(calls[:steps])
+            mask[:, column : column + size] = np.stack(calls[:steps])
+            column += size
         self.calls = {}
         return mask
 
@@ -138,10 +253,12 @@ class SelfPlayActing(Acting):
             generator,
         )
 
-    def _bot(self, bot, league, observations, lanes, states) -> Acted:
-        """A bot's choices on ``lanes``: no log-probabilities or values (never learned from)."""
+    def _bot(self, bot, observations, lanes, states, generator) -> Acted:
+        """A bot's choices on ``lanes``: no log-probabilities or values (never learned from);
+        its draws from a generator seeded by the acting one (the shard's stream)."""
         env = self.inner.env
-        chosen = np.asarray(bot(observations[lanes].cpu().numpy(), league.rng))
+        seed = int(torch.randint(0, 2**62, (1,), generator=generator, device=generator.device))
+        chosen = np.asarray(bot(observations[lanes].cpu().numpy(), np.random.default_rng(seed)))
         device = observations.device
         if env.discrete:
             actions = torch.as_tensor(chosen.astype(np.int64), device=device)
@@ -154,6 +271,11 @@ class SelfPlayActing(Acting):
         zeros = torch.zeros(len(lanes), device=device)
         kept = None if states is None else states[torch.as_tensor(lanes, device=device)]
         return Acted(actions, zeros, zeros, sent, kept)
+
+
+def _within(owned: np.ndarray, first: int, count: int) -> np.ndarray:
+    """The envs of ``owned`` among ``first .. first + count - 1``, numbered from ``first``."""
+    return owned[(owned >= first) & (owned < first + count)] - first
 
 
 def _merge(parts: list[tuple[np.ndarray, Acted]], count: int, device) -> Acted:

@@ -1,13 +1,15 @@
-"""A learner's self-play (``selfplay=pool``): its pool, its seats, its draws and ratings
-(:class:`~neuroplug.rl.self_play.leagues.Leagues` holds a population's, one each, and the
-acting they share).
+"""A learner's self-play (``selfplay=pool``), as the driver keeps it: its pool, its
+ratings and results, its games (:class:`~neuroplug.rl.self_play.leagues.Leagues` holds a
+population's, one each, and the acting they share). Who sits where in each world is the
+sampler's (:mod:`.seating`: in this process, or on each Ray sampler actor for its shards).
 
 ::
 
-    the envs start             every world's first game seated: an opponent drawn, and
-                               (symmetric games) the learner's agent
-    each step                  the lanes' game rewards added; a world whose game ended
-                               records its outcome (and the ratings), then is seated anew
+    each rollout's start       the pool's draw table (its weights as the results stand)
+                               goes to the seatings with the weights
+    each rollout's end         the seatings' records booked in (step, world) order: each
+                               ended game's outcome (results, ratings), the learner's
+                               games, who sits in each world now
     each segment's end         the tournament table and the ratings reported; every
                                snapshot_interval segments a frozen copy joins the pool
     a checkpoint               the pool: snapshots' weights, results and ratings
@@ -19,19 +21,15 @@ import copy
 from collections.abc import Sequence
 from typing import Any
 
-import numpy as np
-
 from neuroplug.config.schema import SelfPlayConfig
-from neuroplug.envs.raw_steps import StepBatch
 from neuroplug.envs.spec import EnvSpec
 from neuroplug.opponents.bots import bot_name, load_bot
-from neuroplug.opponents.pool import pool_for
+from neuroplug.opponents.pool import DrawTable, pool_for
 from neuroplug.opponents.ratings import rating_model
 from neuroplug.opponents.seating import learner_agent_indices
 from neuroplug.rl.sampler import Episodes
-from neuroplug.rl.self_play.seats import Seats
+from neuroplug.rl.self_play.seating import Records, SeatingSpec
 from neuroplug.runtime.devices import on_cpu
-from neuroplug.runtime.seeds import self_play_rng
 
 
 class League:
@@ -54,52 +52,35 @@ class League:
             self.pool.add_bot(target, bot_name(target), load_bot(target, env))
         for member in others:  # a population's other members (selfplay.members)
             self.pool.add_member(member)
-        self.seats = Seats(
-            env.agents, num_envs, learner_agent_indices(env.agents, config.learner_agents)
-        )
-        self.rng = self_play_rng(seed, 0)
+        self.spec = SeatingSpec(
+            tuple(env.agents), num_envs,
+            tuple(learner_agent_indices(env.agents, config.learner_agents)), seed,
+        )  # fmt: skip
+        """What the seatings of its envs are built from."""
         self.rating = rating_model()
-        self._seat_all = True
-        self._length = np.zeros(num_envs, dtype=np.int64)
-        self._after_end = np.zeros(num_envs, dtype=bool)
-        """Lanes whose game just ended: their next step is the reset, not a move."""
+        self.seated: dict[int, int] = {}
+        """Each world's opponent in the game it plays now, as the records say."""
         self._games = Episodes()
 
     # ------------------------------------------------------------------ the loop's calls
 
-    def envs_started(self) -> None:
-        """Every world starts a new game (seated at the segment's start)."""
-        self._seat_all = True
-        self.seats.score[:] = 0.0
-        self._length[:] = 0
-        self._after_end[:] = False
-
-    def start_segment(self, segment: int) -> None:
-        """The segment's draws; the worlds whose envs just started are seated."""
-        self.rng = self_play_rng(self.seed, segment)
+    def start_segment(self) -> None:
+        """Begin the segment's counts."""
         self.pool.start_segment()
-        if self._seat_all:
-            for world in range(self.seats.worlds):
-                self.seats.seat(world, self.pool.draw(self.rng), self.rng)
-            self._seat_all = False
 
-    def after_step(self, rows: slice, batch: StepBatch) -> None:
-        """A step's results for the lanes ``rows``: scores added, finished games recorded
-        (the learner's agents' as its games) and their worlds seated anew."""
-        self._length[rows] += ~self._after_end[rows]
-        self._after_end[rows] = False
-        seats, lanes = self.seats, self.seats.lanes
-        for world, outcome in seats.add_rewards(rows, batch.game_rewards, batch.game_over):
-            opponent = int(seats.opponent[world])
+    def draw_table(self) -> DrawTable:
+        """How the next rollout's games draw their opponents."""
+        return self.pool.draw_table()
+
+    def book(self, records: Records) -> None:
+        """A rollout's records (of every seating of its envs): each ended game's outcome
+        recorded (results, ratings) in (step, world) order, the learner's games kept, and
+        who sits in each world now."""
+        for _, _, opponent, outcome in sorted(records.results):
             self.pool.record(opponent, outcome, self.rating)
-            mine = slice(world * lanes, (world + 1) * lanes)
-            for lane in np.flatnonzero(seats.learner_lane[mine]) + world * lanes:
-                self._games.returns.append(float(seats.score[lane]))
-                self._games.lengths.append(int(self._length[lane]))
-                self._games.envs.append(int(lane))
-            self._length[mine] = 0
-            self._after_end[mine] = True
-            seats.seat(world, self.pool.draw(self.rng), self.rng)
+        for _, world, opponent in sorted(records.seated):
+            self.seated[world] = opponent
+        self._games.extend(records.episodes())
 
     def take_games(self) -> Episodes:
         """The learner's games that ended since the last call (its agents' scores)."""
@@ -117,7 +98,7 @@ class League:
         if self.config.pool_size and (segment + 1) % self.config.snapshot_interval == 0:
             frozen = copy.deepcopy(self.learner.model).requires_grad_(False)
             pool.add_snapshot(frozen, segment + 1)
-        pool.drop_unused(set(self.seats.opponent.tolist()))
+        pool.drop_unused(set(self.seated.values()))
         return stats, rows
 
     # ------------------------------------------------------------------ checkpoints
@@ -127,7 +108,7 @@ class League:
         return self.pool.state_dict(lambda model: on_cpu(model.state_dict()))
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
-        """Restore the pool; the worlds start new games (seated at the segment's start)."""
+        """Restore the pool; the worlds start new games (seated by their seatings)."""
 
         def make_model(tensors):
             model = copy.deepcopy(self.learner.model).requires_grad_(False)
@@ -135,4 +116,4 @@ class League:
             return model
 
         self.pool.load_state_dict(state, make_model, lambda target: load_bot(target, self.env))
-        self._seat_all = True
+        self.seated = {}

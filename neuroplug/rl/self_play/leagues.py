@@ -5,7 +5,10 @@ member's snapshots and bots, seats, draws and ratings.
 
 The members act together (:class:`~neuroplug.rl.self_play.acting.SelfPlayActing`: every
 member's live weights and every league's snapshots in one forward), and each learns from
-its own agents' steps. With ``selfplay.members`` each member's pool also holds the other
+its own agents' steps. Where the envs are stepped, each league's worlds are seated
+(:mod:`.seating`): here, for an unsharded sampler, or by the sampler of each shard (here or
+on Ray actors: :mod:`neuroplug.rl.shards`), whose records come back with the rollout and
+are booked here. With ``selfplay.members`` each member's pool also holds the other
 members, who play its games with their live weights (in the same forward) but learn
 nothing from them; otherwise nothing passes between members but what population-based
 training passes (a member that copies another's weights keeps its own league: its past
@@ -15,20 +18,20 @@ selves and its results).
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterator, Sequence
-from types import SimpleNamespace
+from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
 import torch
 
 from neuroplug.config.schema import SelfPlayConfig
-from neuroplug.envs.raw_steps import StepBatch
 from neuroplug.envs.spec import EnvSpec
 from neuroplug.errors import ConfigError
 from neuroplug.rl.acting import Acting, ActorCriticActing
-from neuroplug.rl.sampler import Episodes, Rollout
+from neuroplug.rl.sampler import Episodes, Rollout, Sampler
 from neuroplug.rl.self_play.acting import SelfPlayActing
 from neuroplug.rl.self_play.league import League
+from neuroplug.rl.self_play.seating import Seating
 
 
 class Leagues:
@@ -56,6 +59,10 @@ class Leagues:
         """Member ``k``'s first env."""
         self.envs_per_member = envs_per_member
         self._wrapped: dict[int, SelfPlayActing] = {}
+        self.self_play_seatings: list[Seating] | None = None
+        """The leagues' seatings where an unsharded sampler here steps every env (a
+        sharded sampler keeps its own)."""
+        self.segment = 0
 
     # ------------------------------------------------------------------ acting
 
@@ -86,56 +93,52 @@ class Leagues:
             self._wrapped[id(acting)] = SelfPlayActing(self.wrap_checked(acting), self)
         return self._wrapped[id(acting)]
 
-    def overlapping(self, rows: slice) -> Iterator[tuple[int, League, slice, slice]]:
-        """``(member, its league, its own envs among rows, where they sit in rows)`` for each
-        member with envs in ``rows`` (a group of the sampler's)."""
-        size = self.envs_per_member
-        for k in range(rows.start // size, min(len(self.each), -(-rows.stop // size))):
-            first = self.firsts[k]
-            start, stop = max(rows.start, first), min(rows.stop, first + size)
-            if stop > start:
-                within = slice(start - rows.start, stop - rows.start)
-                yield k, self.each[k], slice(start - first, stop - first), within
-
     # ------------------------------------------------------------------ the loop's calls
 
     def envs_started(self) -> None:
-        """Every world starts a new game (seated at the segment's start)."""
-        for league in self.each:
-            league.envs_started()
+        """Every world starts a new game (seated at the next rollout's start)."""
+        for seating in self.self_play_seatings or ():
+            seating.envs_started()
 
     def start_segment(self, segment: int) -> None:
-        """Each league's draws for the segment."""
+        """Each league's counts, and the seatings' draws, for the segment."""
+        self.segment = segment
         for league in self.each:
-            league.start_segment(segment)
+            league.start_segment()
+        for seating in self.self_play_seatings or ():
+            seating.start_segment(segment)
 
-    def after_step(self, rows: slice, batch: StepBatch) -> None:
-        """A step's results for the envs ``rows``, each member's part to its league."""
-        for _, league, mine, within in self.overlapping(rows):
-            part = SimpleNamespace(
-                game_rewards=batch.game_rewards[within], game_over=batch.game_over[within]
-            )
-            league.after_step(mine, part)
+    def tables(self) -> list:
+        """Each league's draw table for the next rollout."""
+        return [league.draw_table() for league in self.each]
 
-    def take_games(self) -> Episodes:
-        """Every learner's games that ended since the last call (its agents' scores), each
-        numbered by the sampler's env that played it."""
+    def sample_here(self, sampler: Sampler, acting: SelfPlayActing, length: int) -> Rollout:
+        """A rollout of ``sampler`` (unsharded, in this process: every env), its worlds
+        seated here, the seatings' records and whom each step may teach attached."""
+        acting.begin(np.arange(sampler.num_envs), self)
+        sampler.step_watcher = acting.watch
+        try:
+            rollout = sampler.rollout(acting, length)
+        finally:
+            sampler.step_watcher = None
+        rollout.self_play = acting.finish([group.rows for group in sampler.groups], length)
+        return rollout
+
+    def book(self, rollout: Rollout) -> tuple[Rollout, Episodes]:
+        """The rollout's self-play records booked in each league, and the rollout with the
+        steps no learner played marked not valid; the learners' games that ended, each
+        numbered by the learner's env that played it."""
+        played = rollout.self_play
+        for league, records in zip(self.each, played.records, strict=True):
+            league.book(records)
         games = Episodes()
         for first, league in zip(self.firsts, self.each, strict=True):
             mine = league.take_games()
             games.returns.extend(mine.returns)
             games.lengths.extend(mine.lengths)
             games.envs.extend(first + env for env in mine.envs)
-        return games
-
-    def keep_learners(
-        self, rollout: Rollout, groups: list[slice], acting: SelfPlayActing
-    ) -> Rollout:
-        """``rollout`` (played by ``acting``) with the steps of agents no learner played
-        marked not valid."""
-        mask = acting.learnable_mask(groups, len(rollout.valid))
-        valid = rollout.valid & torch.from_numpy(mask).to(rollout.valid.device)
-        return dataclasses.replace(rollout, valid=valid)
+        mask = torch.from_numpy(played.learnable).to(rollout.valid.device)
+        return dataclasses.replace(rollout, valid=rollout.valid & mask, self_play=None), games
 
     def end_segment(self, segment: int) -> tuple[dict[str, float], list[dict[str, Any]]]:
         """The segment's ratings and win rates and the tournament table's rows (a

@@ -112,6 +112,33 @@ def test_a_policy_per_team_on_ray_is_the_local_sharded_run(compose, tmp_path):
     assert same(state["counters"], local["counters"])
 
 
+def test_self_play_on_ray_is_the_local_sharded_run(compose, tmp_path):
+    """PPO against its pool and a bot on two actors: each shard's worlds are seated where
+    they are stepped, from their own streams, and their records booked here in (step,
+    world) order: the same learner, pool, results and ratings as in this process."""
+    pytest.importorskip("pettingzoo")
+    pytest.importorskip("openskill")
+    game = [
+        "algo=ppo",
+        "env=pong_duel",
+        "selfplay=pool",
+        "selfplay.bots=[random]",
+        "net.hidden_sizes=[8]",
+        "algo.num_envs=8",  # four worlds of two paddles
+        "algo.segment_steps=2048",
+        "scheduler.envs_per_shard=2",
+        "run.max_segments=2",
+        "run.eval_interval=0",
+        "logger=none",
+    ]
+    local = _final_state(compose, tmp_path, "local", [*game, "scheduler=threaded"])
+    state = _final_state(compose, tmp_path, "ray", [*game, *_on_ray(2)])
+    pool = local["algorithm"]["self_play"]
+    assert sum(sum(entry["results"].values()) for entry in pool["entries"]) > 0  # games
+    assert same(state["algorithm"], local["algorithm"])
+    assert same(state["counters"], local["counters"])
+
+
 @pytest.mark.parametrize("core", ["none", "gru"])
 def test_appo_learns_from_actors_that_sample_on_meanwhile(compose, core):
     appo = [*PPO, *_on_ray(2), f"net.core={core}", "net.core_size=8"]

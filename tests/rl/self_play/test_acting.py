@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
+import numpy as np
 import pytest
 import torch
 
@@ -32,18 +33,19 @@ def test_each_lane_acts_as_its_player_and_the_networks_in_one_forward(compose, t
     first = league.pool.add_snapshot(perturbed(learner.model, 1), segment=1)
     second = league.pool.add_snapshot(perturbed(learner.model, 2), segment=2)
     bot = next(entry.id for entry in league.pool.entries.values() if entry.kind == "bot")
-    rng = league.rng
+    acting.refresh()
+    acting.begin(np.arange(12), loop.leagues)  # its worlds seated in this process
+    seats, rng = acting.seatings[0].seats, np.random.default_rng(0)
     # Six worlds: against itself, the first snapshot twice, the second, the bot twice.
     for world, opponent in enumerate([LIVE, first.id, first.id, second.id, bot, bot]):
-        league.seats.seat(world, opponent, rng)
-    acting.refresh()
+        seats.seat(world, opponent, rng)
     calls = []
     forward = acting.inner.act_members
     acting.inner.act_members = lambda *args: calls.append(args[1]) or forward(*args)
     observations = torch.randn(12, 6, generator=torch.Generator().manual_seed(0))
     acted = acting.act(observations, slice(0, 12), None, torch.Generator().manual_seed(1))
     assert len(calls) == 1  # the learner and both snapshots in one forward
-    players = league.seats.policy_ids(slice(0, 12))
+    players = seats.policy_ids(slice(0, 12))
     models = {LIVE: learner.model, first.id: first.model, second.id: second.model}
     for lane, player in enumerate(players.tolist()):
         if player == bot:
@@ -61,5 +63,5 @@ def test_each_lane_acts_as_its_player_and_the_networks_in_one_forward(compose, t
         expected = Categorical(logits).log_prob(acted.actions[lane : lane + 1])[0]
         torch.testing.assert_close(acted.log_probs[lane], expected)
     # Only the learner's lanes are learned from: its own paddle, and both in a game with itself.
-    assert (league.seats.learnable(slice(0, 12)) == (players == LIVE)).all()
-    assert league.seats.learnable(slice(0, 2)).all()
+    assert (seats.learnable(slice(0, 12)) == (players == LIVE)).all()
+    assert seats.learnable(slice(0, 2)).all()

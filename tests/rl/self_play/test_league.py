@@ -98,15 +98,17 @@ def test_opponents_change_only_between_games_and_start_from_a_fresh_state(compos
     league = learner.rollout_loop.leagues.each[0]
     league.pool.add_snapshot(copy_of(learner.model), segment=0)  # a second network to play
     changes = []
-    watch = league.after_step
+    acting = learner.rollout_loop.acting
+    watch = acting.watch
 
-    def recorded(rows, batch):
-        before = league.seats.opponent.copy()
+    def recorded(rows, batch):  # the seats of the worlds this process steps
+        seats = acting.seatings[0].seats
+        before = seats.opponent.copy()
         watch(rows, batch)
         ended = batch.game_over.reshape(-1, 2).any(axis=1)
-        changes.append((before != league.seats.opponent, ended))
+        changes.append((before != seats.opponent, ended))
 
-    learner.rollout_loop.sampler.step_watcher = recorded
+    acting.watch = recorded
     seen = []
     learn = learner.learn_rollout
     learner.learn_rollout = lambda rollout: seen.append(rollout) or learn(rollout)

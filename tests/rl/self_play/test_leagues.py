@@ -8,6 +8,7 @@ from __future__ import annotations
 import csv
 from types import SimpleNamespace
 
+import numpy as np
 import pytest
 import torch
 
@@ -34,20 +35,23 @@ def test_every_members_lanes_act_as_their_players_in_one_forward(compose, tmp_pa
     first, second = loop.leagues.each
     snapshot = second.pool.add_snapshot(perturbed(learner.members[1].model, 1), segment=1)
     bot = next(entry.id for entry in first.pool.entries.values() if entry.kind == "bot")
-    # Member 0: a game with itself, a game against the bot; member 1: its snapshot, itself.
-    for league, opponents in ((first, [LIVE, bot]), (second, [snapshot.id, LIVE])):
-        for world, opponent in enumerate(opponents):
-            league.seats.seat(world, opponent, league.rng)
     acting = loop.acting
     acting.refresh()
+    acting.begin(np.arange(8), loop.leagues)  # every member's worlds seated here
+    seats = [seating.seats for seating in acting.seatings]
+    rng = np.random.default_rng(0)
+    # Member 0: a game with itself, a game against the bot; member 1: its snapshot, itself.
+    for mine, opponents in ((seats[0], [LIVE, bot]), (seats[1], [snapshot.id, LIVE])):
+        for world, opponent in enumerate(opponents):
+            mine.seat(world, opponent, rng)
     calls = []
     forward = acting.inner.act_members
     acting.inner.act_members = lambda *args: calls.append(args[1]) or forward(*args)
     observations = torch.randn(8, 6, generator=torch.Generator().manual_seed(0))
     acted = acting.act(observations, slice(0, 8), None, torch.Generator().manual_seed(1))
     assert len(calls) == 1  # both members and member 1's snapshot in one forward
-    players = [(0, int(player)) for player in first.seats.policy_ids(slice(0, 4))] + [
-        (1, int(player)) for player in second.seats.policy_ids(slice(0, 4))
+    players = [(0, int(player)) for player in seats[0].policy_ids(slice(0, 4))] + [
+        (1, int(player)) for player in seats[1].policy_ids(slice(0, 4))
     ]
     models = {
         (0, LIVE): learner.members[0].model,
@@ -80,15 +84,17 @@ def test_members_in_each_others_pools_play_with_their_live_weights(compose, tmp_
     [other] = [entry for entry in first.pool.entries.values() if entry.kind == "member"]
     assert (other.name, other.member) == ("member1", 1)
     assert [e.name for e in second.pool.entries.values() if e.kind == "member"] == ["member0"]
-    for world, opponent in enumerate([other.id, LIVE]):
-        first.seats.seat(world, opponent, first.rng)
-    for world in range(2):
-        second.seats.seat(world, LIVE, second.rng)
     acting = loop.acting
     acting.refresh()
+    acting.begin(np.arange(8), loop.leagues)
+    seats, rng = [seating.seats for seating in acting.seatings], np.random.default_rng(0)
+    for world, opponent in enumerate([other.id, LIVE]):
+        seats[0].seat(world, opponent, rng)
+    for world in range(2):
+        seats[1].seat(world, LIVE, rng)
     observations = torch.randn(8, 6, generator=torch.Generator().manual_seed(2))
     acted = acting.act(observations, slice(0, 8), None, torch.Generator().manual_seed(3))
-    ids = first.seats.policy_ids(slice(0, 4))
+    ids = seats[0].policy_ids(slice(0, 4))
     for lane in range(4):  # member 0's envs: member 1 plays where it is seated
         model = learner.members[1 if ids[lane] == other.id else 0].model
         torch.testing.assert_close(acted.values[lane], _value_alone(model, observations[lane]))
