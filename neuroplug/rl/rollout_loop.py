@@ -219,6 +219,8 @@ class RolloutLoop:
         if self.leagues is not None:
             league_stats, tables["tournament"] = self.leagues.end_segment(segment)
             stats = {**stats, **league_stats}
+        if games.trained:  # what the learner was paid in its games, beside what they scored
+            stats = {**stats, "trained_return_mean": float(np.mean(games.trained))}
         return Segment(
             env_steps=env_steps,
             frames=env_steps * self.context.env.frame_skip,

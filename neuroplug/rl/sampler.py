@@ -121,12 +121,16 @@ class Episodes:
     lengths: list[int] = field(default_factory=list)
     envs: list[int] = field(default_factory=list)
     """The env each game was played in (a population's members own runs of envs)."""
+    trained: list[float] = field(default_factory=list)
+    """Each game's sum of the rewards the learner trained on (shaped, clipped: what it was
+    paid, where :attr:`returns` is what it scored)."""
 
     def extend(self, other: Episodes) -> None:
         """Append ``other``'s games."""
         self.returns.extend(other.returns)
         self.lengths.extend(other.lengths)
         self.envs.extend(other.envs)
+        self.trained.extend(other.trained)
 
 
 class _EnvGroup:
@@ -198,6 +202,7 @@ class Sampler:
         ).numpy()
         """Every env's next observation, the one the policy acts on next."""
         self.score = np.zeros(num_envs)
+        self.trained = np.zeros(num_envs)
         self.length = np.zeros(num_envs, dtype=np.int64)
         self.after_end = np.zeros(num_envs, dtype=bool)
         """Whether an env's last step ended its learner episode (its next step is a reset)."""
@@ -256,6 +261,7 @@ class Sampler:
             group.pending = True
             self.groups.append(group)
         self.score[:] = 0.0
+        self.trained[:] = 0.0
         self.length[:] = 0
         self.after_end[:] = False
         self.episode_start[:] = True  # new episodes: recurrent states start from zeros
@@ -369,7 +375,9 @@ class Sampler:
         self.after_end = done[-1].copy()
         self.env_steps += int(valid.sum())
         self.forward_passes += done.size
-        self._book_games(buffers.game_rewards * valid, valid, buffers.game_over & valid)
+        self._book_games(
+            buffers.game_rewards * valid, buffers.rewards * valid, valid, buffers.game_over & valid
+        )
         device = self.device
 
         def tensor(array: np.ndarray) -> torch.Tensor:
@@ -390,15 +398,19 @@ class Sampler:
             starts=buffers.starts,
         )
 
-    def _book_games(self, rewards: np.ndarray, counted: np.ndarray, game_over: np.ndarray) -> None:
-        """Add the rollout's ``(T, N)`` counted rewards and steps to each env's running game;
-        record the games that ended (their true score and length) and carry the rest.
+    def _book_games(
+        self, rewards: np.ndarray, trained: np.ndarray, counted: np.ndarray, game_over: np.ndarray
+    ) -> None:
+        """Add the rollout's ``(T, N)`` counted game rewards, trained-on rewards and steps to
+        each env's running game; record the games that ended (their true score, what the
+        learner was paid in them, their length) and carry the rest.
 
         Each env's column, preceded by what its running game held, is cut after every game
         over: the pieces that end in one are whole games, the last piece carries on.
         """
         steps = len(rewards)
         rewards = np.concatenate((self.score[None], rewards)).T.ravel()
+        trained = np.concatenate((self.trained[None], trained)).T.ravel()
         lengths = np.concatenate((self.length[None], counted)).T.ravel()
         env, step = np.nonzero(game_over.T)
         width = steps + 1
@@ -406,6 +418,7 @@ class Sampler:
         # A game over on a rollout's last step starts the next piece at the next env's column.
         starts = starts[starts < len(rewards)]
         scores = np.add.reduceat(rewards, starts)
+        paid = np.add.reduceat(trained, starts)
         counts = np.add.reduceat(lengths, starts)
         finished = np.zeros(len(starts), dtype=bool)
         finished[np.searchsorted(starts, env * width + step + 1, side="right") - 1] = True
@@ -414,7 +427,9 @@ class Sampler:
         self.episodes.returns.extend(scores[finished].tolist())
         self.episodes.lengths.extend(counts[finished].astype(int).tolist())
         self.episodes.envs.extend((starts[finished] // width).tolist())
+        self.episodes.trained.extend(paid[finished].tolist())
         self.score = np.where(ends_last, 0.0, scores[last_piece])
+        self.trained = np.where(ends_last, 0.0, paid[last_piece])
         self.length = np.where(ends_last, 0, counts[last_piece]).astype(np.int64)
 
     def close(self) -> None:

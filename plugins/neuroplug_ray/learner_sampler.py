@@ -117,7 +117,7 @@ class ShardActor:
         return {
             **arrays,
             "self_play": rollout.self_play,  # self-play's records and learnable steps, or None
-            "episodes": (episodes.returns, episodes.lengths, episodes.envs),
+            "episodes": (episodes.returns, episodes.lengths, episodes.envs, episodes.trained),
             "env_steps": sampler.env_steps - before[0],
             "forward_passes": sampler.forward_passes - before[1],
             "timings": dict(sampler.timings),
@@ -339,8 +339,8 @@ class RayShards(ShardedSampler):
         }
         fields.update({name: joined(name, 0) for name in PER_ENV_FIELDS})
         for part in parts:
-            returns, lengths, envs = part["episodes"]
-            self.episodes.extend(Episodes(list(returns), list(lengths), list(envs)))
+            returns, lengths, envs, trained = part["episodes"]
+            self.episodes.extend(Episodes(list(returns), list(lengths), list(envs), list(trained)))
             self.env_steps += part["env_steps"]
             self.forward_passes += part["forward_passes"]
         for name in ("env", "inference"):

@@ -149,7 +149,9 @@ class SelfPlayActing(Acting):
         """A step's results for the learner's envs ``rows``, each league's part to its
         seating."""
         for k, mine, within in self._overlapping(rows):
-            self.seatings[k].after_step(mine, batch.game_rewards[within], batch.game_over[within])
+            self.seatings[k].after_step(
+                mine, batch.rewards[within], batch.game_rewards[within], batch.game_over[within]
+            )
 
     def finish(self, groups: list[slice], steps: int) -> PlayedRollout:
         """The rollout's records and its learnable steps, over ``groups`` (the learner's

@@ -137,6 +137,7 @@ class Leagues:
             games.returns.extend(mine.returns)
             games.lengths.extend(mine.lengths)
             games.envs.extend(first + env for env in mine.envs)
+            games.trained.extend(mine.trained)
         mask = torch.from_numpy(played.learnable).to(rollout.valid.device)
         return dataclasses.replace(rollout, valid=rollout.valid & mask, self_play=None), games
 

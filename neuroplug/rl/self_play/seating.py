@@ -47,8 +47,9 @@ class Records:
 
     results: list[tuple[int, int, int, str]] = field(default_factory=list)
     seated: list[tuple[int, int, int]] = field(default_factory=list)
-    games: list[tuple[int, int, float, int]] = field(default_factory=list)
-    """``(step, env, score, length)`` of each of the learner's agents whose game ended."""
+    games: list[tuple[int, int, float, int, float]] = field(default_factory=list)
+    """``(step, env, score, length, trained)`` of each of the learner's agents whose game
+    ended (``trained``: the sum of its rewards, what it was paid)."""
 
     def extend(self, other: Records) -> None:
         """Add ``other``'s records (another part of the same rollout)."""
@@ -60,9 +61,10 @@ class Records:
         """The learner's games in (step, env) order."""
         games = sorted(self.games)
         return Episodes(
-            [score for _, _, score, _ in games],
-            [length for _, _, _, length in games],
-            [env for _, env, _, _ in games],
+            [game[2] for game in games],
+            [game[3] for game in games],
+            [game[1] for game in games],
+            [game[4] for game in games],
         )
 
 
@@ -80,6 +82,8 @@ class Seating:
         self.table: DrawTable | None = None
         self.records = Records()
         self._unseated = set(self.worlds)
+        self._trained = np.zeros(spec.num_envs)
+        """Each lane's rewards in its game so far (what the learner is paid)."""
         self._length = np.zeros(spec.num_envs, dtype=np.int64)
         self._after_end = np.zeros(spec.num_envs, dtype=bool)
         """Lanes whose game just ended: their next step is the reset, not a move."""
@@ -91,6 +95,7 @@ class Seating:
         """Every world starts a new game (seated at the next rollout's start)."""
         self._unseated = set(self.worlds)
         self.seats.score[:] = 0.0
+        self._trained[:] = 0.0
         self._length[:] = 0
         self._after_end[:] = False
 
@@ -110,9 +115,12 @@ class Seating:
             self._seat(world)
         self._unseated = set()
 
-    def after_step(self, rows: slice, game_rewards: np.ndarray, game_over: np.ndarray) -> None:
-        """A step's results for the lanes ``rows`` (the league's own numbering): scores
-        added; each finished game recorded and its world seated anew."""
+    def after_step(
+        self, rows: slice, rewards: np.ndarray, game_rewards: np.ndarray, game_over: np.ndarray
+    ) -> None:
+        """A step's results for the lanes ``rows`` (the league's own numbering): the rewards
+        and scores added; each finished game recorded and its world seated anew."""
+        self._trained[rows] += rewards
         self._length[rows] += ~self._after_end[rows]
         self._after_end[rows] = False
         seats, lanes = self.seats, self.seats.lanes
@@ -122,9 +130,13 @@ class Seating:
             self.records.results.append((step, world, int(seats.opponent[world]), outcome))
             mine = slice(world * lanes, (world + 1) * lanes)
             for lane in np.flatnonzero(seats.learner_lane[mine]) + world * lanes:
-                game = (step, int(lane), float(seats.score[lane]), int(self._length[lane]))
+                game = (
+                    step, int(lane), float(seats.score[lane]), int(self._length[lane]),
+                    float(self._trained[lane]),
+                )  # fmt: skip
                 self.records.games.append(game)
             self._length[mine] = 0
+            self._trained[mine] = 0.0
             self._after_end[mine] = True
             self._seat(world, step)
 

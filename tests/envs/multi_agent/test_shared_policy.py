@@ -60,7 +60,8 @@ def test_an_agent_that_leaves_early_is_learned_and_scored_to_its_leaving(compose
 def test_a_learner_is_paid_the_reward_and_every_return_counts_the_score(compose, tmp_path):
     """Every agent paid for action 0 (``paid_for``), which no role's score rewards: the
     learner learns what it is paid, and its training and evaluation returns count the
-    world's scores (a return of the rewards would be near 5)."""
+    world's scores (a return of the rewards would be near 5), what it was paid logged
+    beside them."""
     summary = run_job(
         compose(
             ["algo=ppo", *WORLD, "+env.kwargs.paid_for=0", "algo.num_envs=9",
@@ -72,6 +73,7 @@ def test_a_learner_is_paid_the_reward_and_every_return_counts_the_score(compose,
     with open(tmp_path / "metrics.csv") as file:
         rows = list(csv.DictReader(file))
     assert float(rows[-1]["return_mean"]) <= 1.0
+    assert float(rows[-1]["algo/trained_return_mean"]) >= 4.0  # what it was paid: near 5
 
 
 def test_watch_plays_whole_worlds_and_names_each_agent(compose, tmp_path, capsys):

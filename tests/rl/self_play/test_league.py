@@ -6,6 +6,7 @@ from __future__ import annotations
 import csv
 import sys
 
+import numpy as np
 import pytest
 import torch
 
@@ -36,6 +37,8 @@ def test_against_a_bot_the_learner_learns_from_its_own_paddle_only(compose, tmp_
     # The learner's games are its paddle's: a game's score is +-points or a truncation's.
     assert len(segment.returns) and all(abs(score) <= 3 for score in segment.returns)
     assert segment.stats["selfplay/games"] > 0 and 0 <= segment.stats["selfplay/win_rate"] <= 1
+    # Paid its points: what it trained on is what it scored, game by game.
+    assert segment.stats["trained_return_mean"] == pytest.approx(np.mean(segment.returns))
     rows = segment.tables["tournament"]
     assert [row["opponent"] for row in rows] == ["latest", "random"]
     assert rows[1]["games"] == segment.stats["selfplay/games"]  # every game against the bot
