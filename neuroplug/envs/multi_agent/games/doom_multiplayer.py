@@ -17,7 +17,9 @@ each engine is a process of its own). A dead player is respawned by the server
 (minutes of game time) runs out, for every player at the same step: a truncation.
 
 Each player sees its own screen, grey, at a quarter of 160 x 120 (60 x 80, one channel)
-and chooses one of :data:`ACTIONS` (a button pressed for ``frame_skip`` tics, or none). Its
+and chooses one of :data:`ACTIONS` (a button pressed for ``frame_skip`` tics, or none), or
+with ``actions=combinations`` one of :data:`COMBINATIONS` (moving, strafing, turning and
+shooting at once, as Sample Factory's agents press their buttons together). Its
 reward (``reward``) is its frags minus its deaths of the step, so a duel's rewards mirror
 each other (+1 to the killer, -1 to the killed) as ``pong_duel``'s points do; or its frags
 alone (``reward=frags``: a game's return is then its frag count, Sample Factory's true
@@ -44,6 +46,7 @@ another program holds it) or null, a free port the system gives for each world.
 
 from __future__ import annotations
 
+import itertools
 import os
 import socket
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -62,6 +65,19 @@ ACTIONS = (
     "ATTACK",
 )  # fmt: skip
 """Action ``i``: no button (0), else button ``ACTIONS[i]`` held for the step."""
+COMBINATIONS = tuple(
+    tuple(button for button in chosen if button is not None)
+    for chosen in itertools.product(
+        (None, "MOVE_FORWARD", "MOVE_BACKWARD"),
+        (None, "MOVE_LEFT", "MOVE_RIGHT"),
+        (None, "TURN_LEFT", "TURN_RIGHT"),
+        (None, "ATTACK"),
+    )
+)
+"""``actions=combinations``: action ``i`` holds the buttons ``COMBINATIONS[i]`` for the step
+(54: none or one of each pair, and attacking or not; action 0 presses none)."""
+ACTION_SETS = ("buttons", "combinations")
+"""``env.kwargs.actions``: one button a step (:data:`ACTIONS`) or :data:`COMBINATIONS`."""
 SCENARIOS = {"duel": "multi_duel.cfg", "deathmatch": "multi.cfg"}
 """ViZDoom's own multiplayer maps (shipped in the ``vizdoom`` package)."""
 DUEL_PLACES = 3
@@ -133,10 +149,18 @@ class DoomMultiplayer(ParallelEnv):
         reward: str = "frags_minus_deaths",
         shaping: str = "none",
         shaping_scale: float = 1.0,
+        actions: str = "buttons",
         render_mode: str | None = None,
     ) -> None:
         if reward not in REWARDS:
             raise ConfigError("env.kwargs.reward", f"got {reward!r}", ", ".join(REWARDS))
+        if actions not in ACTION_SETS:
+            raise ConfigError(
+                "env.kwargs.actions",
+                f"got {actions!r}",
+                "buttons (one of 8 a step) or combinations (54: moving, strafing, turning "
+                "and attacking at once)",
+            )
         if shaping not in SHAPINGS:
             raise ConfigError(
                 "env.kwargs.shaping",
@@ -187,7 +211,12 @@ class DoomMultiplayer(ParallelEnv):
         self.possible_agents = [f"player_{index}" for index in range(players)]
         self.agents = list(self.possible_agents)
         self._obs_space = spaces.Box(0, 255, SCREEN, np.uint8)
-        self._act_space = spaces.Discrete(len(ACTIONS))
+        # Each action as the buttons it holds (ACTIONS[1:] is the game's button order).
+        chosen = COMBINATIONS if actions == "combinations" else [(b,) if b else () for b in ACTIONS]
+        self._presses = np.array(
+            [[float(button in held) for button in ACTIONS[1:]] for held in chosen], np.float64
+        )
+        self._act_space = spaces.Discrete(len(chosen))
         self._games: list[Any] = []
         # A thread of its own for each player, kept for the game's life: a ViZDoom game
         # answers the thread that started it.
@@ -333,13 +362,9 @@ class DoomMultiplayer(ParallelEnv):
         and return; :meth:`step_wait` ends it. A pool of worlds starts them all, then waits
         (:class:`~neuroplug.envs.multi_agent.lanes.AgentLanesPool`): their engines run at
         once."""
-        pressed = []
-        for agent in self.possible_agents:
-            buttons = [0.0] * (len(ACTIONS) - 1)
-            choice = int(actions.get(agent, 0))
-            if choice:
-                buttons[choice - 1] = 1.0
-            pressed.append(buttons)
+        pressed = [
+            self._presses[int(actions.get(agent, 0))].tolist() for agent in self.possible_agents
+        ]
 
         def act(game, index):
             # No respawn_player() here: it ticks the game until the player is back, and in

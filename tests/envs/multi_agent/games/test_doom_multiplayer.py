@@ -139,6 +139,37 @@ def _shaped(workdir: str) -> None:
         env.close()
 
 
+def test_combinations_press_several_buttons_at_once(tmp_path):
+    run_in_child(_combinations, str(tmp_path))
+
+
+def _combinations(workdir: str) -> None:
+    from neuroplug.envs.multi_agent.games.doom_multiplayer import COMBINATIONS
+
+    os.chdir(workdir)
+    env = DoomMultiplayer(players=1, bots=1, timelimit=SHORT, actions="combinations")
+    try:
+        assert env.action_space("player_0").n == len(COMBINATIONS) == 54
+        env.reset(seed=5)
+        game, variable = env._games[0], vizdoom.GameVariable
+        for _ in range(30):  # the duel map spawns its players a few steps in
+            env.step({"player_0": 0})
+            if not game.get_game_variable(variable.DEAD):
+                break
+        start = game.get_game_variable(variable.SELECTED_WEAPON_AMMO)
+        for _ in range(4):  # none pressed: nothing spent
+            env.step({"player_0": 0})
+        assert game.get_game_variable(variable.SELECTED_WEAPON_AMMO) == start
+        forward_and_fire = COMBINATIONS.index(("MOVE_FORWARD", "ATTACK"))
+        ammo = []
+        for _ in range(12):  # moving and shooting in the same steps
+            env.step({"player_0": forward_and_fire})
+            ammo.append(game.get_game_variable(variable.SELECTED_WEAPON_AMMO))
+        assert min(ammo) < start
+    finally:
+        env.close()
+
+
 def test_an_unknown_map_or_reward_is_refused_naming_the_field(tmp_path):
     with pytest.raises(ConfigError, match="env.kwargs.scenario: got 'duels'"):
         DoomMultiplayer(scenario="duels")
@@ -146,6 +177,8 @@ def test_an_unknown_map_or_reward_is_refused_naming_the_field(tmp_path):
         DoomMultiplayer(scenario=str(tmp_path / "missing.cfg"))
     with pytest.raises(ConfigError, match="env.kwargs.reward: got 'kills'.*frags"):
         DoomMultiplayer(reward="kills")
+    with pytest.raises(ConfigError, match="env.kwargs.actions: got 'all'.*combinations"):
+        DoomMultiplayer(actions="all")
     with pytest.raises(ConfigError, match="env.kwargs.shaping: got 'sf'.*sample_factory"):
         DoomMultiplayer(shaping="sf")
     with pytest.raises(ConfigError, match="env.kwargs.shaping_scale: got 0"):
