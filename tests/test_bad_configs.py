@@ -178,13 +178,6 @@ CASES = {
         field="env.policy_mapping",
         also=("one agent",),
     ),  # fmt: skip
-    "multi-agent-mapping-evolution": case(
-        "algo=es",
-        "env=simple_tag",
-        "env.policy_mapping=per_team",
-        field="env.policy_mapping",
-        also=("coevolving", "algo=ppo"),
-    ),  # fmt: skip
     "multi-agent-mapping-pbt": case(
         "algo=pbt",
         "env=simple_tag",

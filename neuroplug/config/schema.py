@@ -190,7 +190,9 @@ class EnvConfig(CheckedConfig):
     longest agent's, with a one-hot of the agent's role where roles differ); ``per_team``:
     one per role (``adversary_0``'s is ``adversary``); ``per_agent``: one per agent; or
     agent or role names mapped to policy names (``{adversary: chasers, agent_0: runner}``).
-    Learners that act by actor-critic (``ppo``, ``appo``) train one policy per name."""
+    Learners that act by actor-critic (``ppo``, ``appo``) train one policy per name; an
+    evolution algorithm evolves a population per name, coevolving
+    (:mod:`neuroplug.evolution.policy_populations`)."""
     family: str = "auto"
     """``auto``, or the task's family (``atari``, ``vizdoom``, ``mujoco``, ``dm_control``,
     ``classic``, ``gymnasium``, or one a package registers: :mod:`neuroplug.envs.families`).

@@ -16,7 +16,12 @@ import torch
 
 from neuroplug.deploy.policy_module import PolicyModule, network_module
 from neuroplug.nets.network import Network
-from neuroplug.training.policy_file import PolicyRecord, read_policy_file, several_policies
+from neuroplug.training.policy_file import (
+    PolicyRecord,
+    policy_row,
+    read_policy_file,
+    several_policies,
+)
 from neuroplug.training.policy_network import build_network
 from neuroplug.training.policy_sources import PolicySourceError, policy_path
 
@@ -44,26 +49,6 @@ def chosen_params(record: PolicyRecord, which: str, policy: str | None = None) -
     if policy is not None:
         return params[policy_row(record, policy)].float()
     return params.float()
-
-
-def policy_row(record: PolicyRecord, policy: str) -> int:
-    """The row of ``policy`` (a policy's name, or an agent's: the policy it plays) in a
-    record holding a policy per team or agent; refused naming the choices."""
-    names = record.env.get("policies") or []
-    agents = record.env.get("agents") or []
-    if record.policy_params.dim() != 2:
-        raise PolicySourceError(
-            f"policy={policy}: the policy file holds one policy (its run's "
-            "env.policy_mapping was shared); leave the policy out"
-        )
-    if policy in names:
-        return names.index(policy)
-    if policy in agents:
-        return int(record.env["agent_policies"][agents.index(policy)])
-    raise PolicySourceError(
-        f"policy={policy}: no policy or agent of that name (policies: {', '.join(names)}; "
-        f"agents: {', '.join(agents)})"
-    )
 
 
 @dataclass

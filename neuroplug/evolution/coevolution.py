@@ -20,6 +20,12 @@ for::
                          i takes selfplay.learner_agents (a team), or one agent drawn per
                          game (a symmetric game); a member left without a partner plays
                          an entry or, with none yet, itself
+    a population per policy
+                         (env.policy_mapping other than shared,
+                         :mod:`neuroplug.evolution.policy_populations`): each episode
+                         every policy's members shuffled, world w seating the w-th of
+                         each on that policy's agents; each member's fitness its own
+                         agents' mean return
     a generation's end   every snapshot_interval generations the deployed policy joins
                          the hall of fame (its oldest beyond pool_size retired), rated as
                          the population is then
@@ -44,6 +50,7 @@ import torch
 
 from neuroplug.api import EvaluationRequest, EvaluationResult
 from neuroplug.config.schema import SelfPlayConfig
+from neuroplug.envs.multi_agent.mapping import env_policies
 from neuroplug.envs.spec import EnvSpec
 from neuroplug.opponents.pool import LIVE, OpponentPool, pool_for
 from neuroplug.opponents.ratings import rating_model
@@ -98,10 +105,19 @@ class Arena:
 
     # ------------------------------------------------------------------ staging
 
-    def stage(self, population: Population, request: EvaluationRequest) -> Staged:
-        """``population``'s episodes of ``request`` as an arena's (the games drawn now)."""
+    def stage(
+        self,
+        population: Population,
+        request: EvaluationRequest,
+        member_policies: np.ndarray | None = None,
+    ) -> Staged:
+        """``population``'s episodes of ``request`` as an arena's (the games drawn now);
+        with ``member_policies`` (each member's policy of ``env.policy_mapping``), the
+        policies' populations against each other (:meth:`_stage_policies`)."""
         members, episodes, k = len(population), request.episodes_per_member, self.agents
         rng = self_play_rng(self.seed, request.generation * ROUNDS_PER_GENERATION + request.round)
+        if member_policies is not None:
+            return self._stage_policies(population, request, member_policies, rng)
         entries = self._entries()
         seats: list[np.ndarray] = []  # per world, the arena member of each agent
         opponents: list[int] = []
@@ -156,6 +172,45 @@ class Arena:
             world=world_of,
             opponent=np.asarray(opponents, dtype=np.int64),
             rated=np.asarray(rated, dtype=bool).reshape(-1, k),
+        )
+
+    def _stage_policies(
+        self,
+        population: Population,
+        request: EvaluationRequest,
+        member_policies: np.ndarray,
+        rng: np.random.Generator,
+    ) -> Staged:
+        """Games of a population per policy (:mod:`neuroplug.evolution.policy_populations`):
+        each episode, every policy's members shuffled, world ``w`` seats the ``w``-th of
+        each policy on that policy's agents; a policy with fewer members than the largest
+        fills the further worlds with members drawn at random, whose games there do not
+        count. A member's fitness is its own agents' mean return."""
+        members, episodes, k = len(population), request.episodes_per_member, self.agents
+        of_agent = np.asarray(env_policies(self.env).of_agent, dtype=np.int64)
+        groups = [np.flatnonzero(member_policies == policy) for policy in range(of_agent.max() + 1)]
+        worlds = max(len(group) for group in groups)
+        counted = np.zeros((members, episodes, k), dtype=bool)
+        world_of = np.zeros((members, episodes), dtype=np.int64)
+        seats = np.zeros((episodes, worlds, k), dtype=np.int64)
+        for episode in range(episodes):
+            for policy, group in enumerate(groups):
+                agents = of_agent == policy
+                order = rng.permutation(group)
+                extra = rng.choice(group, size=worlds - len(group))
+                seats[episode][:, agents] = np.concatenate([order, extra])[:, None]
+                for world, member in enumerate(order.tolist()):
+                    counted[member, episode] = agents
+                    world_of[member, episode] = episode * worlds + world
+        games = np.repeat(np.arange(episodes, dtype=np.int64), worlds)
+        numbered = (np.repeat(games, k) * k + np.tile(np.arange(k), len(games))).astype(np.int64)
+        return Staged(
+            population=population.subset(seats.reshape(-1)),
+            request=replace(request, episodes_per_member=1, episodes=numbered),
+            counted=counted,
+            world=world_of,
+            opponent=np.full(len(games), LIVE, dtype=np.int64),
+            rated=np.ones((len(games), k), dtype=bool),
         )
 
     def _seats(self, rng: np.random.Generator) -> np.ndarray:

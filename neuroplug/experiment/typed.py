@@ -140,22 +140,20 @@ def check_self_play(experiment: Experiment) -> None:
 
 def check_policy_mapping(experiment: Experiment) -> None:
     """A policy per team or agent (``env.policy_mapping`` other than ``shared``) is trained
-    by a lone learner, without self-play: evolution, a population of learners (``pbt``)
-    and ``selfplay=pool`` are refused it, naming the setting (cheap: before torch loads)."""
+    by a lone learner or evolved by a population per policy, without self-play: a
+    population of learners (``pbt``) and ``selfplay=pool`` are refused it, naming the
+    setting (cheap: before torch loads)."""
     mapping = experiment.env.policy_mapping
     if mapping == "shared":
         return
     algo = experiment.algo
-    if not isinstance(algo, LearnerConfig) or algo.name == "pbt":
+    if algo.name == "pbt":
         raise ConfigError(
             "env.policy_mapping",
-            f"{mapping} trains a policy per team or agent with a learner; algo={algo.name} "
-            + (
-                "is a population of learners (a population per policy is not built yet)"
-                if isinstance(algo, LearnerConfig)
-                else "evolves one population (two populations coevolving is not built yet)"
-            ),
-            "shared, or algo=ppo or appo",
+            f"{mapping} trains a policy per team or agent with a learner or a population "
+            "per policy; algo=pbt is a population of learners (a population per policy is "
+            "not built yet)",
+            "shared, algo=ppo or appo, or an evolution algorithm (a population per policy)",
         )
     if experiment.selfplay.enabled:
         raise ConfigError(

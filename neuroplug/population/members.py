@@ -190,6 +190,44 @@ class Population:
             origin,
         )
 
+    @classmethod
+    def joined(cls, populations: list[Population]) -> Population:
+        """The populations' members one after another (the first's, then the second's, ...),
+        each described as before: bases side by side, each population's ``base_index``
+        shifted past the bases before it. Fresh draws stay seeds where every population is
+        one of one initializer; otherwise the draws are built. All must perturb
+        alike (the same ``lowrank``); a population without ``sigma`` gets ones."""
+        lowranks = {population.lowrank for population in populations}
+        if len(lowranks) > 1:
+            raise ValueError("populations joined must share their low-rank perturbation")
+        offsets = np.cumsum([0] + [population.num_bases for population in populations[:-1]])
+        base_index = torch.cat(
+            [p.base_index + int(offset) for p, offset in zip(populations, offsets, strict=True)]
+        )
+        draws = [p.bases for p in populations if isinstance(p.bases, InitDraws)]
+        if len(draws) == len(populations) and len({id(d.initializer) for d in draws}) == 1:
+            bases: torch.Tensor | InitDraws = replace(
+                draws[0], seeds=torch.cat([d.seeds for d in draws])
+            )
+        else:
+            bases = torch.cat([p.base_params().float().cpu() for p in populations])
+        sigma = None
+        if any(p.sigma is not None for p in populations):
+            sigma = torch.cat(
+                [
+                    torch.ones(p.num_bases, p.num_params) if p.sigma is None else p.sigma.cpu()
+                    for p in populations
+                ]
+            )
+        return cls(
+            bases,
+            base_index,
+            torch.cat([p.scale for p in populations]),
+            torch.cat([p.seed for p in populations]),
+            populations[0].lowrank,
+            sigma,
+        )
+
     # ------------------------------------------------------------------ building members
 
     def base_params(self, device: torch.device | str | None = None) -> torch.Tensor:

@@ -67,7 +67,8 @@ def export(
     ``exported/<format's name>`` beside the policy's run or folder (``exported/<policy>/``
     for one of several)."""
     from neuroplug.deploy.export import FORMATS, ExportError, description, export_policy
-    from neuroplug.deploy.loading import deployable, policy_module, policy_row, read_policy
+    from neuroplug.deploy.loading import deployable, policy_module, read_policy
+    from neuroplug.training.policy_file import policy_row
     from neuroplug.training.policy_sources import policy_path
 
     if format not in FORMATS:

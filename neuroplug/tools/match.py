@@ -12,7 +12,9 @@ interval: ``python -m neuroplug.tools.match RUN --opponent OTHER``.
 source, ``random`` or a scripted bot (``package.module:function`` of ``(observations, rng)
 -> actions``, as ``selfplay.bots``). Both act as deployed; seats, outcomes and the
 interval are :mod:`neuroplug.opponents.matches`'s (the run's ``selfplay.learner_agents``
-its team). ``--video`` records the first game as the env draws it (every agent in it).
+its team). Of a run with a policy per team or agent (``env.policy_mapping``), ``--policy``
+names the one that plays (a policy's or an agent's name), on the agents it plays in its
+run; ``--opponent-policy`` the opponent run's. ``--video`` records the first game as the env draws it (every agent in it).
 """
 
 from __future__ import annotations
@@ -45,9 +47,12 @@ def match(
     max_steps: int | None = None,
     video: Path | None = None,
     fps: float = 30.0,
+    policy: str | None = None,
+    opponent_policy: str | None = None,
 ) -> MatchResult:
     """Play ``games`` games of ``source``'s policy against ``opponent`` (see the module
-    docstring)."""
+    docstring); of a run holding a policy per team or agent, ``policy`` (``opponent_policy``)
+    names the one that plays, on its own agents."""
     from omegaconf import OmegaConf
 
     from neuroplug.config.schema import EnvConfig, SelfPlayConfig
@@ -56,16 +61,21 @@ def match(
     from neuroplug.envs.make import make_spec
     from neuroplug.opponents.seating import learner_agent_indices
     from neuroplug.training.players import player_of
+    from neuroplug.training.policy_file import policy_row
 
-    config = OmegaConf.create(read_policy(source).config)
+    record = read_policy(source)
+    config = OmegaConf.create(record.config)
     env = make_spec(to_dataclass(EnvConfig, config.env, "env"))
     if not env.agents:
         raise MatchError(f"{env.task_id} has one agent: a match needs a multi-agent env")
     selfplay = to_dataclass(SelfPlayConfig, config.get("selfplay", {}), "selfplay")
     team = learner_agent_indices(env.agents, selfplay.learner_agents)
     try:  # each refused naming the argument that gave it
-        first = player_of(str(source), env, "RUN")
-        second = player_of(str(opponent), env, "--opponent")
+        first = player_of(str(source), env, "RUN", policy)
+        second = player_of(str(opponent), env, "--opponent", opponent_policy)
+        if policy is not None:  # the agents that policy plays in its run
+            row = policy_row(record, policy)
+            team = [a for a, mine in enumerate(record.env["agent_policies"]) if mine == row]
     except ConfigError as error:
         raise MatchError(str(error)) from None
     writer = None
@@ -91,6 +101,16 @@ def main(argv: list[str] | None = None) -> None:
         required=True,
         help="another such source, random, or package.module:function (a scripted bot)",
     )
+    parser.add_argument(
+        "--policy",
+        default=None,
+        help="of a run with a policy per team or agent, the one that plays (its agents' seats)",
+    )
+    parser.add_argument(
+        "--opponent-policy",
+        default=None,
+        help="of an opponent run with a policy per team or agent, the one that plays",
+    )
     parser.add_argument("--games", type=int, default=100)
     parser.add_argument("--seed", type=int, default=0, help="game seeds' root")
     parser.add_argument("--max-steps", type=int, default=None, help="cap on steps per game")
@@ -100,7 +120,8 @@ def main(argv: list[str] | None = None) -> None:
     try:
         result = match(
             arguments.source, arguments.opponent, arguments.games, arguments.seed,
-            arguments.max_steps, arguments.video,
+            arguments.max_steps, arguments.video, policy=arguments.policy,
+            opponent_policy=arguments.opponent_policy,
         )  # fmt: skip
     except NeuroplugError as error:
         print(f"neuroplug.tools.match: error: {error}", file=sys.stderr)

@@ -196,9 +196,20 @@ def build_components(config: Experiment, env: EnvSpec | None = None) -> Componen
         threads = TorchThreads(getattr(config.backend, "torch_threads", 0))
         policy = Policy(network, env, normalize_observations=config.algo.obs_norm)
         context = algorithm_context(network, config.run.seed, env)
-        algorithm = registry.construct(
-            kind.name, config.algo.name, algorithm_class, config.algo, context
-        )
+        if env.agents and env.policy_mapping != "shared":
+            from neuroplug.evolution.policy_populations import PolicyPopulations
+
+            algorithm = PolicyPopulations(
+                config.algo,
+                context,
+                lambda policy_context: registry.construct(
+                    kind.name, config.algo.name, algorithm_class, config.algo, policy_context
+                ),
+            )
+        else:
+            algorithm = registry.construct(
+                kind.name, config.algo.name, algorithm_class, config.algo, context
+            )
         if algorithm.behavior() is not None:
             resolve_behavior(algorithm.behavior(), env)  # a name the env cannot give fails now
         require(

@@ -54,7 +54,10 @@ class EvolutionLoop(FamilyLoop):
         # growth) says so in its population_size.
         size = getattr(algorithm, "population_size", algorithm.config.population_size)
         plan = self.parts.backend.plan(size)
-        return f"population {size}" + (f" ({plan})" if plan else "")
+        words = f"population {size}" + (f" ({plan})" if plan else "")
+        # A population per policy names its policies (neuroplug.evolution.policy_populations).
+        policies = getattr(algorithm, "describe", None)
+        return f"{words}: {policies()}" if callable(policies) else words
 
     def step(self, progress: Progress) -> Step:
         """All rounds of one generation; its games are the main round's."""
@@ -182,7 +185,9 @@ class EvolutionLoop(FamilyLoop):
         parts = self.parts
         staged = None
         if self.arena is not None:
-            staged = self.arena.stage(population, request)
+            # A population per policy says whose each member is.
+            owners = getattr(parts.algorithm, "member_policies", None)
+            staged = self.arena.stage(population, request, owners)
             population, request = staged.population, staged.request
         for attempt in range(parts.run.retries + 1):
             try:

@@ -15,6 +15,7 @@ from neuroplug.nets.policy import Policy
 from neuroplug.opponents.matches import BotPlayer, NetworkPlayer, Player
 from neuroplug.training.policy_file import (
     normalizer_as_arrays,
+    policy_row,
     read_policy_file,
     several_policies,
 )
@@ -25,9 +26,11 @@ FIELD = "selfplay.eval_opponent"
 """The setting a run's evaluation opponent comes from."""
 
 
-def player_of(source: str, env: EnvSpec, field: str = FIELD) -> Player:
+def player_of(source: str, env: EnvSpec, field: str = FIELD, policy: str | None = None) -> Player:
     """The player ``source`` names, to play ``env``'s game (see the module docstring);
-    ``field``: the setting (or argument) that named it, for its errors."""
+    ``field``: the setting (or argument) that named it, for its errors; ``policy``: of a
+    run holding a policy per team or agent, the one that plays (a policy's or an agent's
+    name)."""
     if names_a_bot(source):
         from neuroplug.opponents.bots import load_bot
 
@@ -49,15 +52,21 @@ def player_of(source: str, env: EnvSpec, field: str = FIELD) -> Player:
             "a run of the same game",
         )
     held = several_policies(record)
-    if held:
+    if policy is not None:
+        try:
+            params = record.policy_params[policy_row(record, policy)].float()
+        except NeuroplugError as error:
+            raise ConfigError(field, f"{source}: {error}", "a policy the run holds") from None
+    elif held:
         raise ConfigError(
             field,
-            f"{source} holds {held} (a game seats one policy a side; a match of a run's "
-            "policies per team or agent is not built)",
-            "a run of one policy (env.policy_mapping=shared); watch this one with "
+            f"{source} holds {held}, and a game seats one policy a side",
+            "one of them named (neuroplug.tools.match --policy or --opponent-policy), or a "
+            "run of one policy (env.policy_mapping=shared); watch them all with "
             "neuroplug.tools.watch",
         )
-    params = record.policy_params.float()
+    else:
+        params = record.policy_params.float()
     if params.numel() != network.num_params:
         raise ConfigError(
             field,

@@ -33,6 +33,7 @@ import torch
 
 from neuroplug.errors import NeuroplugError
 from neuroplug.training.checkpoint import UnsafeFileError, what_was_refused
+from neuroplug.training.policy_sources import PolicySourceError
 
 if TYPE_CHECKING:
     from neuroplug.envs.spec import EnvSpec
@@ -170,6 +171,26 @@ def read_policy_file(path: Path) -> PolicyRecord:
         )
     fields = {name: payload.get(name) for name in PolicyRecord.__dataclass_fields__}
     return PolicyRecord(**fields)
+
+
+def policy_row(record: PolicyRecord, policy: str) -> int:
+    """The row of ``policy`` (a policy's name, or an agent's: the policy it plays) in a
+    record holding a policy per team or agent; refused naming the choices."""
+    names = record.env.get("policies") or []
+    agents = record.env.get("agents") or []
+    if record.policy_params.dim() != 2:
+        raise PolicySourceError(
+            f"policy={policy}: the policy file holds one policy (its run's "
+            "env.policy_mapping was shared); leave the policy out"
+        )
+    if policy in names:
+        return names.index(policy)
+    if policy in agents:
+        return int(record.env["agent_policies"][agents.index(policy)])
+    raise PolicySourceError(
+        f"policy={policy}: no policy or agent of that name (policies: {', '.join(names)}; "
+        f"agents: {', '.join(agents)})"
+    )
 
 
 def several_policies(record: PolicyRecord) -> str:

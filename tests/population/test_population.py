@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 import torch
 
@@ -122,3 +124,29 @@ def test_subset_keeps_only_the_bases_its_members_use():
     fresh = Population.fresh(torch.tensor([5, 6, 7]), _draw, 9).subset([2, 0])
     assert sorted(fresh.bases.seeds.tolist()) == [5, 7]  # only the draws it uses
     assert torch.equal(fresh.materialize(), torch.stack([_draw(7), _draw(5)]))
+
+
+def test_joined_populations_are_their_members_one_after_another():
+    dense = _population()
+    with_sigma = Population(
+        bases=torch.randn(1, 50),
+        base_index=torch.tensor([0, 0]),
+        scale=torch.tensor([0.5, -0.5]),
+        seed=torch.tensor([3, 3]),
+        sigma=torch.rand(1, 50),
+    )
+    fresh = Population.fresh(torch.tensor([7, 8]), lambda seed: _draw(seed).repeat(6)[:50], 50)
+    joined = Population.joined([dense, with_sigma, fresh])
+    assert len(joined) == 8 and joined.num_bases == 2 + 1 + 2
+    expected = torch.cat([dense.materialize(), with_sigma.materialize(), fresh.materialize()])
+    assert torch.allclose(joined.materialize(), expected)
+    draws = Population.joined([Population.fresh(torch.tensor([1]), _draw, 9)] * 2)
+    assert draws.bases.seeds.tolist() == [1, 1]  # fresh draws of one initializer stay seeds
+
+
+def test_populations_that_perturb_differently_are_not_joined():
+    from neuroplug.population.lowrank import LowRank, LowRankMatrix
+
+    lowrank = replace(_population(), lowrank=LowRank(1, (LowRankMatrix(0, 5, 10),)))
+    with pytest.raises(ValueError, match="low-rank"):
+        Population.joined([_population(), lowrank])

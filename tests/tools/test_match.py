@@ -52,14 +52,28 @@ def test_a_single_agent_run_is_refused_in_one_line(compose, tmp_path, capsys, po
         match(pong_run, str(tmp_path), games=2)
 
 
-def test_a_run_of_a_policy_per_paddle_is_refused_naming_its_policies(compose, tmp_path, pong_run):
+def test_a_run_of_a_policy_per_paddle_plays_the_one_named_on_its_own_paddle(
+    compose, tmp_path, pong_run
+):
+    from neuroplug.envs.make import make_spec
+    from neuroplug.opponents.matches import play_match
+    from neuroplug.training.players import player_of
+
     run_job(compose(["algo=ppo", "env=pong_duel", "env.policy_mapping=per_agent",
                      "algo.num_envs=4", "run.max_frames=500", "logger=none",
                      f"run.output_dir={tmp_path}"]))  # fmt: skip
-    with pytest.raises(MatchError, match="RUN: .* holds 2 policies: paddle_0"):
+    with pytest.raises(MatchError, match="RUN: .* holds 2 policies: paddle_0.*--policy"):
         match(tmp_path, "random", games=2)
     with pytest.raises(MatchError, match="--opponent: .* holds 2 policies: paddle_0"):
         match(pong_run, str(tmp_path), games=2)
+    with pytest.raises(MatchError, match="RUN: .*policy=paddle_9: no policy .* paddle_1"):
+        match(tmp_path, "random", games=2, policy="paddle_9")
+    result = match(tmp_path, BOT, games=4, seed=1, policy="paddle_1")
+    env = make_spec(compose(["env=pong_duel"]).env)
+    right = player_of(str(tmp_path), env, "RUN", "paddle_1")
+    expected = play_match(right, player_of(BOT, env), env, [1], 4, seed=1)
+    assert result.scores == expected.scores  # paddle_1's policy on paddle_1's seat
+    assert match(pong_run, str(tmp_path), games=2, opponent_policy="paddle_0").games == 2
 
 
 def test_watch_plays_two_policies_against_each_other_into_a_video(pong_run, tmp_path, capsys):

@@ -250,6 +250,10 @@ def test_es_sends_its_center_once_per_generation(compose, tmp_path):
         # the driver; shards hold whole worlds.
         ["algo=ga", "env=pong_duel", "env.kwargs.points=1", "selfplay=pool"]
         + ["selfplay.pool_size=2", "algo.population_size=6"],
+        # Two populations coevolving: joined into one population, their games drawn on the
+        # driver.
+        ["algo=es", "env=pong_duel", "env.kwargs.points=1", "env.policy_mapping=per_agent"]
+        + ["algo.population_size=6"],
     ],
     ids=[
         "sep_cma_es",
@@ -258,6 +262,7 @@ def test_es_sends_its_center_once_per_generation(compose, tmp_path):
         "map_elites_gaussian",
         "es_text_lowrank",
         "ga_self_play",
+        "es_two_populations",
     ],
 )
 def test_an_algorithm_on_ray_ends_where_the_serial_scheduler_does(compose, tmp_path, algorithm):

@@ -1,0 +1,139 @@
+"""Two populations coevolving on ``env=pong_duel``: OpenAI ES with a population per paddle
+(``env.policy_mapping=per_agent``), each paddle's members playing the other paddle's, never
+the scripted ``tracking_bot``. Every ``CHUNK`` generations (the run resumed from its
+checkpoint, chunk by chunk) each paddle's deployed policy plays the bot and random play on
+its own seat (``neuroplug.tools.match --policy``).
+
+::
+
+    python benchmarks/coevolution_populations.py            # every seed not done, then the summary
+    python benchmarks/coevolution_populations.py --summary  # the summary of what is done
+
+Writes ``benchmarks/results/self_play/pong_duel_es_two_populations/``: each seed's run
+(``metrics.csv``, ``config.yaml``, the policy file), ``seed<k>/matches.json`` (every
+chunk's games), ``curves.png`` and ``summary.md``. A seed stopped part-way resumes.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import evidence  # noqa: E402
+from machine import describe  # noqa: E402
+
+RESULTS = Path(__file__).resolve().parent / "results" / "self_play" / "pong_duel_es_two_populations"
+BOT = "neuroplug.envs.multi_agent.games.pong_duel:tracking_bot"
+SEEDS = (1, 2, 3)
+GENERATIONS = 150
+CHUNK = 25
+PADDLES = ("paddle_0", "paddle_1")
+SETTINGS = [
+    "algo=es", "env=pong_duel", "env.policy_mapping=per_agent", "run.eval_interval=0",
+    "run.eval_episodes=20", f"run.checkpoint_interval={CHUNK}", "logger=console",
+]  # fmt: skip
+"""ES at its defaults (64 members a paddle, one game a member): 64 games a generation, each
+counting for a member of each population."""
+GAMES = 100
+
+
+def _match(run: Path, paddle: str, opponent: str) -> dict:
+    """``paddle``'s policy of ``run`` against ``opponent``, on its own seat."""
+    path = run / ".match.json"
+    subprocess.run(
+        [sys.executable, "-m", "neuroplug.tools.match", str(run), "--policy", paddle,
+         "--opponent", opponent, "--games", str(GAMES), "--seed", "1000", "--json", str(path)],
+        check=True,
+    )  # fmt: skip
+    result = json.loads(path.read_text())
+    path.unlink()
+    return result
+
+
+def run_seed(seed: int) -> Path:
+    """Evolve seed ``seed`` chunk by chunk (resumed where it stopped), matching each chunk."""
+    out = RESULTS / f"seed{seed}"
+    log = out / "matches.json"
+    matches = json.loads(log.read_text()) if log.exists() else []
+    while not (out / "finished").exists():
+        done = len(matches) * CHUNK
+        target = done + CHUNK
+        resume = (out / "checkpoints" / "latest.pt").exists()
+        where = f"run.resume={out}" if resume else f"run.output_dir={out}"
+        command = [sys.executable, "-m", "neuroplug", *SETTINGS, f"run.seed={seed}",
+                   f"run.max_generations={target}", where]  # fmt: skip
+        subprocess.run(command, check=True)
+        matches.append(
+            {
+                "generation": target,
+                **{
+                    f"{paddle}_{name}": _match(out, paddle, opponent)
+                    for paddle in PADDLES
+                    for opponent, name in ((BOT, "tracking_bot"), ("random", "random"))
+                },
+            }
+        )
+        log.write_text(json.dumps(matches, indent=1) + "\n")
+        if target >= GENERATIONS:
+            shutil.copy(out / "checkpoints" / "best_policy.pt", out / "policy.pt")
+            shutil.rmtree(out / "checkpoints")
+            (out / "finished").write_text("")
+    return out
+
+
+def summary() -> None:
+    """``curves.png`` and ``summary.md`` from the seeds with matches."""
+    seeds = [seed for seed in SEEDS if (RESULTS / f"seed{seed}" / "matches.json").exists()]
+    drawn, axes = evidence.figure()
+    lines = [
+        "# Two populations coevolving on pong_duel: ES, a population per paddle",
+        "",
+        f"Machine: {describe()}. Settings: `python -m neuroplug {' '.join(SETTINGS)} "
+        f"run.max_generations=...`, run {CHUNK} generations at a time, seeds "
+        f"{', '.join(map(str, seeds))}. Neither population ever plays the bot: each "
+        "member's games are against the other paddle's members; after each chunk every "
+        f"paddle's deployed policy (the ES center) plays {GAMES} greedy games on its own seat "
+        "against the tracking bot and against random play.",
+        "",
+        "| seed | generations | paddle | score rate against the bot, by chunk | at the end, "
+        "against the bot | against random play |",
+        "|---|---|---|---|---|---|",
+    ]
+    for seed in seeds:
+        matches = json.loads((RESULTS / f"seed{seed}" / "matches.json").read_text())
+        generations = [entry["generation"] for entry in matches]
+        for paddle, style in zip(PADDLES, ("-", "--"), strict=True):
+            rates = [entry[f"{paddle}_tracking_bot"]["score_rate"] for entry in matches]
+            axes[0].plot(generations, rates, style, marker="o", label=f"seed {seed} {paddle}")
+            last = matches[-1]
+            lines.append(
+                f"| {seed} | {generations[-1]} | {paddle} | "
+                f"{' / '.join(f'{rate:.2f}' for rate in rates)} | "
+                f"{evidence.match_result(last[f'{paddle}_tracking_bot'])} | "
+                f"{evidence.match_result(last[f'{paddle}_random'])} |"
+            )
+        rows = list(csv.DictReader((RESULTS / f"seed{seed}" / "metrics.csv").open()))
+        steps = np.array([float(row["generation"]) for row in rows])
+        for paddle, style in zip(PADDLES, ("-", "--"), strict=True):
+            fitness = np.array([float(row[f"algo/policy/{paddle}/return_mean"]) for row in rows])
+            axes[1].plot(steps, fitness, style, label=f"seed {seed} {paddle}")
+    axes[0].set_ylabel("deployed policy's score rate against the bot")
+    axes[1].set_ylabel("members' mean score against the other population")
+    for axis in axes:
+        axis.set_xlabel("generation")
+        axis.legend(fontsize=7)
+    evidence.write_summary(RESULTS, drawn, lines)
+
+
+if __name__ == "__main__":
+    evidence.main(
+        __doc__.splitlines()[0], RESULTS, lambda: [run_seed(seed) for seed in SEEDS], summary
+    )
