@@ -178,6 +178,15 @@ CASES = {
         field="env.policy_mapping",
         also=("one agent",),
     ),  # fmt: skip
+    "multi-agent-mapping-team": case(
+        "algo=ga",
+        "env=pong_duel",
+        "env.policy_mapping=per_agent",
+        "selfplay=pool",
+        "selfplay.learner_agents=[paddle_0]",
+        field="selfplay.learner_agents",
+        also=("own agents", "[]"),
+    ),  # fmt: skip
     "multi-agent-mapping-pbt": case(
         "algo=pbt",
         "env=simple_tag",

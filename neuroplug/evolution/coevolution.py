@@ -20,12 +20,6 @@ for::
                          i takes selfplay.learner_agents (a team), or one agent drawn per
                          game (a symmetric game); a member left without a partner plays
                          an entry or, with none yet, itself
-    a population per policy
-                         (env.policy_mapping other than shared,
-                         :mod:`neuroplug.evolution.policy_populations`): each episode
-                         every policy's members shuffled, world w seating the w-th of
-                         each on that policy's agents; each member's fitness its own
-                         agents' mean return
     a generation's end   every snapshot_interval generations the deployed policy joins
                          the hall of fame (its oldest beyond pool_size retired), rated as
                          the population is then
@@ -36,6 +30,8 @@ against each entry) and of each entry, ``selfplay/...`` metrics and the tourname
 every generation, and a checkpoint that holds them (a resumed run draws the games the
 uninterrupted one would). The way Ha's estool evolved SlimeVolley agents (GA self-play,
 members against each other) and the hall of fame of coevolution (Rosin & Belew 1997).
+A population per policy (``env.policy_mapping`` other than ``shared``) plays its games in
+:mod:`neuroplug.evolution.policy_arena`.
 """
 
 from __future__ import annotations
@@ -50,7 +46,6 @@ import torch
 
 from neuroplug.api import EvaluationRequest, EvaluationResult
 from neuroplug.config.schema import SelfPlayConfig
-from neuroplug.envs.multi_agent.mapping import env_policies
 from neuroplug.envs.spec import EnvSpec
 from neuroplug.opponents.pool import LIVE, OpponentPool, pool_for
 from neuroplug.opponents.ratings import rating_model
@@ -80,6 +75,9 @@ class Staged:
     rated: np.ndarray
     """``(W, k)`` bool: the agents whose score is the population's side of the game (the
     first counted member's)."""
+    halls: np.ndarray | None = None
+    """A population per policy: ``(W, K)`` the hall-of-fame entry of each policy seated in
+    each world (:data:`LIVE`: that policy's members; :mod:`neuroplug.evolution.policy_arena`)."""
 
 
 class Arena:
@@ -105,19 +103,10 @@ class Arena:
 
     # ------------------------------------------------------------------ staging
 
-    def stage(
-        self,
-        population: Population,
-        request: EvaluationRequest,
-        member_policies: np.ndarray | None = None,
-    ) -> Staged:
-        """``population``'s episodes of ``request`` as an arena's (the games drawn now);
-        with ``member_policies`` (each member's policy of ``env.policy_mapping``), the
-        policies' populations against each other (:meth:`_stage_policies`)."""
+    def stage(self, population: Population, request: EvaluationRequest) -> Staged:
+        """``population``'s episodes of ``request`` as an arena's (the games drawn now)."""
         members, episodes, k = len(population), request.episodes_per_member, self.agents
-        rng = self_play_rng(self.seed, request.generation * ROUNDS_PER_GENERATION + request.round)
-        if member_policies is not None:
-            return self._stage_policies(population, request, member_policies, rng)
+        rng = arena_rng(self.seed, request)
         entries = self._entries()
         seats: list[np.ndarray] = []  # per world, the arena member of each agent
         opponents: list[int] = []
@@ -174,45 +163,6 @@ class Arena:
             rated=np.asarray(rated, dtype=bool).reshape(-1, k),
         )
 
-    def _stage_policies(
-        self,
-        population: Population,
-        request: EvaluationRequest,
-        member_policies: np.ndarray,
-        rng: np.random.Generator,
-    ) -> Staged:
-        """Games of a population per policy (:mod:`neuroplug.evolution.policy_populations`):
-        each episode, every policy's members shuffled, world ``w`` seats the ``w``-th of
-        each policy on that policy's agents; a policy with fewer members than the largest
-        fills the further worlds with members drawn at random, whose games there do not
-        count. A member's fitness is its own agents' mean return."""
-        members, episodes, k = len(population), request.episodes_per_member, self.agents
-        of_agent = np.asarray(env_policies(self.env).of_agent, dtype=np.int64)
-        groups = [np.flatnonzero(member_policies == policy) for policy in range(of_agent.max() + 1)]
-        worlds = max(len(group) for group in groups)
-        counted = np.zeros((members, episodes, k), dtype=bool)
-        world_of = np.zeros((members, episodes), dtype=np.int64)
-        seats = np.zeros((episodes, worlds, k), dtype=np.int64)
-        for episode in range(episodes):
-            for policy, group in enumerate(groups):
-                agents = of_agent == policy
-                order = rng.permutation(group)
-                extra = rng.choice(group, size=worlds - len(group))
-                seats[episode][:, agents] = np.concatenate([order, extra])[:, None]
-                for world, member in enumerate(order.tolist()):
-                    counted[member, episode] = agents
-                    world_of[member, episode] = episode * worlds + world
-        games = np.repeat(np.arange(episodes, dtype=np.int64), worlds)
-        numbered = (np.repeat(games, k) * k + np.tile(np.arange(k), len(games))).astype(np.int64)
-        return Staged(
-            population=population.subset(seats.reshape(-1)),
-            request=replace(request, episodes_per_member=1, episodes=numbered),
-            counted=counted,
-            world=world_of,
-            opponent=np.full(len(games), LIVE, dtype=np.int64),
-            rated=np.ones((len(games), k), dtype=bool),
-        )
-
     def _seats(self, rng: np.random.Generator) -> np.ndarray:
         """The agents the first member takes in a game: the team, or one drawn."""
         mine = np.zeros(self.agents, dtype=bool)
@@ -230,51 +180,20 @@ class Arena:
         """``population`` with the hall of fame's parameters appended as members."""
         if not entries:
             return population
-        extra = torch.stack([self.pool.entries[id_].model for id_ in entries]).float()
-        bases = population.base_params()
-        base_count = len(bases)
-        sigma = population.sigma
-        if sigma is not None:
-            sigma = torch.cat([sigma, torch.ones(len(extra), sigma.shape[1]).to(sigma)])
-        added = len(extra)
-        return Population(
-            torch.cat([bases, extra.to(bases)]),
-            torch.cat([population.base_index, torch.arange(base_count, base_count + added)]),
-            torch.cat([population.scale, torch.zeros(added)]),
-            torch.cat([population.seed, torch.zeros(added, dtype=torch.int64)]),
-            population.lowrank,
-            sigma,
-        )
+        return appended(population, [self.pool.entries[id_].model for id_ in entries])
 
     # ------------------------------------------------------------------ folding
 
     def fold(self, staged: Staged, result: EvaluationResult) -> EvaluationResult:
-        """The arena's result as the population's ``(P, E)``: each episode the mean return
-        of the member's agents in its game, its length theirs; the games' outcomes go to
-        the pool (and the ratings)."""
-        k = self.agents
-        returns = result.returns.reshape(-1, k)
-        lengths = result.lengths.reshape(-1, k)
-        counted, world = staged.counted, staged.world
-        mine_returns = returns[world]  # (P, E, k)
-        member_returns = (mine_returns * counted).sum(-1) / counted.sum(-1)
-        member_lengths = np.where(counted, lengths[world], 0).max(-1)
-        behaviors = None
-        if result.behaviors is not None:
-            per_agent = result.behaviors.reshape(len(returns), k, -1)[world]  # (P, E, k, d)
-            first = counted.argmax(-1)
-            behaviors = np.take_along_axis(per_agent, first[..., None, None], axis=2)[:, :, 0]
+        """The arena's result as the population's ``(P, E)`` (:func:`member_episodes`);
+        the games' outcomes go to the pool (and the ratings)."""
         if self.pool is not None:
+            returns = result.returns.reshape(-1, self.agents)
             for game, opponent in enumerate(staged.opponent.tolist()):
                 mine = staged.rated[game]
                 outcome = game_outcome(returns[game][mine], returns[game][~mine])
                 self.pool.record(int(opponent), outcome, self.rating)
-        return replace(
-            result,
-            returns=member_returns,
-            lengths=member_lengths.astype(np.int64),
-            behaviors=behaviors,
-        )
+        return member_episodes(staged, result, self.agents)
 
     # ------------------------------------------------------------------ generations
 
@@ -306,8 +225,43 @@ class Arena:
     def load_state_dict(self, state: dict[str, Any]) -> None:
         """Restore :meth:`state_dict`."""
         if self.pool is not None and state:
-            self.pool.load_state_dict(state, lambda params: params, _no_bots)
+            self.pool.load_state_dict(state, lambda params: params, no_bots)
 
 
-def _no_bots(target: str):
+def no_bots(target: str):
+    """A checkpoint's bot, refused: a hall of fame holds parameters only."""
     raise ValueError(f"a coevolution checkpoint holds no bots, and names {target!r}")
+
+
+def arena_rng(seed: int, request: EvaluationRequest) -> np.random.Generator:
+    """The stream a round's games are drawn from: the run's (seed, generation, round)."""
+    return self_play_rng(seed, request.generation * ROUNDS_PER_GENERATION + request.round)
+
+
+def appended(population: Population, extra: list[torch.Tensor]) -> Population:
+    """``population`` with the ``(D,)`` parameters ``extra`` (a hall of fame's) appended
+    as members of their own."""
+    if not extra:
+        return population
+    return Population.joined([population, Population.dense(torch.stack(extra).float())])
+
+
+def member_episodes(staged: Staged, result: EvaluationResult, agents: int) -> EvaluationResult:
+    """The arena's ``result`` as the population's ``(P, E)``: each episode the mean return
+    of the member's agents in its game, its length theirs, its behavior its first agent's."""
+    returns = result.returns.reshape(-1, agents)
+    lengths = result.lengths.reshape(-1, agents)
+    counted, world = staged.counted, staged.world
+    member_returns = (returns[world] * counted).sum(-1) / counted.sum(-1)
+    member_lengths = np.where(counted, lengths[world], 0).max(-1)
+    behaviors = None
+    if result.behaviors is not None:
+        per_agent = result.behaviors.reshape(len(returns), agents, -1)[world]  # (P, E, k, d)
+        first = counted.argmax(-1)
+        behaviors = np.take_along_axis(per_agent, first[..., None, None], axis=2)[:, :, 0]
+    return replace(
+        result,
+        returns=member_returns,
+        lengths=member_lengths.astype(np.int64),
+        behaviors=behaviors,
+    )

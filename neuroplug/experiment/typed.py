@@ -140,8 +140,9 @@ def check_self_play(experiment: Experiment) -> None:
 
 def check_policy_mapping(experiment: Experiment) -> None:
     """A policy per team or agent (``env.policy_mapping`` other than ``shared``) is trained
-    by a lone learner or evolved by a population per policy, without self-play: a
-    population of learners (``pbt``) and ``selfplay=pool`` are refused it, naming the
+    by a lone learner without self-play, or evolved by a population per policy (with a
+    hall of fame each under ``selfplay=pool``): a population of learners (``pbt``), a
+    learner's ``selfplay=pool`` and ``selfplay.learner_agents`` are refused it, naming the
     setting (cheap: before torch loads)."""
     mapping = experiment.env.policy_mapping
     if mapping == "shared":
@@ -155,10 +156,18 @@ def check_policy_mapping(experiment: Experiment) -> None:
             "not built yet)",
             "shared, algo=ppo or appo, or an evolution algorithm (a population per policy)",
         )
-    if experiment.selfplay.enabled:
+    if experiment.selfplay.enabled and isinstance(algo, LearnerConfig):
         raise ConfigError(
             "env.policy_mapping",
             f"{mapping} gives every agent a learning policy, and selfplay=pool seats "
             "opponents on some of them",
-            "shared with selfplay=pool, or selfplay=none",
+            "shared with selfplay=pool, or selfplay=none (an evolution algorithm takes "
+            "both: a hall of fame per population)",
+        )
+    if experiment.selfplay.enabled and experiment.selfplay.learner_agents:
+        raise ConfigError(
+            "selfplay.learner_agents",
+            f"got {list(experiment.selfplay.learner_agents)}, and env.policy_mapping={mapping} "
+            "seats each population on its own agents",
+            "[] (the default)",
         )

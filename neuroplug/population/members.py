@@ -195,9 +195,10 @@ class Population:
         """The populations' members one after another (the first's, then the second's, ...),
         each described as before: bases side by side, each population's ``base_index``
         shifted past the bases before it. Fresh draws stay seeds where every population is
-        one of one initializer; otherwise the draws are built. All must perturb
-        alike (the same ``lowrank``); a population without ``sigma`` gets ones."""
-        lowranks = {population.lowrank for population in populations}
+        one of one initializer; otherwise the draws are built. All that perturb their
+        members must perturb alike (the same ``lowrank``); a population without ``sigma``
+        gets ones."""
+        lowranks = {p.lowrank for p in populations if bool((p.scale != 0).any())}
         if len(lowranks) > 1:
             raise ValueError("populations joined must share their low-rank perturbation")
         offsets = np.cumsum([0] + [population.num_bases for population in populations[:-1]])
@@ -224,7 +225,7 @@ class Population:
             base_index,
             torch.cat([p.scale for p in populations]),
             torch.cat([p.seed for p in populations]),
-            populations[0].lowrank,
+            lowranks.pop() if lowranks else None,
             sigma,
         )
 

@@ -10,6 +10,8 @@ import numpy as np
 from neuroplug.api import EvaluationRequest, EvaluationResult
 from neuroplug.errors import NeuroplugError, PluginError
 from neuroplug.evolution.coevolution import Arena
+from neuroplug.evolution.policy_arena import PolicyArena
+from neuroplug.evolution.policy_populations import PolicyPopulations
 from neuroplug.evolution.rounds import generation_ended, round_marker
 from neuroplug.loggers import MultiLogger
 from neuroplug.training.checkpoint import checkpoint_dir
@@ -30,16 +32,18 @@ class EvolutionLoop(FamilyLoop):
         self.stall = StallWatch(parts.algorithm.config)
         # A multi-agent env's episodes are games (neuroplug.evolution.coevolution).
         selfplay = parts.config.selfplay
-        self.arena = (
-            Arena(
-                selfplay if selfplay.enabled else None,
+        games = selfplay if selfplay.enabled else None
+        self.arena: Arena | PolicyArena | None = None
+        if isinstance(parts.algorithm, PolicyPopulations):  # a population per policy
+            self.arena = PolicyArena(
+                games,
                 parts.env,
                 parts.run.seed,
                 parts.network.num_params,
+                lambda: parts.algorithm.member_policies,
             )
-            if parts.env.agents
-            else None
-        )
+        elif parts.env.agents:
+            self.arena = Arena(games, parts.env, parts.run.seed, parts.network.num_params)
         self.tables = RunTables(run_dir, self.unit)
         self.started_at: int | None = None
         """The generation this process started from (a resumed run's checkpoint)."""
@@ -55,9 +59,9 @@ class EvolutionLoop(FamilyLoop):
         size = getattr(algorithm, "population_size", algorithm.config.population_size)
         plan = self.parts.backend.plan(size)
         words = f"population {size}" + (f" ({plan})" if plan else "")
-        # A population per policy names its policies (neuroplug.evolution.policy_populations).
-        policies = getattr(algorithm, "describe", None)
-        return f"{words}: {policies()}" if callable(policies) else words
+        if isinstance(algorithm, PolicyPopulations):  # it names its policies
+            return f"{words}: {algorithm.describe()}"
+        return words
 
     def step(self, progress: Progress) -> Step:
         """All rounds of one generation; its games are the main round's."""
@@ -185,9 +189,7 @@ class EvolutionLoop(FamilyLoop):
         parts = self.parts
         staged = None
         if self.arena is not None:
-            # A population per policy says whose each member is.
-            owners = getattr(parts.algorithm, "member_policies", None)
-            staged = self.arena.stage(population, request, owners)
+            staged = self.arena.stage(population, request)
             population, request = staged.population, staged.request
         for attempt in range(parts.run.retries + 1):
             try:

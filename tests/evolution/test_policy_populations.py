@@ -1,7 +1,6 @@
-"""A population per policy of a multi-agent world: the policies' members seated on their own
-agents against each other's, each policy told its own members' games, generations kept in
-step, the deployed policy every policy's; the same generations on every schedule and after
-a resume."""
+"""A population per policy of a multi-agent world: each policy told its own members' games,
+generations kept in step, the deployed policy every policy's; the same generations on every
+schedule and after a resume (the games themselves: test_policy_arena.py)."""
 
 from __future__ import annotations
 
@@ -18,11 +17,9 @@ from neuroplug.api import (  # noqa: E402
     Algorithm,
     AlgorithmConfig,
     AlgorithmContext,
-    EvaluationRequest,
     EvaluationResult,
 )
 from neuroplug.app import run_job  # noqa: E402
-from neuroplug.evolution.coevolution import Arena  # noqa: E402
 from neuroplug.evolution.policy_populations import PolicyPopulations  # noqa: E402
 from neuroplug.population.members import Population  # noqa: E402
 from neuroplug.testing import check_resume_is_exact  # noqa: E402
@@ -31,38 +28,6 @@ from neuroplug.training.checkpoint import load_checkpoint  # noqa: E402
 
 TAG = SimpleNamespace(agents=("adversary_0", "adversary_1", "agent_0"), policy_mapping="per_team")
 PARAMS = 4
-
-
-def _members(staged, population: Population) -> np.ndarray:
-    """``(worlds, k)``: the member of ``population`` seated on each agent of each world."""
-    known, built = population.materialize(), staged.population.materialize()
-    seated = [int(torch.nonzero((known == row).all(1))[0]) for row in built]
-    return np.asarray(seated).reshape(-1, len(TAG.agents))
-
-
-@pytest.mark.parametrize("sizes", [(4, 4), (5, 3)])
-def test_each_policys_members_play_its_agents_against_the_other_policys(sizes):
-    size = sum(sizes)
-    population = Population.dense(torch.arange(size * PARAMS, dtype=torch.float32).view(size, -1))
-    owners = np.repeat([0, 1], sizes)
-    arena, episodes = Arena(None, TAG, seed=1, num_params=PARAMS), 3
-    request = EvaluationRequest(generation=0, episodes_per_member=episodes)
-    staged = arena.stage(population, request, owners)
-    seated = _members(staged, population)
-    assert len(seated) == episodes * max(sizes)  # a world per member of the larger policy
-    assert (owners[seated[:, :2]] == 0).all() and (owners[seated[:, 2]] == 1).all()
-    assert (seated[:, 0] == seated[:, 1]).all()  # one member plays its whole team
-    team = {0: [True, True, False], 1: [False, False, True]}
-    for member in range(size):
-        for episode in range(episodes):
-            world = staged.world[member, episode]
-            mine = staged.counted[member, episode]
-            assert mine.tolist() == team[owners[member]]
-            assert (seated[world][mine] == member).all()
-    counted_games = staged.counted.any(-1).sum()
-    assert counted_games == size * episodes  # the smaller policy's extra seats do not count
-    opponents = {(seated[w, 0], seated[w, 2]) for w in range(len(seated))}
-    assert len(opponents) > max(sizes)  # shuffled: members meet different opponents
 
 
 class _Rounds(Algorithm):

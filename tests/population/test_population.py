@@ -144,9 +144,14 @@ def test_joined_populations_are_their_members_one_after_another():
     assert draws.bases.seeds.tolist() == [1, 1]  # fresh draws of one initializer stay seeds
 
 
-def test_populations_that_perturb_differently_are_not_joined():
+def test_populations_that_perturb_differently_are_not_joined_unless_unperturbed():
     from neuroplug.population.lowrank import LowRank, LowRankMatrix
 
     lowrank = replace(_population(), lowrank=LowRank(1, (LowRankMatrix(0, 5, 10),)))
     with pytest.raises(ValueError, match="low-rank"):
         Population.joined([_population(), lowrank])
+    # Unperturbed members (a hall of fame's) join any population.
+    frozen = Population.dense(torch.randn(2, 50))
+    joined = Population.joined([lowrank, frozen])
+    assert joined.lowrank == lowrank.lowrank
+    assert torch.equal(joined.materialize(), torch.cat([lowrank.materialize(), frozen.bases]))

@@ -250,10 +250,10 @@ def test_es_sends_its_center_once_per_generation(compose, tmp_path):
         # the driver; shards hold whole worlds.
         ["algo=ga", "env=pong_duel", "env.kwargs.points=1", "selfplay=pool"]
         + ["selfplay.pool_size=2", "algo.population_size=6"],
-        # Two populations coevolving: joined into one population, their games drawn on the
-        # driver.
+        # Two populations coevolving, with a hall of fame each: joined into one population,
+        # their games drawn on the driver.
         ["algo=es", "env=pong_duel", "env.kwargs.points=1", "env.policy_mapping=per_agent"]
-        + ["algo.population_size=6"],
+        + ["algo.population_size=6", "selfplay=pool", "selfplay.pool_size=2"],
     ],
     ids=[
         "sep_cma_es",
