@@ -1,17 +1,20 @@
 """Two populations coevolving on ``env=pong_duel``: OpenAI ES with a population per paddle
-(``env.policy_mapping=per_agent``), each paddle's members playing the other paddle's, never
-the scripted ``tracking_bot``. Every ``CHUNK`` generations (the run resumed from its
-checkpoint, chunk by chunk) each paddle's deployed policy plays the bot and random play on
-its own seat (``neuroplug.tools.match --policy``).
+(``env.policy_mapping=per_agent``), never playing the scripted ``tracking_bot``; two arms:
+``members`` (each paddle's members play the other paddle's members) and ``halls``
+(``selfplay=pool``: half the games against the other paddle's hall of fame). Every
+``CHUNK`` generations (the run resumed from its checkpoint, chunk by chunk) each paddle's
+deployed policy plays the bot and random play on its own seat
+(``neuroplug.tools.match --policy``).
 
 ::
 
     python benchmarks/coevolution_populations.py            # every seed not done, then the summary
     python benchmarks/coevolution_populations.py --summary  # the summary of what is done
 
-Writes ``benchmarks/results/self_play/pong_duel_es_two_populations/``: each seed's run
-(``metrics.csv``, ``config.yaml``, the policy file), ``seed<k>/matches.json`` (every
-chunk's games), ``curves.png`` and ``summary.md``. A seed stopped part-way resumes.
+Writes ``benchmarks/results/self_play/pong_duel_es_two_populations/``: each arm's seeds'
+runs (``<arm>/seed<k>/``: ``metrics.csv``, ``config.yaml``, the policy file,
+``matches.json`` with every chunk's games), ``curves.png`` and ``summary.md``. A seed
+stopped part-way resumes.
 """
 
 from __future__ import annotations
@@ -40,8 +43,10 @@ SETTINGS = [
     "algo=es", "env=pong_duel", "env.policy_mapping=per_agent", "run.eval_interval=0",
     "run.eval_episodes=20", f"run.checkpoint_interval={CHUNK}", "logger=console",
 ]  # fmt: skip
-"""ES at its defaults (64 members a paddle, one game a member): 64 games a generation, each
-counting for a member of each population."""
+"""ES at its defaults (64 members a paddle, one game a member)."""
+ARMS = {"members": [], "halls": ["selfplay=pool"]}
+"""``halls``: the pool's defaults, half of a member's games against the other paddle's 8
+newest snapshots (PFSP), half against its members."""
 GAMES = 100
 
 
@@ -58,9 +63,10 @@ def _match(run: Path, paddle: str, opponent: str) -> dict:
     return result
 
 
-def run_seed(seed: int) -> Path:
-    """Evolve seed ``seed`` chunk by chunk (resumed where it stopped), matching each chunk."""
-    out = RESULTS / f"seed{seed}"
+def run_seed(arm: str, seed: int) -> Path:
+    """Evolve seed ``seed`` of ``arm`` chunk by chunk (resumed where it stopped), matching
+    each chunk."""
+    out = RESULTS / arm / f"seed{seed}"
     log = out / "matches.json"
     matches = json.loads(log.read_text()) if log.exists() else []
     while not (out / "finished").exists():
@@ -68,7 +74,7 @@ def run_seed(seed: int) -> Path:
         target = done + CHUNK
         resume = (out / "checkpoints" / "latest.pt").exists()
         where = f"run.resume={out}" if resume else f"run.output_dir={out}"
-        command = [sys.executable, "-m", "neuroplug", *SETTINGS, f"run.seed={seed}",
+        command = [sys.executable, "-m", "neuroplug", *SETTINGS, *ARMS[arm], f"run.seed={seed}",
                    f"run.max_generations={target}", where]  # fmt: skip
         subprocess.run(command, check=True)
         matches.append(
@@ -91,49 +97,59 @@ def run_seed(seed: int) -> Path:
 
 def summary() -> None:
     """``curves.png`` and ``summary.md`` from the seeds with matches."""
-    seeds = [seed for seed in SEEDS if (RESULTS / f"seed{seed}" / "matches.json").exists()]
+    done = [
+        (arm, seed)
+        for arm in ARMS
+        for seed in SEEDS
+        if (RESULTS / arm / f"seed{seed}" / "matches.json").exists()
+    ]
     drawn, axes = evidence.figure()
     lines = [
         "# Two populations coevolving on pong_duel: ES, a population per paddle",
         "",
         f"Machine: {describe()}. Settings: `python -m neuroplug {' '.join(SETTINGS)} "
-        f"run.max_generations=...`, run {CHUNK} generations at a time, seeds "
-        f"{', '.join(map(str, seeds))}. Neither population ever plays the bot: each "
-        "member's games are against the other paddle's members; after each chunk every "
-        f"paddle's deployed policy (the ES center) plays {GAMES} greedy games on its own seat "
-        "against the tracking bot and against random play.",
+        f"run.max_generations=...`, run {CHUNK} generations at a time; arm `halls` adds "
+        "`selfplay=pool`. Neither population ever plays the bot: each member's games are "
+        "against the other paddle's members (and, in `halls`, its hall of fame); after each "
+        f"chunk every paddle's deployed policy (the ES center) plays {GAMES} greedy games on "
+        "its own seat against the tracking bot and against random play.",
         "",
-        "| seed | generations | paddle | score rate against the bot, by chunk | at the end, "
-        "against the bot | against random play |",
-        "|---|---|---|---|---|---|",
+        "| arm | seed | generations | paddle | score rate against the bot, by chunk | at the "
+        "end, against the bot | against random play |",
+        "|---|---|---|---|---|---|---|",
     ]
-    for seed in seeds:
-        matches = json.loads((RESULTS / f"seed{seed}" / "matches.json").read_text())
+    colours = {arm: colour for arm, colour in zip(ARMS, ("tab:blue", "tab:orange"), strict=True)}
+    for arm, seed in done:
+        run = RESULTS / arm / f"seed{seed}"
+        matches = json.loads((run / "matches.json").read_text())
         generations = [entry["generation"] for entry in matches]
+        rows = list(csv.DictReader((run / "metrics.csv").open()))
+        steps = np.array([float(row["generation"]) for row in rows])
         for paddle, style in zip(PADDLES, ("-", "--"), strict=True):
             rates = [entry[f"{paddle}_tracking_bot"]["score_rate"] for entry in matches]
-            axes[0].plot(generations, rates, style, marker="o", label=f"seed {seed} {paddle}")
+            label = f"{arm} seed {seed} {paddle}"
+            axes[0].plot(generations, rates, style, marker="o", color=colours[arm], label=label)
+            fitness = np.array([float(row[f"algo/policy/{paddle}/return_mean"]) for row in rows])
+            axes[1].plot(steps, fitness, style, color=colours[arm], alpha=0.6, label=label)
             last = matches[-1]
             lines.append(
-                f"| {seed} | {generations[-1]} | {paddle} | "
+                f"| {arm} | {seed} | {generations[-1]} | {paddle} | "
                 f"{' / '.join(f'{rate:.2f}' for rate in rates)} | "
                 f"{evidence.match_result(last[f'{paddle}_tracking_bot'])} | "
                 f"{evidence.match_result(last[f'{paddle}_random'])} |"
             )
-        rows = list(csv.DictReader((RESULTS / f"seed{seed}" / "metrics.csv").open()))
-        steps = np.array([float(row["generation"]) for row in rows])
-        for paddle, style in zip(PADDLES, ("-", "--"), strict=True):
-            fitness = np.array([float(row[f"algo/policy/{paddle}/return_mean"]) for row in rows])
-            axes[1].plot(steps, fitness, style, label=f"seed {seed} {paddle}")
     axes[0].set_ylabel("deployed policy's score rate against the bot")
-    axes[1].set_ylabel("members' mean score against the other population")
+    axes[1].set_ylabel("members' mean score in their games")
     for axis in axes:
         axis.set_xlabel("generation")
-        axis.legend(fontsize=7)
+        axis.legend(fontsize=6)
     evidence.write_summary(RESULTS, drawn, lines)
 
 
 if __name__ == "__main__":
     evidence.main(
-        __doc__.splitlines()[0], RESULTS, lambda: [run_seed(seed) for seed in SEEDS], summary
+        __doc__.splitlines()[0],
+        RESULTS,
+        lambda: [run_seed(arm, seed) for seed in SEEDS for arm in ARMS],
+        summary,
     )
