@@ -185,12 +185,8 @@ class PolicyPopulations(Algorithm):
 
     def describe(self) -> str:
         """The policies and the agents each evolves for."""
-        agents = self.context.env.agents
-        parts = [
-            f"{name} ({', '.join(agents[i] for i in self.mapping.agents_of(k))})"
-            for k, name in enumerate(self.mapping.names)
-        ]
-        return f"{len(parts)} populations coevolving: " + "; ".join(parts)
+        words = self.mapping.words(self.context.env.agents)
+        return f"{len(self.mapping)} populations coevolving: {words}"
 
 
 def _rows(result: EvaluationResult, rows: np.ndarray) -> EvaluationResult:

@@ -55,12 +55,7 @@ class AgentPolicies(LearnerPopulation):
 
     def mapping_words(self) -> str:
         """The mapping in words: each policy and the agents it acts for."""
-        agents = self.context.env.agents
-        parts = [
-            f"{name} ({', '.join(agents[i] for i in self.mapping.agents_of(k))})"
-            for k, name in enumerate(self.mapping.names)
-        ]
-        return f"{len(parts)} policies: " + "; ".join(parts)
+        return f"{len(self.mapping)} policies: {self.mapping.words(self.context.env.agents)}"
 
     def policy_params(self) -> torch.Tensor:
         """``(K, D)``: every policy, row k the mapping's k-th."""

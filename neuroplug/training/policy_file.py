@@ -197,9 +197,8 @@ def several_policies(record: PolicyRecord) -> str:
     """What a file holding a policy per team or agent holds, in words ("": one policy)."""
     if record.policy_params.dim() != 2:
         return ""
-    agents, rows = record.env["agents"], record.env["agent_policies"]
-    parts = [
-        f"{name} ({', '.join(a for a, row in zip(agents, rows, strict=True) if row == k)})"
-        for k, name in enumerate(record.env["policies"])
-    ]
-    return f"{len(parts)} policies: " + "; ".join(parts)
+    from neuroplug.envs.multi_agent.mapping import PolicyMapping
+
+    env = record.env
+    mapping = PolicyMapping(tuple(env["policies"]), tuple(env["agent_policies"]))
+    return f"{len(mapping)} policies: {mapping.words(env['agents'])}"

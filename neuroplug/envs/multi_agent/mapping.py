@@ -39,6 +39,14 @@ class PolicyMapping:
         """The agents (offsets in a world) that ``policy`` acts for."""
         return tuple(agent for agent, mine in enumerate(self.of_agent) if mine == policy)
 
+    def words(self, agents: Sequence[str]) -> str:
+        """Each policy and the agents it acts for: ``adversary (adversary_0, adversary_1);
+        agent (agent_0)``."""
+        return "; ".join(
+            f"{name} ({', '.join(agents[i] for i in self.agents_of(k))})"
+            for k, name in enumerate(self.names)
+        )
+
     def lane_policies(self, num_envs: int) -> np.ndarray:
         """``(num_envs,)``: the policy of each lane of a pool of whole worlds (a world's
         agents in consecutive lanes, :mod:`neuroplug.envs.multi_agent.lanes`)."""
