@@ -16,8 +16,10 @@ each engine is a process of its own). A dead player is respawned by the server
 (``+sv_forcerespawn``) a few tics later. The game ends when its ``timelimit``
 (minutes of game time) runs out, for every player at the same step: a truncation.
 
-Each player sees its own screen, grey, at a quarter of 160 x 120 (60 x 80, one channel)
-and chooses one of :data:`ACTIONS` (a button pressed for ``frame_skip`` tics, or none), or
+Each player sees its own screen, grey, at a quarter of 160 x 120 (60 x 80, one channel), or
+with ``screen=colour`` in colour at a quarter of 256 x 144 (72 x 128, three channels: the
+size and colours of Sample Factory's Doom input, which its engine renders larger and
+resizes), and chooses one of :data:`ACTIONS` (a button pressed for ``frame_skip`` tics, or none), or
 with ``actions=combinations`` one of :data:`COMBINATIONS` (moving, strafing, turning and
 shooting at once, as Sample Factory's agents press their buttons together). Its
 reward (``reward``) is its frags minus its deaths of the step, so a duel's rewards mirror
@@ -86,7 +88,14 @@ DUEL_PLACES = 3
 REWARDS = ("frags_minus_deaths", "frags")
 """What a player's reward counts (``env.kwargs.reward``)."""
 SCREEN = (60, 80, 1)
-"""What a player sees: 160 x 120 grey, every other row and column."""
+"""What a player sees by default (``screen=grey``): 160 x 120 grey, every other row and
+column."""
+SCREENS = {
+    "grey": ("RES_160X120", "GRAY8", SCREEN),
+    "colour": ("RES_256X144", "RGB24", (72, 128, 3)),
+}
+"""``env.kwargs.screen``: the engine's resolution and format, and what a player sees (every
+other row and column of it): ``colour`` is Sample Factory's Doom input, 128 x 72 RGB."""
 STEP_TIMEOUT = 60.0
 """Seconds a player's call may take before the world is declared stuck."""
 
@@ -150,10 +159,17 @@ class DoomMultiplayer(ParallelEnv):
         shaping: str = "none",
         shaping_scale: float = 1.0,
         actions: str = "buttons",
+        screen: str = "grey",
         render_mode: str | None = None,
     ) -> None:
         if reward not in REWARDS:
             raise ConfigError("env.kwargs.reward", f"got {reward!r}", ", ".join(REWARDS))
+        if screen not in SCREENS:
+            raise ConfigError(
+                "env.kwargs.screen",
+                f"got {screen!r}",
+                "grey (60 x 80, one channel) or colour (72 x 128 RGB, Sample Factory's input)",
+            )
         if actions not in ACTION_SETS:
             raise ConfigError(
                 "env.kwargs.actions",
@@ -210,7 +226,8 @@ class DoomMultiplayer(ParallelEnv):
         self.render_mode = render_mode
         self.possible_agents = [f"player_{index}" for index in range(players)]
         self.agents = list(self.possible_agents)
-        self._obs_space = spaces.Box(0, 255, SCREEN, np.uint8)
+        self._resolution, self._format, self._screen = SCREENS[screen]
+        self._obs_space = spaces.Box(0, 255, self._screen, np.uint8)
         # Each action as the buttons it holds (ACTIONS[1:] is the game's button order).
         chosen = COMBINATIONS if actions == "combinations" else [(b,) if b else () for b in ACTIONS]
         self._presses = np.array(
@@ -242,8 +259,8 @@ class DoomMultiplayer(ParallelEnv):
         game = vizdoom.DoomGame()
         game.load_config(self.config_path)
         game.set_window_visible(False)
-        game.set_screen_resolution(vizdoom.ScreenResolution.RES_160X120)
-        game.set_screen_format(vizdoom.ScreenFormat.GRAY8)
+        game.set_screen_resolution(getattr(vizdoom.ScreenResolution, self._resolution))
+        game.set_screen_format(getattr(vizdoom.ScreenFormat, self._format))
         game.set_available_buttons([getattr(vizdoom.Button, name) for name in ACTIONS[1:]])
         # A lone player's game waits for it; several players' run on the game's clock.
         lockstep = self.players == 1
@@ -298,8 +315,13 @@ class DoomMultiplayer(ParallelEnv):
     def _seen(self, game) -> np.ndarray:
         state = game.get_state()
         if state is None:  # the game is over
-            return np.zeros(SCREEN, np.uint8)
-        return np.ascontiguousarray(state.screen_buffer[::2, ::2, None])
+            return np.zeros(self._screen, np.uint8)
+        return np.ascontiguousarray(self._pixels(state)[::2, ::2])
+
+    def _pixels(self, state) -> np.ndarray:
+        """The engine's screen as (height, width, channels)."""
+        screen = state.screen_buffer
+        return screen[:, :, None] if screen.ndim == 2 else screen
 
     def _tallies(self) -> np.ndarray:
         variable = self._vizdoom.GameVariable
@@ -405,11 +427,13 @@ class DoomMultiplayer(ParallelEnv):
         return result
 
     def render(self):
-        """Player 0's screen, grey as RGB (120 x 160)."""
+        """Player 0's screen as the engine draws it, as RGB (grey repeated)."""
         state = self._games[0].get_state() if self._games else None
         if state is None:
-            return np.zeros((120, 160, 3), np.uint8)
-        return np.repeat(state.screen_buffer[:, :, None], 3, axis=2)
+            height, width, _ = self._screen
+            return np.zeros((2 * height, 2 * width, 3), np.uint8)
+        pixels = self._pixels(state)
+        return np.repeat(pixels, 3, axis=2) if pixels.shape[2] == 1 else pixels
 
     def _stop(self) -> None:
         for game in self._games:

@@ -170,6 +170,29 @@ def _combinations(workdir: str) -> None:
         env.close()
 
 
+def test_a_colour_screen_is_sample_factorys_input_size_in_three_channels(tmp_path):
+    run_in_child(_colour, str(tmp_path))
+
+
+def _colour(workdir: str) -> None:
+    os.chdir(workdir)
+    env = DoomMultiplayer(players=1, bots=1, timelimit=SHORT, screen="colour")
+    try:
+        assert env.observation_space("player_0").shape == (72, 128, 3)
+        env.reset(seed=6)
+        for _ in range(20):
+            observations, *_ = env.step({"player_0": 5})  # turning: the walls go by
+        seen = observations["player_0"]
+        assert seen.shape == (72, 128, 3) and seen.dtype == np.uint8
+        channels = seen.reshape(-1, 3).astype(int)
+        assert (channels[:, 0] != channels[:, 1]).any()  # not grey: colours differ
+        frame = env.render()
+        assert frame.shape == (144, 256, 3)
+        assert np.array_equal(frame[::2, ::2], seen)  # every other row and column
+    finally:
+        env.close()
+
+
 def test_an_unknown_map_or_reward_is_refused_naming_the_field(tmp_path):
     with pytest.raises(ConfigError, match="env.kwargs.scenario: got 'duels'"):
         DoomMultiplayer(scenario="duels")
@@ -179,6 +202,8 @@ def test_an_unknown_map_or_reward_is_refused_naming_the_field(tmp_path):
         DoomMultiplayer(reward="kills")
     with pytest.raises(ConfigError, match="env.kwargs.actions: got 'all'.*combinations"):
         DoomMultiplayer(actions="all")
+    with pytest.raises(ConfigError, match="env.kwargs.screen: got 'rgb'.*colour"):
+        DoomMultiplayer(screen="rgb")
     with pytest.raises(ConfigError, match="env.kwargs.shaping: got 'sf'.*sample_factory"):
         DoomMultiplayer(shaping="sf")
     with pytest.raises(ConfigError, match="env.kwargs.shaping_scale: got 0"):
