@@ -73,13 +73,16 @@ class PolicyArena:
         self.halls: list[OpponentPool] = []
         self.rating = None
         if config is not None:
+            # Refused where every population's hall together would not fit.
+            count = len(self.mapping)
             self.halls = [
                 pool_for(
                     config,
-                    num_params * 4,
-                    f"hall-of-fame policies of {num_params:,} parameters for {name}",
+                    num_params * 4 * count,
+                    f"hall-of-fame policies of {num_params:,} parameters for each of "
+                    f"{count} populations",
                 )
-                for name in self.mapping.names
+                for _ in self.mapping.names
             ]
             self.rating = rating_model()
 

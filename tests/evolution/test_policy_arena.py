@@ -99,6 +99,20 @@ def test_against_the_halls_only_the_member_counts_and_the_outcome_goes_to_the_ha
     assert {row["hall"] for row in rows} == {"adversary", "agent"}
 
 
+def test_halls_that_together_would_not_fit_in_memory_are_refused_naming_the_pool_size():
+    from neuroplug.errors import ConfigError
+    from neuroplug.runtime.devices import available_memory_bytes
+
+    available = available_memory_bytes()
+    if available is None:
+        pytest.skip("this system does not say how much memory is available")
+    params = 10**6  # 4 MB a snapshot
+    pool_size = int(0.5 * available / (params * 4))  # one hall fits in 0.8 of it, two do not
+    config = SelfPlayConfig(enabled=True, pool_size=pool_size)
+    with pytest.raises(ConfigError, match="selfplay.pool_size: .*each of 2 populations"):
+        PolicyArena(config, TAG, seed=1, num_params=params, member_policies=lambda: None)
+
+
 def test_a_member_plays_live_while_the_other_hall_is_empty():
     population, owners = _population(4), np.repeat([0, 1], [2, 2])
     arena = _arena(owners, latest_share=0.0, pool_size=2)
