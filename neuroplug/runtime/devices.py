@@ -377,20 +377,69 @@ class TorchThreads:
         return f"torch threads {self.threads}" + (" (auto: follows the load)" if self.auto else "")
 
 
+PRODUCT_SHAPES = tuple(
+    (batch, rows, inner, cols)
+    for batch in (0, 1, 2)
+    for rows in (1, 3, 100, 256)
+    for inner in (3, 16, 400)
+    for cols in (1, 16, 300)
+)
+"""``(batch, m, k, n)``: the float32 products :func:`products_ignore_thread_count` tries
+(``batch`` 0: a plain matrix product, else a batched one), the shapes of small networks'
+gradient steps: matrix-vector products (a value head's ``n = 1``), odd row counts (a
+minibatch of 100), batched critics."""
+
+
+@functools.cache
+def products_ignore_thread_count(cores: int) -> bool:
+    """Whether this CPU's float32 products give the same bits on one thread as on ``cores``
+    (the two counts :class:`TorchThreads` chooses between), each of :data:`PRODUCT_SHAPES`
+    with plain and transposed operands: measured once a process (milliseconds), as it
+    depends on the kernels the CPU gets (on some CPUs a matrix-vector product of 100 rows
+    does not: ``benchmarks/results/design_measurements.md``)."""
+    if cores <= 1:
+        return True
+    generator = torch.Generator().manual_seed(0)
+    operands = []
+    for batch, rows, inner, cols in PRODUCT_SHAPES:
+        lead = (batch,) if batch else ()
+        left = torch.randn(*lead, rows, inner, generator=generator)
+        right = torch.randn(*lead, cols, inner, generator=generator)
+        operands += [(left, right.transpose(-1, -2)), (left, right.transpose(-1, -2).contiguous())]
+    before = torch.get_num_threads()
+    try:
+        results = {}
+        for count in (1, cores):
+            torch.set_num_threads(count)
+            results[count] = [torch.matmul(left, right) for left, right in operands]
+    finally:
+        torch.set_num_threads(before)
+    return all(torch.equal(one, many) for one, many in zip(results[1], results[cores], strict=True))
+
+
 @contextlib.contextmanager
 def follow_the_load() -> Iterator[Callable[[], object]]:
     """Inside an algorithm's fixed-count math (:meth:`TorchThreads.fixed`), a part that
     runs at the count the load chooses, as a learner's steps do: gradient steps of small
-    networks, whose products give the same bits at any count, and which a fixed count of
-    one per core makes several times slower beside one busy process
-    (``benchmarks/results/design_measurements.md``). Yields a check
-    to call between steps (rate-limited, cheap) so a long part follows a change. Outside
-    such a block, or with a requested count, it changes nothing."""
+    networks, which a fixed count of one per core makes several times slower beside one
+    busy process (``benchmarks/results/design_measurements.md``), on a CPU whose products
+    give the same bits at any count (:func:`products_ignore_thread_count`). On any other it
+    runs on one thread, whatever the load: the count whose bits do not depend on the load,
+    and which never collapses beside other processes. Yields a check to call between steps
+    (rate-limited, cheap) so a long part follows a change. Outside such a block, or with a
+    requested count, it changes nothing."""
     threads = TorchThreads._fixing
     if threads is None or not threads.auto:
         yield lambda: None
         return
     before = torch.get_num_threads()
+    if not products_ignore_thread_count(threads.cores):
+        threads._set(1)
+        try:
+            yield lambda: None
+        finally:
+            threads._set(before)
+        return
     threads.apply()
     try:
         yield threads.apply

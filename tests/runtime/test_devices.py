@@ -3,6 +3,8 @@ population forwards give the same bits whatever the count."""
 
 from __future__ import annotations
 
+import contextlib
+
 import pytest
 import torch
 
@@ -68,6 +70,8 @@ def test_within_the_fixed_math_a_part_follows_the_load_and_the_fixed_count_comes
     monkeypatch,
 ):
     machine = _Machine(monkeypatch, cores=4)
+    # A CPU whose products give the same bits at any count (else: the test below).
+    monkeypatch.setattr(devices, "products_ignore_thread_count", lambda cores: True)
     threads = TorchThreads(0)
     with follow_the_load() as recheck:  # outside an algorithm's math: nothing to do
         recheck()
@@ -83,6 +87,48 @@ def test_within_the_fixed_math_a_part_follows_the_load_and_the_fixed_count_comes
         assert torch.get_num_threads() == 4
     with TorchThreads(3).fixed(), follow_the_load():
         assert torch.get_num_threads() == 3  # a count the user asked for is kept
+
+
+def test_where_products_depend_on_the_count_a_part_runs_on_one_thread_whatever_the_load(
+    monkeypatch,
+):
+    machine = _Machine(monkeypatch, cores=4)
+    monkeypatch.setattr(devices, "products_ignore_thread_count", lambda cores: False)
+    threads = TorchThreads(0)
+    for others in (0.0, 3.0):  # an idle machine, then a busy one: the same count
+        machine.run(2.0, own_cores=1.0, other_cores=others)
+        with threads.fixed():
+            with follow_the_load() as recheck:
+                recheck()
+                assert torch.get_num_threads() == 1
+            assert torch.get_num_threads() == 4
+
+
+def test_the_product_probe_says_whether_one_thread_and_every_core_give_the_same_bits():
+    cores = max(2, torch.get_num_threads())
+    generator = torch.Generator().manual_seed(1)
+    differs = False
+    for batch, rows, inner, cols in devices.PRODUCT_SHAPES:
+        lead = (batch,) if batch else ()
+        left = torch.randn(*lead, rows, inner, generator=generator)
+        right = torch.randn(*lead, inner, cols, generator=generator)
+        with _threads(1):
+            one = left @ right
+        with _threads(cores):
+            many = left @ right
+        differs |= not torch.equal(one, many)
+    if differs:  # a shape that differs here must be caught by the probe
+        assert not devices.products_ignore_thread_count(cores)
+
+
+@contextlib.contextmanager
+def _threads(count: int):
+    before = torch.get_num_threads()
+    torch.set_num_threads(count)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
 
 
 @pytest.mark.parametrize(
@@ -176,8 +222,9 @@ def test_cem_rl_ends_in_the_same_state_while_its_td3_steps_follow_the_load(
     compose, tmp_path, monkeypatch
 ):
     # The TD3 steps inside CEM-RL's ask step out of the fixed count (follow_the_load):
-    # at a fixed 2 threads they ran ~9x slower beside one busy process. Their products
-    # give the same bits at 1 and 2 threads, so the run ends where a steady one does.
+    # at a fixed 2 threads they ran ~9x slower beside one busy process. Where the CPU's
+    # products give the same bits at 1 and 2 threads they follow the load, elsewhere they
+    # run on one thread: either way the run ends where a steady one does.
     from itertools import cycle
 
     from neuroplug_learners.td3 import TD3Update
@@ -205,7 +252,12 @@ def test_cem_rl_ends_in_the_same_state_while_its_td3_steps_follow_the_load(
         monkeypatch.setattr(TorchThreads, "choose", lambda self, counts=counts: next(counts))
         run_job(compose([*overrides, f"run.output_dir={tmp_path / name}"]))
         states.append(load_checkpoint(tmp_path / name))
-    assert set(seen_in_steps) == {1, 2}  # the loaded run's steps did move between counts
+    from neuroplug.runtime.devices import products_ignore_thread_count
+
+    if products_ignore_thread_count(2):
+        assert set(seen_in_steps) == {1, 2}  # the loaded run's steps did move between counts
+    else:
+        assert set(seen_in_steps) == {1}
     assert same(states[0]["algorithm"], states[1]["algorithm"])
     assert same(states[0]["counters"], states[1]["counters"])
 
