@@ -339,27 +339,44 @@ class Trainer:
     def _evaluate_against(self, selfplay, params) -> None:
         """``selfplay.eval_opponent``'s games (:mod:`neuroplug.opponents.matches`; a bot or
         another run's policy, :mod:`neuroplug.training.eval_opponent`): the learner's mean
-        score and its score rate with Wilson's interval."""
+        score and its score rate with Wilson's interval. With a policy per team or agent
+        (``(K, D)`` parameters) each policy plays its own agents against the opponent:
+        ``eval/<name>/win_rate`` each, the mean score over them all."""
         from neuroplug.opponents.matches import NetworkPlayer, play_match
         from neuroplug.opponents.seating import learner_agent_indices
 
         parts = self.parts
         env = parts.env
-        result = play_match(
-            NetworkPlayer("policy", parts.network, params, parts.policy),
-            self._eval_opponent,
-            env,
-            learner_agent_indices(env.agents, selfplay.learner_agents),
-            parts.run.eval_episodes,
-            seed=EVALUATION_GENERATION_OFFSET + self.completed,
-        )
-        self.last_eval = float(np.mean([mine for mine, _ in result.scores]))
-        low, high = result.interval
-        self.eval_extras = {
-            "eval/win_rate": result.score_rate,
-            "eval/win_rate_low": low,
-            "eval/win_rate_high": high,
-        }
+        if params.dim() == 2:
+            mapping = env_policies(env)
+            seats = [
+                (f"eval/{name}/", list(mapping.agents_of(k)))
+                for k, name in enumerate(mapping.names)
+            ]
+            rows = list(params)
+        else:
+            seats = [("eval/", learner_agent_indices(env.agents, selfplay.learner_agents))]
+            rows = [params]
+        scores, self.eval_extras = [], {}
+        for (prefix, team), row in zip(seats, rows, strict=True):
+            result = play_match(
+                NetworkPlayer("policy", parts.network, row, parts.policy),
+                self._eval_opponent,
+                env,
+                team,
+                parts.run.eval_episodes,
+                seed=EVALUATION_GENERATION_OFFSET + self.completed,
+            )
+            scores += [mine for mine, _ in result.scores]
+            low, high = result.interval
+            self.eval_extras.update(
+                {
+                    f"{prefix}win_rate": result.score_rate,
+                    f"{prefix}win_rate_low": low,
+                    f"{prefix}win_rate_high": high,
+                }
+            )
+        self.last_eval = float(np.mean(scores))
 
     def _follow_load(self) -> None:
         """Auto threads: one per core on an idle machine, 1 while other processes want the

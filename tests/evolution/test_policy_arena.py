@@ -151,3 +151,21 @@ def test_every_schedule_plays_the_same_games_against_the_halls(compose, tmp_path
 def test_a_resumed_run_continues_every_hall(compose, tmp_path):
     straight, _ = check_resume_is_exact(compose, GA_DUEL, tmp_path)
     assert len(straight["loop"]["arena"]["halls"]) == 2
+
+
+def test_each_populations_policy_is_evaluated_against_a_bot_on_its_own_seat(compose, tmp_path):
+    from neuroplug.runtime.seeds import EVALUATION_GENERATION_OFFSET
+    from neuroplug.tools.match import match
+
+    bot = "neuroplug.envs.multi_agent.games.pong_duel:tracking_bot"
+    run_job(
+        compose(
+            [*GA_DUEL, "run.max_generations=2", "logger=none", f"selfplay.eval_opponent={bot}",
+             "run.eval_episodes=4", f"run.output_dir={tmp_path}"]
+        )
+    )  # fmt: skip
+    row = list(csv.DictReader((tmp_path / "metrics.csv").open()))[-1]
+    for paddle in ("paddle_0", "paddle_1"):
+        # The same games as a match of that paddle's policy on its seat, at the eval's seeds.
+        played = match(tmp_path, bot, games=4, seed=EVALUATION_GENERATION_OFFSET + 2, policy=paddle)
+        assert float(row[f"eval/{paddle}/win_rate"]) == played.score_rate
