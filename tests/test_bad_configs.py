@@ -187,6 +187,13 @@ CASES = {
         field="selfplay.learner_agents",
         also=("own agents", "[]"),
     ),  # fmt: skip
+    "eval-opponent-one-agent": case(
+        "algo=ppo",
+        "env=cartpole",
+        "selfplay.eval_opponent=random",
+        field="selfplay.eval_opponent",
+        also=("one agent", "multi-agent env"),
+    ),  # fmt: skip
     "multi-agent-mapping-pbt": case(
         "algo=pbt",
         "env=simple_tag",

@@ -31,6 +31,12 @@ def player_of(source: str, env: EnvSpec, field: str = FIELD, policy: str | None 
     ``field``: the setting (or argument) that named it, for its errors; ``policy``: of a
     run holding a policy per team or agent, the one that plays (a policy's or an agent's
     name)."""
+    if not env.agents:
+        raise ConfigError(
+            field,
+            f"{env.task_id} has one agent, and a game against {source} needs several",
+            "null, or a multi-agent env (env=pong_duel, env=simple_tag, ...)",
+        )
     if names_a_bot(source):
         from neuroplug.opponents.bots import load_bot
 

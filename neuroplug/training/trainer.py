@@ -75,9 +75,7 @@ class Trainer:
         selfplay = config.selfplay
         # Built now, so a bot or a run that cannot play this game is refused before training.
         self._eval_opponent = (
-            player_of(selfplay.eval_opponent, self.parts.env)
-            if selfplay.enabled and selfplay.eval_opponent
-            else None
+            player_of(selfplay.eval_opponent, self.parts.env) if selfplay.eval_opponent else None
         )
         self.counters = dict.fromkeys(COUNTERS, 0)
         self.elapsed_before = 0.0

@@ -140,3 +140,26 @@ def test_export_takes_one_policy_of_several(compose, tmp_path):
     assert exported.path == tmp_path / "exported" / "runner" / exported.path.name
     with pytest.raises(PolicySourceError, match="name one with policy="):
         export(tmp_path, "torchscript")
+
+
+def test_each_policy_is_evaluated_against_a_bot_on_its_own_agents(compose, tmp_path):
+    """``selfplay.eval_opponent`` without the pool: each paddle's policy plays the bot on its
+    own seat, the games ``tools.match --policy`` plays at the evaluation's seeds."""
+    from neuroplug.runtime.seeds import EVALUATION_GENERATION_OFFSET
+    from neuroplug.tools.match import match
+
+    bot = "neuroplug.envs.multi_agent.games.pong_duel:tracking_bot"
+    run_job(
+        compose(
+            ["algo=ppo", "env=pong_duel", "env.policy_mapping=per_agent", "algo.num_envs=4",
+             "run.max_frames=1000", f"selfplay.eval_opponent={bot}", "run.eval_episodes=4",
+             "logger=none", f"run.output_dir={tmp_path}"]
+        )
+    )  # fmt: skip
+    row = list(csv.DictReader((tmp_path / "metrics.csv").open()))[-1]
+    completed = int(row["segment"])
+    for paddle in ("paddle_0", "paddle_1"):
+        played = match(
+            tmp_path, bot, games=4, seed=EVALUATION_GENERATION_OFFSET + completed, policy=paddle
+        )
+        assert float(row[f"eval/{paddle}/win_rate"]) == played.score_rate

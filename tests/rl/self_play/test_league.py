@@ -168,6 +168,6 @@ def test_an_evaluation_against_another_runs_policy(compose, tmp_path):
     assert 0 <= float(row["eval/win_rate_low"]) <= float(row["eval/win_rate"]) <= 1
     assert summary["eval_return_mean"] == float(row["eval_return_mean"])
     # A run of another game is refused, naming the setting, before anything is trained.
-    cartpole = typed_experiment(compose(["algo=ppo", "env=cartpole"]))
+    other = typed_experiment(compose(["algo=ppo", "env=simple_spread"]))
     with pytest.raises(ConfigError, match=r"selfplay.eval_opponent: .* plays pong_duel"):
-        player_of(str(first), make_spec(cartpole.env))
+        player_of(str(first), make_spec(other.env))
