@@ -232,7 +232,7 @@ EXPLANATION = (
 
 def markdown(rows: list[dict]) -> str:
     """The summary page: what the numbers are, the table, the machines."""
-    machines = sorted({row.get("machine", "") for row in rows} - {""})
+    machines = sorted({machine for row in rows for machine in row.get("machines", [])})
     lines = [
         "# Parity: each method beside its reference implementation",
         "",
@@ -242,6 +242,19 @@ def markdown(rows: list[dict]) -> str:
         "",
         *also_lines(rows),
         *(f"Machine: {machine}." for machine in machines),
+        *(
+            [
+                "Comparisons whose runs went on more than one machine: "
+                + "; ".join(
+                    f"`{row['method']}` on {row['task']}"
+                    for row in rows
+                    if len(row.get("machines", [])) > 1
+                )
+                + "."
+            ]
+            if any(len(row.get("machines", [])) > 1 for row in rows)
+            else []
+        ),
         "",
     ]
     return "\n".join(lines)
@@ -369,7 +382,10 @@ def main(argv: list[str] | None = None) -> None:
         if not sides:
             continue
         row = compare(comparison, sides, arguments.results / comparison.key)
-        row["machine"] = next(iter(sides.values()))[0]["machine"]
+        # Every machine its runs went on (a suite resumed on another machine mixes them).
+        row["machines"] = sorted(
+            {record["machine"] for records in sides.values() for record in records}
+        )
         rows.append(row)
     (arguments.results / "summary.json").write_text(json.dumps(rows, indent=1) + "\n")
     (arguments.results / "summary.md").write_text(markdown(rows))
