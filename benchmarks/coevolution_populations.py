@@ -19,14 +19,11 @@ stopped part-way resumes.
 
 from __future__ import annotations
 
-import csv
 import json
 import shutil
 import subprocess
 import sys
 from pathlib import Path
-
-import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
@@ -123,14 +120,12 @@ def summary() -> None:
         run = RESULTS / arm / f"seed{seed}"
         matches = json.loads((run / "matches.json").read_text())
         generations = [entry["generation"] for entry in matches]
-        rows = list(csv.DictReader((run / "metrics.csv").open()))
-        steps = np.array([float(row["generation"]) for row in rows])
         for paddle, style in zip(PADDLES, ("-", "--"), strict=True):
             rates = [entry[f"{paddle}_tracking_bot"]["score_rate"] for entry in matches]
             label = f"{arm} seed {seed} {paddle}"
             axes[0].plot(generations, rates, style, marker="o", color=colours[arm], label=label)
-            fitness = np.array([float(row[f"algo/policy/{paddle}/return_mean"]) for row in rows])
-            axes[1].plot(steps, fitness, style, color=colours[arm], alpha=0.6, label=label)
+            against_random = [entry[f"{paddle}_random"]["score_rate"] for entry in matches]
+            axes[1].plot(generations, against_random, style, marker="o", color=colours[arm])
             last = matches[-1]
             lines.append(
                 f"| {arm} | {seed} | {generations[-1]} | {paddle} | "
@@ -139,10 +134,10 @@ def summary() -> None:
                 f"{evidence.match_result(last[f'{paddle}_random'])} |"
             )
     axes[0].set_ylabel("deployed policy's score rate against the bot")
-    axes[1].set_ylabel("members' mean score in their games")
+    axes[1].set_ylabel("deployed policy's score rate against random play")
     for axis in axes:
         axis.set_xlabel("generation")
-        axis.legend(fontsize=6)
+    axes[0].legend(fontsize=6)
     evidence.write_summary(RESULTS, drawn, lines)
 
 
