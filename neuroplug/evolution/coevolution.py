@@ -108,6 +108,8 @@ class Arena:
         members, episodes, k = len(population), request.episodes_per_member, self.agents
         rng = arena_rng(self.seed, request)
         entries = self._entries()
+        # The pool's draws as its results stand now (nothing is recorded while staging).
+        table = self.pool.draw_table() if self.pool is not None else None
         seats: list[np.ndarray] = []  # per world, the arena member of each agent
         opponents: list[int] = []
         rated: list[np.ndarray] = []
@@ -132,9 +134,9 @@ class Arena:
                     rated.append(np.ones(k, dtype=bool))
                     continue
                 mine = self._seats(rng)
-                drawn = self.pool.draw(rng)
+                drawn = table.draw(rng)
                 if drawn == LIVE and not waiting and entries:
-                    drawn = self.pool.draw_other(rng)
+                    drawn = table.draw_other(rng)
                 world = np.full(k, first)  # no partner and no entry yet: it plays itself
                 if drawn == LIVE and waiting:
                     second = waiting.popleft()
@@ -149,11 +151,7 @@ class Arena:
                 rated.append(mine)
         arena_members = np.concatenate(seats) if seats else np.zeros(0, dtype=np.int64)
         joined = self._joined(population, entries)
-        # A member's e-th game is played in the world a lone member's e-th world would be
-        # (its seed that of episode e k): its games differ, and every member's e-th game
-        # starts from the same conditions (common random numbers).
-        games = np.asarray(game_of_world, dtype=np.int64)
-        numbered = (np.repeat(games, k) * k + np.tile(np.arange(k), len(games))).astype(np.int64)
+        numbered = world_episodes(game_of_world, k)
         return Staged(
             population=joined.subset(arena_members),
             request=replace(request, episodes_per_member=1, episodes=numbered),
@@ -236,6 +234,17 @@ def no_bots(target: str):
 def arena_rng(seed: int, request: EvaluationRequest) -> np.random.Generator:
     """The stream a round's games are drawn from: the run's (seed, generation, round)."""
     return self_play_rng(seed, request.generation * ROUNDS_PER_GENERATION + request.round)
+
+
+def world_episodes(game_of_world: list[int], agents: int) -> np.ndarray:
+    """The arena's episode number of each agent of each world: world ``w``'s agent ``a``
+    plays episode ``g k + a``, ``g`` the game of its members' it is, so a member's e-th game
+    is played in the world a lone member's e-th world would be (its seed that of episode
+    e k): every member's e-th game starts from the same conditions (common random numbers)."""
+    games = np.asarray(game_of_world, dtype=np.int64)
+    return np.repeat(games, agents) * agents + np.tile(
+        np.arange(agents, dtype=np.int64), len(games)
+    )
 
 
 def appended(population: Population, extra: list[torch.Tensor]) -> Population:

@@ -45,8 +45,9 @@ from neuroplug.evolution.coevolution import (
     arena_rng,
     member_episodes,
     no_bots,
+    world_episodes,
 )
-from neuroplug.opponents.pool import LIVE, OpponentPool, pool_for
+from neuroplug.opponents.pool import LIVE, DrawTable, OpponentPool, pool_for
 from neuroplug.opponents.ratings import rating_model
 from neuroplug.opponents.seating import game_outcome
 from neuroplug.population.members import Population
@@ -96,6 +97,8 @@ class PolicyArena:
         rng = arena_rng(self.seed, request)
         groups = [np.flatnonzero(owners == policy) for policy in range(policies)]
         entries = [[entry.id for entry in hall.candidates()] for hall in self.halls]
+        # Each hall's draws as its results stand now (nothing is recorded while staging).
+        tables = [hall.draw_table() for hall in self.halls]
         seat_of: dict[tuple[int, int], int] = {}  # (policy, entry id) -> its arena member
         extra: list[torch.Tensor] = []
         for policy, ids in enumerate(entries):
@@ -121,7 +124,7 @@ class PolicyArena:
             for policy, group in enumerate(groups):
                 mine = self.of_agent == policy
                 for member in rng.permutation(group).tolist():
-                    drawn = self._draw(policy, entries, rng)
+                    drawn = self._draw(policy, entries, tables, rng)
                     if drawn is None:
                         live[policy].append(member)
                         continue
@@ -144,14 +147,9 @@ class PolicyArena:
                 for member in playing:
                     counted[member, episode] = self.of_agent == owners[member]
                     world_of[member, episode] = at
-        # A member's e-th game is played in the world a lone member's e-th world would be:
-        # every member's e-th game starts from the same conditions (common random numbers).
-        numbered = np.repeat(np.asarray(games, dtype=np.int64), k) * k + np.tile(
-            np.arange(k), len(games)
-        )
         return Staged(
             population=appended(population, extra).subset(np.concatenate(seats)),
-            request=replace(request, episodes_per_member=1, episodes=numbered.astype(np.int64)),
+            request=replace(request, episodes_per_member=1, episodes=world_episodes(games, k)),
             counted=counted,
             world=world_of,
             opponent=np.full(len(seats), LIVE, dtype=np.int64),
@@ -160,20 +158,24 @@ class PolicyArena:
         )
 
     def _draw(
-        self, policy: int, entries: list[list[int]], rng: np.random.Generator
+        self,
+        policy: int,
+        entries: list[list[int]],
+        tables: list[DrawTable],
+        rng: np.random.Generator,
     ) -> np.ndarray | None:
         """A member of ``policy``'s opponents: None (live), or each policy's hall entry
         (:data:`LIVE` at ``policy`` itself); live while another policy's hall is empty."""
         others = [other for other in range(len(self.mapping)) if other != policy]
         if not self.halls or not all(entries[other] for other in others):
             return None
-        first = self.halls[others[0]].draw(rng)
+        first = tables[others[0]].draw(rng)
         if first == LIVE:
             return None
         drawn = np.full(len(self.mapping), LIVE, dtype=np.int64)
         drawn[others[0]] = first
         for other in others[1:]:
-            drawn[other] = self.halls[other].draw_other(rng)
+            drawn[other] = tables[other].draw_other(rng)
         return drawn
 
     # ------------------------------------------------------------------ folding
