@@ -464,8 +464,9 @@ class SelfPlayConfig(CheckedConfig):
     (its output dir, or a policy file: its deployed policy, acting greedily) the run's
     evaluations play the deployed policy against: ``run.eval_episodes`` games, seats
     alternating (or the learner's agents), the learner's mean score as ``eval_return_mean``
-    and its score rate as ``eval/win_rate`` with Wilson's 95% interval (``eval/win_rate_low``, ``_high``);
-    with a policy per team or agent, each policy on its own agents (``eval/<name>/win_rate``).
+    and its score rate as ``eval/win_rate`` with Wilson's 95% interval
+    (``eval/win_rate_low``, ``_high``); with a policy per team or agent, each policy on its
+    own agents (``eval/<name>/win_rate``).
     Taken with or without the pool (``selfplay=none selfplay.eval_opponent=...``). Null: an
     evaluation plays the deployed policy on every agent (a mirror match)."""
 

@@ -14,7 +14,8 @@ source, ``random`` or a scripted bot (``package.module:function`` of ``(observat
 interval are :mod:`neuroplug.opponents.matches`'s (the run's ``selfplay.learner_agents``
 its team). Of a run with a policy per team or agent (``env.policy_mapping``), ``--policy``
 names the one that plays (a policy's or an agent's name), on the agents it plays in its
-run; ``--opponent-policy`` the opponent run's. ``--video`` records the first game as the env draws it (every agent in it).
+run; ``--opponent-policy`` the opponent run's. ``--video`` records the first game as the
+env draws it (every agent in it).
 """
 
 from __future__ import annotations
