@@ -201,13 +201,14 @@ CASES = {
         field="env.policy_mapping",
         also=("population of learners",),
     ),  # fmt: skip
-    "multi-agent-mapping-self-play": case(
+    "multi-agent-mapping-self-play-bots": case(
         "algo=ppo",
         "env=pong_duel",
         "env.policy_mapping=per_agent",
         "selfplay=pool",
-        field="env.policy_mapping",
-        also=("selfplay=none",),
+        "selfplay.bots=[random]",
+        field="selfplay.bots",
+        also=("halls of fame", "selfplay.bots=[]"),
     ),  # fmt: skip
     "multi-agent-mapping-dqn": case(
         "algo=dqn",

@@ -47,6 +47,7 @@ from neuroplug.evolution.coevolution import (
     no_bots,
     world_episodes,
 )
+from neuroplug.opponents.halls import draw_against_halls
 from neuroplug.opponents.pool import LIVE, DrawTable, OpponentPool, pool_for
 from neuroplug.opponents.ratings import rating_model
 from neuroplug.opponents.seating import game_outcome
@@ -124,7 +125,7 @@ class PolicyArena:
             for policy, group in enumerate(groups):
                 mine = self.of_agent == policy
                 for member in rng.permutation(group).tolist():
-                    drawn = self._draw(policy, entries, tables, rng)
+                    drawn = self._draw(policy, tables, rng)
                     if drawn is None:
                         live[policy].append(member)
                         continue
@@ -160,23 +161,15 @@ class PolicyArena:
     def _draw(
         self,
         policy: int,
-        entries: list[list[int]],
         tables: list[DrawTable],
         rng: np.random.Generator,
     ) -> np.ndarray | None:
         """A member of ``policy``'s opponents: None (live), or each policy's hall entry
         (:data:`LIVE` at ``policy`` itself); live while another policy's hall is empty."""
-        others = [other for other in range(len(self.mapping)) if other != policy]
-        if not self.halls or not all(entries[other] for other in others):
+        if not self.halls:
             return None
-        first = tables[others[0]].draw(rng)
-        if first == LIVE:
-            return None
-        drawn = np.full(len(self.mapping), LIVE, dtype=np.int64)
-        drawn[others[0]] = first
-        for other in others[1:]:
-            drawn[other] = tables[other].draw_other(rng)
-        return drawn
+        drawn = draw_against_halls(policy, tables, rng)
+        return None if drawn is None else np.asarray(drawn, dtype=np.int64)
 
     # ------------------------------------------------------------------ folding
 

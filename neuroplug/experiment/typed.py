@@ -140,9 +140,9 @@ def check_self_play(experiment: Experiment) -> None:
 
 def check_policy_mapping(experiment: Experiment) -> None:
     """A policy per team or agent (``env.policy_mapping`` other than ``shared``) is trained
-    by a lone learner without self-play, or evolved by a population per policy (with a
-    hall of fame each under ``selfplay=pool``): a population of learners (``pbt``), a
-    learner's ``selfplay=pool`` and ``selfplay.learner_agents`` are refused it, naming the
+    by a lone learner, or evolved by a population per policy; under ``selfplay=pool`` each
+    policy has a hall of fame. A population of learners (``pbt``), scripted bots in the
+    pool (``selfplay.bots``) and ``selfplay.learner_agents`` are refused it, naming the
     setting (cheap: before torch loads)."""
     mapping = experiment.env.policy_mapping
     if mapping == "shared":
@@ -156,13 +156,13 @@ def check_policy_mapping(experiment: Experiment) -> None:
             "not built yet)",
             "shared, algo=ppo or appo, or an evolution algorithm (a population per policy)",
         )
-    if experiment.selfplay.enabled and isinstance(algo, LearnerConfig):
+    if experiment.selfplay.enabled and experiment.selfplay.bots:
         raise ConfigError(
-            "env.policy_mapping",
-            f"{mapping} gives every agent a learning policy, and selfplay=pool seats "
-            "opponents on some of them",
-            "shared with selfplay=pool, or selfplay=none (an evolution algorithm takes "
-            "both: a hall of fame per population)",
+            "selfplay.bots",
+            f"got {list(experiment.selfplay.bots)}, and env.policy_mapping={mapping} plays "
+            "each policy against the others and their halls of fame (a bot has no side)",
+            "selfplay.bots=[] (selfplay.eval_opponent still evaluates each policy against "
+            "a bot), or env.policy_mapping=shared",
         )
     if experiment.selfplay.enabled and experiment.selfplay.learner_agents:
         raise ConfigError(

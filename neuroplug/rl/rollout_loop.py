@@ -44,8 +44,8 @@ import numpy as np
 import torch
 
 from neuroplug.api import LearnerContext, LearnerSampler, SamplerRequest, Segment
-from neuroplug.errors import ConfigError, PluginError
-from neuroplug.rl.acting import Acting, lane_acting
+from neuroplug.errors import PluginError
+from neuroplug.rl.acting import Acting, LaneActing, lane_acting
 from neuroplug.rl.sampler import Episodes, Rollout, Sampler
 from neuroplug.rl.shards import learner_sampler, sampler_report
 from neuroplug.runtime.seeds import segment_episode_seeds
@@ -312,26 +312,25 @@ class RolloutLoop:
             self.member_stats[k] = member.learn_rollout(part)
 
     def _start_leagues(self, context: LearnerContext) -> Leagues:
-        """Self-play for each learner, each over its own envs, wherever they are stepped
-        (refused, naming the setting, for members sharing worlds)."""
+        """Self-play for each learner, each over its own envs, or for the policies per team
+        sharing every world (a hall of fame each), wherever they are stepped."""
         from neuroplug.rl.self_play.leagues import Leagues
 
+        acting = self.acting.inner if isinstance(self.acting, LaneActing) else self.acting
+        Leagues.wrap_checked(acting)  # a learner that cannot play, before anything else
         if self.member_order is not None:
-            raise ConfigError(
-                "selfplay",
-                "pool runs learners each in worlds of its own; a policy per team with "
-                "self-play is not built yet",
-                "env.policy_mapping=shared",
+            leagues = Leagues.of_policies(
+                context.self_play, context.env, context.seed, self.members, self.sampler.num_envs
             )
-        Leagues.wrap_checked(self.acting)  # a learner that cannot play, before anything else
-        leagues = Leagues(
-            context.self_play,
-            context.env,
-            [member.context.seed for member in self.members],
-            self.members,
-            self.members[0].config.num_envs,
-        )
-        self.acting = leagues.wrap(self.acting)
+        else:
+            leagues = Leagues.of_learners(
+                context.self_play,
+                context.env,
+                [member.context.seed for member in self.members],
+                self.members,
+                self.members[0].config.num_envs,
+            )
+        self.acting = leagues.wrap(acting)
         return leagues
 
     def first_rollout(self, owner: RolloutLoopOwner, length: int) -> Rollout:

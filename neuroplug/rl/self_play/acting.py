@@ -3,8 +3,9 @@
 Each step, a group's lanes are split by who plays them: a learner (its own agents, and
 every agent of a game against itself), one of its frozen snapshots, a scripted bot, or
 another member of the population (``selfplay.members``: its live weights, not learned
-from). A
-population's members (``algo=pbt``) each have a league over their own envs. The
+from). A population's members (``algo=pbt``) each have a league over their own envs; a
+policy per team or agent (:mod:`.team_league`) one league over every env, whose players
+are each policy's learner on its own agents and every policy's hall of fame. The
 network-driven lanes go through **one** forward of the stacked weights ``[learner 1, ...,
 learner K, snapshot 1, ...]`` (:func:`~neuroplug.rl.acting.act_in_runs`: each player's
 lanes in runs paired with its weights, heterogeneous batching). Only the players with a
@@ -88,25 +89,26 @@ class SelfPlayActing(Acting):
         self.players: list[tuple[np.ndarray, np.ndarray]] = [
             (np.array([LIVE]), np.array([k])) for k in range(len(self.learners))
         ]
-        """Per league, its players' pool ids (sorted) and each one's place in the stack
-        (:data:`BOT` for a bot), read at each refresh: a step looks its lanes up at once."""
+        """Per league, its players' keys (sorted: pool ids, or with a policy per team
+        :class:`~.seats.TeamSeats`' keys) and each one's place in the stack (:data:`BOT`
+        for a bot), read at each refresh: a step looks its lanes up at once."""
 
     def refresh(self) -> None:
         """Stack the learners' weights and every league's snapshots (they change only
         between segments; the learners' every rollout), and take the draw tables."""
         holders, self.players = [], []
         for k, league in enumerate(self.leagues.each):
-            places = {LIVE: k}
-            for entry in league.pool.entries.values():
-                if entry.kind == "snapshot":
-                    places[entry.id] = len(self.learners) + len(holders)
+            places = {}
+            for key, entry, learner in league.players(k):
+                if learner is not None:  # a learner, as it is now
+                    places[key] = learner
+                elif entry.kind == "snapshot":
+                    places[key] = len(self.learners) + len(holders)
                     holders.append(SimpleNamespace(model=entry.model, device=self.device))
-                elif entry.kind == "member":  # another learner, as it is now
-                    places[entry.id] = entry.member
-                elif entry.kind == "bot":
-                    places[entry.id] = BOT
-                    self.bot_names[(k, entry.id)] = entry.bot_target
-                    self._bots[(k, entry.id)] = entry.bot
+                else:  # a bot
+                    places[key] = BOT
+                    self.bot_names[(k, key)] = entry.bot_target
+                    self._bots[(k, key)] = entry.bot
             ids = np.array(sorted(places), np.int64)
             self.players.append((ids, np.array([places[int(i)] for i in ids], np.int64)))
         self.inner.members = [*self.learners, *holders]
@@ -210,7 +212,7 @@ class SelfPlayActing(Acting):
                 missing = sorted(set(ids.tolist()) - set(known.tolist()))
                 raise RuntimeError(f"self-play seated pool entries {missing} it no longer holds")
             positions[within] = places[found]  # no loop over lanes
-            live[within] = ids == LIVE
+            live[within] = self.seatings[k].seats.learnable(mine)
             is_bot = positions[within] == BOT
             for id_ in dict.fromkeys(ids[is_bot].tolist()):
                 bots.append((k, id_, np.flatnonzero(ids == id_) + within.start))

@@ -18,13 +18,13 @@ sampler's (:mod:`.seating`: in this process, or on each Ray sampler actor for it
 from __future__ import annotations
 
 import copy
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 from neuroplug.config.schema import SelfPlayConfig
 from neuroplug.envs.spec import EnvSpec
 from neuroplug.opponents.bots import bot_name, load_bot
-from neuroplug.opponents.pool import DrawTable, pool_for
+from neuroplug.opponents.pool import LIVE, DrawTable, Opponent, pool_for
 from neuroplug.opponents.ratings import rating_model
 from neuroplug.opponents.seating import learner_agent_indices
 from neuroplug.rl.sampler import Episodes
@@ -71,6 +71,16 @@ class League:
     def draw_table(self) -> DrawTable:
         """How the next rollout's games draw their opponents."""
         return self.pool.draw_table()
+
+    def players(self, learner: int) -> Iterator[tuple[int, Opponent | None, int | None]]:
+        """``(pool id, entry, learner)`` of everyone who may play in this league, whose
+        learner is ``learner`` (a population's member): ``learner`` itself (at
+        :data:`LIVE`), then the snapshots, bots and other members (``learner``: the member
+        whose live weights play, else None)."""
+        yield LIVE, None, learner
+        for entry in self.pool.entries.values():
+            if entry.kind != "latest":
+                yield entry.id, entry, (entry.member if entry.kind == "member" else None)
 
     def book(self, records: Records) -> None:
         """A rollout's records (of every seating of its envs): each ended game's outcome

@@ -1,7 +1,9 @@
 """The learners' leagues as one, for the rollout loop: a lone learner's league, or one per
 member of a population (``algo=pbt`` with ``selfplay=pool``), each over its member's own
 envs (member ``k`` plays envs ``k E .. (k + 1) E - 1``), with its own pool of that
-member's snapshots and bots, seats, draws and ratings.
+member's snapshots and bots, seats, draws and ratings; or, for a policy per team or agent
+(``env.policy_mapping``), one league over every env with a hall of fame per policy
+(:mod:`.team_league`).
 
 The members act together (:class:`~neuroplug.rl.self_play.acting.SelfPlayActing`: every
 member's live weights and every league's snapshots in one forward), and each learns from
@@ -27,42 +29,66 @@ import torch
 from neuroplug.config.schema import SelfPlayConfig
 from neuroplug.envs.spec import EnvSpec
 from neuroplug.errors import ConfigError
-from neuroplug.rl.acting import Acting, ActorCriticActing
+from neuroplug.rl.acting import Acting, ActorCriticActing, LaneActing
 from neuroplug.rl.sampler import Episodes, Rollout, Sampler
 from neuroplug.rl.self_play.acting import SelfPlayActing
 from neuroplug.rl.self_play.league import League
 from neuroplug.rl.self_play.seating import Seating
+from neuroplug.rl.self_play.team_league import TeamLeague
 
 
 class Leagues:
-    """One league per learner, each over ``envs_per_member`` envs (see the module
-    docstring)."""
+    """The learners' leagues, league ``k`` over envs ``k E .. (k + 1) E - 1`` (``each``,
+    E ``envs_per_member``; see the module docstring)."""
 
-    def __init__(
-        self,
-        config: SelfPlayConfig,
-        env: EnvSpec,
-        seeds: Sequence[int],
-        learners: Sequence[Any],
-        envs_per_member: int,
-    ) -> None:
-        count = len(learners)
-        self.each = [
-            League(
-                config, env, seed, learner, envs_per_member,
-                [j for j in range(count) if j != k] if config.members else [],
-            )
-            for k, (seed, learner) in enumerate(zip(seeds, learners, strict=True))
-        ]  # fmt: skip
-        """Member ``k``'s league."""
+    def __init__(self, each: Sequence[League | TeamLeague], envs_per_member: int) -> None:
+        self.each = list(each)
+        """League ``k``."""
         self.firsts = [k * envs_per_member for k in range(len(self.each))]
-        """Member ``k``'s first env."""
+        """League ``k``'s first env."""
         self.envs_per_member = envs_per_member
         self._wrapped: dict[int, SelfPlayActing] = {}
         self.self_play_seatings: list[Seating] | None = None
         """The leagues' seatings where an unsharded sampler here steps every env (a
         sharded sampler keeps its own)."""
         self.segment = 0
+
+    @classmethod
+    def of_learners(
+        cls,
+        config: SelfPlayConfig,
+        env: EnvSpec,
+        seeds: Sequence[int],
+        learners: Sequence[Any],
+        envs_per_member: int,
+    ) -> Leagues:
+        """A league per learner (a lone learner, or a population's members), each over its
+        own ``envs_per_member`` envs, with the other members in its pool where
+        ``selfplay.members`` says so."""
+        count = len(learners)
+        return cls(
+            [
+                League(
+                    config, env, seed, learner, envs_per_member,
+                    [j for j in range(count) if j != k] if config.members else [],
+                )
+                for k, (seed, learner) in enumerate(zip(seeds, learners, strict=True))
+            ],
+            envs_per_member,
+        )  # fmt: skip
+
+    @classmethod
+    def of_policies(
+        cls,
+        config: SelfPlayConfig,
+        env: EnvSpec,
+        seed: int,
+        learners: Sequence[Any],
+        num_envs: int,
+    ) -> Leagues:
+        """One league of the policies per team or agent ``learners`` over every env, a hall
+        of fame each (:mod:`.team_league`)."""
+        return cls([TeamLeague(config, env, seed, learners, num_envs)], num_envs)
 
     # ------------------------------------------------------------------ acting
 
@@ -89,6 +115,8 @@ class Leagues:
         its model (``appo``) plays its games through that copy."""
         if isinstance(acting, SelfPlayActing):
             return acting
+        if isinstance(acting, LaneActing):  # a policy per team: the seats say who plays
+            acting = acting.inner
         if id(acting) not in self._wrapped:
             self._wrapped[id(acting)] = SelfPlayActing(self.wrap_checked(acting), self)
         return self._wrapped[id(acting)]

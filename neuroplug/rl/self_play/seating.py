@@ -9,7 +9,8 @@ is a function of its worlds alone, so it is the same wherever they are stepped:
   come from the world's own stream for the segment
   (:func:`~neuroplug.runtime.seeds.self_play_world_rng`), with the pool's
   :class:`~neuroplug.opponents.pool.DrawTable` given at the rollout's start (the weights
-  the pool's results gave then);
+  the pool's results gave then; with a policy per team, a
+  :class:`~neuroplug.rl.self_play.seats.TeamDraw` of every policy's hall of fame);
 - each ended game is a record (the rollout's step, the world, the opponent, the outcome),
   and each new seat another, which the driver books after the rollout in the order of
   (step, world): ratings, results and the learner's games come out the same for any
@@ -19,12 +20,13 @@ is a function of its worlds alone, so it is the same wherever they are stepped:
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
 from neuroplug.opponents.pool import DrawTable
 from neuroplug.rl.sampler import Episodes
-from neuroplug.rl.self_play.seats import Seats
+from neuroplug.rl.self_play.seats import Seats, TeamDraw, TeamSeats
 from neuroplug.runtime.seeds import self_play_world_rng
 
 
@@ -37,16 +39,36 @@ class SeatingSpec:
     learner_agents: tuple[int, ...]
     seed: int
 
+    def new_seats(self) -> Seats:
+        """The worlds' seats, before any game."""
+        return Seats(self.agents, self.num_envs, list(self.learner_agents))
+
+
+@dataclass(frozen=True)
+class TeamSeatingSpec:
+    """What a seating of worlds with a policy per team or agent is built from: agent ``a``
+    on policy ``of_agent[a]``'s side."""
+
+    agents: tuple[str, ...]
+    num_envs: int
+    of_agent: tuple[int, ...]
+    seed: int
+
+    def new_seats(self) -> TeamSeats:
+        """The worlds' seats, before any game."""
+        return TeamSeats(self.agents, self.num_envs, self.of_agent)
+
 
 @dataclass
 class Records:
     """What a seating's worlds did in one rollout: ``results`` ``(step, world, opponent,
     outcome)`` of each game that ended, ``seated`` ``(step, world, opponent)`` of each game
     that began (step -1: seated before the rollout's first step), and the learner's own
-    agents' ``games`` (their scores, lengths and envs)."""
+    agents' ``games`` (their scores, lengths and envs). An opponent is a pool id, or with
+    a policy per team each policy's entry (a tuple)."""
 
-    results: list[tuple[int, int, int, str]] = field(default_factory=list)
-    seated: list[tuple[int, int, int]] = field(default_factory=list)
+    results: list[tuple[int, int, Any, str]] = field(default_factory=list)
+    seated: list[tuple[int, int, Any]] = field(default_factory=list)
     games: list[tuple[int, int, float, int, float]] = field(default_factory=list)
     """``(step, env, score, length, trained)`` of each of the learner's agents whose game
     ended (``trained``: the sum of its rewards, what it was paid)."""
@@ -72,14 +94,16 @@ class Seating:
     """One league's seats over ``spec.num_envs`` envs, of which this process steps
     ``owned`` (see the module docstring)."""
 
-    def __init__(self, spec: SeatingSpec, owned: np.ndarray, segment: int = 0) -> None:
+    def __init__(
+        self, spec: SeatingSpec | TeamSeatingSpec, owned: np.ndarray, segment: int = 0
+    ) -> None:
         self.spec = spec
-        self.seats = Seats(spec.agents, spec.num_envs, list(spec.learner_agents))
+        self.seats = spec.new_seats()
         lanes = self.seats.lanes
         self.worlds = sorted({int(env) // lanes for env in np.asarray(owned)})
         """The worlds whose envs this process steps."""
         self.rngs: dict[int, np.random.Generator] = {}
-        self.table: DrawTable | None = None
+        self.table: DrawTable | TeamDraw | None = None
         self.records = Records()
         self._unseated = set(self.worlds)
         self._trained = np.zeros(spec.num_envs)
@@ -105,7 +129,7 @@ class Seating:
             world: self_play_world_rng(self.spec.seed, segment, world) for world in self.worlds
         }
 
-    def begin_rollout(self, table: DrawTable) -> None:
+    def begin_rollout(self, table: DrawTable | TeamDraw) -> None:
         """A rollout starts, its games drawn with ``table``; worlds whose envs just started
         are seated first."""
         self.table = table
@@ -127,7 +151,7 @@ class Seating:
         step = int(self._steps[rows.start])
         self._steps[rows] += 1
         for world, outcome in seats.add_rewards(rows, game_rewards, game_over):
-            self.records.results.append((step, world, int(seats.opponent[world]), outcome))
+            self.records.results.append((step, world, seats.opponent_of(world), outcome))
             mine = slice(world * lanes, (world + 1) * lanes)
             for lane in np.flatnonzero(seats.learner_lane[mine]) + world * lanes:
                 game = (

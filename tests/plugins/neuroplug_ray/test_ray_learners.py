@@ -112,17 +112,24 @@ def test_a_policy_per_team_on_ray_is_the_local_sharded_run(compose, tmp_path):
     assert same(state["counters"], local["counters"])
 
 
-def test_self_play_on_ray_is_the_local_sharded_run(compose, tmp_path):
-    """PPO against its pool and a bot on two actors: each shard's worlds are seated where
-    they are stepped, from their own streams, and their records booked here in (step,
-    world) order: the same learner, pool, results and ratings as in this process."""
+@pytest.mark.parametrize("mapping", ["shared", "per_agent"])
+def test_self_play_on_ray_is_the_local_sharded_run(compose, tmp_path, mapping):
+    """PPO against its pool and a bot (or, a policy per paddle, each against the other's
+    hall of fame) on two actors: each shard's worlds are seated where they are stepped,
+    from their own streams, and their records booked here in (step, world) order: the
+    same learners, pools, results and ratings as in this process."""
     pytest.importorskip("pettingzoo")
     pytest.importorskip("openskill")
+    opponents = (
+        ["selfplay.bots=[random]"]
+        if mapping == "shared"
+        else ["env.policy_mapping=per_agent", "selfplay.snapshot_interval=1"]
+    )
     game = [
         "algo=ppo",
         "env=pong_duel",
         "selfplay=pool",
-        "selfplay.bots=[random]",
+        *opponents,
         "net.hidden_sizes=[8]",
         "algo.num_envs=8",  # four worlds of two paddles
         "algo.segment_steps=2048",
@@ -134,7 +141,9 @@ def test_self_play_on_ray_is_the_local_sharded_run(compose, tmp_path):
     local = _final_state(compose, tmp_path, "local", [*game, "scheduler=threaded"])
     state = _final_state(compose, tmp_path, "ray", [*game, *_on_ray(2)])
     pool = local["algorithm"]["self_play"]
-    assert sum(sum(entry["results"].values()) for entry in pool["entries"]) > 0  # games
+    pools = pool["halls"] if mapping != "shared" else [pool]
+    games = sum(sum(e["results"].values()) for each in pools for e in each["entries"])
+    assert games > 0
     assert same(state["algorithm"], local["algorithm"])
     assert same(state["counters"], local["counters"])
 

@@ -3,8 +3,6 @@ player's, the networks' in one batched forward."""
 
 from __future__ import annotations
 
-from types import SimpleNamespace
-
 import numpy as np
 import pytest
 import torch
@@ -12,11 +10,10 @@ import torch
 pytest.importorskip("pettingzoo")
 pytest.importorskip("openskill")
 
-from frozen_models import perturbed  # noqa: E402
+from frozen_models import perturbed, value_alone  # noqa: E402
 
 from neuroplug.experiment.typed import typed_experiment  # noqa: E402
 from neuroplug.opponents.pool import LIVE  # noqa: E402
-from neuroplug.rl.acting import ActorCriticActing  # noqa: E402
 from neuroplug.rl.distributions import Categorical  # noqa: E402
 from neuroplug.training.components import build_components  # noqa: E402
 
@@ -53,12 +50,7 @@ def test_each_lane_acts_as_its_player_and_the_networks_in_one_forward(compose, t
             assert 0 <= int(acted.actions[lane]) < 3
             continue
         model = models[player]
-        alone = ActorCriticActing([SimpleNamespace(model=model, device=torch.device("cpu"))], 1)
-        alone.refresh()
-        reference = alone.act_members(
-            observations[lane : lane + 1], slice(0, 1), None, torch.Generator()
-        )
-        torch.testing.assert_close(acted.values[lane], reference.values[0])
+        torch.testing.assert_close(acted.values[lane], value_alone(model, observations[lane]))
         logits = model.network.forward_single(model.policy_vector(), observations[lane : lane + 1])
         expected = Categorical(logits).log_prob(acted.actions[lane : lane + 1])[0]
         torch.testing.assert_close(acted.log_probs[lane], expected)

@@ -6,7 +6,6 @@ the table names the member; a resume continues every member's pool."""
 from __future__ import annotations
 
 import csv
-from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -15,12 +14,11 @@ import torch
 pytest.importorskip("pettingzoo")
 pytest.importorskip("openskill")
 
-from frozen_models import perturbed  # noqa: E402
+from frozen_models import perturbed, value_alone  # noqa: E402
 
 from neuroplug.app import run_job  # noqa: E402
 from neuroplug.experiment.typed import typed_experiment  # noqa: E402
 from neuroplug.opponents.pool import LIVE  # noqa: E402
-from neuroplug.rl.acting import ActorCriticActing  # noqa: E402
 from neuroplug.training.components import build_components  # noqa: E402
 
 POPULATION = ["algo=pbt", "algo.learner=ppo", "algo.members=2", "algo.member.num_envs=4"]
@@ -63,17 +61,10 @@ def test_every_members_lanes_act_as_their_players_in_one_forward(compose, tmp_pa
             assert acted.log_probs[lane] == 0 and acted.values[lane] == 0
             continue
         torch.testing.assert_close(
-            acted.values[lane], _value_alone(models[player], observations[lane])
+            acted.values[lane], value_alone(models[player], observations[lane])
         )
     live = [player[1] == LIVE for player in players]
     assert acting.calls[(0, 8)][-1].tolist() == live  # what each member learns from
-
-
-def _value_alone(model, observation: torch.Tensor) -> torch.Tensor:
-    """``model``'s value of one observation, acting on its own."""
-    alone = ActorCriticActing([SimpleNamespace(model=model, device=torch.device("cpu"))], 1)
-    alone.refresh()
-    return alone.act_members(observation[None], slice(0, 1), None, torch.Generator()).values[0]
 
 
 def test_members_in_each_others_pools_play_with_their_live_weights(compose, tmp_path):
@@ -97,7 +88,7 @@ def test_members_in_each_others_pools_play_with_their_live_weights(compose, tmp_
     ids = seats[0].policy_ids(slice(0, 4))
     for lane in range(4):  # member 0's envs: member 1 plays where it is seated
         model = learner.members[1 if ids[lane] == other.id else 0].model
-        torch.testing.assert_close(acted.values[lane], _value_alone(model, observations[lane]))
+        torch.testing.assert_close(acted.values[lane], value_alone(model, observations[lane]))
     assert acting.calls[(0, 8)][-1][:4].tolist() == (ids == LIVE).tolist()  # not learned from
     assert (ids == other.id).sum() == 1
 
