@@ -194,12 +194,13 @@ CASES = {
         field="selfplay.eval_opponent",
         also=("one agent", "multi-agent env"),
     ),  # fmt: skip
-    "multi-agent-mapping-pbt": case(
+    "multi-agent-mapping-pbt-self-play": case(
         "algo=pbt",
         "env=simple_tag",
         "env.policy_mapping=per_team",
-        field="env.policy_mapping",
-        also=("population of learners",),
+        "selfplay=pool",
+        field="selfplay",
+        also=("halls of fame", "selfplay=none"),
     ),  # fmt: skip
     "multi-agent-mapping-self-play-bots": case(
         "algo=ppo",

@@ -140,21 +140,22 @@ def check_self_play(experiment: Experiment) -> None:
 
 def check_policy_mapping(experiment: Experiment) -> None:
     """A policy per team or agent (``env.policy_mapping`` other than ``shared``) is trained
-    by a lone learner, or evolved by a population per policy; under ``selfplay=pool`` each
-    policy has a hall of fame. A population of learners (``pbt``), scripted bots in the
-    pool (``selfplay.bots``) and ``selfplay.learner_agents`` are refused it, naming the
-    setting (cheap: before torch loads)."""
+    by a lone learner or by population-based training (a learner per policy in each
+    member), or evolved by a population per policy; under ``selfplay=pool`` each policy
+    of a lone learner or a population has a hall of fame. PBT's self-play, scripted bots
+    in the pool (``selfplay.bots``) and ``selfplay.learner_agents`` are refused it, naming
+    the setting (cheap: before torch loads)."""
     mapping = experiment.env.policy_mapping
     if mapping == "shared":
         return
     algo = experiment.algo
-    if algo.name == "pbt":
+    if algo.name == "pbt" and experiment.selfplay.enabled:
         raise ConfigError(
-            "env.policy_mapping",
-            f"{mapping} trains a policy per team or agent with a learner or a population "
-            "per policy; algo=pbt is a population of learners (a population per policy is "
-            "not built yet)",
-            "shared, algo=ppo or appo, or an evolution algorithm (a population per policy)",
+            "selfplay",
+            f"pool with algo=pbt and env.policy_mapping={mapping}: each member's policies "
+            "play each other on its own worlds, and halls of fame for a population's "
+            "policies are not built",
+            "selfplay=none (algo=pbt), or algo=ppo/appo with selfplay=pool",
         )
     if experiment.selfplay.enabled and experiment.selfplay.bots:
         raise ConfigError(

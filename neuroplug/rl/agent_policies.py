@@ -33,24 +33,33 @@ from neuroplug.rl.base import SegmentLearner
 from neuroplug.rl.learner_population import LearnerPopulation
 
 
+def policy_shares(
+    config: LearnerConfig, mapping: PolicyMapping
+) -> tuple[list[LearnerConfig], np.ndarray]:
+    """``config``'s ``num_envs`` lanes of whole worlds split among the policies of
+    ``mapping``: each policy's config (its lanes its ``num_envs``, its ``segment_steps``
+    their share of ``config``'s) and each lane's policy."""
+    owners = mapping.lane_policies(config.num_envs)
+    lanes = np.bincount(owners, minlength=len(mapping))
+    configs = [
+        dataclasses.replace(
+            config,
+            num_envs=int(count),
+            segment_steps=max(1, math.ceil(config.segment_steps * count / config.num_envs)),
+        )
+        for count in lanes
+    ]
+    return configs, owners
+
+
 class AgentPolicies(LearnerPopulation):
     """The policies of ``env.policy_mapping``, learning side by side (module docstring)."""
 
     def __init__(
         self, config: LearnerConfig, context: LearnerContext, learner_class: type[SegmentLearner]
     ) -> None:
-        env = context.env
-        self.mapping: PolicyMapping = env_policies(env)
-        owners = self.mapping.lane_policies(config.num_envs)
-        lanes = np.bincount(owners, minlength=len(self.mapping))
-        member_configs = [
-            dataclasses.replace(
-                config,
-                num_envs=int(count),
-                segment_steps=max(1, math.ceil(config.segment_steps * count / config.num_envs)),
-            )
-            for count in lanes
-        ]
+        self.mapping: PolicyMapping = env_policies(context.env)
+        member_configs, owners = policy_shares(config, self.mapping)
         super().__init__(config, context, learner_class, member_configs, lane_owners=owners)
 
     def mapping_words(self) -> str:

@@ -195,8 +195,8 @@ def plot_population(curve: Curve, output: Path) -> Path:
     import matplotlib.pyplot as plt
 
     series = member_series(curve)
-    names = ["objective", *sorted(name for name in series if name != "objective")]
-    names = [name for name in names if name in series]
+    # The objectives first (a policy per team: each policy's), then the settings.
+    names = sorted(series, key=lambda name: (not name.endswith("objective"), name))
     columns = min(3, len(names))
     rows = -(-len(names) // columns)
     figure, axes = plt.subplots(rows, columns, figsize=(4.6 * columns, 3.4 * rows), squeeze=False)

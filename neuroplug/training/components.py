@@ -184,7 +184,11 @@ def build_components(config: Experiment, env: EnvSpec | None = None) -> Componen
             envs_per_shard=config.scheduler.envs_per_shard,
             self_play=config.selfplay if config.selfplay.enabled else None,
         )
-        if env.policy_mapping != "shared":
+        from neuroplug.rl.learner_population import LearnerPopulation
+
+        # A lone learner becomes one per policy; a population of learners (PBT) splits each
+        # member's worlds among its policies itself.
+        if env.policy_mapping != "shared" and not issubclass(algorithm_class, LearnerPopulation):
             from neuroplug.rl.agent_policies import AgentPolicies
 
             algorithm = AgentPolicies(settings, context, algorithm_class)

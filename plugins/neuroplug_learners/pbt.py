@@ -47,8 +47,11 @@ import dataclasses
 from typing import Any
 
 import numpy as np
+import torch
 
 from neuroplug.api import LearnerContext, Mutable
+from neuroplug.envs.multi_agent.mapping import PolicyMapping, env_policies
+from neuroplug.rl.agent_policies import policy_shares
 from neuroplug.rl.learner_population import LearnerPopulation
 from neuroplug.runtime.seeds import population_rng
 from neuroplug_learners.pbt_config import PBTConfig, learner_class
@@ -66,11 +69,29 @@ class PBT(LearnerPopulation):
         self.declared: dict[str, Mutable] = schema.mutable
         self.mutating = list(config.mutate or [])
         self.rng = population_rng(context.seed)
-        members = [
-            dataclasses.replace(base, **self._initial_settings(config, k))
-            for k in range(config.members)
+        env = context.env
+        self.mapping: PolicyMapping | None = (
+            env_policies(env) if env.agents and env.policy_mapping != "shared" else None
+        )
+        """A policy per team or agent: each member is a learner per policy, on its worlds."""
+        count = 1 if self.mapping is None else len(self.mapping)
+        self.policies = count
+        # Learner i is member i // count's policy i % count; each its own starting values.
+        learners = [
+            dataclasses.replace(base, **self._initial_settings(config, i // count))
+            for i in range(config.members * count)
         ]
-        super().__init__(config, context, member_class, members, config.objective_games)
+        owners = None
+        if self.mapping is not None:  # each learner its policy's share of its member's worlds
+            learners = [
+                policy_shares(settings, self.mapping)[0][i % count]
+                for i, settings in enumerate(learners)
+            ]
+            lanes = self.mapping.lane_policies(base.num_envs)
+            owners = np.concatenate([m * count + lanes for m in range(config.members)])
+        super().__init__(config, context, member_class, learners, config.objective_games, owners)
+        self.groups = [np.arange(k, len(learners), count) for k in range(count)]
+        """The learners ranked against each other: every member, or each policy's."""
         self.frames_at_last_round = 0
         self.rounds = 0
         self.copies = 0
@@ -89,11 +110,20 @@ class PBT(LearnerPopulation):
             values[name] = float(per_member[k])
         return values
 
+    def label(self, i: int) -> str:
+        """Learner ``i`` as the metrics and the lineage name it: ``member<k>``, or with a
+        policy per team ``member<k>/<policy>``."""
+        if self.mapping is None:
+            return f"member{i}"
+        return f"member{i // self.policies}/{self.mapping.names[i % self.policies]}"
+
     # ------------------------------------------------------------------ exploit and explore
 
     def after_rollout(self) -> None:
         config = self.config
-        frames = self.members[0].env_steps * self.context.env.frame_skip
+        # A member's frames: those of its learners (one, or one per policy on its worlds).
+        played = sum(learner.env_steps for learner in self.members[: self.policies])
+        frames = played * self.context.env.frame_skip
         if frames < config.start_frames:
             return
         if frames - self.frames_at_last_round < config.interval_frames:
@@ -103,46 +133,61 @@ class PBT(LearnerPopulation):
         self.exploit_and_explore(frames)
 
     def exploit_and_explore(self, frames: int) -> None:
-        """One round: bottom members copy top ones, every member but the reference mutates."""
+        """One round, in each group (every member, or each policy's learners): bottom
+        learners copy top ones, every learner but the reference member's mutates."""
         config = self.config
         objectives = self.objectives()
-        # Members without a finished game since they started or copied are not ranked.
-        known = np.flatnonzero(~np.isnan(objectives))
-        count = max(1, round(len(known) * config.quantile)) if len(known) >= 2 else 0
-        order = known[np.argsort(-objectives[known], kind="stable")]
-        top, bottom = order[:count], set(order[len(order) - count :].tolist())
-        for k, member in enumerate(self.members):
-            if config.reference_member and k == 0:
-                continue
-            before = self.settings(k)
-            source = None
-            if config.exploit and k in bottom:
-                j = int(self.rng.choice(top))
-                gap = objectives[j] - objectives[k]
-                needed = max(config.margin * abs(objectives[k]), config.margin_absolute)
-                if gap > needed:
-                    member.load_state_dict(self.members[j].state_dict())
-                    member.notices.clear()  # a resume's notices: this is no resume
-                    for name, value in self.settings(j).items():
-                        setattr(member.config, name, value)
-                    self.recent[k].clear()
-                    source = j
-                    self.copies += 1
-            self._explore(member)
-            after = self.settings(k)
-            if source is not None or after != before:
-                row: dict[str, Any] = {
-                    "segment": self.segments + 1,
-                    "frames": frames,
-                    "member": k,
-                    "copied_from": "" if source is None else source,
-                    "objective": objectives[k],
-                    "source_objective": "" if source is None else objectives[source],
-                }
-                for name in self.mutating:
-                    row[f"{name}_old"] = before[name]
-                    row[f"{name}_new"] = after[name]
-                self.lineage.append(row)
+        for group in self.groups:
+            # Learners without a finished game since they started or copied are not ranked.
+            known = group[~np.isnan(objectives[group])]
+            count = max(1, round(len(known) * config.quantile)) if len(known) >= 2 else 0
+            order = known[np.argsort(-objectives[known], kind="stable")]
+            top, bottom = order[:count], set(order[len(order) - count :].tolist())
+            for k in group.tolist():
+                self._exploit_and_explore_one(k, top, bottom, objectives, frames)
+
+    def _exploit_and_explore_one(
+        self, k: int, top: np.ndarray, bottom: set[int], objectives: np.ndarray, frames: int
+    ) -> None:
+        """Learner ``k``'s part of a round (see :meth:`exploit_and_explore`)."""
+        config = self.config
+        if config.reference_member and k < self.policies:
+            return
+        member = self.members[k]
+        before = self.settings(k)
+        source = None
+        if config.exploit and k in bottom:
+            j = int(self.rng.choice(top))
+            gap = objectives[j] - objectives[k]
+            needed = max(config.margin * abs(objectives[k]), config.margin_absolute)
+            if gap > needed:
+                member.load_state_dict(self.members[j].state_dict())
+                member.notices.clear()  # a resume's notices: this is no resume
+                for name, value in self.settings(j).items():
+                    setattr(member.config, name, value)
+                self.recent[k].clear()
+                source = j
+                self.copies += 1
+        self._explore(member)
+        after = self.settings(k)
+        if source is not None or after != before:
+            row: dict[str, Any] = {
+                "segment": self.segments + 1,
+                "frames": frames,
+                "member": k // self.policies,
+                **(
+                    {}
+                    if self.mapping is None
+                    else {"policy": self.mapping.names[k % self.policies]}
+                ),
+                "copied_from": "" if source is None else source // self.policies,
+                "objective": objectives[k],
+                "source_objective": "" if source is None else objectives[source],
+            }
+            for name in self.mutating:
+                row[f"{name}_old"] = before[name]
+                row[f"{name}_new"] = after[name]
+            self.lineage.append(row)
 
     def _explore(self, member) -> None:
         """Each mutable setting changes with ``mutation_probability`` by a random factor."""
@@ -168,10 +213,34 @@ class PBT(LearnerPopulation):
         stats = super().segment_stats()
         stats["pbt_rounds"] = float(self.rounds)
         stats["pbt_copies"] = float(self.copies)
+        if self.mapping is not None:
+            del stats["best_member"]
+            for k, name in enumerate(self.mapping.names):
+                stats[f"policy/{name}/best_member"] = float(self._best_of(self.groups[k]))
+            for i in range(len(self.members)):
+                stats[f"{self.label(i)}/objective"] = stats.pop(f"member{i}/objective")
         for k in range(len(self.members)):
             for name, value in self.settings(k).items():
-                stats[f"member{k}/{name}"] = value
+                stats[f"{self.label(k)}/{name}"] = value
         return stats
+
+    def _best_of(self, group: np.ndarray) -> int:
+        """The member whose learner of ``group`` has the best objective (the first, when
+        none has finished a game)."""
+        objectives = self.objectives()[group]
+        return int(np.argmax(np.where(np.isnan(objectives), -np.inf, objectives)))
+
+    def policy_params(self) -> torch.Tensor:
+        """The best member's policy; with a policy per team, ``(K, D)``: each policy's best
+        member's."""
+        if self.mapping is None:
+            return super().policy_params()
+        return torch.stack(
+            [
+                self.members[int(group[self._best_of(group)])].policy_params()
+                for group in self.groups
+            ]
+        )
 
     def segment_tables(self) -> dict[str, list[dict[str, Any]]]:
         rows, self.lineage = self.lineage, []

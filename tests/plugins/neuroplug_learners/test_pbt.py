@@ -281,3 +281,75 @@ def test_every_first_party_learner_can_be_a_population_member(learner):
     }
     task = "Pendulum-v1" if learner in ("td3", "sac") else "CartPole-v1"
     check_population_member(classes[learner], configs.get(learner), task=task)
+
+
+TEAMS = [
+    "algo=pbt",
+    "algo.learner=ppo",
+    "algo.members=3",
+    "algo.member.num_envs=6",  # two worlds of two guards and a runner a member
+    "env=gymnasium",
+    "env.id=null",
+    "env.parallel_env=parallel_worlds:roles",
+    "env.policy_mapping=per_team",
+    "logger=none",
+]
+
+
+def test_with_a_policy_per_team_each_policys_learners_rank_and_copy_among_themselves(
+    compose, tmp_path
+):
+    pytest.importorskip("pettingzoo")
+    from neuroplug.experiment.typed import typed_experiment
+    from neuroplug.training.components import build_components
+
+    config = compose([*TEAMS, "algo.quantile=0.34", "algo.mutation_probability=0.0",
+                      f"run.output_dir={tmp_path}"])  # fmt: skip
+    population = build_components(typed_experiment(config)).algorithm
+    try:
+        # Learner i: member i // 2's guard (even) or runner (odd) policy.
+        assert [m.config.num_envs for m in population.members] == [4, 2] * 3
+        owners = population.rollout_loop.lane_owners
+        assert owners.tolist() == [0, 0, 1, 0, 0, 1, 2, 2, 3, 2, 2, 3, 4, 4, 5, 4, 4, 5]
+        # Guards: member 2 best, member 1 worst; runners: member 1 best, member 2 worst.
+        for learner, score in {0: 5.0, 2: 1.0, 4: 9.0, 1: 5.0, 3: 9.0, 5: 1.0}.items():
+            population.recent[learner].extend([score] * 3)
+        population.exploit_and_explore(frames=1000)
+        members = population.members
+        torch.testing.assert_close(members[2].policy_params(), members[4].policy_params())
+        torch.testing.assert_close(members[5].policy_params(), members[3].policy_params())
+        rows = population.segment_tables()["lineage"]
+        copied = {(row["member"], row["policy"], row["copied_from"]) for row in rows}
+        assert copied == {(1, "guard", 2), (2, "runner", 1)}
+        # The deployed policies: each policy's best member's (the guards' member 2 copied
+        # into member 1 has no game yet).
+        deployed = population.policy_params()
+        assert deployed.shape[0] == 2
+        assert torch.equal(deployed[0], members[4].policy_params())
+        assert torch.equal(deployed[1], members[3].policy_params())
+        stats = population.segment_stats()
+        assert stats["policy/guard/best_member"] == 2 and stats["policy/runner/best_member"] == 1
+        assert "member4/objective" not in stats  # each learner named by member and policy
+        assert stats["member2/guard/objective"] == 9.0
+    finally:
+        population.close()
+
+
+def test_a_population_per_team_runs_evaluates_each_policy_and_deploys_them_all(compose, tmp_path):
+    import csv
+
+    pytest.importorskip("pettingzoo")
+    from neuroplug.app import run_job
+    from neuroplug.training.policy_file import read_policy_file
+
+    run_job(
+        compose([*TEAMS, "algo.interval_frames=300", "algo.start_frames=0",
+                 "algo.mutation_probability=1.0", "run.max_frames=3000", "run.eval_interval=2",
+                 "run.eval_episodes=2", f"run.output_dir={tmp_path}"])
+    )  # fmt: skip
+    lineage = list(csv.DictReader((tmp_path / "lineage.csv").open()))
+    assert lineage and {row["policy"] for row in lineage} == {"guard", "runner"}
+    last = list(csv.DictReader((tmp_path / "metrics.csv").open()))[-1]
+    assert last["eval/guard/return_mean"] and last["eval/runner/return_mean"]
+    policy = read_policy_file(tmp_path / "checkpoints" / "best_policy.pt")
+    assert policy.policy_params.shape[0] == 2
