@@ -194,13 +194,14 @@ CASES = {
         field="selfplay.eval_opponent",
         also=("one agent", "multi-agent env"),
     ),  # fmt: skip
-    "multi-agent-mapping-pbt-self-play": case(
+    "multi-agent-mapping-pbt-members": case(
         "algo=pbt",
         "env=simple_tag",
         "env.policy_mapping=per_team",
         "selfplay=pool",
-        field="selfplay",
-        also=("halls of fame", "selfplay=none"),
+        "selfplay.members=true",
+        field="selfplay.members",
+        also=("halls of fame", "selfplay.members=false"),
     ),  # fmt: skip
     "multi-agent-mapping-self-play-bots": case(
         "algo=ppo",

@@ -142,20 +142,19 @@ def check_policy_mapping(experiment: Experiment) -> None:
     """A policy per team or agent (``env.policy_mapping`` other than ``shared``) is trained
     by a lone learner or by population-based training (a learner per policy in each
     member), or evolved by a population per policy; under ``selfplay=pool`` each policy
-    of a lone learner or a population has a hall of fame. PBT's self-play, scripted bots
-    in the pool (``selfplay.bots``) and ``selfplay.learner_agents`` are refused it, naming
-    the setting (cheap: before torch loads)."""
+    has a hall of fame. Scripted bots in the pool (``selfplay.bots``), members in each
+    other's pools (``selfplay.members``) and ``selfplay.learner_agents`` are refused it,
+    naming the setting (cheap: before torch loads)."""
     mapping = experiment.env.policy_mapping
     if mapping == "shared":
         return
-    algo = experiment.algo
-    if algo.name == "pbt" and experiment.selfplay.enabled:
+    if experiment.selfplay.enabled and experiment.selfplay.members:
         raise ConfigError(
-            "selfplay",
-            f"pool with algo=pbt and env.policy_mapping={mapping}: each member's policies "
-            "play each other on its own worlds, and halls of fame for a population's "
-            "policies are not built",
-            "selfplay=none (algo=pbt), or algo=ppo/appo with selfplay=pool",
+            "selfplay.members",
+            f"puts members in each other's pools, and env.policy_mapping={mapping} plays "
+            "each member's policies against each other and their halls of fame on its own "
+            "worlds",
+            "selfplay.members=false, or env.policy_mapping=shared",
         )
     if experiment.selfplay.enabled and experiment.selfplay.bots:
         raise ConfigError(

@@ -44,6 +44,7 @@ import numpy as np
 import torch
 
 from neuroplug.api import LearnerContext, LearnerSampler, SamplerRequest, Segment
+from neuroplug.envs.multi_agent.mapping import env_policies
 from neuroplug.errors import PluginError
 from neuroplug.rl.acting import Acting, LaneActing, lane_acting
 from neuroplug.rl.sampler import Episodes, Rollout, Sampler
@@ -318,9 +319,10 @@ class RolloutLoop:
 
         acting = self.acting.inner if isinstance(self.acting, LaneActing) else self.acting
         Leagues.wrap_checked(acting)  # a learner that cannot play, before anything else
-        if self.member_order is not None:
+        if self.member_order is not None:  # policies per team: a member's share its worlds
+            members = len(self.members) // len(env_policies(context.env))
             leagues = Leagues.of_policies(
-                context.self_play, context.env, context.seed, self.members, self.sampler.num_envs
+                context.self_play, context.env, self.members, self.sampler.num_envs // members
             )
         else:
             leagues = Leagues.of_learners(

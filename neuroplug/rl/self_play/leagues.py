@@ -2,8 +2,8 @@
 member of a population (``algo=pbt`` with ``selfplay=pool``), each over its member's own
 envs (member ``k`` plays envs ``k E .. (k + 1) E - 1``), with its own pool of that
 member's snapshots and bots, seats, draws and ratings; or, for a policy per team or agent
-(``env.policy_mapping``), one league over every env with a hall of fame per policy
-(:mod:`.team_league`).
+(``env.policy_mapping``), a league per member over its worlds with a hall of fame per
+policy (:mod:`.team_league`): a lone learner's policies are one member.
 
 The members act together (:class:`~neuroplug.rl.self_play.acting.SelfPlayActing`: every
 member's live weights and every league's snapshots in one forward), and each learns from
@@ -27,6 +27,7 @@ import numpy as np
 import torch
 
 from neuroplug.config.schema import SelfPlayConfig
+from neuroplug.envs.multi_agent.mapping import env_policies
 from neuroplug.envs.spec import EnvSpec
 from neuroplug.errors import ConfigError
 from neuroplug.rl.acting import Acting, ActorCriticActing, LaneActing
@@ -82,13 +83,24 @@ class Leagues:
         cls,
         config: SelfPlayConfig,
         env: EnvSpec,
-        seed: int,
         learners: Sequence[Any],
-        num_envs: int,
+        envs_per_member: int,
     ) -> Leagues:
-        """One league of the policies per team or agent ``learners`` over every env, a hall
-        of fame each (:mod:`.team_league`)."""
-        return cls([TeamLeague(config, env, seed, learners, num_envs)], num_envs)
+        """A league per member of the policies per team or agent ``learners`` (member m's
+        policies are ``learners[m K .. (m + 1) K - 1]``, its worlds its ``envs_per_member``
+        envs; a lone learner's policies are one member), a hall of fame each
+        (:mod:`.team_league`), each drawing from its first learner's seed."""
+        count = len(env_policies(env))
+        return cls(
+            [
+                TeamLeague(
+                    config, env, learners[first].context.seed,
+                    learners[first : first + count], envs_per_member, first,
+                )
+                for first in range(0, len(learners), count)
+            ],
+            envs_per_member,
+        )  # fmt: skip
 
     # ------------------------------------------------------------------ acting
 

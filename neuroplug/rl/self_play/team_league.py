@@ -39,7 +39,8 @@ from neuroplug.runtime.devices import on_cpu
 
 class TeamLeague:
     """The halls of fame of the policies ``learners`` (one per name of the env's policy
-    mapping, in its order) over ``num_envs`` envs (see the module docstring)."""
+    mapping, in its order) over ``num_envs`` envs (see the module docstring): a lone
+    learner's policies, or one member's of population-based training."""
 
     def __init__(
         self,
@@ -48,9 +49,13 @@ class TeamLeague:
         seed: int,
         learners: Sequence[Any],
         num_envs: int,
+        first: int = 0,
     ) -> None:
         self.config = config
         self.learners = list(learners)
+        self.first = first
+        """The place of its first policy's learner among the population's (a member of
+        population-based training holds learners ``first .. first + K - 1``)."""
         mapping = env_policies(env)
         self.names = mapping.names
         count = len(self.names)
@@ -87,12 +92,12 @@ class TeamLeague:
         """How the next rollout's games are drawn (every hall's weights as they stand)."""
         return TeamDraw(tuple(hall.draw_table() for hall in self.halls))
 
-    def players(self, learner: int) -> Iterator[tuple[int, Opponent | None, int | None]]:
+    def players(self, league: int) -> Iterator[tuple[int, Opponent | None, int | None]]:
         """``(key, entry, learner)`` of everyone who may play: each policy live (its
-        learner), and every hall's snapshots (``learner`` is ignored: one league holds
-        every policy)."""
+        learner's place, from :attr:`first`), and every hall's snapshots (``league``, its
+        place among the leagues, is not needed: it holds every policy of its worlds)."""
         for policy, hall in enumerate(self.halls):
-            yield policy * TEAM_STRIDE + LIVE, None, policy
+            yield policy * TEAM_STRIDE + LIVE, None, self.first + policy
             for entry in hall.entries.values():
                 if entry.kind == "snapshot":
                     yield policy * TEAM_STRIDE + entry.id, entry, None

@@ -113,3 +113,52 @@ def test_the_table_names_each_hall_and_a_resume_keeps_them(compose, tmp_path):
             assert int(last[name]["games_total"]) == int(row["games_total"]) + int(
                 last[name]["games"]
             )
+
+
+POPULATION = [
+    "algo=pbt",
+    "algo.learner=ppo",
+    "algo.members=2",
+    "algo.member.num_envs=4",  # two worlds a member
+    "env=pong_duel",
+    "env.policy_mapping=per_agent",
+    "selfplay=pool",
+    "logger=none",
+]
+
+
+def test_each_member_of_a_population_plays_its_own_worlds_with_halls_of_its_own(compose, tmp_path):
+    learner = build_components(
+        typed_experiment(compose([*POPULATION, f"run.output_dir={tmp_path}"]))
+    ).algorithm
+    loop = learner.rollout_loop
+    first, second = loop.leagues.each
+    assert (first.first, second.first) == (0, 2)  # member 1's paddles: learners 2 and 3
+    snapshot = second.halls[0].add_snapshot(perturbed(learner.members[2].model, 1), segment=1)
+    acting = loop.acting
+    acting.refresh()
+    acting.begin(np.arange(8), loop.leagues)
+    rng = np.random.default_rng(0)
+    for seating in acting.seatings:
+        for world in range(2):
+            seating.seats.seat(world, (LIVE, LIVE), rng)
+    acting.seatings[1].seats.seat(0, (snapshot.id, LIVE), rng)  # member 1's paddle_0 hall
+    observations = torch.randn(8, 6, generator=torch.Generator().manual_seed(0))
+    acted = acting.act(observations, slice(0, 8), None, torch.Generator().manual_seed(1))
+    players = [0, 1, 0, 1, None, 3, 2, 3]  # lane 4: the snapshot
+    for lane, player in enumerate(players):
+        model = snapshot.model if player is None else learner.members[player].model
+        torch.testing.assert_close(acted.values[lane], value_alone(model, observations[lane]))
+    assert acting.calls[(0, 8)][-1].tolist() == [player is not None for player in players]
+
+
+def test_a_populations_table_names_member_and_hall_and_its_checkpoint_holds_them(compose, tmp_path):
+    run = [*POPULATION, "algo.member.segment_steps=512", "selfplay.snapshot_interval=1",
+           "run.max_segments=2", "run.eval_interval=0", f"run.output_dir={tmp_path}"]  # fmt: skip
+    run_job(compose(run))
+    rows = list(csv.DictReader((tmp_path / "tournament.csv").open()))
+    assert {(row["member"], row["hall"]) for row in rows} == {
+        (member, hall) for member in "01" for hall in ("paddle_0", "paddle_1")
+    }
+    leagues = load_checkpoint(tmp_path)["algorithm"]["self_play"]["leagues"]
+    assert [len(league["halls"]) for league in leagues] == [2, 2]
