@@ -427,7 +427,10 @@ class SelfPlayConfig(CheckedConfig):
     ends, with its recurrent state reset. For the evolution family (coevolution,
     :mod:`neuroplug.evolution.coevolution`) "the learner itself" is another member of the
     population, the snapshots are its hall of fame (the deployed policy's, taken every
-    ``snapshot_interval`` generations), and bots are refused."""
+    ``snapshot_interval`` generations), and bots are refused. With a policy per team or
+    agent (``env.policy_mapping``) each policy has a hall of fame of its own past selves
+    (:mod:`neuroplug.rl.self_play.team_league`, :mod:`neuroplug.evolution.policy_arena`):
+    a game is live, or one policy's against the others' halls."""
 
     enabled: bool = False
     """On with ``selfplay=pool``; off (``selfplay=none``), every agent is the learner's."""

@@ -495,7 +495,8 @@ class Trainer:
             f"{_products(self.config.run.matmul_precision, parts)}"
             f"backend {parts.backend.config.name} on {parts.backend.device}, scheduler {parts.scheduler.config.name}"
             f"{_sampling(parts.algorithm)}"
-            f"{', ' + parts.threads.describe() if parts.threads is not None else ''}; "
+            f"{', ' + parts.threads.describe() if parts.threads is not None else ''}"
+            f"{_self_play_said(self.config.selfplay, env, self.unit)}; "
             f"writing to {self.run_dir}"
         )
         status = "finished"
@@ -689,6 +690,24 @@ def _products(precision: str, parts: Components) -> str:
     device = getattr(parts.algorithm, "device", None) or parts.backend.device
     note = describe_matmul_precision(precision, device)
     return f"{note}, " if note else ""
+
+
+def _self_play_said(selfplay: Any, env: Any, unit: str) -> str:
+    """Self-play's pool in words, when it is on (for the start-up line); ``unit``: the
+    run's (``segment``, ``generation``), what a snapshot's interval counts."""
+    if not selfplay.enabled:
+        return ""
+    if env.policy_mapping != "shared":
+        whose = "a hall of fame per policy"
+    else:  # an evolving population's snapshots are its deployed policy's
+        whose = "a hall of fame" if unit == "generation" else "a pool"
+    interval = selfplay.snapshot_interval
+    every = unit if interval == 1 else f"{interval} {unit}s"
+    said = (
+        f", self-play: {whose} of {selfplay.pool_size} snapshots (one every {every}), "
+        f"{selfplay.latest_share:g} of games live, {selfplay.sampling}"
+    )
+    return said + (f", bots {', '.join(selfplay.bots)}" if selfplay.bots else "")
 
 
 def _sampling(algorithm: Any) -> str:

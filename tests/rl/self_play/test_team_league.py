@@ -162,3 +162,11 @@ def test_a_populations_table_names_member_and_hall_and_its_checkpoint_holds_them
     }
     leagues = load_checkpoint(tmp_path)["algorithm"]["self_play"]["leagues"]
     assert [len(league["halls"]) for league in leagues] == [2, 2]
+
+
+def test_the_start_up_line_says_each_policy_keeps_a_hall_of_fame(compose, tmp_path, capsys):
+    run = [*GAME, "logger=console", "selfplay.snapshot_interval=3", "run.max_segments=1",
+           "run.eval_interval=0", f"run.output_dir={tmp_path}"]  # fmt: skip
+    run_job(compose(run))
+    said = "self-play: a hall of fame per policy of 8 snapshots (one every 3 segments)"
+    assert said in capsys.readouterr().out
