@@ -92,8 +92,10 @@ def test_against_the_halls_only_the_drawn_policy_learns(compose, tmp_path):
     learner.close()
 
 
-def test_the_table_names_each_hall_and_a_resume_keeps_them(compose, tmp_path):
-    run = [*GAME, "selfplay.latest_share=0.5", "algo.segment_steps=1024",
+@pytest.mark.parametrize("algo", ["ppo", "appo"])
+def test_the_table_names_each_hall_and_a_resume_keeps_them(compose, tmp_path, algo):
+    # APPO plays its games through its acting copy of each policy.
+    run = [*GAME, f"algo={algo}", "selfplay.latest_share=0.5", "algo.segment_steps=1024",
            "selfplay.snapshot_interval=1", "run.checkpoint_interval=1", "run.eval_interval=0"]  # fmt: skip
     run_job(compose([*run, "run.max_segments=2", f"run.output_dir={tmp_path}"]))
     first = list(csv.DictReader((tmp_path / "tournament.csv").open()))
