@@ -3,9 +3,10 @@
 Each step, a group's lanes are split by who plays them: a learner (its own agents, and
 every agent of a game against itself), one of its frozen snapshots, a scripted bot, or
 another member of the population (``selfplay.members``: its live weights, not learned
-from). A population's members (``algo=pbt``) each have a league over their own envs; a
-policy per team or agent (:mod:`.team_league`) one league over every env, whose players
-are each policy's learner on its own agents and every policy's hall of fame. The
+from). A population's members (``algo=pbt``) each have a league over their own envs; with
+a policy per team or agent (:mod:`.team_league`) a member's league (a lone learner's
+policies are one member) has as players its policies' learners, each on its own agents,
+and every policy's hall of fame. The
 network-driven lanes go through **one** forward of the stacked weights ``[learner 1, ...,
 learner K, snapshot 1, ...]`` (:func:`~neuroplug.rl.acting.act_in_runs`: each player's
 lanes in runs paired with its weights, heterogeneous batching). Only the players with a
