@@ -224,6 +224,16 @@ class PBT(LearnerPopulation):
                 stats[f"{self.label(k)}/{name}"] = value
         return stats
 
+    def describe(self) -> str:
+        inner = super().describe()
+        if self.mapping is None:
+            return inner
+        words = (
+            f"each member a learner per policy, {len(self.mapping)} policies: "
+            f"{self.mapping.words(self.context.env.agents)}"
+        )
+        return f"{words}; {inner}" if inner else words
+
     def _best_of(self, group: np.ndarray) -> int:
         """The member whose learner of ``group`` has the best objective (the first, when
         none has finished a game)."""

@@ -309,6 +309,7 @@ def test_with_a_policy_per_team_each_policys_learners_rank_and_copy_among_themse
     try:
         # Learner i: member i // 2's guard (even) or runner (odd) policy.
         assert [m.config.num_envs for m in population.members] == [4, 2] * 3
+        assert "each member a learner per policy, 2 policies: guard" in population.describe()
         owners = population.rollout_loop.lane_owners
         assert owners.tolist() == [0, 0, 1, 0, 0, 1, 2, 2, 3, 2, 2, 3, 4, 4, 5, 4, 4, 5]
         # Guards: member 2 best, member 1 worst; runners: member 1 best, member 2 worst.
