@@ -34,19 +34,24 @@ from neuroplug.runtime.devices import on_cpu
 
 class League:
     """A learner's self-play over its ``num_envs`` envs (see the module docstring);
-    ``others``: the population's members who join its pool as they are now."""
+    ``others``: the population's members who join its pool as they are now; ``leagues``:
+    how many leagues alike the run keeps (what the memory check counts)."""
 
     def __init__(
         self, config: SelfPlayConfig, env: EnvSpec, seed: int, learner: Any, num_envs: int,
-        others: Sequence[int] = (),
+        others: Sequence[int] = (), leagues: int = 1,
     ) -> None:  # fmt: skip
         self.config = config
         self.env = env
         self.seed = seed
         self.learner = learner
         model_bytes = sum(t.numel() * t.element_size() for t in learner.model.state_dict().values())
+        # Refused where the run's ``leagues`` pools (a population's) together would not fit.
         self.pool = pool_for(
-            config, model_bytes, f"frozen snapshots of a {model_bytes / 2**20:.1f} MiB model"
+            config,
+            model_bytes * leagues,
+            f"frozen snapshots of a {model_bytes / 2**20:.1f} MiB model"
+            + (f" for each of {leagues} members" if leagues > 1 else ""),
         )
         for target in config.bots:
             self.pool.add_bot(target, bot_name(target), load_bot(target, env))

@@ -71,7 +71,7 @@ class Leagues:
             [
                 League(
                     config, env, seed, learner, envs_per_member,
-                    [j for j in range(count) if j != k] if config.members else [],
+                    [j for j in range(count) if j != k] if config.members else [], count,
                 )
                 for k, (seed, learner) in enumerate(zip(seeds, learners, strict=True))
             ],
@@ -96,6 +96,7 @@ class Leagues:
                 TeamLeague(
                     config, env, learners[first].context.seed,
                     learners[first : first + count], envs_per_member, first,
+                    len(learners) // count,
                 )
                 for first in range(0, len(learners), count)
             ],

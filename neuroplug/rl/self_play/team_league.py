@@ -40,7 +40,8 @@ from neuroplug.runtime.devices import on_cpu
 class TeamLeague:
     """The halls of fame of the policies ``learners`` (one per name of the env's policy
     mapping, in its order) over ``num_envs`` envs (see the module docstring): a lone
-    learner's policies, or one member's of population-based training."""
+    learner's policies, or one member's of population-based training (``leagues``: how
+    many members, what the memory check counts)."""
 
     def __init__(
         self,
@@ -50,6 +51,7 @@ class TeamLeague:
         learners: Sequence[Any],
         num_envs: int,
         first: int = 0,
+        leagues: int = 1,
     ) -> None:
         self.config = config
         self.learners = list(learners)
@@ -62,13 +64,13 @@ class TeamLeague:
         model_bytes = sum(
             t.numel() * t.element_size() for t in self.learners[0].model.state_dict().values()
         )
-        # Refused where every policy's hall together would not fit.
+        # Refused where every policy's hall (of every member's league) together would not fit.
         self.halls = [
             pool_for(
                 config,
-                model_bytes * count,
+                model_bytes * count * leagues,
                 f"frozen snapshots of each of {count} policies' {model_bytes / 2**20:.1f} MiB "
-                "models",
+                "models" + (f" for each of {leagues} members" if leagues > 1 else ""),
             )
             for _ in self.names
         ]

@@ -6,6 +6,7 @@ the table names the member; a resume continues every member's pool."""
 from __future__ import annotations
 
 import csv
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -130,3 +131,28 @@ def test_a_member_learns_only_from_the_paddles_it_played(compose, tmp_path):
     valid = torch.cat([rollout.valid for rollout in seen]).reshape(-1, 4, 2)  # worlds, paddles
     assert valid.sum(-1).max() == 1  # never both paddles: the bot's is not learned from
     assert valid.float().mean() > 0.45  # and the member's is, but for each game's reset
+
+
+@pytest.mark.parametrize("mapping", ["shared", "per_agent"])
+def test_pools_that_together_would_not_fit_in_memory_are_refused_naming_the_pool_size(mapping):
+    from neuroplug.config.schema import SelfPlayConfig
+    from neuroplug.errors import ConfigError
+    from neuroplug.rl.self_play.leagues import Leagues
+    from neuroplug.runtime.devices import available_memory_bytes
+
+    available = available_memory_bytes()
+    if available is None:
+        pytest.skip("this system does not say how much memory is available")
+    model = torch.nn.Linear(1000, 1000)  # 4 MB a snapshot
+    learners = [SimpleNamespace(model=model, context=SimpleNamespace(seed=k)) for k in range(6)]
+    env = SimpleNamespace(agents=("paddle_0", "paddle_1"), policy_mapping=mapping)
+    policies = 1 if mapping == "shared" else 2
+    # One member's pools fit in 0.8 of the memory, three members' do not.
+    pool_size = int(0.5 * available / (4_004_000 * policies))
+    config = SelfPlayConfig(enabled=True, pool_size=pool_size)
+    build = Leagues.of_learners if mapping == "shared" else Leagues.of_policies
+    with pytest.raises(ConfigError, match=r"selfplay.pool_size: .*for each of \d members"):
+        if mapping == "shared":
+            build(config, env, [0, 1, 2], learners[:3], 4)
+        else:
+            build(config, env, learners, 4)
