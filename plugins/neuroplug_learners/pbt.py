@@ -87,7 +87,7 @@ class PBT(LearnerPopulation):
                 policy_shares(settings, self.mapping)[0][i % count]
                 for i, settings in enumerate(learners)
             ]
-            lanes = self.mapping.lane_policies(base.num_envs)
+            _, lanes = policy_shares(base, self.mapping)
             owners = np.concatenate([m * count + lanes for m in range(config.members)])
         super().__init__(config, context, member_class, learners, config.objective_games, owners)
         self.groups = [np.arange(k, len(learners), count) for k in range(count)]

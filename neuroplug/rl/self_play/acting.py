@@ -213,7 +213,7 @@ class SelfPlayActing(Acting):
                 missing = sorted(set(ids.tolist()) - set(known.tolist()))
                 raise RuntimeError(f"self-play seated pool entries {missing} it no longer holds")
             positions[within] = places[found]  # no loop over lanes
-            live[within] = self.seatings[k].seats.learnable(mine)
+            live[within] = self.seatings[k].seats.is_live(ids)
             is_bot = positions[within] == BOT
             for id_ in dict.fromkeys(ids[is_bot].tolist()):
                 bots.append((k, id_, np.flatnonzero(ids == id_) + within.start))

@@ -60,7 +60,12 @@ class Seats:
     def learnable(self, rows: slice) -> np.ndarray:
         """Per lane of ``rows``, whether the learner learns from it: its own agents, and every
         agent of a game against itself (all of them on-policy)."""
-        return self.policy_ids(rows) == LIVE
+        return self.is_live(self.policy_ids(rows))
+
+    @staticmethod
+    def is_live(ids: np.ndarray) -> np.ndarray:
+        """Which of :meth:`policy_ids`' ids are a learner as it is now (learned from)."""
+        return ids == LIVE
 
     def add_rewards(
         self, rows: slice, rewards: np.ndarray, game_over: np.ndarray
@@ -129,6 +134,7 @@ class TeamSeats(Seats):
         policies = self.of_lane[rows]
         return policies * TEAM_STRIDE + self.drawn[worlds, policies]
 
-    def learnable(self, rows: slice) -> np.ndarray:
-        """Per lane of ``rows``, whether its policy plays it live (and learns from it)."""
-        return self.learner_lane[rows].copy()
+    @staticmethod
+    def is_live(ids: np.ndarray) -> np.ndarray:
+        """Which keys are a policy's learner as it is now (learned from)."""
+        return ids % TEAM_STRIDE == LIVE
