@@ -70,7 +70,7 @@ def _check_numeric_array(task_id: str, what: str, space: Any, allow_image: bool)
         )
     elif shape is None or dtype is None or not np.issubdtype(np.dtype(dtype), np.number):
         problem = f"{what} is {kind} {space}: not numbers"
-    elif not allow_image and _is_frame(shape):
+    elif not allow_image and is_frame(shape):
         problem = f"{what} is an image {tuple(shape)}: flattened among vectors it would feed raw pixels to an MLP"
     else:
         return
@@ -83,7 +83,7 @@ frames: flattened among vectors, as an MLP reads a small image. 36 is the smalle
 Nature CNN takes (:func:`neuroplug.nets.nature_cnn_geometry.fits_nature_cnn`)."""
 
 
-def _is_frame(shape: tuple[int, ...]) -> bool:
+def is_frame(shape: tuple[int, ...]) -> bool:
     """Whether an entry of ``shape`` is an image large enough to be frames (HWC or CHW)."""
     if len(shape) < 3:
         return False

@@ -79,6 +79,11 @@ class EnvSpec:
     a finite range for every one (Pendulum, Acrobot, MountainCar; not CartPole, whose
     velocities are unbounded): a ``final_obs`` archive then needs no ``algo.bounds``."""
 
+    measurements: int = 0
+    """Image observations: numbers packed below the pixels (health, ammunition:
+    :mod:`neuroplug.envs.measurements`), 0 for pixels alone; :attr:`obs_shape` is the
+    packed frame's."""
+
     @property
     def lanes_per_env(self) -> int:
         """Slots one world fills: its agents (1 for a one-agent env)."""

@@ -88,6 +88,13 @@ def build_network(config: NetConfig, env: EnvSpec) -> Network:
             f"net.type={name} has its own widths",
             "0, or net.type=module",
         )
+    if env.measurements and not cls.reads_measurements:
+        raise ConfigError(
+            "net.type",
+            f"{env.task_id} observes {env.measurements} measurements beside its frames, and "
+            f"net.type={name} would read them as pixels",
+            "nature_cnn or auto",
+        )
     return cls.from_config(settings, env)
 
 

@@ -37,6 +37,11 @@ plain affine layer: they take parameters with the statistics already folded into
 weight and bias (:meth:`Network.deploy <neuroplug.nets.network.Network.deploy>`), which is
 what every backend runs.
 
+An image observation may carry measurements below its pixels (health, ammunition:
+:mod:`neuroplug.envs.measurements`); a linear layer with ``measurements`` set takes them
+after the previous layer's flattened output, and the forwards here give the layers before
+it the pixels alone (:func:`split_measurements`).
+
 A network holds at most one core; its state is a ``(rows, S)`` tensor (:func:`state_size`)
 that the caller keeps per episode (zeros at an episode's start) and passes to the
 ``*_with_state`` forwards.
@@ -176,6 +181,10 @@ class Layer:
     unit); set on a layer whose output is normalized (:mod:`neuroplug.nets.virtual_batch_norm`)."""
     shift: str = ""
     """Virtual batch norm only: the slot of its shift (beta)."""
+    measurements: int = 0
+    """Linear layers only: this many measurements, read from below the observation's
+    pixels (:mod:`neuroplug.envs.measurements`, :func:`split_measurements`), follow the
+    previous layer's flattened output in this layer's input."""
 
     def __post_init__(self) -> None:
         recurrent = is_recurrent(self.kind)
@@ -196,6 +205,8 @@ class Layer:
             raise ValueError("a recurrent core's output is its state: its activation is identity")
         if self.activation not in ACTIVATIONS:
             raise ValueError(f"activation {self.activation!r}; known: {', '.join(ACTIVATIONS)}")
+        if self.measurements and self.kind != LINEAR:
+            raise ValueError("measurements join a linear layer's input only")
 
     @property
     def normalized(self) -> bool:
@@ -206,6 +217,26 @@ class Layer:
     def padded(self) -> bool:
         """Whether the input is padded before this layer."""
         return any(self.padding)
+
+
+def measurement_count(layers: Sequence[Layer]) -> int:
+    """E: the measurements ``layers`` read beside the pixels (0: the observation is pixels
+    alone). At most one layer joins them."""
+    joining = [layer.measurements for layer in layers if layer.measurements]
+    if len(joining) > 1:
+        raise ValueError("at most one layer of a network joins the measurements")
+    return joining[0] if joining else 0
+
+
+def split_measurements(inputs: torch.Tensor, count: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """A batch of packed frames ``(..., C, H + R, W)`` (:mod:`neuroplug.envs.measurements`)
+    as its pixels ``(..., C, H, W)`` and its ``count`` measurements ``(..., count)``, both
+    views or slices of ``inputs`` in its dtype (bytes, or floats already scaled by 255)."""
+    width = inputs.shape[-1]
+    rows = -(-count // width)
+    pixels = inputs[..., : inputs.shape[-2] - rows, :]
+    values = inputs[..., 0, inputs.shape[-2] - rows :, :].flatten(-2)[..., :count]
+    return pixels, values
 
 
 def fan_in(layout: ParameterLayout, layer: Layer) -> int:
@@ -371,9 +402,14 @@ def forward_members_with_state(
         outputs = params.new_zeros((members, rows, layout.slots[layers[-1].bias].shape[0]))
         return outputs, (params.new_zeros((members, rows, size)) if size else None)
     hidden = as_float(inputs, params.dtype)
+    measurements = None
+    if count := measurement_count(layers):
+        hidden, measurements = split_measurements(hidden, count)
     views = layout.views(params)
     new_state = None
     for layer in layers:
+        if layer.measurements:
+            hidden = torch.cat((_members_flat(hidden, members, rows), measurements), -1)
         hidden, layer_state = members_pre_activation(layer, layout, views, hidden, rows, state)
         if layer_state is not None:
             new_state = layer_state
@@ -381,6 +417,13 @@ def forward_members_with_state(
     if hidden.dim() == 4:  # a network ending in a convolution
         hidden = hidden.reshape(rows, members, -1).transpose(0, 1)
     return hidden.reshape(members, rows, -1), new_state
+
+
+def _members_flat(hidden: torch.Tensor, members: int, rows: int) -> torch.Tensor:
+    """A layer's output as ``(K, b, features)``: the members' layout of linear layers."""
+    if hidden.dim() == 4:  # after a convolution: (b, K*C, H, W)
+        return hidden.reshape(rows, members, -1).transpose(0, 1)
+    return hidden.reshape(members, rows, -1)
 
 
 FEW_INPUTS = 8
@@ -422,9 +465,7 @@ def members_pre_activation(
                 groups=members,
             )
         return hidden, None
-    if hidden.dim() == 4:  # after a convolution: (b, K*C, H, W) -> (K, b, C*H*W)
-        hidden = hidden.reshape(rows, members, -1).transpose(0, 1)
-    hidden = hidden.reshape(members, rows, fan_in(layout, layer))
+    hidden = _members_flat(hidden, members, rows).reshape(members, rows, fan_in(layout, layer))
     bias, weight = views[layer.bias].unsqueeze(1), views[layer.weight]
     recurrent = is_recurrent(layer.kind)
     if not recurrent and rows == 1 and hidden.shape[-1] < FEW_INPUTS and hidden.is_cpu:
@@ -492,7 +533,12 @@ def forward_single_with_state(
     dtype = layout.tensor(params, layers[0].weight).dtype if layers else inputs.dtype
     if hidden.dtype != dtype:
         hidden = as_float(inputs, _autocast_dtype(inputs.device, dtype))
+    measurements = None
+    if count := measurement_count(layers):
+        hidden, measurements = split_measurements(hidden, count)
     for layer in layers:
+        if layer.measurements:
+            hidden = torch.cat((hidden.reshape(len(hidden), -1), measurements), 1)
         if layer_inputs is not None:
             layer_inputs.append(hidden)
         weight = layout.tensor(params, layer.weight)

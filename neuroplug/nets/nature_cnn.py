@@ -11,6 +11,7 @@ import math
 import torch
 
 from neuroplug.config.schema import NetConfig
+from neuroplug.envs.measurements import measurement_rows
 from neuroplug.envs.spec import EnvSpec
 from neuroplug.errors import ConfigError
 from neuroplug.nets.core import check_core, core_layer, core_slots, initialize_core
@@ -27,10 +28,13 @@ class NatureCNN(Network):
     """Three convolutions (ReLU), a 512-unit ReLU layer and a linear output; with a
     recurrent core (``net.core=gru``), the core between the 512 units and the output; with
     ``vbn``, the convolutions' and the 512 units' outputs normalized before their ReLU
-    (virtual batch norm, as OpenAI's ES on Atari)."""
+    (virtual batch norm, as OpenAI's ES on Atari); with ``measurements`` (numbers packed
+    below the pixels, :mod:`neuroplug.envs.measurements`), the convolutions see the pixels
+    and the 512 units their features followed by the measurements."""
 
     type_name = "nature_cnn"
     critic_shares_trunk = True
+    reads_measurements = True
 
     def __init__(
         self,
@@ -40,14 +44,18 @@ class NatureCNN(Network):
         core: str = "none",
         core_size: int | None = None,
         vbn: bool = False,
+        measurements: int = 0,
     ) -> None:
         self.input_shape = tuple(input_shape)
+        self.measurements = measurements
         self.vbn = vbn
         self.output_size = output_size
         self.padding = padding
         self.core = core
         self.core_size = (core_size or HIDDEN_SIZE) if core != "none" else 0
         channels, height, width = input_shape
+        # The rows below the pixels hold the measurements (neuroplug.envs.measurements).
+        height -= measurement_rows(measurements, width)
         shapes: list[tuple[str, tuple[int, ...]]] = []
         layers = []
         for layer, (out_channels, kernel, stride) in enumerate(CONV_LAYERS):
@@ -69,8 +77,9 @@ class NatureCNN(Network):
                 f"observations of shape {input_shape} are too small for the Nature CNN"
             )
         self.flat_size = channels * height * width
-        shapes += [("fc.w", (self.flat_size, HIDDEN_SIZE)), ("fc.b", (HIDDEN_SIZE,))]
-        fc = Layer(LINEAR, "fc.w", "fc.b", "relu")
+        fc_inputs = self.flat_size + measurements
+        shapes += [("fc.w", (fc_inputs, HIDDEN_SIZE)), ("fc.b", (HIDDEN_SIZE,))]
+        fc = Layer(LINEAR, "fc.w", "fc.b", "relu", measurements=measurements)
         if vbn:
             shapes += norm_slots("fc", HIDDEN_SIZE)
             fc = with_norm(fc, "fc")
@@ -95,6 +104,13 @@ class NatureCNN(Network):
                 "mlp or auto for vector observations",
             )
         check_core(config.core, config.core_size)
+        if env.measurements and config.vbn:
+            raise ConfigError(
+                "net.vbn",
+                f"{env.task_id} observes {env.measurements} measurements beside its frames, "
+                "and virtual batch norm normalizes the pixels' layers only",
+                "net.vbn=false",
+            )
         try:
             return cls(
                 env.obs_shape,
@@ -103,6 +119,7 @@ class NatureCNN(Network):
                 config.core,
                 config.core_size,
                 bool(config.vbn),
+                env.measurements,
             )
         except ValueError as error:
             raise ConfigError(
@@ -120,6 +137,7 @@ class NatureCNN(Network):
             self.core,
             self.core_size or None,
             self.vbn,
+            self.measurements,
         )
 
     def _pads(self, height: int, width: int, kernel: int, stride: int) -> tuple[int, int, int, int]:
@@ -149,6 +167,9 @@ class NatureCNN(Network):
     def describe(self) -> str:
         core = f", {self.core.upper()}{self.core_size} core" if self.core_size else ""
         core += ", virtual batch norm" if self.vbn else ""
+        core += (
+            f", {self.measurements} measurements joining its 512 units" if self.measurements else ""
+        )
         return (
             f"Nature CNN ({self.padding} padding{core}) on {self.input_shape}, "
             f"{self.num_params:,} params"

@@ -59,6 +59,10 @@ class Network(ABC):
     reads_features: ClassVar[bool] = False
     """Whether ``net.features`` means something to it (``net.type=module``: the width of
     an encoder's features); others refuse a nonzero value rather than ignore it."""
+    reads_measurements: ClassVar[bool] = False
+    """Whether it reads numbers packed below an image observation's pixels
+    (:mod:`neuroplug.envs.measurements`) as numbers: others are refused on such a task
+    rather than convolve them as pixels."""
     critic_shares_trunk: ClassVar[bool] = False
     """Whether an actor-critic puts its value head on this network's last hidden features
     (the Atari papers' shared trunk) rather than training a separate network of the same

@@ -40,6 +40,7 @@ def env_spec(record: PolicyRecord) -> EnvSpec:
         observation_mask=tuple(env.get("observation_mask") or ()),
         obs_parts=tuple((key, tuple(shape)) for key, shape in env.get("obs_parts") or ()),
         obs_categorical=tuple(env.get("obs_categorical") or ()),
+        measurements=int(env.get("measurements") or 0),
     )
 
 

@@ -48,11 +48,14 @@ def supports(network: Network) -> bool:
     """Whether :class:`FactoredLowRank` can run this architecture: it reads the network's
     layer table, so any network that has one of the feed-forward kinds (a recurrent core's
     population is materialised instead, as is one with virtual batch norm, whose members'
-    weights are each scaled by their own statistics)."""
+    weights are each scaled by their own statistics, and one reading measurements beside
+    its pixels, whose join its tiles do not run)."""
     return (
         bool(network.layers)
         and not network.normalized
-        and all(layer.kind in FEEDFORWARD_KINDS for layer in network.layers)
+        and all(
+            layer.kind in FEEDFORWARD_KINDS and not layer.measurements for layer in network.layers
+        )
     )
 
 

@@ -94,6 +94,8 @@ def unsupported_layers(network: Network, activation_codes: dict[str, int]) -> st
             return f"layer {layer.weight} is a {layer.kind}"
         if layer.activation not in activation_codes:
             return f"layer {layer.weight} ends in {layer.activation}"
+        if layer.measurements:
+            return f"layer {layer.weight} joins {layer.measurements} measurements to its input"
         shape = network.layout.slots[layer.weight].shape
         if layer.kind == CONV2D and shape[2] != shape[3]:
             return f"convolution {layer.weight} has a non-square kernel {shape[2:]}"

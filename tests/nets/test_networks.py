@@ -133,3 +133,62 @@ def test_the_two_initializations_start_the_linear_layers_as_they_say():
             # Spread over the interval as nn.Linear's are, not bunched near zero.
             assert values.abs().max() > 0.5 * bound and values.std() > 0.3 * bound
     assert uniform.resized(5).init == "uniform"
+
+
+def _measuring_env(**settings):
+    import numpy as np
+
+    from neuroplug.envs.families import family_named
+    from neuroplug.envs.spec import EnvSpec
+
+    fields = dict(
+        task_id="gauges", family=family_named("multi_agent"), obs_shape=(1, 37, 36),
+        obs_dtype=np.uint8, discrete=True, num_actions=2, action_low=None, action_high=None,
+        frame_skip=1, max_episode_steps=5, solved_return=None, measurements=3,
+    )  # fmt: skip
+    return EnvSpec(**{**fields, **settings})
+
+
+def test_measurements_join_the_first_linear_layer_and_only_their_bytes_count():
+    """A frame of 36 rows and its 3 measurements in a 37th: the convolutions see the
+    pixels, the 512 units the measurements too; every forward gives one member's outputs."""
+    from neuroplug.deploy.policy_module import network_module
+    from neuroplug.nets.layers import forward_members, forward_single
+
+    network = NatureCNN((1, 37, 36), 2, core="gru", core_size=16, measurements=3)
+    assert network.layout.slots["fc.w"].shape == (64 + 3, 512)  # 64 conv features, then 3
+    from neuroplug.testing import check_network_contract
+
+    check_network_contract(network)
+    generator = torch.Generator().manual_seed(1)
+    params = torch.stack([network.initial_params(generator) for _ in range(3)])
+    inputs = network.example_inputs(6, generator).reshape(3, 2, 1, 37, 36)
+    outputs = forward_members(network.layers, network.layout, params, inputs)
+    for member in range(3):
+        alone = forward_single(network.layers, network.layout, params[member], inputs[member])
+        torch.testing.assert_close(alone, outputs[member], rtol=1e-5, atol=1e-6)
+        deployed, _ = network_module(network, params[member])(inputs[member])
+        torch.testing.assert_close(deployed, outputs[member], rtol=1e-5, atol=1e-6)
+
+    def changed(row: int, column: int) -> bool:
+        edited = inputs.clone()
+        edited[..., 0, row, column] ^= 255
+        return not torch.equal(
+            forward_members(network.layers, network.layout, params, edited), outputs
+        )
+
+    assert changed(36, 2) and changed(10, 10)  # a measurement, a pixel
+    assert not changed(36, 3)  # after the last measurement: padding, read by no layer
+
+
+def test_a_network_that_would_read_measurements_as_pixels_is_refused_naming_the_field():
+    from neuroplug.config.schema import NetConfig
+    from neuroplug.errors import ConfigError
+    from neuroplug.experiment.network_choice import build_network
+
+    env = _measuring_env()
+    assert build_network(NetConfig(), env).measurements == 3  # auto: the Nature CNN
+    with pytest.raises(ConfigError, match="net.type: .*3 measurements.*impala would read"):
+        build_network(NetConfig(type="impala"), env)
+    with pytest.raises(ConfigError, match="net.vbn: .*measurements"):
+        build_network(NetConfig(vbn=True), env)

@@ -126,3 +126,70 @@ class StartedRoles(Roles):
 def started_roles(**settings) -> StartedRoles:
     """:class:`StartedRoles` built with ``settings``."""
     return StartedRoles(**settings)
+
+
+class Gauges(ParallelEnv):
+    """``players`` agents, each seeing a screen of noise (``side`` x ``side`` bytes) and a
+    gauge beside it (a ``Dict`` observation: a measurement in [0, 10]): rewarded 1 a step
+    for action 1 when its gauge reads above 5, for action 0 otherwise. The screen tells
+    nothing: a policy blind to the gauge scores half of what one reading it does. Episodes
+    last ``length`` steps."""
+
+    metadata = {"name": "gauges_v0", "render_modes": []}
+
+    def __init__(self, players: int = 2, length: int = 5, side: int = 36) -> None:
+        self.possible_agents = [f"player_{i}" for i in range(players)]
+        self.length, self.side = length, side
+        self.rng = np.random.default_rng()
+        self.t = 0
+        self._space = spaces.Dict(
+            {
+                "screen": spaces.Box(0, 255, (side, side, 1), np.uint8),
+                "gauge": spaces.Box(0.0, 10.0, (1,), np.float32),
+            }
+        )
+
+    def observation_space(self, agent):
+        return self._space
+
+    def action_space(self, agent):
+        return spaces.Discrete(2)
+
+    def _observe(self):
+        self.gauges = self.rng.uniform(0, 10, len(self.possible_agents))
+        screens = self.rng.integers(0, 256, (len(self.possible_agents), self.side, self.side, 1))
+        return {
+            agent: {"screen": screens[i].astype(np.uint8), "gauge": self.gauges[i : i + 1]}
+            for i, agent in enumerate(self.possible_agents)
+        }
+
+    def reset(self, seed=None, options=None):
+        if seed is not None:
+            self.rng = np.random.default_rng(seed)
+        self.agents = list(self.possible_agents)
+        self.t = 0
+        return self._observe(), {agent: {} for agent in self.agents}
+
+    def step(self, actions):
+        self.t += 1
+        rewards = {
+            agent: float(int(actions[agent]) == int(self.gauges[i] > 5))
+            for i, agent in enumerate(self.possible_agents)
+        }
+        done = self.t >= self.length
+        observations = self._observe()
+        result = (
+            observations,
+            rewards,
+            dict.fromkeys(self.possible_agents, False),
+            dict.fromkeys(self.possible_agents, done),
+            {agent: {} for agent in self.possible_agents},
+        )
+        if done:
+            self.agents = []
+        return result
+
+
+def gauges(**settings) -> Gauges:
+    """PettingZoo's constructor convention."""
+    return Gauges(**settings)

@@ -7,6 +7,8 @@ from typing import Any
 
 import numpy as np
 
+from neuroplug.envs.measurements import MeasurementLayout
+
 
 def role_of(agent: str) -> str:
     """An agent's role: its name without the trailing index (``adversary_0`` ->
@@ -36,6 +38,9 @@ class ParallelMaker:
     where there is more than one."""
     max_episode_steps: int | None = None
     """Every agent's episode is truncated at this many steps (None: the env's own end)."""
+    measurements: MeasurementLayout | None = None
+    """Frames with numbers beside them (a ``Dict`` observation: Doom's health and ammo):
+    packed below the pixels (:mod:`neuroplug.envs.measurements`); None: an array."""
 
     def make(self, **extra: Any):
         """A new env (``extra``: more constructor kwargs, e.g. ``render_mode``)."""
@@ -55,6 +60,8 @@ class ParallelMaker:
         if not self.frames:
             return (self.width,)
         height, width, channels = self.frames
+        if self.measurements is not None:
+            height = self.measurements.shape[1]
         return (channels + (len(self.roles) if len(self.roles) > 1 else 0), height, width)
 
     @property
@@ -67,7 +74,10 @@ class ParallelMaker:
         if self.frames:
             seen = np.zeros(self.shape, np.uint8)
             channels = self.frames[2]
-            seen[:channels] = np.moveaxis(np.asarray(observation, np.uint8), -1, 0)
+            if self.measurements is not None:
+                self.measurements.pack(observation, into=seen[:channels])
+            else:
+                seen[:channels] = np.moveaxis(np.asarray(observation, np.uint8), -1, 0)
             if len(self.roles) > 1:
                 seen[channels + self.roles.index(role_of(agent))] = 255
             return seen

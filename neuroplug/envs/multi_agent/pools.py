@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 
 from neuroplug.config.schema import EnvConfig
+from neuroplug.envs.measurements import MeasurementLayout, measurement_layout
 from neuroplug.envs.multi_agent.maker import ParallelMaker, role_of
 from neuroplug.envs.pool_kind import PoolKind
 from neuroplug.envs.spec import EnvSpec
@@ -84,10 +85,19 @@ def make_parallel_spec(config: EnvConfig, kind: PoolKind) -> EnvSpec:
                 f"the agents' action spaces differ ({', '.join(differing)})",
                 "an env whose agents share an action space",
             )
-        shapes = {agent: tuple(world.observation_space(agent).shape) for agent in agents}
+        name = str(config.parallel_env).partition(":")[0].rsplit(".", 1)[-1]
+        observed = {agent: world.observation_space(agent) for agent in agents}
+        measurements = _measurements(name, observed)
+        shapes = {
+            agent: (
+                (*measurements.frame[1:], measurements.frame[0])
+                if measurements
+                else tuple(space.shape)
+            )
+            for agent, space in observed.items()
+        }
         sizes = {agent: int(np.prod(shape)) for agent, shape in shapes.items()}
         roles = tuple(dict.fromkeys(role_of(agent) for agent in agents))
-        name = str(config.parallel_env).partition(":")[0].rsplit(".", 1)[-1]
         frames = ()
         if any(len(shape) == 3 for shape in shapes.values()):  # (height, width, channels)
             if len(set(shapes.values())) > 1:
@@ -101,7 +111,7 @@ def make_parallel_spec(config: EnvConfig, kind: PoolKind) -> EnvSpec:
             frames = shapes[agents[0]]
         maker = ParallelMaker(
             maker.factory, maker.kwargs, agents, max(sizes.values()), frames, roles,
-            config.max_episode_steps,
+            config.max_episode_steps, measurements,
         )  # fmt: skip
         discrete = hasattr(first, "n")
         limit = config.max_episode_steps or int(getattr(world.unwrapped, "max_cycles", 0) or 0)
@@ -128,4 +138,24 @@ def make_parallel_spec(config: EnvConfig, kind: PoolKind) -> EnvSpec:
         pool_kind=kind,
         maker=maker,
         agents=agents,
+        measurements=measurements.count if measurements else 0,
     )
+
+
+def _measurements(name: str, observed: dict) -> MeasurementLayout | None:
+    """The agents' packing of frames with measurements (:mod:`neuroplug.envs.measurements`)
+    where they observe a ``Dict`` of an image and numbers, one packing for all; None for
+    array observations. Any other ``Dict`` is refused naming the field."""
+    layouts = {agent: measurement_layout(name, space) for agent, space in observed.items()}
+    dicts = [agent for agent, space in observed.items() if hasattr(space, "spaces")]
+    if not dicts:
+        return None
+    first = layouts[dicts[0]]
+    if first is None or len(dicts) < len(observed) or len(set(layouts.values())) > 1:
+        raise ConfigError(
+            "env.parallel_env",
+            f"{name}'s agents observe {observed[dicts[0]]}: neuroplug reads a Dict of one image "
+            "and numbers beside it, the same for every agent",
+            "an env whose agents observe arrays, or one image and numeric vectors each",
+        )
+    return first

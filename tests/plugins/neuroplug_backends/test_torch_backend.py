@@ -7,6 +7,7 @@ import torch
 from neuroplug_backends.torch_backend import TorchBackend, TorchBackendConfig
 
 from neuroplug.nets.mlp import MLP
+from neuroplug.nets.nature_cnn import NatureCNN
 from neuroplug.population.members import Population
 
 # Bit-equality across batches and companies: the outcome rests on the kernels the
@@ -165,8 +166,6 @@ def test_lowrank_nature_cnn_runs_factored_convolutions(bases, padding, monkeypat
     """Low-rank convolution kernels run as the shared convolution plus each member's
     rank filters; the population is never materialised, and any subset of members (in
     tiles of 4 here, so several tiles and a padded last one) gives the full forward's rows."""
-    from neuroplug.nets.nature_cnn import NatureCNN
-
     network = NatureCNN((2, 36, 36), 3, padding)
     population = _es_population(network, size=11, rank=2, min_size=1000, bases=bases)
     shapes = [network.layout.slots[f"conv{i}.w"].offset for i in range(3)]
@@ -453,3 +452,16 @@ def test_auto_batching_runs_a_single_policys_episodes_in_one_call():
     assert not backend.batch_invariant
     backend.load(_population(network, size=4))
     assert backend.batch_invariant
+
+
+def test_a_lowrank_population_reading_measurements_runs_its_members_materialised():
+    """The factored tiles do not run the join of measurements: such a population's members
+    run materialised, and read them."""
+    network = NatureCNN((1, 37, 36), 3, "valid", measurements=3)
+    population = _es_population(network, 4, rank=1, min_size=400)
+    backend = TorchBackend(TorchBackendConfig(name="torch", device="cpu"), network)
+    backend.load(population)
+    assert backend._factored is None
+    frames = network.example_inputs(4, torch.Generator().manual_seed(2))
+    expected = network.forward_population(population.materialize(torch.arange(4)), frames)
+    torch.testing.assert_close(backend.forward(torch.arange(4), frames), expected)

@@ -350,3 +350,10 @@ def test_es_on_atari_leaves_its_virtual_batch_norm_off_on_triton_and_says_why(co
     parts = build_components(typed_experiment(compose(["algo=es", "env=pong", "backend=triton"])))
     assert parts.config.net.vbn is False and not parts.network.normalized
     assert "backend=triton runs none" in parts.network_note
+
+
+def test_a_network_reading_measurements_is_refused_naming_the_backend():
+    network = NatureCNN((1, 37, 36), 4, "valid", measurements=3)
+    with pytest.raises(ConfigError, match="backend: .*joins 3 measurements") as error:
+        TritonBackend(TritonBackendConfig(name="triton"), network)
+    assert "backend=torch" in str(error.value)

@@ -19,7 +19,10 @@ each engine is a process of its own). A dead player is respawned by the server
 Each player sees its own screen, grey, at a quarter of 160 x 120 (60 x 80, one channel), or
 with ``screen=colour`` in colour at a quarter of 256 x 144 (72 x 128, three channels: the
 size and colours of Sample Factory's Doom input, which its engine renders larger and
-resizes), and chooses one of :data:`ACTIONS` (a button pressed for ``frame_skip`` tics, or none), or
+resizes), with ``measurements=true`` beside it numbers the screen shows poorly
+(:data:`MEASURED`: health, armour, weapons and ammunition, Sample Factory's extra inputs; a
+``Dict`` observation, packed below the pixels for the networks:
+:mod:`neuroplug.envs.measurements`), and chooses one of :data:`ACTIONS` (a button pressed for ``frame_skip`` tics, or none), or
 with ``actions=combinations`` one of :data:`COMBINATIONS` (moving, strafing, turning and
 shooting at once, as Sample Factory's agents press their buttons together). Its
 reward (``reward``) is its frags minus its deaths of the step, so a duel's rewards mirror
@@ -96,6 +99,21 @@ SCREENS = {
 }
 """``env.kwargs.screen``: the engine's resolution and format, and what a player sees (every
 other row and column of it): ``colour`` is Sample Factory's Doom input, 128 x 72 RGB."""
+MEASURED = (
+    ("SELECTED_WEAPON", 0.0, 8.0),
+    ("SELECTED_WEAPON_AMMO", 0.0, 75.0),
+    ("HEALTH", 0.0, 200.0),
+    ("ARMOR", 0.0, 200.0),
+    ("ATTACK_READY", 0.0, 1.0),
+    *((f"WEAPON{slot}", 0.0, 2.0) for slot in range(8)),
+    *((f"AMMO{slot}", 0.0, 75.0) for slot in range(8)),
+)
+"""``measurements=true``: the game variables a player reads beside its screen, each with the
+range it is read in (clipped there): Sample Factory's Doom extra inputs (its
+``DoomAdditionalInput``: the weapon in hand and its ammunition, health, armour, whether it
+can shoot, the weapons held and each one's ammunition, ammunition clipped at 75 as its
+``min(ammo / 15, 5)`` does), less its kill count (read on its battle maps only) and the
+number of players (fixed in a game)."""
 STEP_TIMEOUT = 60.0
 """Seconds a player's call may take before the world is declared stuck."""
 
@@ -160,6 +178,7 @@ class DoomMultiplayer(ParallelEnv):
         shaping_scale: float = 1.0,
         actions: str = "buttons",
         screen: str = "grey",
+        measurements: bool = False,
         render_mode: str | None = None,
     ) -> None:
         if reward not in REWARDS:
@@ -202,6 +221,12 @@ class DoomMultiplayer(ParallelEnv):
                 f"with more than {DUEL_PLACES} in it",
                 f"players + bots <= {DUEL_PLACES}, or env.kwargs.scenario=deathmatch",
             )
+        if not isinstance(measurements, bool):
+            raise ConfigError(
+                "env.kwargs.measurements",
+                f"got {measurements!r}",
+                "true (health, armour, weapons and ammunition beside the screen) or false",
+            )
         if port is not None:
             check_port(port)
         try:
@@ -228,6 +253,17 @@ class DoomMultiplayer(ParallelEnv):
         self.agents = list(self.possible_agents)
         self._resolution, self._format, self._screen = SCREENS[screen]
         self._obs_space = spaces.Box(0, 255, self._screen, np.uint8)
+        self.measured = bool(measurements)
+        if self.measured:  # frames and numbers: packed by neuroplug.envs.measurements
+            self._obs_space = spaces.Dict(
+                {
+                    "screen": self._obs_space,
+                    "measurements": spaces.Box(
+                        np.array([low for _, low, _ in MEASURED], np.float32),
+                        np.array([high for _, _, high in MEASURED], np.float32),
+                    ),
+                }
+            )
         # Each action as the buttons it holds (ACTIONS[1:] is the game's button order).
         chosen = COMBINATIONS if actions == "combinations" else [(b,) if b else () for b in ACTIONS]
         self._presses = np.array(
@@ -246,7 +282,7 @@ class DoomMultiplayer(ParallelEnv):
         self._stepping: list[Future] = []
         """The players' calls of a step :meth:`step_async` started."""
 
-    def observation_space(self, agent: str) -> spaces.Box:
+    def observation_space(self, agent: str) -> spaces.Space:
         return self._obs_space
 
     def action_space(self, agent: str) -> spaces.Discrete:
@@ -312,11 +348,20 @@ class DoomMultiplayer(ParallelEnv):
                 "engine died, or the game lost a player)"
             ) from None
 
-    def _seen(self, game) -> np.ndarray:
+    def _seen(self, game) -> np.ndarray | dict[str, np.ndarray]:
         state = game.get_state()
         if state is None:  # the game is over
-            return np.zeros(self._screen, np.uint8)
-        return np.ascontiguousarray(self._pixels(state)[::2, ::2])
+            screen = np.zeros(self._screen, np.uint8)
+        else:
+            screen = np.ascontiguousarray(self._pixels(state)[::2, ::2])
+        if not self.measured:
+            return screen
+        variable = self._vizdoom.GameVariable
+        values = [
+            game.get_game_variable(getattr(variable, name)) if state is not None else 0.0
+            for name, _, _ in MEASURED
+        ]
+        return {"screen": screen, "measurements": np.asarray(values, np.float32)}
 
     def _pixels(self, state) -> np.ndarray:
         """The engine's screen as (height, width, channels)."""

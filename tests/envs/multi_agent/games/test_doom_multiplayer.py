@@ -256,3 +256,43 @@ def test_a_step_counts_its_tics_and_learners_take_the_doom_preset(compose):
     settings, words = resolve(config.algo, spec)
     assert "sf_examples/vizdoom" in words
     assert (settings.epochs, settings.rollout_length, settings.learning_rate) == (1, 32, 1e-4)
+
+
+def test_measurements_beside_the_screen_read_the_player_s_health_and_weapon(tmp_path):
+    run_in_child(_measured, str(tmp_path))
+
+
+def _measured(workdir: str) -> None:
+    from neuroplug.envs.measurements import measurement_layout
+    from neuroplug.envs.multi_agent.games.doom_multiplayer import MEASURED
+
+    os.chdir(workdir)
+    env = DoomMultiplayer(players=1, bots=1, timelimit=SHORT, measurements=True)
+    try:
+        space = env.observation_space("player_0")
+        layout = measurement_layout("doom", space)
+        assert layout.frame == (1, *SCREEN[:2]) and layout.count == len(MEASURED)
+        env.reset(seed=3)
+        for _ in range(5):  # a weapon is in hand a few tics into the game
+            observations, *_ = env.step({"player_0": 0})
+        seen = observations["player_0"]
+        assert seen["screen"].shape == SCREEN
+        measured = dict(zip([name for name, _, _ in MEASURED], seen["measurements"], strict=True))
+        assert measured["HEALTH"] == 100 and measured["SELECTED_WEAPON"] >= 1
+        assert measured["SELECTED_WEAPON_AMMO"] > 0
+        _, values = layout.unpack(layout.pack(seen))
+        assert abs(values[2] - 100) <= 200 / 255  # health, read back within a level
+    finally:
+        env.close()
+
+
+def test_a_duel_with_measurements_packs_them_below_the_screen(compose):
+    from neuroplug.envs.make import make_spec
+    from neuroplug.envs.multi_agent.games.doom_multiplayer import MEASURED
+    from neuroplug.experiment.typed import typed_experiment
+
+    config = typed_experiment(compose(["env=doom_duel", "env.kwargs.measurements=true"]))
+    spec = make_spec(config.env)
+    assert spec.measurements == len(MEASURED) and spec.obs_shape == (1, SCREEN[0] + 1, SCREEN[1])
+    with pytest.raises(ConfigError, match="env.kwargs.measurements: got 'yes'"):
+        DoomMultiplayer(measurements="yes")

@@ -1,0 +1,142 @@
+"""Frames with measurements: an image observation and a few numbers beside it, in one array.
+
+Some agents see a screen and read numbers no screen shows well: Doom's health, ammunition
+and weapons (the "measurements" of Dosovitskiy and Koltun's DFP agent, and the extra inputs
+of Sample Factory's Doom encoder), a robot's joint angles beside its camera. A gymnasium or
+PettingZoo env gives them as a ``Dict`` of one image entry and numeric vectors.
+
+Every buffer of neuroplug holds one array per observation (the pools' shared memory, the
+learners' rollouts and replay, the evaluation engine), so such an observation travels as
+one ``uint8`` frame with the measurements packed below its pixels:
+
+- the frame ``(C, H, W)`` is followed by ``R = ceil(E / W)`` more rows, ``(C, H + R, W)``;
+- channel 0 of those rows holds the ``E`` measurements in order, row-major; every other
+  byte of them is 0;
+- measurement ``i`` is quantised into its declared range ``[low_i, high_i]`` (the vector
+  entry's ``Box`` bounds, which must be finite): ``round(255 (v - low) / (high - low))``,
+  clipped to 0..255, so the network reads it as a number in [0, 1] once frames are scaled
+  (256 levels: Doom's health in steps of under 1 in 200).
+
+The networks that read them (``net.type=nature_cnn``) run their convolutions on the pixels
+and join the measurements to their first linear layer's input
+(:func:`neuroplug.nets.layers.split_measurements`, a layer's ``measurements``).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from neuroplug.envs.flatten import is_frame
+from neuroplug.errors import ConfigError
+
+LEVELS = 255
+"""The largest byte: a measurement at its range's top."""
+
+
+def measurement_rows(count: int, width: int) -> int:
+    """Rows below the pixels that hold ``count`` measurements in a frame ``width`` wide."""
+    return math.ceil(count / width) if count else 0
+
+
+@dataclass(frozen=True)
+class MeasurementLayout:
+    """Where a ``Dict`` observation's entries go in the packed frame (see the module
+    docstring): the image entry's key, and each vector entry's key and bounds in order."""
+
+    image: str
+    """The image entry's key; its space is ``(H, W, C)`` or ``(H, W)`` bytes."""
+    frame: tuple[int, int, int]
+    """The image as the networks read it: ``(channels, height, width)``."""
+    vectors: tuple[tuple[str, int], ...]
+    """``(key, size)`` of each vector entry, in the order their values are packed."""
+    low: tuple[float, ...]
+    high: tuple[float, ...]
+
+    @property
+    def count(self) -> int:
+        """E: the measurements, every vector entry's values together."""
+        return len(self.low)
+
+    @property
+    def shape(self) -> tuple[int, int, int]:
+        """The packed frame: ``(C, H + R, W)``."""
+        channels, height, width = self.frame
+        return (channels, height + measurement_rows(self.count, width), width)
+
+    def pack(self, observation: Any, into: np.ndarray | None = None) -> np.ndarray:
+        """One observation (a mapping of the entries) as its packed frame."""
+        channels, height, width = self.frame
+        packed = np.zeros(self.shape, np.uint8) if into is None else into
+        image = np.asarray(observation[self.image], np.uint8)
+        packed[:, :height] = image.reshape(height, width, -1).transpose(2, 0, 1)
+        values = np.concatenate(
+            [np.asarray(observation[key], np.float64).reshape(-1) for key, _ in self.vectors]
+        )
+        low, high = np.asarray(self.low), np.asarray(self.high)
+        levels = np.rint(LEVELS * (values - low) / (high - low)).clip(0, LEVELS)
+        rows = packed[0, height:].reshape(-1)
+        rows[: self.count] = levels.astype(np.uint8)
+        packed[0, height:] = rows.reshape(-1, width)
+        return packed
+
+    def unpack(self, packed: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """A packed frame's pixels ``(C, H, W)`` and its measurements in their units (to
+        within a level)."""
+        height = self.frame[1]
+        levels = packed[0, height:].reshape(-1)[: self.count].astype(np.float64)
+        low, high = np.asarray(self.low), np.asarray(self.high)
+        return packed[:, :height], low + levels / LEVELS * (high - low)
+
+
+def measurement_layout(task_id: str, space: Any) -> MeasurementLayout | None:
+    """The packing of a ``Dict`` observation space of one image entry and numeric vectors
+    (None for any other space); ConfigError naming the entry where a vector's range is not
+    finite or there is more than one image."""
+    entries = getattr(space, "spaces", None)
+    if not entries:
+        return None
+    images = [key for key, entry in entries.items() if _is_image(entry)]
+    if not images:
+        return None
+    allowed = "a Dict of one image (uint8) and numeric vectors whose Box bounds are finite"
+    if len(images) > 1:
+        raise ConfigError(
+            "env.task_id", f"{task_id}'s observation has {len(images)} images {images}", allowed
+        )
+    image = images[0]
+    shape = tuple(int(size) for size in entries[image].shape)
+    frame = (shape[2] if len(shape) == 3 else 1, shape[0], shape[1])
+    if len(shape) not in (2, 3) or np.dtype(entries[image].dtype) != np.uint8:
+        raise ConfigError(
+            "env.task_id",
+            f"{task_id}'s observation entry {image!r} is {entries[image]}: not (H, W) or "
+            "(H, W, C) bytes",
+            allowed,
+        )
+    vectors, low, high = [], [], []
+    for key, entry in entries.items():
+        if key == image:
+            continue
+        bottom = np.asarray(getattr(entry, "low", np.nan), np.float64).reshape(-1)
+        top = np.asarray(getattr(entry, "high", np.nan), np.float64).reshape(-1)
+        if not (np.all(np.isfinite(bottom)) and np.all(np.isfinite(top)) and np.all(top > bottom)):
+            raise ConfigError(
+                "env.task_id",
+                f"{task_id}'s observation entry {key!r} is {entry}: a measurement beside "
+                "frames needs a finite range of some width (it is packed into a byte)",
+                allowed,
+            )
+        vectors.append((str(key), len(bottom)))
+        low += bottom.tolist()
+        high += top.tolist()
+    return MeasurementLayout(str(image), frame, tuple(vectors), tuple(low), tuple(high))
+
+
+def _is_image(space: Any) -> bool:
+    """Whether a Dict entry is frames: ``(H, W)`` or ``(H, W, C)`` large enough to be."""
+    shape = tuple(getattr(space, "shape", None) or ())
+    return len(shape) in (2, 3) and is_frame(shape if len(shape) == 3 else (*shape, 1))
