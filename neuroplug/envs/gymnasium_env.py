@@ -14,7 +14,9 @@ Observations become what neuroplug's networks read, as the EnvPool path does:
   layout); ``(C, H, W)`` stays;
 - a ``Discrete(n)`` observation (a state index) becomes a one-hot vector of ``n``;
 - a ``Dict`` of numeric arrays is flattened in its keys' order
-  (:mod:`neuroplug.envs.flatten`), as for DeepMind Control, a ``Discrete`` entry one-hot.
+  (:mod:`neuroplug.envs.flatten`), as for DeepMind Control, a ``Discrete`` entry one-hot;
+- a ``Dict`` of one image and bounded numbers (a screen and its health, say) becomes one
+  frame with the numbers packed below the pixels (:mod:`neuroplug.envs.measurements`).
 """
 
 from __future__ import annotations
@@ -25,7 +27,10 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from neuroplug.envs.measurements import MeasurementLayout
+
 ARRAY, FLATTEN, IMAGE_HWC, ONE_HOT, DICT = "array", "flatten", "image_hwc", "one_hot", "dict"
+MEASURED = "measured"
 
 
 @dataclass(frozen=True)
@@ -41,7 +46,8 @@ class EnvMaker:
     max_episode_steps: int | None = None
     """Cap on steps per episode (gymnasium's ``TimeLimit``); None: the registered one."""
     observation: str = ARRAY
-    """How observations are shaped (``array``, ``flatten``, ``image_hwc``, ``one_hot``, ``dict``)."""
+    """How observations are shaped (``array``, ``flatten``, ``image_hwc``, ``one_hot``,
+    ``dict``, ``measured``)."""
     observation_size: int = 0
     """``one_hot``: the number of states."""
     parts: tuple[tuple[str, tuple[int, ...]], ...] = ()
@@ -60,6 +66,9 @@ class EnvMaker:
     categorical: tuple[str, ...] = ()
     """``dict``: the entries that are a category's index, one-hot encoded (their size is
     their part's)."""
+    measurements: MeasurementLayout | None = None
+    """``measured``: a ``Dict`` of one image and numbers, packed into one frame, the
+    numbers below the pixels (:mod:`neuroplug.envs.measurements`)."""
 
     @property
     def name(self) -> str:
@@ -101,6 +110,8 @@ class EnvMaker:
             return np.asarray(observation).reshape(-1)
         if self.observation == IMAGE_HWC:
             return np.asarray(observation).transpose(2, 0, 1)
+        if self.observation == MEASURED:
+            return self.measurements.pack(observation)
         if self.observation == ONE_HOT:
             row = np.zeros(self.observation_size, dtype=self.observation_dtype)
             row[int(observation)] = 1

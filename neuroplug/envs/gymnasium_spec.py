@@ -27,10 +27,12 @@ from neuroplug.envs.gymnasium_env import (
     DICT,
     FLATTEN,
     IMAGE_HWC,
+    MEASURED,
     ONE_HOT,
     EnvMaker,
     load_entry_point,
 )
+from neuroplug.envs.measurements import measurement_layout
 from neuroplug.envs.spec import EnvSpec
 from neuroplug.errors import ConfigError
 
@@ -115,6 +117,7 @@ def make_gymnasium_spec(config: EnvConfig) -> EnvSpec:
         obs_parts=observation["parts"],
         obs_categorical=observation["maker"].get("categorical", ()),
         obs_bounds=observation.get("bounds"),
+        measurements=observation.get("measurements", 0),
         discrete=actions["discrete"],
         num_actions=actions["num_actions"],
         action_low=actions["low"],
@@ -248,8 +251,8 @@ def _observation_shaping(name: str, space: Any, field: str) -> dict:
         return ConfigError(
             field,
             f"{name}'s observation space is {problem}",
-            "Box, Discrete (one-hot), or a Dict of numeric Boxes and Discretes (flattened, "
-            "one-hot); a wrapper in env.wrappers can make one (minigrid.wrappers:ImgObsWrapper)",
+            "Box, Discrete (one-hot), a Dict of numeric Boxes and Discretes (flattened, "
+            "one-hot), or a Dict of one image and bounded numeric Boxes; a wrapper in env.wrappers can make one (minigrid.wrappers:ImgObsWrapper)",
         )
 
     if isinstance(space, spaces.Discrete):
@@ -258,6 +261,18 @@ def _observation_shaping(name: str, space: Any, field: str) -> dict:
             "maker": {"observation": ONE_HOT, "observation_size": size},
             "shape": (size,),
             "parts": (),
+        }
+    layout = measurement_layout(name, space, field)
+    if layout is not None:  # frames with numbers beside them: packed below the pixels
+        return {
+            "maker": {
+                "observation": MEASURED,
+                "observation_dtype": "uint8",
+                "measurements": layout,
+            },
+            "shape": layout.shape,
+            "parts": (),
+            "measurements": layout.count,
         }
     if isinstance(space, spaces.Dict):
         parts, categorical = [], []

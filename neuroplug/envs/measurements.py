@@ -25,6 +25,7 @@ and join the measurements to their first linear layer's input
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -92,27 +93,30 @@ class MeasurementLayout:
         return packed[:, :height], low + levels / LEVELS * (high - low)
 
 
-def measurement_layout(task_id: str, space: Any) -> MeasurementLayout | None:
+def measurement_layout(
+    task_id: str, space: Any, field: str = "env.task_id"
+) -> MeasurementLayout | None:
     """The packing of a ``Dict`` observation space of one image entry and numeric vectors
-    (None for any other space); ConfigError naming the entry where a vector's range is not
-    finite or there is more than one image."""
+    (None for any other space); ConfigError naming ``field`` (the setting that chose the
+    env) and the entry where a vector's range is not finite or there is more than one
+    image."""
     entries = getattr(space, "spaces", None)
-    if not entries:
-        return None
+    if not isinstance(entries, Mapping) or not entries:
+        return None  # not a Dict (a Tuple's entries are a tuple)
     images = [key for key, entry in entries.items() if _is_image(entry)]
     if not images:
         return None
     allowed = "a Dict of one image (uint8) and numeric vectors whose Box bounds are finite"
     if len(images) > 1:
         raise ConfigError(
-            "env.task_id", f"{task_id}'s observation has {len(images)} images {images}", allowed
+            field, f"{task_id}'s observation has {len(images)} images {images}", allowed
         )
     image = images[0]
     shape = tuple(int(size) for size in entries[image].shape)
     frame = (shape[2] if len(shape) == 3 else 1, shape[0], shape[1])
     if len(shape) not in (2, 3) or np.dtype(entries[image].dtype) != np.uint8:
         raise ConfigError(
-            "env.task_id",
+            field,
             f"{task_id}'s observation entry {image!r} is {entries[image]}: not (H, W) or "
             "(H, W, C) bytes",
             allowed,
@@ -125,7 +129,7 @@ def measurement_layout(task_id: str, space: Any) -> MeasurementLayout | None:
         top = np.asarray(getattr(entry, "high", np.nan), np.float64).reshape(-1)
         if not (np.all(np.isfinite(bottom)) and np.all(np.isfinite(top)) and np.all(top > bottom)):
             raise ConfigError(
-                "env.task_id",
+                field,
                 f"{task_id}'s observation entry {key!r} is {entry}: a measurement beside "
                 "frames needs a finite range of some width (it is packed into a byte)",
                 allowed,

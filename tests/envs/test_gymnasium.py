@@ -216,6 +216,12 @@ def test_observation_spaces_become_what_networks_read():
                 "discrete": spaces.Discrete(5),
                 "image": spaces.Box(0, 255, (12, 10, 3), np.uint8),
                 "matrix": spaces.Box(-1, 1, (2, 3)),
+                "measured": spaces.Dict(
+                    {
+                        "screen": spaces.Box(0, 255, (40, 36, 1), np.uint8),
+                        "health": spaces.Box(0, 100, (2,)),
+                    }
+                ),
             }[kind]
             self.action_space = spaces.Discrete(2)
 
@@ -233,7 +239,10 @@ def test_observation_spaces_become_what_networks_read():
     module.Shapes = Shapes
     sys.modules["shapes_env"] = module
     try:
-        expected = {"dict": (10,), "discrete": (5,), "image": (3, 12, 10), "matrix": (6,)}
+        expected = {
+            "dict": (10,), "discrete": (5,), "image": (3, 12, 10), "matrix": (6,),
+            "measured": (1, 41, 36),  # the health's 2 numbers in a row below the screen
+        }  # fmt: skip
         for kind, shape in expected.items():
             config = EnvConfig(
                 entry_point="shapes_env:Shapes", kwargs={"kind": kind}, max_episode_steps=5
@@ -253,6 +262,9 @@ def test_observation_spaces_become_what_networks_read():
                 assert spec.obs_categorical == ("c",)
                 assert set(np.unique(observations[:, 7:])) <= {0.0, 1.0}
                 assert (observations[:, 7:].sum(1) == 1).all()
+            if kind == "measured":
+                assert spec.measurements == 2 and observations.dtype == np.uint8
+                assert not observations[:, 0, 40, 2:].any()  # past the numbers: zeros
         assert make_spec(replace(config, kwargs={"kind": "image"})).obs_dtype == np.uint8
     finally:
         del sys.modules["shapes_env"]

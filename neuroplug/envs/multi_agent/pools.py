@@ -146,7 +146,10 @@ def _measurements(name: str, observed: dict) -> MeasurementLayout | None:
     """The agents' packing of frames with measurements (:mod:`neuroplug.envs.measurements`)
     where they observe a ``Dict`` of an image and numbers, one packing for all; None for
     array observations. Any other ``Dict`` is refused naming the field."""
-    layouts = {agent: measurement_layout(name, space) for agent, space in observed.items()}
+    layouts = {
+        agent: measurement_layout(name, space, "env.parallel_env")
+        for agent, space in observed.items()
+    }
     dicts = [agent for agent, space in observed.items() if hasattr(space, "spaces")]
     if not dicts:
         return None
