@@ -10,6 +10,9 @@
   IMPALA, recurrent cores) run by the same table as training (:class:`LayerTableNet`), a
   ``net.type=module`` network is the user's own module with the member's parameters
   loaded into it; virtual batch norm's statistics are folded into the weights;
+- frames with numbers beside them (Doom's health): the packing of the env's ``Dict``
+  observation (:mod:`neuroplug.envs.measurements`), so the module takes the ``Dict`` as
+  the env gives it, or the packed frame;
 - the action head: a discrete action is the argmax of the outputs, a continuous one the
   ``tanh`` of them scaled into the action box, as the run evaluated its policy.
 
@@ -22,11 +25,14 @@ plain PyTorch: ``torch.jit.trace`` and ``torch.onnx.export`` take it
 from __future__ import annotations
 
 import copy
+from collections.abc import Mapping
 from typing import Any
 
+import numpy as np
 import torch
 from torch import nn
 
+from neuroplug.envs.measurements import MeasurementLayout
 from neuroplug.errors import NeuroplugError
 from neuroplug.nets.layers import as_float, forward_single_with_state
 from neuroplug.nets.module_network import ModuleNetwork
@@ -109,6 +115,10 @@ class PolicyModule(nn.Module):
         self.env = dict(env)
         """The env it acts in (:func:`neuroplug.training.policy_file.describe_env`)."""
         self.obs_shape = tuple(env["obs_shape"])
+        layout = env.get("measurement_layout")
+        self.measurement_layout = MeasurementLayout.from_description(layout) if layout else None
+        """Frames with numbers beside them: an observation given as the env's ``Dict`` is
+        packed (:mod:`neuroplug.envs.measurements`) before the network reads it."""
         self.discrete = bool(env["discrete"])
         self.state_size = int(state_size)
         mask = list(env.get("observation_mask") or [])
@@ -145,6 +155,8 @@ class PolicyModule(nn.Module):
 
     def prepare(self, observations: Any) -> tuple[torch.Tensor, bool]:
         """The network's input for ``observations`` and whether they were one (unbatched)."""
+        if isinstance(observations, Mapping):
+            observations = self._packed(observations)
         if not isinstance(observations, torch.Tensor):
             observations = torch.as_tensor(observations)
         observations = observations.to(self._device())
@@ -174,6 +186,26 @@ class PolicyModule(nn.Module):
         elif observations.dtype not in (torch.uint8, torch.float32):
             observations = observations.to(torch.float32)
         return observations, single
+
+    def _packed(self, observations: Mapping) -> np.ndarray:
+        """A ``Dict`` observation as its packed frame: one observation where its numbers
+        are vectors, a batch where they are ``(b, size)``."""
+        layout = self.measurement_layout
+        if layout is None:
+            raise PolicyInputError(
+                f"observations as a mapping ({', '.join(map(str, observations))}): this policy "
+                f"({self.env['task_id']}) takes arrays of shape {self.obs_shape}"
+            )
+        missing = [key for key in layout.keys if key not in observations]
+        if missing:
+            raise PolicyInputError(
+                f"observations without {', '.join(missing)}: this policy "
+                f"({self.env['task_id']}) reads {', '.join(layout.keys)}"
+            )
+        first = layout.vectors[0][0]
+        if np.ndim(np.asarray(observations[first])) == 1:
+            return layout.pack(observations)
+        return layout.pack_batch(observations)
 
     def outputs(
         self, observations: Any, state: torch.Tensor | None = None

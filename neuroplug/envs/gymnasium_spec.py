@@ -117,7 +117,7 @@ def make_gymnasium_spec(config: EnvConfig) -> EnvSpec:
         obs_parts=observation["parts"],
         obs_categorical=observation["maker"].get("categorical", ()),
         obs_bounds=observation.get("bounds"),
-        measurements=observation.get("measurements", 0),
+        measurement_layout=observation["maker"].get("measurements"),
         discrete=actions["discrete"],
         num_actions=actions["num_actions"],
         action_low=actions["low"],
@@ -272,7 +272,6 @@ def _observation_shaping(name: str, space: Any, field: str) -> dict:
             },
             "shape": layout.shape,
             "parts": (),
-            "measurements": layout.count,
         }
     if isinstance(space, spaces.Dict):
         parts, categorical = [], []

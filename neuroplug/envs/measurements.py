@@ -84,6 +84,42 @@ class MeasurementLayout:
         packed[0, height:] = rows.reshape(-1, width)
         return packed
 
+    def describe(self) -> dict[str, Any]:
+        """The layout in plain types (a policy file keeps it: :meth:`from_description`)."""
+        return {
+            "image": self.image,
+            "frame": list(self.frame),
+            "vectors": [[key, size] for key, size in self.vectors],
+            "low": list(self.low),
+            "high": list(self.high),
+        }
+
+    @classmethod
+    def from_description(cls, description: dict[str, Any]) -> MeasurementLayout:
+        """The layout :meth:`describe` wrote."""
+        return cls(
+            str(description["image"]),
+            tuple(int(size) for size in description["frame"]),
+            tuple((str(key), int(size)) for key, size in description["vectors"]),
+            tuple(float(value) for value in description["low"]),
+            tuple(float(value) for value in description["high"]),
+        )
+
+    def pack_batch(self, observations: Any) -> np.ndarray:
+        """Packed frames ``(b, C, H + R, W)`` of a batch of observations: a mapping of the
+        entries with a leading batch dimension each (a vectorised env's)."""
+        images = np.asarray(observations[self.image])
+        count = len(images)
+        packed = np.zeros((count, *self.shape), np.uint8)
+        for row in range(count):
+            self.pack({key: observations[key][row] for key in self.keys}, into=packed[row])
+        return packed
+
+    @property
+    def keys(self) -> tuple[str, ...]:
+        """The entries it reads: the image's, then the vectors'."""
+        return (self.image, *(key for key, _ in self.vectors))
+
     def unpack(self, packed: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """A packed frame's pixels ``(C, H, W)`` and its measurements in their units (to
         within a level)."""

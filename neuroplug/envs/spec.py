@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 
 from neuroplug.envs.family import EnvFamily
+from neuroplug.envs.measurements import MeasurementLayout
 
 
 @dataclass(frozen=True)
@@ -79,10 +80,15 @@ class EnvSpec:
     a finite range for every one (Pendulum, Acrobot, MountainCar; not CartPole, whose
     velocities are unbounded): a ``final_obs`` archive then needs no ``algo.bounds``."""
 
-    measurements: int = 0
-    """Image observations: numbers packed below the pixels (health, ammunition:
-    :mod:`neuroplug.envs.measurements`), 0 for pixels alone; :attr:`obs_shape` is the
-    packed frame's."""
+    measurement_layout: MeasurementLayout | None = None
+    """Image observations with numbers packed below the pixels (health, ammunition:
+    :mod:`neuroplug.envs.measurements`), where the env gives them; :attr:`obs_shape` is
+    the packed frame's."""
+
+    @property
+    def measurements(self) -> int:
+        """How many numbers are packed below an image observation's pixels (0: none)."""
+        return self.measurement_layout.count if self.measurement_layout else 0
 
     @property
     def lanes_per_env(self) -> int:

@@ -88,7 +88,9 @@ def describe_env(env: EnvSpec) -> dict[str, Any]:
         "observation_mask": [int(index) for index in env.observation_mask],
         "obs_parts": [[key, [int(size) for size in shape]] for key, shape in env.obs_parts],
         "obs_categorical": list(env.obs_categorical),
-        "measurements": int(env.measurements),
+        "measurement_layout": (
+            env.measurement_layout.describe() if env.measurement_layout else None
+        ),
         **_agents(env),
     }
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
+from neuroplug.envs.measurements import MeasurementLayout
 from neuroplug.envs.spec import EnvSpec
 from neuroplug.nets.network import Network
 from neuroplug.training.policy_file import PolicyRecord
@@ -40,7 +41,11 @@ def env_spec(record: PolicyRecord) -> EnvSpec:
         observation_mask=tuple(env.get("observation_mask") or ()),
         obs_parts=tuple((key, tuple(shape)) for key, shape in env.get("obs_parts") or ()),
         obs_categorical=tuple(env.get("obs_categorical") or ()),
-        measurements=int(env.get("measurements") or 0),
+        measurement_layout=(
+            MeasurementLayout.from_description(env["measurement_layout"])
+            if env.get("measurement_layout")
+            else None
+        ),
     )
 
 

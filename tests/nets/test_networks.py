@@ -135,18 +135,20 @@ def test_the_two_initializations_start_the_linear_layers_as_they_say():
     assert uniform.resized(5).init == "uniform"
 
 
-def _measuring_env(**settings):
+def _measuring_env():
+    """A task seeing 36 x 36 grey frames and 3 numbers below them."""
     import numpy as np
 
     from neuroplug.envs.families import family_named
+    from neuroplug.envs.measurements import MeasurementLayout
     from neuroplug.envs.spec import EnvSpec
 
-    fields = dict(
-        task_id="gauges", family=family_named("multi_agent"), obs_shape=(1, 37, 36),
+    layout = MeasurementLayout("screen", (1, 36, 36), (("gauge", 3),), (0.0,) * 3, (1.0,) * 3)
+    return EnvSpec(
+        task_id="gauges", family=family_named("multi_agent"), obs_shape=layout.shape,
         obs_dtype=np.uint8, discrete=True, num_actions=2, action_low=None, action_high=None,
-        frame_skip=1, max_episode_steps=5, solved_return=None, measurements=3,
+        frame_skip=1, max_episode_steps=5, solved_return=None, measurement_layout=layout,
     )  # fmt: skip
-    return EnvSpec(**{**fields, **settings})
 
 
 def test_measurements_join_the_first_linear_layer_and_only_their_bytes_count():

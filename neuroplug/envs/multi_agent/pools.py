@@ -138,7 +138,7 @@ def make_parallel_spec(config: EnvConfig, kind: PoolKind) -> EnvSpec:
         pool_kind=kind,
         maker=maker,
         agents=agents,
-        measurements=measurements.count if measurements else 0,
+        measurement_layout=measurements,
     )
 
 

@@ -103,19 +103,21 @@ def test_a_policy_reads_the_measurements_beside_its_frames(algo, compose, tmp_pa
     assert summary["eval_return_mean"] >= 4.0  # blind to the gauge: 2.5 expected
     if algo != "ppo":
         return
-    # The policy leaves neuroplug reading them: its file rebuilds the join.
+    # The policy leaves neuroplug reading them: its file rebuilds the join, and the module
+    # takes the env's Dict observations (a batch here, and one) as it takes packed frames.
     import numpy as np
-    import parallel_worlds
 
     from neuroplug.deploy.loading import load_policy
-    from neuroplug.envs.measurements import measurement_layout
 
     policy = load_policy(tmp_path)
-    layout = measurement_layout("gauges", parallel_worlds.gauges().observation_space("player_0"))
     screens = np.random.default_rng(0).integers(0, 256, (20, 36, 36, 1), dtype=np.uint8)
     gauges = np.linspace(0.25, 9.75, 20)
-    packed = np.stack(
-        [layout.pack({"screen": s, "gauge": [g]}) for s, g in zip(screens, gauges, strict=True)]
-    )
-    actions = np.asarray(policy(packed))
+    actions = np.asarray(policy({"screen": screens, "gauge": gauges[:, None]}))
+    packed = policy.measurement_layout.pack({"screen": screens[3], "gauge": gauges[3:4]})
+    assert int(policy({"screen": screens[3], "gauge": gauges[3:4]})) == actions[3]
+    assert int(policy(packed)) == actions[3]
+    from neuroplug.deploy.policy_module import PolicyInputError
+
+    with pytest.raises(PolicyInputError, match="without gauge.*reads screen, gauge"):
+        policy({"screen": screens[3]})
     assert (actions == (gauges > 5)).mean() >= 0.8
