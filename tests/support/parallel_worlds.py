@@ -8,7 +8,19 @@ from gymnasium import spaces
 from pettingzoo import ParallelEnv
 
 
-class Roles(ParallelEnv):
+class _World(ParallelEnv):
+    """A world whose episode starts with every agent in it, its clock at 0, and its
+    generator reseeded when a seed is given; a subclass observes (``_observe``)."""
+
+    def reset(self, seed=None, options=None):
+        if seed is not None:
+            self.rng = np.random.default_rng(seed)
+        self.agents = list(self.possible_agents)
+        self.t = 0
+        return self._observe(), {agent: {} for agent in self.agents}
+
+
+class Roles(_World):
     """``guards`` guard agents (observing 3 numbers) and ``runners`` runners (2 numbers):
     each is rewarded 1 a step for the action of its role (guards 1, runners 2), 0 else;
     every episode lasts ``length`` steps. A shared policy scores only by reading its role.
@@ -46,13 +58,6 @@ class Roles(ParallelEnv):
             agent: self.rng.uniform(-1, 1, self.observation_space(agent).shape).astype(np.float32)
             for agent in self.agents
         }
-
-    def reset(self, seed=None, options=None):
-        if seed is not None:
-            self.rng = np.random.default_rng(seed)
-        self.agents = list(self.possible_agents)
-        self.t = 0
-        return self._observe(), {agent: {} for agent in self.agents}
 
     def step(self, actions):
         self.t += 1
@@ -128,7 +133,7 @@ def started_roles(**settings) -> StartedRoles:
     return StartedRoles(**settings)
 
 
-class Gauges(ParallelEnv):
+class Gauges(_World):
     """``players`` agents, each seeing a screen of noise (``side`` x ``side`` bytes) and a
     gauge beside it (a ``Dict`` observation: a measurement in [0, 10]): rewarded 1 a step
     for action 1 when its gauge reads above 5, for action 0 otherwise. The screen tells
@@ -162,13 +167,6 @@ class Gauges(ParallelEnv):
             agent: {"screen": screens[i].astype(np.uint8), "gauge": self.gauges[i : i + 1]}
             for i, agent in enumerate(self.possible_agents)
         }
-
-    def reset(self, seed=None, options=None):
-        if seed is not None:
-            self.rng = np.random.default_rng(seed)
-        self.agents = list(self.possible_agents)
-        self.t = 0
-        return self._observe(), {agent: {} for agent in self.agents}
 
     def step(self, actions):
         self.t += 1
