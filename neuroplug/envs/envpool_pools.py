@@ -221,8 +221,11 @@ def _envpool_spec(config: EnvConfig, kind: PoolKind) -> EnvSpec:
         obs_shape = tuple(int(size) for size in observation_space.shape)
         obs_dtype = np.dtype(observation_space.dtype)
     discrete = hasattr(action_space, "n")
+    stack = int(settings.get("stack_num", 1) or 1)
+    image = len(obs_shape) == 3 and obs_shape[0] % stack == 0
     return EnvSpec(
         task_id=config.task_id,
+        frame_stack=stack if image else 1,
         family=family,
         obs_shape=obs_shape,
         obs_dtype=obs_dtype,

@@ -80,6 +80,11 @@ class EnvSpec:
     a finite range for every one (Pendulum, Acrobot, MountainCar; not CartPole, whose
     velocities are unbounded): a ``final_obs`` archive then needs no ``algo.bounds``."""
 
+    frame_stack: int = 1
+    """Image observations: how many frames they stack along the channels, oldest first,
+    each ``C / frame_stack`` channels, an observation sharing all but its newest frame with
+    the one before (EnvPool's ``stack_num``: Atari's 4); 1 where the channels are one
+    picture (colours, a role's planes). The replay buffer stores each frame once by it."""
     measurement_layout: MeasurementLayout | None = None
     """Image observations with numbers packed below the pixels (health, ammunition:
     :mod:`neuroplug.envs.measurements`), where the env gives them; :attr:`obs_shape` is

@@ -7,7 +7,8 @@ episode's first observation pushes its whole stack, every step after it pushes i
 frame, and a transition is the position of its observation's newest frame. One frame per
 transition (plus a stack per episode) is ~7 KB on Atari, so a million transitions take
 about 7 GB instead of ~56 GB. Vector observations are their own "frame" (a stack of one),
-stored once as float32.
+stored once as float32; so are images whose channels are not a stack of frames (a colour
+screen, a role's planes beside the frames: :attr:`EnvSpec.frame_stack` is 1).
 
 A transition is sampled only while all of its frames are still in its env's ring.
 
@@ -60,8 +61,7 @@ class ReplayBuffer:
         self.n_step = n_step
         self.gamma = gamma
         self.num_envs = num_envs
-        self.stack = env.obs_shape[0] if env.is_image else 1
-        frame_shape = env.obs_shape[1:] if env.is_image else env.obs_shape
+        self.stack, frame_shape = _frames(env)
         dtype = np.uint8 if env.obs_dtype == np.uint8 else np.float32
         self.frames_per_env = _frames_per_env(capacity, num_envs, self.stack, from_evaluations)
         self.frames = np.zeros((num_envs, self.frames_per_env, *frame_shape), dtype=dtype)
@@ -89,8 +89,7 @@ class ReplayBuffer:
         capacity: int, num_envs: int, env: EnvSpec, from_evaluations: bool = False
     ) -> int:
         """The memory a buffer of ``capacity`` transitions takes, before building it."""
-        stack = env.obs_shape[0] if env.is_image else 1
-        frame_shape = env.obs_shape[1:] if env.is_image else env.obs_shape
+        stack, frame_shape = _frames(env)
         frame_bytes = int(np.prod(frame_shape)) * (1 if env.obs_dtype == np.uint8 else 4)
         frames_per_env = _frames_per_env(capacity, num_envs, stack, from_evaluations)
         frames = num_envs * frames_per_env * frame_bytes
@@ -119,8 +118,9 @@ class ReplayBuffer:
             self.frames[env, self.written[env] % self.frames_per_env] = frame
             self.written[env] += 1
 
-    def _frames_of(self, observation: np.ndarray) -> np.ndarray:
-        return observation if self.stack > 1 else observation[None]
+    def _frames_of(self, observations: np.ndarray) -> np.ndarray:
+        """Observations ``(n, *obs)`` as their frames ``(n, stack, *frame)``."""
+        return observations.reshape(len(observations), self.stack, *self.frames.shape[2:])
 
     def add_rollout(self, rollout: Rollout) -> int:
         """Store the rollout's valid transitions; returns how many."""
@@ -138,8 +138,8 @@ class ReplayBuffer:
             envs = np.flatnonzero(valid[step])
             if len(envs):
                 for env in envs[~self._continues[envs]]:  # new episodes: their whole stacks
-                    self._push(env, self._frames_of(observations[step, env]))
-                newest = following[step, envs] if self.stack == 1 else following[step, envs, -1]
+                    self._push(env, self._frames_of(observations[step, env][None])[0])
+                newest = self._frames_of(following[step, envs])[:, -1]
                 self.frames[envs, self.written[envs] % self.frames_per_env] = newest
                 self.written[envs] += 1
                 index = (self.next_index + np.arange(len(envs))) % self.capacity
@@ -183,8 +183,8 @@ class ReplayBuffer:
         if count > 1:
             earlier, later = next_observations[:-1], observations[1:]
             starts[1:] = (earlier != later).reshape(count - 1, -1).any(axis=1)
-        stacks = observations if self.stack > 1 else observations[:, None]
-        newest = next_observations[:, -1] if self.stack > 1 else next_observations
+        stacks = self._frames_of(observations)
+        newest = self._frames_of(next_observations)[:, -1]
         pushed = starts * self.stack + 1  # frames each row pushes
         ends = np.cumsum(pushed)  # one past each row's next-observation frame
         frames = np.empty((int(ends[-1]), *self.frames.shape[2:]), dtype=self.frames.dtype)
@@ -246,15 +246,19 @@ class ReplayBuffer:
             chosen = np.concatenate((chosen, candidates[kept]))[:batch]
         env, position = self.env[chosen], self.position[chosen]
         horizon = self.horizon[chosen]
-        if self.stack == 1:  # vectors: one frame each, no stack to gather
+        shape = self.frames.shape[3:]  # a frame's height and width
+        if self.stack == 1:  # one frame each (vectors, unstacked images): no stack to gather
             observations = self.frames[env, position % self.frames_per_env]
             next_observations = self.frames[env, (position + horizon) % self.frames_per_env]
         else:
             offsets = np.arange(-self.stack + 1, 1)
             slots = (position[:, None] + offsets) % self.frames_per_env
             next_slots = (position[:, None] + offsets + horizon[:, None]) % self.frames_per_env
-            observations = self.frames[env[:, None], slots]
-            next_observations = self.frames[env[:, None], next_slots]
+            # (b, stack, *frame) -> the observations' own shape: the frames' channels in order.
+            observations = self.frames[env[:, None], slots].reshape(len(chosen), -1, *shape)
+            next_observations = self.frames[env[:, None], next_slots].reshape(
+                len(chosen), -1, *shape
+            )
 
         def tensor(array: np.ndarray) -> torch.Tensor:
             return torch.from_numpy(np.ascontiguousarray(array)).to(device)
@@ -313,6 +317,15 @@ def restore_or_note(
         "resumed with an empty replay buffer (algo.checkpoint_replay was off): it "
         f"refills for {learning_starts} steps before learning goes on"
     )
+
+
+def _frames(env: EnvSpec) -> tuple[int, tuple[int, ...]]:
+    """How ``env``'s observations are stored: frames an observation stacks, and a frame's
+    shape (a stacked image's channels per frame; an unstacked image or a vector whole)."""
+    if env.is_image and env.frame_stack > 1:
+        channels, *sides = env.obs_shape
+        return env.frame_stack, (channels // env.frame_stack, *sides)
+    return 1, tuple(env.obs_shape)
 
 
 def _frames_per_env(capacity: int, num_envs: int, stack: int, from_evaluations: bool) -> int:

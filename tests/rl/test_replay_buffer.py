@@ -24,10 +24,12 @@ def _random_policy(num_actions: int):
     return act
 
 
-def _collect(task_id: str, envs: int, steps: int, rollouts: int, capacity: int, **options):
+def _collect(task: str | EnvConfig, envs: int, steps: int, rollouts: int, capacity: int, **options):
     """Fill a buffer from a sampler; also returns every valid transition as observed:
     ``(obs, next obs, env, reward, terminated, ended)`` in the order they were stored."""
-    env = make_spec(EnvConfig(task_id=task_id, max_episode_steps=options.pop("cap", None)))
+    cap = options.pop("cap", None)
+    config = task if isinstance(task, EnvConfig) else EnvConfig(task_id=task, max_episode_steps=cap)
+    env = make_spec(config)
     sampler = Sampler(env, envs, 1, 2, torch.device("cpu"))
     sampler.start(np.arange(envs) + 7)
     buffer = ReplayBuffer(capacity, envs, env, **options)
@@ -87,6 +89,23 @@ def test_atari_frames_are_stored_once_and_stacks_rebuild_exactly():
     # About one 84x84 frame per transition, not the 8 of (obs, next obs) stacks.
     assert buffer.bytes_per_transition < 1.2 * frame_bytes
     assert buffer.bytes_per_transition * 1_000_000 < 8e9
+
+
+def test_colour_frames_are_stacks_of_three_channels_each_stored_once():
+    config = EnvConfig(task_id="Breakout-v5", kwargs={"gray_scale": False})
+    env, buffer, stored = _collect(config, envs=2, steps=60, rollouts=2, capacity=1000)
+    assert env.obs_shape == (12, 84, 84) and env.frame_stack == 4
+    assert _check_every_transition(buffer, stored) == len(buffer) == len(stored)
+    assert buffer.bytes_per_transition < 1.2 * 3 * 84 * 84  # one colour frame a transition
+
+
+def test_an_image_that_is_not_a_stack_is_stored_whole():
+    """A colour screen's channels are one picture, not frames that shift by one each step
+    (the old buffer rebuilt its observations from three steps' blue channels)."""
+    config = EnvConfig(entry_point="corridor_env:ColourCorridor", max_episode_steps=9)
+    env, buffer, stored = _collect(config, envs=2, steps=20, rollouts=3, capacity=200)
+    assert env.obs_shape == (3, 36, 36) and env.frame_stack == 1
+    assert _check_every_transition(buffer, stored) == len(buffer) == len(stored)
 
 
 def test_vector_observations_round_trip_through_episode_ends_and_wraparound():

@@ -43,3 +43,15 @@ class Corridor(gymnasium.Env):
         frame = np.zeros((8, 8 * self.length, 3), np.uint8)
         frame[:, 8 * self.position : 8 * self.position + 8] = 255
         return frame
+
+
+class ColourCorridor(Corridor):
+    """The corridor seen as a 36 x 36 colour picture of noise, drawn from the env's seed
+    each step (three channels that are one picture, not a stack of frames)."""
+
+    def __init__(self, length: int = 8, render_mode: str | None = None) -> None:
+        super().__init__(length, render_mode)
+        self.observation_space = gymnasium.spaces.Box(0, 255, (36, 36, 3), np.uint8)
+
+    def _observation(self) -> np.ndarray:
+        return self.np_random.integers(0, 256, (36, 36, 3), dtype=np.uint8)
