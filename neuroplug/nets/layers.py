@@ -538,7 +538,7 @@ def forward_single_with_state(
         hidden, measurements = split_measurements(hidden, count)
     for layer in layers:
         if layer.measurements:
-            hidden = torch.cat((hidden.reshape(len(hidden), -1), measurements), 1)
+            hidden = torch.cat((hidden.flatten(1), measurements), 1)  # the batch stays free
         if layer_inputs is not None:
             layer_inputs.append(hidden)
         weight = layout.tensor(params, layer.weight)

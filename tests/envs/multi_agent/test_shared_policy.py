@@ -120,4 +120,9 @@ def test_a_policy_reads_the_measurements_beside_its_frames(algo, compose, tmp_pa
 
     with pytest.raises(PolicyInputError, match="without gauge.*reads screen, gauge"):
         policy({"screen": screens[3]})
+    # Exported, it takes packed frames of any batch (checked against the policy there).
+    from neuroplug.tools.export import main as export
+
+    export([str(tmp_path), "--format", "torchscript"])
+    assert (tmp_path / "exported" / "policy_torchscript.pt").is_file()
     assert (actions == (gauges > 5)).mean() >= 0.8
