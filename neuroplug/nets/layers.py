@@ -72,6 +72,7 @@ from dataclasses import dataclass
 import torch
 import torch.nn.functional as F
 
+from neuroplug.envs.measurements import measurement_rows
 from neuroplug.nets.cells import core_names, load_core
 from neuroplug.nets.layout import ParameterLayout, Params
 
@@ -232,8 +233,7 @@ def split_measurements(inputs: torch.Tensor, count: int) -> tuple[torch.Tensor, 
     """A batch of packed frames ``(..., C, H + R, W)`` (:mod:`neuroplug.envs.measurements`)
     as its pixels ``(..., C, H, W)`` and its ``count`` measurements ``(..., count)``, both
     views or slices of ``inputs`` in its dtype (bytes, or floats already scaled by 255)."""
-    width = inputs.shape[-1]
-    rows = -(-count // width)
+    rows = measurement_rows(count, inputs.shape[-1])
     pixels = inputs[..., : inputs.shape[-2] - rows, :]
     values = inputs[..., 0, inputs.shape[-2] - rows :, :].flatten(-2)[..., :count]
     return pixels, values

@@ -116,6 +116,10 @@ def test_the_policies_need_one_action_space_and_the_refusal_names_the_mapping():
         EnvConfig(parallel_env="parallel_worlds:roles", policy_mapping="per_role")
     with pytest.raises(ConfigError, match=r"env.parallel_env: .* not a PettingZoo"):
         make_spec(EnvConfig(parallel_env="parallel_worlds:not_a_world"))
+    # A Dict of numbers alone (an 8 x 8 "screen" is no frame): not frames with measurements.
+    gauges = EnvConfig(parallel_env="parallel_worlds:gauges", kwargs={"side": 8})
+    with pytest.raises(ConfigError, match=r"env.parallel_env: .*one image and numbers beside"):
+        make_spec(gauges)
 
 
 def test_worlds_that_start_a_step_or_reset_are_all_started_before_any_is_waited_for():
