@@ -472,13 +472,18 @@ class DoomMultiplayer(ParallelEnv):
         return result
 
     def render(self):
-        """Player 0's screen as the engine draws it, as RGB (grey repeated)."""
-        state = self._games[0].get_state() if self._games else None
-        if state is None:
-            height, width, _ = self._screen
-            return np.zeros((2 * height, 2 * width, 3), np.uint8)
-        pixels = self._pixels(state)
-        return np.repeat(pixels, 3, axis=2) if pixels.shape[2] == 1 else pixels
+        """Every player's screen as its engine draws it, side by side in the players'
+        order, as RGB (grey repeated): a video shows each agent's view."""
+        height, width, _ = self._screen
+        screens = []
+        for game in self._games or [None] * self.players:
+            state = game.get_state() if game is not None else None
+            if state is None:
+                screens.append(np.zeros((2 * height, 2 * width, 3), np.uint8))
+                continue
+            pixels = self._pixels(state)
+            screens.append(np.repeat(pixels, 3, axis=2) if pixels.shape[2] == 1 else pixels)
+        return np.concatenate(screens, axis=1)
 
     def _stop(self) -> None:
         for game in self._games:

@@ -57,6 +57,11 @@ def _duel(workdir: str) -> None:
     try:
         observations, _ = env.reset(seed=1)
         assert set(observations) == {"player_0", "player_1"}
+        frame = env.render()  # both players' views, side by side
+        height, width, _ = SCREEN
+        assert frame.shape == (2 * height, 4 * width, 3)
+        assert np.array_equal(frame[::2, : 2 * width : 2, 0], observations["player_0"][..., 0])
+        assert np.array_equal(frame[::2, 2 * width :: 2, 0], observations["player_1"][..., 0])
         for _ in range(2):  # a second game on the same players
             steps, totals = _play(env, rng)
             # About 105 tics of 4: at most that many steps; fewer where the machine is busy,
