@@ -48,8 +48,13 @@ COLOURS = {
     "pyribs": "tab:pink",
     "sb3_pettingzoo": "tab:green",  # Stable-Baselines3, as "sb3"
     "map_elites": "tab:cyan",
+    "cleanrl_ma_atari": "tab:orange",  # CleanRL, as "cleanrl"
+    "neuroplug_bf16": "tab:purple",
+    "neuroplug_normc": "tab:purple",
 }
 """Each side's colour in every plot."""
+SPARE_COLOURS = ("black", "tab:gray", "tab:olive", "tab:brown")
+"""Colours of sides without one of their own, in turn (never two sides alike in a plot)."""
 
 
 def bins(record: dict) -> tuple[np.ndarray, np.ndarray]:
@@ -193,11 +198,13 @@ def plot(method, task, curves, clocks, bands, row: dict, out: Path) -> None:
     import matplotlib.pyplot as plt
 
     figure, axes = plt.subplots(1, 2, figsize=(11, 4))
+    spare = iter(c for c in SPARE_COLOURS if c not in {COLOURS.get(side) for side in bands})
+    colours = {side: COLOURS.get(side) or next(spare) for side in bands}
     for side, (iqm, low, high) in bands.items():
         runs = len(curves[side])
         centres = (np.arange(len(iqm)) + 1) * row["budget"] / len(iqm)
         for axis, x in zip(axes, (centres, clocks[side]), strict=True):
-            colour = COLOURS.get(side, "black")  # a side without its own: never neuroplug's
+            colour = colours[side]
             label = f"{side} (IQM of {runs} seeds)"
             axis.plot(x, iqm, marker="o", ms=3, color=colour, label=label)
             axis.fill_between(x, low, high, color=colour, alpha=0.2)
