@@ -197,18 +197,24 @@ def open_pool(env: EnvSpec, seeds: np.ndarray, num_threads: int = 0, **overrides
     return make_pool(env, seeds, num_threads, **overrides), source, problem
 
 
-def frames_of(pool, source: str, env_ids: np.ndarray, observations: np.ndarray) -> list:
+def frames_of(
+    pool, source: str, env_ids: np.ndarray, observations: np.ndarray, channels: int = 1
+) -> list:
     """RGB frames of the envs ``env_ids`` of ``pool`` now; ``observations[i]`` is env
-    ``env_ids[i]``'s current observation."""
+    ``env_ids[i]``'s current observation, a stack of frames of ``channels`` channels."""
     if source == "render":
         return list(pool.render(env_ids=env_ids))
-    return [observation_frame(observation) for observation in observations]
+    return [observation_frame(observation, channels) for observation in observations]
 
 
-def observation_frame(observation: np.ndarray) -> np.ndarray:
-    """An RGB frame from the newest frame of an Atari observation stack ``(C, H, W)``."""
-    gray = observation[-1].repeat(OBSERVATION_UPSCALE, axis=0).repeat(OBSERVATION_UPSCALE, axis=1)
-    return np.stack([gray] * 3, axis=-1)
+def observation_frame(observation: np.ndarray, channels: int = 1) -> np.ndarray:
+    """An RGB frame from the newest frame of an observation stack ``(C, H, W)`` whose
+    frames are ``channels`` channels each: grey (Atari's), or in colour (3)."""
+    if channels == 3:
+        newest = observation[-3:].transpose(1, 2, 0)
+    else:
+        newest = np.repeat(observation[-1][..., None], 3, axis=-1)
+    return newest.repeat(OBSERVATION_UPSCALE, axis=0).repeat(OBSERVATION_UPSCALE, axis=1)
 
 
 def prepare_offscreen_gl() -> bool:

@@ -235,6 +235,19 @@ def test_atari_falls_back_to_observation_frames_without_envpool_rendering(
     assert "from the observations" in capsys.readouterr().out
 
 
+def test_an_observation_frame_is_the_newest_frame_in_grey_or_in_colour():
+    from neuroplug.tools.video import OBSERVATION_UPSCALE, observation_frame
+
+    stack = np.random.default_rng(0).integers(0, 256, (12, 4, 5), dtype=np.uint8)
+    colour = observation_frame(stack, channels=3)  # 4 frames of 3 colours
+    assert colour.shape == (4 * OBSERVATION_UPSCALE, 5 * OBSERVATION_UPSCALE, 3)
+    assert np.array_equal(
+        colour[::OBSERVATION_UPSCALE, ::OBSERVATION_UPSCALE], stack[9:].transpose(1, 2, 0)
+    )
+    grey = observation_frame(stack[:4])  # 4 grey frames
+    assert np.array_equal(grey[::OBSERVATION_UPSCALE, ::OBSERVATION_UPSCALE, 1], stack[3])
+
+
 @needs_ffmpeg
 def test_atari_mp4_of_all_episodes(pong_run, tmp_path):
     import imageio_ffmpeg
