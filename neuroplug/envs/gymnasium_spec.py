@@ -252,7 +252,8 @@ def _observation_shaping(name: str, space: Any, field: str) -> dict:
             field,
             f"{name}'s observation space is {problem}",
             "Box, Discrete (one-hot), a Dict of numeric Boxes and Discretes (flattened, "
-            "one-hot), or a Dict of one image and bounded numeric Boxes; a wrapper in env.wrappers can make one (minigrid.wrappers:ImgObsWrapper)",
+            "one-hot), or a Dict of one image and bounded numeric Boxes; a wrapper in "
+            "env.wrappers can make one (minigrid.wrappers:ImgObsWrapper)",
         )
 
     if isinstance(space, spaces.Discrete):

@@ -27,6 +27,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 import numpy as np
@@ -68,19 +69,25 @@ class MeasurementLayout:
         channels, height, width = self.frame
         return (channels, height + measurement_rows(self.count, width), width)
 
+    @cached_property
+    def _range(self) -> tuple[np.ndarray, np.ndarray]:
+        """Each measurement's ``low`` and ``high - low``, as arrays (read every step)."""
+        low = np.asarray(self.low)
+        return low, np.asarray(self.high) - low
+
     def pack(self, observation: Any, into: np.ndarray | None = None) -> np.ndarray:
-        """One observation (a mapping of the entries) as its packed frame."""
-        channels, height, width = self.frame
+        """One observation (a mapping of the entries) as its packed frame (``into``: a
+        zeroed frame of :attr:`shape` to write it into)."""
+        _, height, width = self.frame
         packed = np.zeros(self.shape, np.uint8) if into is None else into
         image = np.asarray(observation[self.image], np.uint8)
         packed[:, :height] = image.reshape(height, width, -1).transpose(2, 0, 1)
         values = np.concatenate(
             [np.asarray(observation[key], np.float64).reshape(-1) for key, _ in self.vectors]
         )
-        low, high = np.asarray(self.low), np.asarray(self.high)
-        levels = np.rint(LEVELS * (values - low) / (high - low)).clip(0, LEVELS)
-        rows = packed[0, height:].reshape(-1)
-        rows[: self.count] = levels.astype(np.uint8)
+        low, span = self._range
+        rows = np.zeros(packed[0, height:].size, np.uint8)
+        rows[: self.count] = np.rint(LEVELS * (values - low) / span).clip(0, LEVELS)
         packed[0, height:] = rows.reshape(-1, width)
         return packed
 
@@ -125,8 +132,8 @@ class MeasurementLayout:
         within a level)."""
         height = self.frame[1]
         levels = packed[0, height:].reshape(-1)[: self.count].astype(np.float64)
-        low, high = np.asarray(self.low), np.asarray(self.high)
-        return packed[:, :height], low + levels / LEVELS * (high - low)
+        low, span = self._range
+        return packed[:, :height], low + levels / LEVELS * span
 
 
 def measurement_layout(
@@ -150,11 +157,11 @@ def measurement_layout(
     image = images[0]
     shape = tuple(int(size) for size in entries[image].shape)
     frame = (shape[2] if len(shape) == 3 else 1, shape[0], shape[1])
-    if len(shape) not in (2, 3) or np.dtype(entries[image].dtype) != np.uint8:
+    if np.dtype(entries[image].dtype) != np.uint8:
         raise ConfigError(
             field,
-            f"{task_id}'s observation entry {image!r} is {entries[image]}: not (H, W) or "
-            "(H, W, C) bytes",
+            f"{task_id}'s observation entry {image!r} is {entries[image]}: an image of "
+            "another type than bytes (uint8)",
             allowed,
         )
     vectors, low, high = [], [], []

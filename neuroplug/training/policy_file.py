@@ -71,7 +71,8 @@ class PolicyRecord:
 def describe_env(env: EnvSpec) -> dict[str, Any]:
     """What a policy needs to know of its env, in plain types: the task, its family, the
     observations the network sees (shape, dtype, the entries removed before it, a dict
-    observation's parts, the measurements packed below a frame's pixels) and the actions (discrete count, or the box's bounds)."""
+    observation's parts, the measurements packed below a frame's pixels) and the actions
+    (discrete count, or the box's bounds)."""
 
     def bounds(values: np.ndarray | None) -> list[float] | None:
         return None if values is None else [float(value) for value in np.ravel(values)]

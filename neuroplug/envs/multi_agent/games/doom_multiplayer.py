@@ -22,8 +22,8 @@ size and colours of Sample Factory's Doom input, which its engine renders larger
 resizes), with ``measurements=true`` beside it numbers the screen shows poorly
 (:data:`MEASURED`: health, armour, weapons and ammunition, Sample Factory's extra inputs; a
 ``Dict`` observation, packed below the pixels for the networks:
-:mod:`neuroplug.envs.measurements`), and chooses one of :data:`ACTIONS` (a button pressed for ``frame_skip`` tics, or none), or
-with ``actions=combinations`` one of :data:`COMBINATIONS` (moving, strafing, turning and
+:mod:`neuroplug.envs.measurements`), and chooses one of :data:`ACTIONS` (a button pressed
+for ``frame_skip`` tics, or none), or with ``actions=combinations`` one of :data:`COMBINATIONS` (moving, strafing, turning and
 shooting at once, as Sample Factory's agents press their buttons together). Its
 reward (``reward``) is its frags minus its deaths of the step, so a duel's rewards mirror
 each other (+1 to the killer, -1 to the killed) as ``pong_duel``'s points do; or its frags
