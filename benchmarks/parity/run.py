@@ -168,6 +168,9 @@ def main(argv: list[str] | None = None) -> None:
     for index, (comparison, side, seed) in enumerate(runs, 1):
         started = time.monotonic()
         print(f"[{index}/{len(runs)}] {comparison.key} {side} seed {seed}", flush=True)
+        if record_path(comparison, side, seed).is_file():  # another process ran it meanwhile
+            print("  done meanwhile: skipped", flush=True)
+            continue
         try:
             path = run_one(comparison, side, seed, arguments.peers)
         except Exception:  # one failed run does not stop the others; its record stays absent

@@ -445,8 +445,8 @@ class SelfPlayConfig(CheckedConfig):
     pool."""
     latest_share: float = 0.5
     """Share of games the learner plays against itself, as it is now (those games' other
-    agents learn too); the rest against a frozen snapshot, a bot or another member (not
-    learned from)."""
+    agents learn too); the rest against a frozen snapshot, a bot or another member (who
+    learns from them: ``members_learn``)."""
     sampling: str = "pfsp"
     """How an opponent other than the learner itself is drawn: ``uniform``, or ``pfsp``
     (AlphaStar's prioritised fictitious self-play: weight ``(1 - P(win))^pfsp_power``, the
@@ -460,8 +460,12 @@ class SelfPlayConfig(CheckedConfig):
     members: bool = False
     """``algo=pbt``: every other member of the population joins each member's pool, playing
     with its live weights in the same forward, drawn as the snapshots and bots are
-    (Sample Factory's ``pbt_mix_policies_in_one_env``); a member learns only from its own
-    agents."""
+    (Sample Factory's ``pbt_mix_policies_in_one_env``)."""
+    members_learn: bool = True
+    """With ``selfplay.members``: a member learns from the agents it plays in another
+    member's league too, as Sample Factory's policies learn from every agent they play (its
+    own live weights acted there: on-policy steps); false: each learns only from its own
+    envs' agents."""
     eval_opponent: str | None = None
     """A bot (``random`` or ``package.module:function``) or another run of the same game
     (its output dir, or a policy file: its deployed policy, acting greedily) the run's

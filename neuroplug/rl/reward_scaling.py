@@ -53,13 +53,17 @@ class RewardScaler:
     def scale(
         self, rewards: torch.Tensor, valid: torch.Tensor, ended: torch.Tensor
     ) -> torch.Tensor:
-        """The ``(T, N)`` rewards scaled step by step, the state moved past them."""
+        """The ``(T, N)`` rewards scaled step by step, the state moved past them. Columns
+        past its ``num_envs`` (a member's games in another member's envs,
+        :mod:`neuroplug.rl.guest_steps`) are scaled alike but not counted: their envs'
+        returns are not this scaler's to follow."""
         raw = rewards.detach().cpu().numpy().astype(np.float64)
-        valid, ended = valid.cpu().numpy(), ended.cpu().numpy()
+        own = len(self.returns)
+        valid, ended = valid[:, :own].cpu().numpy(), ended[:, :own].cpu().numpy()
         scaled = np.zeros_like(raw)
         for step in range(len(raw)):
             rows = valid[step]
-            self.returns[rows] = self.returns[rows] * self.gamma + raw[step, rows]
+            self.returns[rows] = self.returns[rows] * self.gamma + raw[step, :own][rows]
             self._add(self.returns[rows])
             scaled[step] = raw[step] / np.sqrt(self.var + EPSILON)
             self.returns[ended[step] & rows] = 0.0

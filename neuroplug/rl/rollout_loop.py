@@ -47,6 +47,7 @@ from neuroplug.api import LearnerContext, LearnerSampler, SamplerRequest, Segmen
 from neuroplug.envs.multi_agent.mapping import env_policies
 from neuroplug.errors import PluginError
 from neuroplug.rl.acting import Acting, LaneActing, lane_acting
+from neuroplug.rl.guest_steps import guest_shares, member_rollouts, stacked_rollout
 from neuroplug.rl.sampler import Episodes, Rollout, Sampler
 from neuroplug.rl.shards import learner_sampler, sampler_report
 from neuroplug.runtime.seeds import segment_episode_seeds
@@ -281,7 +282,7 @@ class RolloutLoop:
         finished = sampler.take_episodes()
         if self.leagues is not None:
             # Every agent's steps counted above; a learner learns from, and reports, its own.
-            rollout, finished = self.leagues.book(rollout)
+            rollout, finished = self.leagues.book(rollout, self.lane_owners)
         self._games.extend(finished)
         owner = self._owner
         owner.games_finished(finished)
@@ -300,8 +301,12 @@ class RolloutLoop:
         return rollout
 
     def learn(self, rollout: Rollout) -> None:
-        """Each member learns from its own envs' part of ``rollout``: all at once when their
+        """Each member learns from its own envs' part of ``rollout`` (and from the envs it
+        played in as a guest: :mod:`neuroplug.rl.guest_steps`): all at once when their
         learner stacks their updates, else one by one."""
+        if rollout.guests is not None and len(self.members) > 1:
+            self._learn_with_guests(rollout)
+            return
         if self.update is not None:
             order = self.member_order
             self.member_stats = self.update.learn(
@@ -311,6 +316,18 @@ class RolloutLoop:
         for k, member in enumerate(self.members):
             part = rollout if len(self.members) == 1 else rollout.columns(self.lanes[k])
             self.member_stats[k] = member.learn_rollout(part)
+
+    def _learn_with_guests(self, rollout: Rollout) -> None:
+        """:meth:`learn` where members played in each other's envs: each member's own
+        columns, then its guest columns; its ``guest_share`` reported."""
+        if self.update is not None:
+            self.member_stats = self.update.learn(stacked_rollout(rollout, self.lanes))
+        else:
+            parts = member_rollouts(rollout, self.lanes)
+            for k, (member, part) in enumerate(zip(self.members, parts, strict=True)):
+                self.member_stats[k] = member.learn_rollout(part)
+        for stats, share in zip(self.member_stats, guest_shares(rollout, self.lanes), strict=True):
+            stats["guest_share"] = share
 
     def _start_leagues(self, context: LearnerContext) -> Leagues:
         """Self-play for each learner, each over its own envs, or for the policies per team

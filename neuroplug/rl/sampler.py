@@ -92,6 +92,10 @@ class Rollout:
     self_play: Any = None
     """Self-play's records of the rollout's games and whom each step may teach
     (:class:`neuroplug.rl.self_play.acting.PlayedRollout`), until the driver books them."""
+    guests: torch.Tensor | None = None
+    """``(T, N)`` int64, where a population's members play in each other's leagues
+    (``selfplay.members``): the member that learns from a step played in an env it does not
+    own, -1 elsewhere (:attr:`valid` holds only the owners' steps); None: no such step."""
 
     def columns(self, envs: slice | torch.Tensor) -> Rollout:
         """The part of this rollout played in the envs ``envs`` (a population member's
@@ -110,6 +114,7 @@ class Rollout:
             self.policy_version,
             self.states[:, envs] if self.states is not None else None,
             self.starts[:, envs] if self.starts is not None else None,
+            guests=self.guests[:, envs] if self.guests is not None else None,
         )
 
 

@@ -119,10 +119,11 @@ class PopulationPPOUpdate:
         }
 
     def learn(self, rollout) -> list[dict[str, float]]:
-        """GAE and the PPO update of every member on its envs' part of ``rollout``
-        (member k owns envs ``k*n .. k*n+n-1``); returns each member's statistics."""
-        members, n = self.members, self.envs_per_member
-        count = len(members)
+        """GAE and the PPO update of every member on its part of ``rollout`` (member k's
+        columns ``k*n .. k*n+n-1``: its own envs, then any it played in as a guest,
+        :mod:`neuroplug.rl.guest_steps`); returns each member's statistics."""
+        members, count = self.members, len(self.members)
+        n = rollout.values.shape[1] // count
         configs = [member.config for member in members]
         device = rollout.values.device
         for member in members:
@@ -170,7 +171,7 @@ class PopulationPPOUpdate:
         scalers = [getattr(member, "reward_scaler", None) for member in self.members]
         if all(scaler is None for scaler in scalers):
             return rollout
-        n, rewards = self.envs_per_member, rollout.rewards.clone()
+        n, rewards = rollout.values.shape[1] // len(self.members), rollout.rewards.clone()
         for k, scaler in enumerate(scalers):
             if scaler is not None:
                 envs = slice(k * n, (k + 1) * n)

@@ -116,7 +116,7 @@ class ShardActor:
         }
         return {
             **arrays,
-            "self_play": rollout.self_play,  # self-play's records and learnable steps, or None
+            "self_play": rollout.self_play,  # self-play's records and who learns, or None
             "episodes": (episodes.returns, episodes.lengths, episodes.envs, episodes.trained),
             "env_steps": sampler.env_steps - before[0],
             "forward_passes": sampler.forward_passes - before[1],

@@ -64,3 +64,17 @@ def test_a_resumed_scaler_scales_as_the_uninterrupted_one():
     second.load_state_dict(first.state_dict())
     tail = second.scale(rewards[25:], valid[25:], ended[25:])
     assert torch.equal(torch.cat((head, tail)), straight)
+
+
+def test_columns_past_its_envs_are_scaled_alike_and_not_counted():
+    # A member's games in another member's envs (guest columns) follow its own envs' scale.
+    rewards, valid, ended = (torch.tensor(part) for part in _rollout(envs=5))
+    own = RewardScaler(3, 0.99)
+    alone = own.scale(rewards[:, :3], valid[:, :3], ended[:, :3])
+    wider = RewardScaler(3, 0.99)
+    scaled = wider.scale(rewards, valid, ended)
+    torch.testing.assert_close(scaled[:, :3], alone, rtol=0, atol=0)
+    assert wider.state_dict().keys() == own.state_dict().keys()
+    assert (wider.count, wider.var) == (own.count, own.var)
+    std = np.sqrt(own.var + EPSILON)  # the guest columns' last step: the last variance
+    np.testing.assert_allclose(scaled[-1, 3:].numpy(), np.clip(rewards[-1, 3:] / std, -CLIP, CLIP))

@@ -17,9 +17,11 @@ carry their own recurrent states, reset with every lane's at a game's start.
 Who plays each lane is the seats' of the :mod:`.seating` of the process that steps it: the
 acting is bound to the seatings there (:meth:`SelfPlayActing.begin`), its rollout's steps
 watched by them (:meth:`~SelfPlayActing.watch`), and at the end
-(:meth:`~SelfPlayActing.finish`) the seatings' records and every step's learnable lanes go
-back with the rollout (a :class:`PlayedRollout`), so each learner learns only from its own
-agents' steps. Its :meth:`~SelfPlayActing.snapshot` (for a Ray sampler actor) carries the
+(:meth:`~SelfPlayActing.finish`) the seatings' records and who learns from each step go
+back with the rollout (a :class:`PlayedRollout`), so each learner learns only from the
+steps it played: its own agents', and with ``selfplay.members_learn`` those a member played
+in another member's league (Sample Factory's policies learn from every agent they play).
+Its :meth:`~SelfPlayActing.snapshot` (for a Ray sampler actor) carries the
 weights, the players, the bots' names and the draw tables, and binds to the actor's own
 seatings.
 """
@@ -44,15 +46,18 @@ from neuroplug.rl.self_play.seating import Records, Seating
 UNIT_EDGE = 1 - 1e-6
 BOT = -1
 """A lane's position when a bot plays it (no network)."""
+NOBODY = -1
+"""Who learns from a step no learner played (a snapshot's, a bot's)."""
 
 
 @dataclass
 class PlayedRollout:
     """What a rollout's self-play gives back: each league's :class:`~.seating.Records`,
-    and ``learnable`` ``(T, N)``: whether a learner played each step (it learns from it)."""
+    and ``learners`` ``(T, N)``: the learner (its place among the members) that learns from
+    each step, :data:`NOBODY` where none does (a snapshot's, a bot's)."""
 
     records: list[Records]
-    learnable: np.ndarray
+    learners: np.ndarray
 
     @staticmethod
     def joined(parts: list[PlayedRollout]) -> PlayedRollout:
@@ -61,7 +66,7 @@ class PlayedRollout:
         for part in parts:
             for mine, theirs in zip(records, part.records, strict=True):
                 mine.extend(theirs)
-        return PlayedRollout(records, np.concatenate([part.learnable for part in parts], axis=1))
+        return PlayedRollout(records, np.concatenate([part.learners for part in parts], axis=1))
 
 
 class SelfPlayActing(Acting):
@@ -76,7 +81,12 @@ class SelfPlayActing(Acting):
         super().__init__(inner.members, inner.envs_per_member)
         self.inner = inner
         self.learners = list(inner.members)
+        self.learner_count = len(self.learners)
+        """The learners' places in the stack (``0 .. learner_count - 1``; a snapshot for a
+        Ray actor has their weights, not the learners)."""
         self.leagues = leagues
+        self.members_learn = bool(leagues.each[0].config.members_learn)
+        """Whether a member learns from the steps it plays in another member's league."""
         self.league_envs = leagues.envs_per_member
         """Each league's envs: league k plays the learner's envs ``k E .. (k + 1) E - 1``."""
         self.specs = [league.spec for league in leagues.each]
@@ -157,18 +167,18 @@ class SelfPlayActing(Acting):
             )
 
     def finish(self, groups: list[slice], steps: int) -> PlayedRollout:
-        """The rollout's records and its learnable steps, over ``groups`` (the learner's
-        envs this process stepped, in its order)."""
+        """The rollout's records and who learns from each step, over ``groups`` (the
+        learner's envs this process stepped, in its order)."""
         return PlayedRollout(
             [seating.take_records() for seating in self.seatings],
-            self.learnable_mask(groups, steps),
+            self.step_learners(groups, steps),
         )
 
     # ------------------------------------------------------------------ acting
 
     def act(self, observations, rows, states, generator):
-        positions, live, bots = self._players(rows)
-        self.calls.setdefault((rows.start, rows.stop), []).append(live)
+        positions, learners, bots = self._players(rows)
+        self.calls.setdefault((rows.start, rows.stop), []).append(learners)
         if not bots and (positions == positions[0]).all():
             # One player: its plain forward.
             member = torch.tensor([int(positions[0])])
@@ -201,7 +211,8 @@ class SelfPlayActing(Acting):
 
     def _players(self, rows: slice) -> tuple[np.ndarray, np.ndarray, list]:
         """Per lane of ``rows``: its player's place in the stack (:data:`BOT` for a bot's),
-        whether a learner plays it, and each bot's lanes ``(league, id, lanes)``."""
+        the learner that learns from it (:data:`NOBODY`: none), and each bot's lanes
+        ``(league, id, lanes)``."""
         positions = np.empty(rows.stop - rows.start, np.int64)
         live = np.empty(len(positions), bool)
         bots = []
@@ -217,7 +228,11 @@ class SelfPlayActing(Acting):
             is_bot = positions[within] == BOT
             for id_ in dict.fromkeys(ids[is_bot].tolist()):
                 bots.append((k, id_, np.flatnonzero(ids == id_) + within.start))
-        return positions, live, bots
+        # A learner's place in the stack is its place among the members: a league's own
+        # learner (live), or another member playing with its live weights.
+        learner_plays = (positions >= 0) & (positions < self.learner_count)
+        learns = learner_plays & (live | self.members_learn)
+        return positions, np.where(learns, positions, NOBODY), bots
 
     def _bot_of(self, league: int, id_: int):
         """League ``league``'s bot ``id_``, loaded by its name where it was not handed over."""
@@ -226,12 +241,12 @@ class SelfPlayActing(Acting):
             self._bots[key] = load_bot(self.bot_names[key], self.inner.env)
         return self._bots[key]
 
-    def learnable_mask(self, groups: list[slice], steps: int) -> np.ndarray:
-        """``(steps, envs of groups)``: whether the learner learns from each lane's step,
-        from the rollout's calls (a group is asked once per step, in order, then once for
-        the bootstrap values)."""
+    def step_learners(self, groups: list[slice], steps: int) -> np.ndarray:
+        """``(steps, envs of groups)``: the learner that learns from each lane's step
+        (:data:`NOBODY`: none), from the rollout's calls (a group is asked once per step, in
+        order, then once for the bootstrap values)."""
         sizes = [rows.stop - rows.start for rows in groups]
-        mask = np.zeros((steps, sum(sizes)), dtype=bool)
+        learners = np.full((steps, sum(sizes)), NOBODY, dtype=np.int64)
         column = 0
         for rows, size in zip(groups, sizes, strict=True):
             calls = self.calls.get((rows.start, rows.stop), [])
@@ -240,10 +255,10 @@ class SelfPlayActing(Acting):
                     f"self-play saw {len(calls)} calls for envs {rows.start}-{rows.stop} in a "
                     f"rollout of {steps} steps: the sampler's contract changed"
                 )
-            mask[:, column : column + size] = np.stack(calls[:steps])
+            learners[:, column : column + size] = np.stack(calls[:steps])
             column += size
         self.calls = {}
-        return mask
+        return learners
 
     # ------------------------------------------------------------------------------
 

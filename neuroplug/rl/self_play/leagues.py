@@ -7,13 +7,14 @@ policy (:mod:`.team_league`): a lone learner's policies are one member.
 
 The members act together (:class:`~neuroplug.rl.self_play.acting.SelfPlayActing`: every
 member's live weights and every league's snapshots in one forward), and each learns from
-its own agents' steps. Where the envs are stepped, each league's worlds are seated
+the steps it played. Where the envs are stepped, each league's worlds are seated
 (:mod:`.seating`): here, for an unsharded sampler, or by the sampler of each shard (here or
 on Ray actors: :mod:`neuroplug.rl.shards`), whose records come back with the rollout and
 are booked here. With ``selfplay.members`` each member's pool also holds the other
-members, who play its games with their live weights (in the same forward) but learn
-nothing from them; otherwise nothing passes between members but what population-based
-training passes (a member that copies another's weights keeps its own league: its past
+members, who play its games with their live weights (in the same forward) and learn from
+the agents they played there (``selfplay.members_learn``: the rollout's
+:attr:`~neuroplug.rl.sampler.Rollout.guests`, :mod:`neuroplug.rl.guest_steps`); otherwise
+nothing passes between members but what population-based training passes (a member that copies another's weights keeps its own league: its past
 selves and its results).
 """
 
@@ -165,10 +166,11 @@ class Leagues:
         rollout.self_play = acting.finish([group.rows for group in sampler.groups], length)
         return rollout
 
-    def book(self, rollout: Rollout) -> tuple[Rollout, Episodes]:
-        """The rollout's self-play records booked in each league, and the rollout with the
-        steps no learner played marked not valid; the learners' games that ended, each
-        numbered by the learner's env that played it."""
+    def book(self, rollout: Rollout, owners: np.ndarray) -> tuple[Rollout, Episodes]:
+        """The rollout's self-play records booked in each league, and the rollout with
+        only the steps the env's owner (``owners``: the member of each env) played valid, a
+        member's steps in another's envs its :attr:`~neuroplug.rl.sampler.Rollout.guests`;
+        the learners' games that ended, each numbered by the learner's env that played it."""
         played = rollout.self_play
         for league, records in zip(self.each, played.records, strict=True):
             league.book(records)
@@ -179,8 +181,18 @@ class Leagues:
             games.lengths.extend(mine.lengths)
             games.envs.extend(first + env for env in mine.envs)
             games.trained.extend(mine.trained)
-        mask = torch.from_numpy(played.learnable).to(rollout.valid.device)
-        return dataclasses.replace(rollout, valid=rollout.valid & mask, self_play=None), games
+        device = rollout.valid.device
+        learners = torch.from_numpy(played.learners).to(device)
+        if len(owners) != learners.shape[1]:  # a lone learner's asynchronous rollout
+            owners = np.zeros(learners.shape[1], np.int64)  # may hold more envs than it has
+        own = learners == torch.from_numpy(np.asarray(owners, np.int64)).to(device)
+        guests = torch.where((learners >= 0) & ~own & rollout.valid, learners, -1)
+        return dataclasses.replace(
+            rollout,
+            valid=rollout.valid & own,
+            self_play=None,
+            guests=guests if bool((guests >= 0).any()) else None,
+        ), games
 
     def end_segment(self, segment: int) -> tuple[dict[str, float], list[dict[str, Any]]]:
         """The segment's ratings and win rates and the tournament table's rows (a

@@ -143,12 +143,18 @@ class Seating:
         self, rows: slice, rewards: np.ndarray, game_rewards: np.ndarray, game_over: np.ndarray
     ) -> None:
         """A step's results for the lanes ``rows`` (the league's own numbering): the rewards
-        and scores added; each finished game recorded and its world seated anew."""
-        self._trained[rows] += rewards
-        self._length[rows] += ~self._after_end[rows]
-        self._after_end[rows] = False
+        and scores added; each finished game recorded, and its world seated anew after its
+        reset step. The reset step (actions ignored) is still acted by the ended game's
+        players: the value it computes of each lane's last observation is what a game cut
+        short (truncated) bootstraps from, and it must be that lane's player's."""
         seats, lanes = self.seats, self.seats.lanes
         step = int(self._steps[rows.start])
+        reset = self._after_end[rows]
+        for world in np.unique((np.flatnonzero(reset) + rows.start) // lanes):
+            self._seat(int(world), step)
+        self._trained[rows] += rewards
+        self._length[rows] += ~reset
+        self._after_end[rows] = False
         self._steps[rows] += 1
         for world, outcome in seats.add_rewards(rows, game_rewards, game_over):
             self.records.results.append((step, world, seats.opponent_of(world), outcome))
@@ -161,8 +167,7 @@ class Seating:
                 self.records.games.append(game)
             self._length[mine] = 0
             self._trained[mine] = 0.0
-            self._after_end[mine] = True
-            self._seat(world, step)
+            self._after_end[mine] = True  # seated at its reset step, above
 
     def take_records(self) -> Records:
         """The rollout's records (and a fresh list for the next)."""

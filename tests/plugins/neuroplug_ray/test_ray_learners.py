@@ -88,6 +88,37 @@ def test_a_population_on_ray_is_the_local_sharded_population(compose, tmp_path, 
     assert same(state["algorithm"], local["algorithm"])
 
 
+def test_members_learning_in_each_others_leagues_on_ray_is_the_local_sharded_run(
+    compose, tmp_path
+):
+    """PBT over self-play, each member in the other's pool: the steps a member played in
+    the other's worlds on an actor teach it as they do here."""
+    pytest.importorskip("pettingzoo")
+    pytest.importorskip("openskill")
+    members = [
+        "algo=pbt",
+        "algo.learner=ppo",
+        "algo.members=2",
+        "algo.member.num_envs=4",
+        "algo.member.segment_steps=512",
+        "env=pong_duel",
+        "selfplay=pool",
+        "selfplay.members=true",
+        "selfplay.latest_share=0",
+        "selfplay.pool_size=0",
+        "net.hidden_sizes=[8]",
+        "scheduler.envs_per_shard=2",
+        "run.max_segments=2",
+        "run.eval_interval=0",
+        "logger=none",
+    ]
+    local = _final_state(compose, tmp_path, "local", [*members, "scheduler=threaded"])
+    state = _final_state(compose, tmp_path, "ray", [*members, *_on_ray(2)])
+    leagues = local["algorithm"]["self_play"]["leagues"]
+    assert all(sum(sum(e["results"].values()) for e in pool["entries"]) for pool in leagues)
+    assert same(state["algorithm"], local["algorithm"])
+
+
 def test_a_policy_per_team_on_ray_is_the_local_sharded_run(compose, tmp_path):
     """mpe2's simple_tag with the adversaries' and the runner's policies: each shard holds
     whole worlds, its lanes acted by their team's policy in one forward, on any actor."""

@@ -91,8 +91,10 @@ def test_an_evaluation_against_a_bot_logs_the_score_rate_and_its_interval(compos
 
 def test_opponents_change_only_between_games_and_start_from_a_fresh_state(compose, tmp_path):
     """PufferLib's open bug is an opponent swapped mid-game: here a world's opponent changes
-    only on the step its game ends, and every agent's recurrent state is zero on the first
-    step of the next game."""
+    only between games (after the reset step that follows a game's end, which the ended
+    game's players still act: their values of the last observations are what a truncated
+    game bootstraps from), and every agent's recurrent state is zero on the first step of
+    the next game."""
     config = compose(
         [*GAME, "net.core=gru", "selfplay.latest_share=0.3", "selfplay.bots=[random]",
          "logger=none", f"run.output_dir={tmp_path}"]
@@ -104,21 +106,27 @@ def test_opponents_change_only_between_games_and_start_from_a_fresh_state(compos
     acting = learner.rollout_loop.acting
     watch = acting.watch
 
+    ended_before = {}
+
     def recorded(rows, batch):  # the seats of the worlds this process steps
         seats = acting.seatings[0].seats
         before = seats.opponent.copy()
         watch(rows, batch)
-        ended = batch.game_over.reshape(-1, 2).any(axis=1)
-        changes.append((before != seats.opponent, ended))
+        worlds = slice(rows.start // 2, rows.stop // 2)
+        changed = (before != seats.opponent)[worlds]
+        # This step is a reset step where the previous one ended the world's game.
+        reset = ended_before.get(rows.start, np.zeros(len(changed), bool))
+        ended_before[rows.start] = batch.game_over.reshape(-1, 2).any(axis=1)
+        changes.append((changed, reset))
 
     acting.watch = recorded
     seen = []
     learn = learner.learn_rollout
     learner.learn_rollout = lambda rollout: seen.append(rollout) or learn(rollout)
     learner.train_segment()
-    assert changes and any(ended.any() for _, ended in changes)
-    for changed, ended in changes:
-        assert not (changed & ~ended).any()  # no world's opponent changed mid-game
+    assert changes and any(changed.any() for changed, _ in changes)
+    for changed, reset in changes:
+        assert not (changed & ~reset).any()  # no world's opponent changed mid-game
     starts = torch.cat([rollout.starts for rollout in seen])  # a game's first acted step
     states = torch.cat([rollout.states for rollout in seen])
     assert starts.sum() >= 8  # every world's next game, at least

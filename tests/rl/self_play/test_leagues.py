@@ -64,8 +64,8 @@ def test_every_members_lanes_act_as_their_players_in_one_forward(compose, tmp_pa
         torch.testing.assert_close(
             acted.values[lane], value_alone(models[player], observations[lane])
         )
-    live = [player[1] == LIVE for player in players]
-    assert acting.calls[(0, 8)][-1].tolist() == live  # what each member learns from
+    learners = [member if player == LIVE else -1 for member, player in players]
+    assert acting.calls[(0, 8)][-1].tolist() == learners  # who learns from each lane
 
 
 def test_members_in_each_others_pools_play_with_their_live_weights(compose, tmp_path):
@@ -90,8 +90,13 @@ def test_members_in_each_others_pools_play_with_their_live_weights(compose, tmp_
     for lane in range(4):  # member 0's envs: member 1 plays where it is seated
         model = learner.members[1 if ids[lane] == other.id else 0].model
         torch.testing.assert_close(acted.values[lane], value_alone(model, observations[lane]))
-    assert acting.calls[(0, 8)][-1][:4].tolist() == (ids == LIVE).tolist()  # not learned from
+    # Member 1 learns from the paddle it played in member 0's envs (its own weights acted).
+    expected = np.where(ids == LIVE, 0, np.where(ids == other.id, 1, -1))
+    assert acting.calls[(0, 8)][-1][:4].tolist() == expected.tolist()
     assert (ids == other.id).sum() == 1
+    acting.members_learn = False  # selfplay.members_learn=false: nobody learns from it
+    acting.act(observations, slice(0, 8), None, torch.Generator().manual_seed(3))
+    assert acting.calls[(0, 8)][-1][:4].tolist() == np.where(ids == LIVE, 0, -1).tolist()
 
 
 def test_the_table_names_each_member_and_a_resume_keeps_every_pool(compose, tmp_path):
@@ -156,3 +161,60 @@ def test_pools_that_together_would_not_fit_in_memory_are_refused_naming_the_pool
             build(config, env, [0, 1, 2], learners[:3], 4)
         else:
             build(config, env, learners, 4)
+
+
+MEMBERS_ONLY = [*POPULATION, "env=pong_duel", "selfplay=pool", "selfplay.members=true",
+                "selfplay.latest_share=0", "selfplay.pool_size=0", "logger=none"]  # fmt: skip
+
+
+@pytest.mark.parametrize("core", ["none", "gru"])  # the stacked update; one by one
+def test_a_member_learns_from_the_paddles_it_played_in_the_other_members_games(
+    compose, tmp_path, core
+):
+    # Every game is member 0 against member 1: each paddle's steps teach the one who played.
+    run = [*MEMBERS_ONLY, f"net.core={core}", f"run.output_dir={tmp_path}"]
+    learner = build_components(typed_experiment(compose(run))).algorithm
+    loop = learner.rollout_loop
+    booked, taught = [], []
+    learn = loop.learn
+    loop.learn = lambda rollout: booked.append(rollout) or learn(rollout)
+    if loop.update is not None:
+        stacked = loop.update.learn
+        loop.update.learn = lambda rollout: taught.append(rollout) or stacked(rollout)
+    else:
+        for member in learner.members:
+            alone = member.learn_rollout
+            member.learn_rollout = lambda rollout, alone=alone: (
+                taught.append(rollout) or alone(rollout)
+            )
+    assert (loop.update is None) == (core == "gru")
+    learner.train_segment()
+    for rollout in booked:
+        own = rollout.valid.reshape(len(rollout.valid), 4, 2)  # steps, worlds, paddles
+        guest = (rollout.guests >= 0).reshape(own.shape)
+        assert own.sum(-1).max() == 1 and guest.sum(-1).max() == 1  # one paddle each
+        assert not (own & guest).any()
+        played = (own | guest).sum(-1)
+        assert ((played == 0) | (played == 2)).all()  # both paddles learned, but on resets
+        owners = torch.arange(8).div(4, rounding_mode="floor")
+        guests = rollout.guests[rollout.guests >= 0]
+        assert (guests != owners.expand_as(rollout.guests)[rollout.guests >= 0]).all()
+        assert set(guests.tolist()) == {0, 1}
+    # Each member's update saw its own 4 envs and the envs it played in as a guest (the
+    # stacked update: both members' side by side).
+    own_envs = 8 if core == "none" else 4
+    assert taught and all(rollout.valid.shape[1] > own_envs for rollout in taught)
+    for stats in learner.member_stats:
+        assert 0.3 < stats["guest_share"] < 0.7  # half of its paddles are in the other's envs
+
+
+def test_members_that_learn_only_from_their_own_envs(compose, tmp_path):
+    run = [*MEMBERS_ONLY, "selfplay.members_learn=false", f"run.output_dir={tmp_path}"]
+    learner = build_components(typed_experiment(compose(run))).algorithm
+    loop = learner.rollout_loop
+    booked = []
+    learn = loop.learn
+    loop.learn = lambda rollout: booked.append(rollout) or learn(rollout)
+    learner.train_segment()
+    assert booked and all(rollout.guests is None for rollout in booked)
+    assert all("guest_share" not in stats for stats in learner.member_stats)
