@@ -2,7 +2,7 @@
 on pong_duel, each member in the other's pool, with ``selfplay.members_learn`` on and off at
 equal frames; the deployed policy then plays the tracking bot (``neuroplug.tools.match``).
 
-    python benchmarks/members_learn.py --frames 600000 --seeds 1 2 --out benchmarks/results/members_learn
+    python benchmarks/members_learn.py --frames 1000000 --seeds 1 2 3
 
 Each run is resumable (a run dir without ``finished`` is resumed); the summary is rewritten
 from whatever has finished.
@@ -52,8 +52,8 @@ def run(frames: int, seed: int, arm: str, root: Path) -> dict:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--frames", type=int, default=600_000)
-    parser.add_argument("--seeds", type=int, nargs="+", default=[1, 2])
+    parser.add_argument("--frames", type=int, default=1_000_000)
+    parser.add_argument("--seeds", type=int, nargs="+", default=[1, 2, 3])
     parser.add_argument("--out", type=Path, default=Path("benchmarks/results/members_learn"))
     arguments = parser.parse_args()
     arguments.out.mkdir(parents=True, exist_ok=True)

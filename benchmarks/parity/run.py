@@ -9,7 +9,8 @@ Each run (a method, a task, a side, a seed) writes its raw numbers to
 ``benchmarks/results/parity/<method>/<task>/<side>/seed<k>.json`` when it finishes; a run
 whose file exists is skipped, so the suite resumes where it stopped (a neuroplug run
 interrupted mid-way continues from its last checkpoint, kept under
-``results/parity/.work/``, ignored by git). The sides of a comparison take turns seed by
+``results/parity/.work/``, ignored by git, as does a Stable-Baselines3 run, from its last
+save there: its env starts new episodes, and the record's ``resumed_at`` says where). The sides of a comparison take turns seed by
 seed, so both see the same load on a shared machine. Peers run in their own venvs, made by
 ``benchmarks/parity/peers.sh`` under ``--peers``. ``--tree`` runs neuroplug from another
 checkout (a snapshot of a commit: the working tree can change while the suite runs).
@@ -102,9 +103,13 @@ def run_one(comparison: Comparison, side_name: str, seed: int, peers: Path) -> P
     with LoadSampler() as load:
         if side.runs_with == "neuroplug":
             record = runner(comparison, side, seed, work)
-            shutil.rmtree(work)  # its checkpoints (a replay buffer among them) are not results
+        elif side.runs_with in sides.RESUMABLE:
+            work.mkdir(parents=True, exist_ok=True)
+            record = runner(comparison, side, seed, peers, work)
         else:
             record = runner(comparison, side, seed, peers)
+        # Its checkpoints (a replay buffer among them) are not results.
+        shutil.rmtree(work, ignore_errors=True)
     record = {
         "method": comparison.method,
         "task": comparison.task,

@@ -32,6 +32,8 @@ GENERATION = re.compile(
 )
 """A strategies peer's generation: evaluations so far, the population's mean return, env
 steps so far, members evaluated."""
+CHECKPOINT = re.compile(r"checkpoint step=(\d+)")
+"""A resumable peer saved its state at this many env steps (``peers/sb3_learn.py``)."""
 PEER_PACKAGES = (
     "torch", "gymnasium", "mujoco", "stable-baselines3", "sample-factory", "ribs", "numpy",
     "pettingzoo", "supersuit", "ale-py",
@@ -147,14 +149,15 @@ def run_cleanrl(comparison: Comparison, side: Side, seed: int, peers: Path) -> d
     return record
 
 
-def run_sb3(comparison: Comparison, side: Side, seed: int, peers: Path) -> dict:
+def run_sb3(comparison: Comparison, side: Side, seed: int, peers: Path, work: Path) -> dict:
     """Stable-Baselines3 (``peers/sb3_learn.py`` in the peers' venv ``<peers>/rl``) for
-    ``seed``: ``side.script`` its algorithm, ``side.arguments`` its settings as JSON."""
+    ``seed``: ``side.script`` its algorithm, ``side.arguments`` its settings as JSON. It
+    saves into ``work`` as it goes, and a run stopped part-way resumes from there."""
     python = peers / "rl" / "bin" / "python"
     learn = Path(__file__).resolve().parent / "peers" / "sb3_learn.py"
     command = [str(python), str(learn), "--algo", side.script, "--env", comparison.task]
     command += ["--steps", str(comparison.budget), "--seed", str(seed), *side.arguments]
-    record = printed_episodes(command, {}, comparison.budget)
+    record = printed_episodes([*command, "--work", str(work / "sb3")], {}, comparison.budget, work)
     record["command"] = " ".join(["python", "benchmarks/parity/peers/sb3_learn.py", *command[2:]])
     record["versions"] = peer_versions(python)
     return record
@@ -281,23 +284,39 @@ def strategy_peer(comparison: Comparison, side: Side, seed: int, venv: Path, nam
     return record
 
 
-def printed_episodes(command: list[str], environment: dict[str, str], steps: int) -> dict:
+def printed_episodes(
+    command: list[str], environment: dict[str, str], steps: int, work: Path | None = None
+) -> dict:
     """A learner peer's ``command``: each training episode it prints (``global_step=..,
-    episodic_return=..``) a point at its step (CleanRL prints the 0-based index)."""
-    record = printed(command, environment, CLEANRL_EPISODE)
+    episodic_return=..``) a point at its step (CleanRL prints the 0-based index); ``work``:
+    where a resumable peer's progress is kept (:func:`printed`)."""
+    record = printed(command, environment, CLEANRL_EPISODE, work)
     del record["steps_at"]
     record["points"] = [[step + 1, value, 1, at] for step, value, _, at in record["points"]]
     record["env_steps"] = steps
     return record
 
 
-def printed(command: list[str], environment: dict[str, str], pattern: re.Pattern) -> dict:
+def printed(
+    command: list[str],
+    environment: dict[str, str],
+    pattern: re.Pattern,
+    work: Path | None = None,
+) -> dict:
     """Run a peer's ``command`` on one thread in a scratch working dir (its ``runs/`` and
     ``videos/`` go with it); each line ``pattern`` matches, timed as it arrives, is a point
     ``[x, return, weight, seconds]`` (``pattern``'s groups: x, return, and optionally env
-    steps so far and the point's weight)."""
-    points: list[list[float]] = []
-    steps, steps_at = 0, []
+    steps so far and the point's weight). With ``work``, a resumable peer's: each time it
+    prints that it saved (:data:`CHECKPOINT`), the points and seconds so far are kept in
+    ``work/progress.json``, and a run that finds them goes on from them (the peer resumes
+    from its own save; the points and time after that save are redone, and
+    ``resumed_at`` lists the steps it resumed at)."""
+    progress = work / "progress.json" if work is not None else None
+    kept = json.loads(progress.read_text()) if progress and progress.is_file() else None
+    points: list[list[float]] = kept["points"] if kept else []
+    steps, steps_at = (kept["steps"], kept["steps_at"]) if kept else (0, [])
+    before = kept["seconds"] if kept else 0.0
+    resumed_at = [*kept["resumed_at"], kept["saved_at"]] if kept else []
     with tempfile.TemporaryDirectory() as scratch:
         # stderr goes to a file: a peer that logs there (Sample Factory) would otherwise
         # fill the pipe while stdout is read, and wait on it forever.
@@ -313,16 +332,30 @@ def printed(command: list[str], environment: dict[str, str], pattern: re.Pattern
                 if match:
                     x, value, *rest = match.groups()
                     weight = float(rest[1]) if len(rest) > 1 else 1
-                    points.append([int(x), float(value), weight, time.monotonic() - started])
+                    seconds = before + time.monotonic() - started
+                    points.append([int(x), float(value), weight, seconds])
                     steps = int(rest[0]) if rest else steps
                     steps_at.append(steps)
+                saved = CHECKPOINT.search(line)
+                if saved and progress is not None:
+                    kept = {
+                        "points": points, "steps": steps, "steps_at": steps_at,
+                        "seconds": before + time.monotonic() - started,
+                        "saved_at": int(saved.group(1)), "resumed_at": resumed_at,
+                    }  # fmt: skip
+                    progress.with_suffix(".tmp").write_text(json.dumps(kept))
+                    progress.with_suffix(".tmp").replace(progress)
             failed = process.wait()
-        seconds = time.monotonic() - started
+        seconds = before + time.monotonic() - started
         if failed:
             error = errors.read_text()
             raise RuntimeError(f"{Path(command[1]).name} failed:\n{error[-3000:]}")
-    return {"points": points, "wall_seconds": seconds, "env_steps": steps, "steps_at": steps_at}
+    record = {"points": points, "wall_seconds": seconds, "env_steps": steps, "steps_at": steps_at}
+    return {**record, "resumed_at": resumed_at} if resumed_at else record
 
+
+RESUMABLE = {"neuroplug", "sb3"}
+"""The sides whose runs keep their progress in a work dir and resume from it."""
 
 RUNNERS = {
     "neuroplug": run_neuroplug,

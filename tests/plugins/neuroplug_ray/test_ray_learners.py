@@ -88,9 +88,7 @@ def test_a_population_on_ray_is_the_local_sharded_population(compose, tmp_path, 
     assert same(state["algorithm"], local["algorithm"])
 
 
-def test_members_learning_in_each_others_leagues_on_ray_is_the_local_sharded_run(
-    compose, tmp_path
-):
+def test_members_learning_in_each_others_leagues_on_ray_is_the_local_sharded_run(compose, tmp_path):
     """PBT over self-play, each member in the other's pool: the steps a member played in
     the other's worlds on an actor teach it as they do here."""
     pytest.importorskip("pettingzoo")
