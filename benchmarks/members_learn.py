@@ -11,6 +11,7 @@ from whatever has finished.
 from __future__ import annotations
 
 import argparse
+import csv
 import json
 import subprocess
 import sys
@@ -19,6 +20,8 @@ from pathlib import Path
 from machine import describe
 
 BOT = "neuroplug.envs.multi_agent.games.pong_duel:tracking_bot"
+BOT_NAME = "tracking_bot"
+"""The bot's name in the tournament table."""
 ARMS = {"learn": "selfplay.members_learn=true", "own": "selfplay.members_learn=false"}
 
 
@@ -47,7 +50,21 @@ def run(frames: int, seed: int, arm: str, root: Path) -> dict:
             check=True,
         )  # fmt: skip
     match = json.loads(result.read_text())
-    return {"arm": arm, "seed": seed, "score_rate": match["score_rate"], **match}
+    return {"arm": arm, "seed": seed, **match, **bot_games(out / "tournament.csv")}
+
+
+def bot_games(table: Path) -> dict:
+    """The members' training games against the bot: the share won over the whole run and
+    over its last quarter of segments (both members' games pooled)."""
+    rows = [row for row in csv.DictReader(table.open()) if row["opponent"] == BOT_NAME]
+    last = max(int(row["segment"]) for row in rows)
+
+    def won(chosen: list[dict]) -> float:
+        games = sum(int(row["games"]) for row in chosen)
+        return sum(float(row["wins"]) + 0.5 * float(row["draws"]) for row in chosen) / games
+
+    late = [row for row in rows if int(row["segment"]) > 0.75 * last]
+    return {"bot_won": won(rows), "bot_won_late": won(late), "segments": last}
 
 
 def main() -> None:
@@ -71,10 +88,12 @@ def main() -> None:
                 .replace(ARMS["learn"], "selfplay.members_learn=true|false")
                 + "`",
                 "",
-                "| arm | seed | deployed policy against the tracking bot (score rate [95% CI]) |",
-                "|---|---|---|",
+                "| arm | seed | training games against the bot won: whole run, last quarter | "
+                "deployed policy against the bot (score rate [95% CI]) |",
+                "|---|---|---|---|",
                 *(
-                    f"| {row['arm']} | {row['seed']} | {row['score_rate']:.3f} "
+                    f"| {row['arm']} | {row['seed']} | {row['bot_won']:.2f}, "
+                    f"{row['bot_won_late']:.2f} | {row['score_rate']:.3f} "
                     f"[{row['interval'][0]:.3f}, {row['interval'][1]:.3f}] "
                     f"({row['games']} games) |"
                     for row in rows

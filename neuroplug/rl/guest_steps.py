@@ -33,31 +33,22 @@ def _own_envs(lanes: slice | torch.Tensor, device: torch.device) -> torch.Tensor
 
 
 def member_columns(
-    rollout: Rollout, lanes: Sequence[slice | torch.Tensor], width: int | None = None
+    rollout: Rollout, lanes: Sequence[slice | torch.Tensor]
 ) -> list[tuple[torch.Tensor, torch.Tensor, int]]:
     """Per member (``lanes``: each member's own envs): the rollout's columns it learns from
-    (its own envs, then those it was a guest in; padded to ``width`` where given, with its
-    first own env repeated), their validity for it, and how many are guest envs."""
+    (its own envs, then those it was a guest in), their validity for it, and how many are
+    guest envs."""
     guests = rollout.guests
     device = rollout.valid.device
     parts = []
     for member, own in enumerate(lanes):
         own = _own_envs(own, device)
-        visited = (
-            torch.nonzero((guests == member).any(0)).squeeze(1) if guests is not None else own[:0]
-        )
-        count = len(own) + len(visited)
-        padding = 0 if width is None else width - count
-        index = torch.cat([own, visited, own[:1].repeat(padding)])
-        valid = torch.cat(
-            [
-                rollout.valid[:, own],
-                guests[:, visited] == member if guests is not None else rollout.valid[:, :0],
-                torch.zeros((len(rollout.valid), padding), dtype=torch.bool, device=device),
-            ],
-            1,
-        )
-        parts.append((index, valid, len(visited)))
+        if guests is None:
+            parts.append((own, rollout.valid[:, own], 0))
+            continue
+        visited = torch.nonzero((guests == member).any(0)).squeeze(1)
+        valid = torch.cat([rollout.valid[:, own], guests[:, visited] == member], 1)
+        parts.append((torch.cat([own, visited]), valid, len(visited)))
     return parts
 
 
@@ -71,17 +62,18 @@ def member_rollouts(rollout: Rollout, lanes: Sequence[slice | torch.Tensor]) -> 
 
 def stacked_rollout(rollout: Rollout, lanes: Sequence[slice | torch.Tensor]) -> Rollout:
     """Every member's part of ``rollout`` side by side at one width, member by member
-    (member k's columns ``k W .. (k + 1) W - 1``), for the stacked update."""
-    counts = [len(_own_envs(own, rollout.valid.device)) for own in lanes]
-    guests = rollout.guests
-    widest = max(
-        count + (int((guests == member).any(0).sum()) if guests is not None else 0)
-        for member, count in enumerate(counts)
+    (member k's columns ``k W .. (k + 1) W - 1``), for the stacked update: each padded to
+    the widest with its first own env repeated, valid nowhere."""
+    parts = member_columns(rollout, lanes)
+    widest = max(len(index) for index, _, _ in parts)
+    indices, valids = [], []
+    for index, valid, _ in parts:
+        padding = widest - len(index)
+        indices.append(torch.cat([index, index[:1].repeat(padding)]))
+        valids.append(torch.cat([valid, valid.new_zeros((len(valid), padding))], 1))
+    return dataclasses.replace(
+        rollout.columns(torch.cat(indices)), valid=torch.cat(valids, 1), guests=None
     )
-    parts = member_columns(rollout, lanes, widest)
-    index = torch.cat([index for index, _, _ in parts])
-    valid = torch.cat([valid for _, valid, _ in parts], 1)
-    return dataclasses.replace(rollout.columns(index), valid=valid, guests=None)
 
 
 def guest_shares(rollout: Rollout, lanes: Sequence[slice | torch.Tensor]) -> list[float]:

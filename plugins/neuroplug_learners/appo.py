@@ -80,7 +80,7 @@ class APPO(SegmentLearner):
         (:mod:`neuroplug_learners.ppo_stacked`); with V-trace, one by one."""
         if any(member.config.with_vtrace for member in members):
             return None
-        return population_ppo_update(members, envs_per_member)
+        return population_ppo_update(members)
 
     # ------------------------------------------------------------------ the sampler
 

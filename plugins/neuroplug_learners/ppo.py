@@ -405,7 +405,7 @@ class PPO(SegmentLearner):
     def population_update(cls, members, envs_per_member: int) -> PopulationPPOUpdate | None:
         """The members' PPO updates stacked into one computation where their networks
         allow it (:mod:`neuroplug_learners.ppo_stacked`)."""
-        return population_ppo_update(members, envs_per_member)
+        return population_ppo_update(members)
 
     def build_model(self) -> ActorCritic:
         return ActorCritic.for_learner(self.context)

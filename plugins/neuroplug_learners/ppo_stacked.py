@@ -62,9 +62,7 @@ class MemberSettings:
     normalize_advantages: bool
 
 
-def population_ppo_update(
-    members: Sequence[Any], envs_per_member: int
-) -> PopulationPPOUpdate | None:
+def population_ppo_update(members: Sequence[Any]) -> PopulationPPOUpdate | None:
     """The members' PPO updates as one computation, or None where their networks or
     settings do not allow it (they then learn one by one)."""
     models = [member.model for member in members]
@@ -75,16 +73,15 @@ def population_ppo_update(
         and member.config.normalize_advantages == first.normalize_advantages
         for member in members
     )
-    return PopulationPPOUpdate(members, envs_per_member) if stackable else None
+    return PopulationPPOUpdate(members) if stackable else None
 
 
 class PopulationPPOUpdate:
     """PPO updates of ``members`` (learners with a ``model`` ActorCritic and an ``update``
     :class:`~neuroplug_learners.ppo.PPOUpdate`) stepped together."""
 
-    def __init__(self, members: Sequence[Any], envs_per_member: int) -> None:
+    def __init__(self, members: Sequence[Any]) -> None:
         self.members = list(members)
-        self.envs_per_member = envs_per_member
         model = self.members[0].model
         self.actor_layers = model.network.layers
         self.critic_layers = model.critic.layers

@@ -14,8 +14,8 @@ are booked here. With ``selfplay.members`` each member's pool also holds the oth
 members, who play its games with their live weights (in the same forward) and learn from
 the agents they played there (``selfplay.members_learn``: the rollout's
 :attr:`~neuroplug.rl.sampler.Rollout.guests`, :mod:`neuroplug.rl.guest_steps`); otherwise
-nothing passes between members but what population-based training passes (a member that copies another's weights keeps its own league: its past
-selves and its results).
+nothing passes between members but what population-based training passes (a member that
+copies another's weights keeps its own league: its past selves and its results).
 """
 
 from __future__ import annotations

@@ -95,9 +95,7 @@ def test_a_members_update_does_not_depend_on_its_companions():
         assert torch.equal(together[1], other_company[1])
         restart()
         first = population.members[0]
-        PopulationPPOUpdate([first], population.envs_per_member).learn(
-            rollout.columns(population.member_envs(0))
-        )
+        PopulationPPOUpdate([first]).learn(rollout.columns(population.member_envs(0)))
         alone = _snapshot(population)[0]
         torch.testing.assert_close(together[0], alone[0], atol=1e-6, rtol=1e-5)
         torch.testing.assert_close(together[1], alone[1], atol=1e-6, rtol=1e-5)
