@@ -132,6 +132,17 @@ def compare(comparison: Comparison, sides: dict[str, list[dict]], out: Path) -> 
         binned = [bins(record) for record in records]
         curves[side] = np.array([values for values, _ in binned])
         clocks[side] = np.nanmean(np.array([times for _, times in binned]), axis=0)
+    # A run with no training episode ended in the last bin has no score (a self-play rally
+    # that never ends): it is left out of its side's statistics, and the row says so.
+    unscored = {
+        side: [r["seed"] for r, values in zip(sides[side], curves[side], strict=True)
+               if not np.isfinite(values[-1])]
+        for side in curves
+    }  # fmt: skip
+    for side, seeds in unscored.items():
+        if seeds and len(seeds) < len(curves[side]):
+            scored = np.isfinite(curves[side][:, -1])
+            curves[side] = curves[side][scored]
     finals = {side: values[:, -1] for side, values in curves.items()}
     complete = {side: values for side, values in finals.items() if np.isfinite(values).all()}
     row: dict = {
@@ -148,6 +159,8 @@ def compare(comparison: Comparison, sides: dict[str, list[dict]], out: Path) -> 
         "final_scores": {side: values.tolist() for side, values in finals.items()},
         "score": comparison.score,
     }
+    if any(unscored.values()):
+        row["unscored"] = {side: seeds for side, seeds in unscored.items() if seeds}
     also = {
         name: {
             side: np.array([record["also"][name][-1] for record in records])
@@ -312,6 +325,14 @@ def also_lines(rows: list[dict]) -> list[str]:
     blank line."""
     lines = []
     for row in rows:
+        for side, seeds in row.get("unscored", {}).items():
+            listed = ", ".join(str(seed) for seed in seeds)
+            lines += [
+                f"`{row['method']}` on {row['task']}: {side}'s seed {listed} ended no training "
+                "episode in the last bin, so it has no score and is left out of that side's "
+                "statistics.",
+                "",
+            ]
         if "deployed" in row:
             values = ", ".join(
                 f"{side} {iqm:,.0f} [{low:,.0f}, {high:,.0f}]"

@@ -446,7 +446,7 @@ class SelfPlayConfig(CheckedConfig):
     latest_share: float = 0.5
     """Share of games the learner plays against itself, as it is now (those games' other
     agents learn too); the rest against a frozen snapshot, a bot or another member (who
-    learns from them: ``members_learn``)."""
+    learns from them with ``members_learn``)."""
     sampling: str = "pfsp"
     """How an opponent other than the learner itself is drawn: ``uniform``, or ``pfsp``
     (AlphaStar's prioritised fictitious self-play: weight ``(1 - P(win))^pfsp_power``, the
@@ -461,11 +461,12 @@ class SelfPlayConfig(CheckedConfig):
     """``algo=pbt``: every other member of the population joins each member's pool, playing
     with its live weights in the same forward, drawn as the snapshots and bots are
     (Sample Factory's ``pbt_mix_policies_in_one_env``)."""
-    members_learn: bool = True
+    members_learn: bool = False
     """With ``selfplay.members``: a member learns from the agents it plays in another
     member's league too, as Sample Factory's policies learn from every agent they play (its
     own live weights acted there: on-policy steps); false: each learns only from its own
-    envs' agents."""
+    envs' agents (the default: on pong_duel it did not help, ``benchmarks/results/
+    members_learn``)."""
     eval_opponent: str | None = None
     """A bot (``random`` or ``package.module:function``) or another run of the same game
     (its output dir, or a policy file: its deployed policy, acting greedily) the run's

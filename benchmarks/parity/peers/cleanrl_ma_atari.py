@@ -25,6 +25,7 @@ script counts it: every env's step), what the parity suite scores self-play Pong
 
 from __future__ import annotations
 
+import atexit
 import functools
 import importlib
 import runpy
@@ -45,6 +46,12 @@ class EpisodeStatistics:
         self.returns = np.zeros(envs.num_envs)
         self.lengths = np.zeros(envs.num_envs, dtype=np.int64)
         self.global_step = 0
+        atexit.register(self.report_unfinished)
+
+    def report_unfinished(self) -> None:
+        """At exit, each env's episode still going and its length so far: a run whose
+        rallies never end (no episode line at all) says so."""
+        print(f"unfinished_episode_lengths={self.lengths.tolist()}", flush=True)
 
     def __getattr__(self, name):
         return getattr(self.envs, name)

@@ -102,6 +102,7 @@ def test_members_learning_in_each_others_leagues_on_ray_is_the_local_sharded_run
         "env=pong_duel",
         "selfplay=pool",
         "selfplay.members=true",
+        "selfplay.members_learn=true",
         "selfplay.latest_share=0",
         "selfplay.pool_size=0",
         "net.hidden_sizes=[8]",

@@ -69,8 +69,9 @@ def test_every_members_lanes_act_as_their_players_in_one_forward(compose, tmp_pa
 
 
 def test_members_in_each_others_pools_play_with_their_live_weights(compose, tmp_path):
-    run = [*GAME, "selfplay.members=true", f"run.output_dir={tmp_path}"]
-    learner = build_components(typed_experiment(compose(run))).algorithm
+    run = [*GAME, "selfplay.members=true", "selfplay.members_learn=true"]
+    learner = build_components(typed_experiment(compose([*run, f"run.output_dir={tmp_path}"])))
+    learner = learner.algorithm
     loop = learner.rollout_loop
     first, second = loop.leagues.each
     [other] = [entry for entry in first.pool.entries.values() if entry.kind == "member"]
@@ -94,7 +95,7 @@ def test_members_in_each_others_pools_play_with_their_live_weights(compose, tmp_
     expected = np.where(ids == LIVE, 0, np.where(ids == other.id, 1, -1))
     assert acting.calls[(0, 8)][-1][:4].tolist() == expected.tolist()
     assert (ids == other.id).sum() == 1
-    acting.members_learn = False  # selfplay.members_learn=false: nobody learns from it
+    acting.members_learn = False  # selfplay.members_learn=false (the default): nobody does
     acting.act(observations, slice(0, 8), None, torch.Generator().manual_seed(3))
     assert acting.calls[(0, 8)][-1][:4].tolist() == np.where(ids == LIVE, 0, -1).tolist()
 
@@ -172,7 +173,8 @@ def test_a_member_learns_from_the_paddles_it_played_in_the_other_members_games(
     compose, tmp_path, core
 ):
     # Every game is member 0 against member 1: each paddle's steps teach the one who played.
-    run = [*MEMBERS_ONLY, f"net.core={core}", f"run.output_dir={tmp_path}"]
+    run = [*MEMBERS_ONLY, "selfplay.members_learn=true", f"net.core={core}"]
+    run.append(f"run.output_dir={tmp_path}")
     learner = build_components(typed_experiment(compose(run))).algorithm
     loop = learner.rollout_loop
     booked, taught = [], []
@@ -208,8 +210,8 @@ def test_a_member_learns_from_the_paddles_it_played_in_the_other_members_games(
         assert 0.3 < stats["guest_share"] < 0.7  # half of its paddles are in the other's envs
 
 
-def test_members_that_learn_only_from_their_own_envs(compose, tmp_path):
-    run = [*MEMBERS_ONLY, "selfplay.members_learn=false", f"run.output_dir={tmp_path}"]
+def test_by_default_members_learn_only_from_their_own_envs(compose, tmp_path):
+    run = [*MEMBERS_ONLY, f"run.output_dir={tmp_path}"]
     learner = build_components(typed_experiment(compose(run))).algorithm
     loop = learner.rollout_loop
     booked = []

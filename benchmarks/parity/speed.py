@@ -1,0 +1,90 @@
+"""A parity comparison's speed alone: every side at a short budget, one thread each, taking
+turns, on a machine with nothing else running (pause or stop the suite's runs first).
+
+    python benchmarks/parity/speed.py --only ppo/pong_v3 --steps 49152 --rounds 2 \\
+        --peers ~/.cache/neuroplug-parity --out benchmarks/results/parity/ppo/pong_v3/speed.md
+
+Each side's run is the parity suite's (:mod:`sides`: the same commands, one thread, start-up
+included in its wall time) at ``--steps`` env steps instead of the comparison's budget;
+the sides run in turn, ``--rounds`` times, and each side's env steps per second are
+reported with their ratio to the first reference's.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import shutil
+import statistics
+import sys
+import tempfile
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(1, str(Path(__file__).resolve().parents[1]))
+
+import sides  # noqa: E402
+from machine import describe  # noqa: E402
+from suite import select  # noqa: E402
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--only", required=True, help="one method/task key")
+    parser.add_argument("--steps", type=int, required=True, help="env steps a run")
+    parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--peers", type=Path, default=Path.home() / ".cache" / "neuroplug-parity")
+    parser.add_argument("--out", type=Path, required=True, help="a .md; its .json beside it")
+    arguments = parser.parse_args()
+    [comparison] = select([arguments.only])
+    short = dataclasses.replace(comparison, budget=arguments.steps)
+    runs: dict[str, list[dict]] = {side.name: [] for side in short.sides}
+    for _ in range(arguments.rounds):
+        for side in short.sides:
+            runner = sides.RUNNERS[side.runs_with]
+            with tempfile.TemporaryDirectory() as scratch:
+                work = Path(scratch) / "run"
+                if side.runs_with == "neuroplug":
+                    record = runner(short, side, arguments.seed, work)
+                elif side.runs_with in sides.RESUMABLE:
+                    work.mkdir()
+                    record = runner(short, side, arguments.seed, arguments.peers, work)
+                else:
+                    record = runner(short, side, arguments.seed, arguments.peers)
+                shutil.rmtree(work, ignore_errors=True)
+            speed = record["env_steps"] / record["wall_seconds"]
+            runs[side.name].append(
+                {"env_steps": record["env_steps"], "wall_seconds": record["wall_seconds"],
+                 "steps_per_second": speed, "command": record["command"]}
+            )  # fmt: skip
+            print(f"{side.name}: {speed:.1f} env steps/s", flush=True)
+    reference = short.references[0].name
+    theirs = statistics.median(run["steps_per_second"] for run in runs[reference])
+    lines = [
+        f"# {comparison.key}: speed, each side alone",
+        "",
+        f"Machine: {describe()}. Each side on one thread, {arguments.steps:,} env steps a "
+        f"run (start-up included), seed {arguments.seed}, {arguments.rounds} rounds taking "
+        "turns, nothing else running (`python benchmarks/parity/speed.py`).",
+        "",
+        f"| side | env steps / s (median; each run) | beside {reference} |",
+        "|---|---|---|",
+    ]
+    for name, each in runs.items():
+        speeds = [run["steps_per_second"] for run in each]
+        median = statistics.median(speeds)
+        listed = ", ".join(f"{speed:.1f}" for speed in speeds)
+        lines.append(f"| {name} | {median:.1f} ({listed}) | {median / theirs:.2f}x |")
+    arguments.out.parent.mkdir(parents=True, exist_ok=True)
+    arguments.out.write_text("\n".join(lines) + "\n")
+    record = {"comparison": comparison.key, "steps": arguments.steps, "machine": describe()}
+    arguments.out.with_suffix(".json").write_text(
+        json.dumps({**record, "runs": runs}, indent=1) + "\n"
+    )
+    print("\n".join(lines))
+
+
+if __name__ == "__main__":
+    main()
