@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import csv
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -49,6 +50,7 @@ def run(frames: int, seed: int, arm: str, root: Path) -> dict:
              "--games", "100", "--seed", "1000", "--json", str(result)],
             check=True,
         )  # fmt: skip
+    shutil.rmtree(out / "checkpoints", ignore_errors=True)  # for resuming only
     match = json.loads(result.read_text())
     return {"arm": arm, "seed": seed, **match, **bot_games(out / "tournament.csv")}
 
@@ -65,6 +67,22 @@ def bot_games(table: Path) -> dict:
 
     late = [row for row in rows if int(row["segment"]) > 0.75 * last]
     return {"bot_won": won(rows), "bot_won_late": won(late), "segments": last}
+
+
+def pooled(rows: list[dict]) -> list[str]:
+    """Per arm: the seeds whose deployed policy beat the bot (score rate above 0.5), and
+    the mean of the training games won in the last quarter."""
+    lines = []
+    for arm in ARMS:
+        mine = [row for row in rows if row["arm"] == arm]
+        if mine:
+            beat = sum(row["score_rate"] > 0.5 for row in mine)
+            late = sum(row["bot_won_late"] for row in mine) / len(mine)
+            lines.append(
+                f"- {arm}: the deployed policy beat the bot in {beat} of {len(mine)} seeds; "
+                f"training games won in the last quarter, mean over seeds {late:.2f}"
+            )
+    return lines
 
 
 def main() -> None:
@@ -98,6 +116,8 @@ def main() -> None:
                     f"({row['games']} games) |"
                     for row in rows
                 ),
+                "",
+                *pooled(rows),
             ]
             (arguments.out / "summary.md").write_text("\n".join(lines) + "\n")
 
