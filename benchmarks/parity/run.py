@@ -10,8 +10,9 @@ Each run (a method, a task, a side, a seed) writes its raw numbers to
 whose file exists is skipped, so the suite resumes where it stopped (a neuroplug run
 interrupted mid-way continues from its last checkpoint, kept under
 ``results/parity/.work/``, ignored by git, as does a Stable-Baselines3 run, from its last
-save there: its env starts new episodes, and the record's ``resumed_at`` says where). The sides of a comparison take turns seed by
-seed, so both see the same load on a shared machine. Peers run in their own venvs, made by
+save there: its env starts new episodes, and the record's ``resumed_at`` says where). The
+sides of a comparison take turns seed by seed, so both see the same load on a shared
+machine. Peers run in their own venvs, made by
 ``benchmarks/parity/peers.sh`` under ``--peers``. ``--tree`` runs neuroplug from another
 checkout (a snapshot of a commit: the working tree can change while the suite runs).
 Then ``python benchmarks/parity/summary.py`` writes the statistics.

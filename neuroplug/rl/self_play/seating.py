@@ -149,7 +149,7 @@ class Seating:
         short (truncated) bootstraps from, and it must be that lane's player's."""
         seats, lanes = self.seats, self.seats.lanes
         step = int(self._steps[rows.start])
-        reset = self._after_end[rows]
+        reset = self._after_end[rows].copy()
         for world in np.unique((np.flatnonzero(reset) + rows.start) // lanes):
             self._seat(int(world), step)
         self._trained[rows] += rewards
