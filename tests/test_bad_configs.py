@@ -256,6 +256,14 @@ CASES = {
         field="selfplay.members",
         also=("algo=pbt",),
     ),  # fmt: skip
+    "self-play-members-learn-without-members": case(
+        "algo=pbt",
+        "env=pong_duel",
+        "selfplay=pool",
+        "selfplay.members_learn=true",
+        field="selfplay.members_learn",
+        also=("selfplay.members=true",),
+    ),  # fmt: skip
     "self-play-members-evolution": case(
         "algo=es",
         "env=pong_duel",

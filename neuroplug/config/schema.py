@@ -518,6 +518,13 @@ class SelfPlayConfig(CheckedConfig):
                 f"got {self.eval_opponent!r}, neither a bot nor a path that exists",
                 "random, package.module:function, or a run's output dir (or policy file)",
             )
+        require(
+            self.members or not self.members_learn,
+            "selfplay.members_learn",
+            "true has a member learn from its games in other members' leagues, and no member "
+            "plays there (selfplay.members=false)",
+            "selfplay.members=true with it, or selfplay.members_learn=false",
+        )
         if self.enabled:
             require(
                 self.latest_share == 1.0 or self.pool_size > 0 or self.bots or self.members,

@@ -24,6 +24,10 @@ import torch
 
 from neuroplug.rl.sampler import Rollout
 
+Columns = list[tuple[torch.Tensor, torch.Tensor, int]]
+"""What :func:`member_columns` gives: per member, its columns, their validity, its guest
+envs' count."""
+
 
 def _own_envs(lanes: slice | torch.Tensor, device: torch.device) -> torch.Tensor:
     """A member's own envs as an index tensor."""
@@ -32,9 +36,7 @@ def _own_envs(lanes: slice | torch.Tensor, device: torch.device) -> torch.Tensor
     return lanes.to(device)
 
 
-def member_columns(
-    rollout: Rollout, lanes: Sequence[slice | torch.Tensor]
-) -> list[tuple[torch.Tensor, torch.Tensor, int]]:
+def member_columns(rollout: Rollout, lanes: Sequence[slice | torch.Tensor]) -> Columns:
     """Per member (``lanes``: each member's own envs): the rollout's columns it learns from
     (its own envs, then those it was a guest in), their validity for it, and how many are
     guest envs."""
@@ -52,19 +54,20 @@ def member_columns(
     return parts
 
 
-def member_rollouts(rollout: Rollout, lanes: Sequence[slice | torch.Tensor]) -> list[Rollout]:
-    """Each member's part of ``rollout`` at its own width (:func:`member_columns`)."""
+def member_rollouts(rollout: Rollout, parts: Columns) -> list[Rollout]:
+    """Each member's part of ``rollout`` at its own width (``parts``:
+    :func:`member_columns`)."""
     return [
         dataclasses.replace(rollout.columns(index), valid=valid, guests=None)
-        for index, valid, _ in member_columns(rollout, lanes)
+        for index, valid, _ in parts
     ]
 
 
-def stacked_rollout(rollout: Rollout, lanes: Sequence[slice | torch.Tensor]) -> Rollout:
-    """Every member's part of ``rollout`` side by side at one width, member by member
-    (member k's columns ``k W .. (k + 1) W - 1``), for the stacked update: each padded to
-    the widest with its first own env repeated, valid nowhere."""
-    parts = member_columns(rollout, lanes)
+def stacked_rollout(rollout: Rollout, parts: Columns) -> Rollout:
+    """Every member's part of ``rollout`` (``parts``: :func:`member_columns`) side by side
+    at one width, member by member (member k's columns ``k W .. (k + 1) W - 1``), for the
+    stacked update: each padded to the widest with its first own env repeated, valid
+    nowhere."""
     widest = max(len(index) for index, _, _ in parts)
     indices, valids = [], []
     for index, valid, _ in parts:
@@ -76,11 +79,11 @@ def stacked_rollout(rollout: Rollout, lanes: Sequence[slice | torch.Tensor]) -> 
     )
 
 
-def guest_shares(rollout: Rollout, lanes: Sequence[slice | torch.Tensor]) -> list[float]:
-    """Each member's share of the steps it learns from in ``rollout`` that it played as a
-    guest in another member's envs."""
+def guest_shares(parts: Columns) -> list[float]:
+    """Each member's share of the steps it learns from (``parts``: :func:`member_columns`)
+    that it played as a guest in another member's envs."""
     shares = []
-    for index, valid, visited in member_columns(rollout, lanes):
+    for index, valid, visited in parts:
         total = int(valid.sum())
         guest = int(valid[:, len(index) - visited :].sum()) if visited else 0
         shares.append(guest / total if total else 0.0)

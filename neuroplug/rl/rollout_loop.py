@@ -47,7 +47,12 @@ from neuroplug.api import LearnerContext, LearnerSampler, SamplerRequest, Segmen
 from neuroplug.envs.multi_agent.mapping import env_policies
 from neuroplug.errors import PluginError
 from neuroplug.rl.acting import Acting, LaneActing, lane_acting
-from neuroplug.rl.guest_steps import guest_shares, member_rollouts, stacked_rollout
+from neuroplug.rl.guest_steps import (
+    guest_shares,
+    member_columns,
+    member_rollouts,
+    stacked_rollout,
+)
 from neuroplug.rl.sampler import Episodes, Rollout, Sampler
 from neuroplug.rl.shards import learner_sampler, sampler_report
 from neuroplug.runtime.seeds import segment_episode_seeds
@@ -320,13 +325,14 @@ class RolloutLoop:
     def _learn_with_guests(self, rollout: Rollout) -> None:
         """:meth:`learn` where members played in each other's envs: each member's own
         columns, then its guest columns; its ``guest_share`` reported."""
+        columns = member_columns(rollout, self.lanes)
         if self.update is not None:
-            self.member_stats = self.update.learn(stacked_rollout(rollout, self.lanes))
+            self.member_stats = self.update.learn(stacked_rollout(rollout, columns))
         else:
-            parts = member_rollouts(rollout, self.lanes)
+            parts = member_rollouts(rollout, columns)
             for k, (member, part) in enumerate(zip(self.members, parts, strict=True)):
                 self.member_stats[k] = member.learn_rollout(part)
-        for stats, share in zip(self.member_stats, guest_shares(rollout, self.lanes), strict=True):
+        for stats, share in zip(self.member_stats, guest_shares(columns), strict=True):
             stats["guest_share"] = share
 
     def _start_leagues(self, context: LearnerContext) -> Leagues:

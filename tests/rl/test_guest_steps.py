@@ -8,7 +8,7 @@ import dataclasses
 
 import torch
 
-from neuroplug.rl.guest_steps import guest_shares, member_rollouts, stacked_rollout
+from neuroplug.rl.guest_steps import guest_shares, member_columns, member_rollouts, stacked_rollout
 from neuroplug.rl.sampler import Rollout
 
 STEPS, ENVS = 4, 8  # two members of 4 envs each
@@ -41,7 +41,7 @@ LANES = [slice(0, 4), slice(4, 8)]
 
 def test_a_member_learns_its_own_envs_then_those_it_played_in_only_where_it_played():
     rollout = _rollout()
-    first, second = member_rollouts(rollout, LANES)
+    first, second = member_rollouts(rollout, member_columns(rollout, LANES))
     assert _envs(first) == [0, 1, 2, 3, 5, 7]
     assert _envs(second) == [4, 5, 6, 7, 2]
     assert first.guests is None and second.guests is None
@@ -56,9 +56,9 @@ def test_a_member_learns_its_own_envs_then_those_it_played_in_only_where_it_play
 
 def test_the_stacked_rollout_pads_every_member_to_the_widest_with_columns_valid_nowhere():
     rollout = _rollout()
-    stacked = stacked_rollout(rollout, LANES)
+    stacked = stacked_rollout(rollout, member_columns(rollout, LANES))
     assert stacked.valid.shape == (STEPS, 12)  # two members of 6 columns
-    first, second = member_rollouts(rollout, LANES)
+    first, second = member_rollouts(rollout, member_columns(rollout, LANES))
     assert torch.equal(stacked.valid[:, :6], first.valid)
     assert torch.equal(stacked.valid[:, 6:11], second.valid)
     assert not stacked.valid[:, 11].any()  # member 1's padding
@@ -67,13 +67,13 @@ def test_the_stacked_rollout_pads_every_member_to_the_widest_with_columns_valid_
 
 def test_without_guests_each_member_has_its_own_envs():
     rollout = dataclasses.replace(_rollout(), guests=None)
-    first, second = member_rollouts(rollout, LANES)
+    first, second = member_rollouts(rollout, member_columns(rollout, LANES))
     assert (_envs(first), _envs(second)) == ([0, 1, 2, 3], [4, 5, 6, 7])
-    assert stacked_rollout(rollout, LANES).valid.shape == (STEPS, ENVS)
-    assert guest_shares(rollout, LANES) == [0.0, 0.0]
+    assert stacked_rollout(rollout, member_columns(rollout, LANES)).valid.shape == (STEPS, ENVS)
+    assert guest_shares(member_columns(rollout, LANES)) == [0.0, 0.0]
 
 
 def test_a_guest_share_is_the_part_of_what_a_member_learns_that_it_played_as_a_guest():
     rollout = _rollout()
     # Member 0: 16 own cells less env 2's three, plus 3 guest steps; member 1: 16 less 3, 3.
-    assert guest_shares(rollout, LANES) == [3 / 16, 3 / 16]
+    assert guest_shares(member_columns(rollout, LANES)) == [3 / 16, 3 / 16]
