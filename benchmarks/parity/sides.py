@@ -10,6 +10,7 @@ the machine: the raw numbers the summary's statistics are computed from. A compa
 from __future__ import annotations
 
 import csv
+import itertools
 import json
 import os
 import re
@@ -40,9 +41,17 @@ PEER_PACKAGES = (
 )  # fmt: skip
 
 
-def one_thread() -> dict[str, str]:
+WHOLE_MACHINE = False
+"""False: every side on one core (the suite's runs, two side by side on two cores). True:
+each side with its own defaults on the whole machine, as a user runs it alone
+(``speed.py --whole-machine``)."""
+
+
+def run_environment() -> dict[str, str]:
     """The environment every side runs in: one thread for the math (``OMP_NUM_THREADS``),
-    so each run holds one core and two run side by side on two."""
+    so each run holds one core, unless :data:`WHOLE_MACHINE`."""
+    if WHOLE_MACHINE:
+        return dict(os.environ)
     return {**os.environ, "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
 
 
@@ -58,12 +67,14 @@ def run_neuroplug(comparison: Comparison, side: Side, seed: int, work: Path) -> 
         *budget_overrides(comparison),
         "run.eval_interval=0",
         "run.stop_when_solved=false",
-        *one_thread_overrides(comparison, side),
+        *core_overrides(comparison, side),
         "logger=none",
         f"run.resume={work}" if resuming else f"run.output_dir={work}",
     ]  # fmt: skip
     started = time.monotonic()
-    result = subprocess.run(command, env=one_thread(), cwd=REPO, capture_output=True, text=True)
+    result = subprocess.run(
+        command, env=run_environment(), cwd=REPO, capture_output=True, text=True
+    )
     process_seconds = time.monotonic() - started
     if result.returncode:
         raise RuntimeError(f"{' '.join(command[2:])} failed:\n{result.stderr[-3000:]}")
@@ -72,14 +83,20 @@ def run_neuroplug(comparison: Comparison, side: Side, seed: int, work: Path) -> 
     # creation included): its rows' clocks shift by what came before the first. A resumed
     # run's process saw only its last part: its rows' own clocks are kept.
     start_up = 0.0 if resuming else process_seconds - float(rows[-1]["elapsed"])
+    # Our run's evaluations (its final one: the peers have none) are not training time:
+    # its clock is `elapsed` less their running sum.
+    spent = itertools.accumulate(float(row.get("eval_seconds") or 0) for row in rows)
+    clock = [
+        float(row["elapsed"]) - evaluated + start_up
+        for row, evaluated in zip(rows, spent, strict=True)
+    ]
     points, before = [], 0
     also = {name: [] for name in comparison.also}
-    for row in rows:  # metrics.csv counts episodes from the run's start
+    for row, at in zip(rows, clock, strict=True):  # metrics.csv counts episodes from the start
         played = int(float(row["episodes"]))
         value = metric_of(row, side.metric)
         if value is not None and played > before:
             x = played if comparison.unit == "evaluations" else int(float(row["env_steps"]))
-            at = float(row["elapsed"]) + start_up
             points.append([x, value, played - before, at])
             for name, values in also.items():
                 values.append(metric_of(row, f"algo/{name}"))
@@ -87,7 +104,8 @@ def run_neuroplug(comparison: Comparison, side: Side, seed: int, work: Path) -> 
     return {
         "points": points,
         **({"also": also} if also else {}),
-        "wall_seconds": float(rows[-1]["elapsed"]) + start_up,
+        "wall_seconds": clock[-1],
+        "evaluation_seconds": float(rows[-1]["elapsed"]) + start_up - clock[-1],
         "env_steps": int(float(rows[-1]["env_steps"])),
         # The deployed policy's evaluation at the budget's end (run.eval_episodes greedy
         # episodes), beside the training episodes the score is read from: what a method
@@ -115,11 +133,13 @@ LEARNERS = ("ppo", "appo", "dqn", "sac", "td3", "pbt")
 """Our algorithms that are learners (their torch threads are ``algo.torch_threads``)."""
 
 
-def one_thread_overrides(comparison: Comparison, side: Side) -> list[str]:
+def core_overrides(comparison: Comparison, side: Side) -> list[str]:
     """One core for our run as for the peers': a learner's torch threads, a strategy's
     serial scheduler (its episodes stepped in the run's own thread), and for an evolution
     algorithm that also learns by gradients (``cem_rl``, ``erl``, ``pga_me``) the backend's
-    torch threads, which its learning uses."""
+    torch threads, which its learning uses. None on the :data:`WHOLE_MACHINE`."""
+    if WHOLE_MACHINE:
+        return []
     algo = next(arg.partition("=")[2] for arg in side.arguments if arg.startswith("algo="))
     if comparison.population:
         return ["scheduler=serial"]
@@ -234,7 +254,7 @@ def run_pyribs(comparison: Comparison, side: Side, seed: int, peers: Path) -> di
     command += ["--batch", str(comparison.population)]
     command += ["--generations", str(comparison.generations), *side.arguments]
     started = time.monotonic()
-    result = subprocess.run(command, env=one_thread(), capture_output=True, text=True)
+    result = subprocess.run(command, env=run_environment(), capture_output=True, text=True)
     seconds = time.monotonic() - started
     if result.returncode:
         raise RuntimeError(f"pyribs_qd.py failed:\n{result.stderr[-3000:]}")
@@ -324,7 +344,7 @@ def printed(
         started = time.monotonic()
         with errors.open("w") as stderr:
             process = subprocess.Popen(
-                command, cwd=scratch, env={**one_thread(), **environment}, text=True,
+                command, cwd=scratch, env={**run_environment(), **environment}, text=True,
                 stdout=subprocess.PIPE, stderr=stderr,
             )  # fmt: skip
             for line in process.stdout:

@@ -1,11 +1,12 @@
-"""A parity comparison's speed alone: every side at a short budget, one thread each, taking
-turns, on a machine with nothing else running (pause or stop the suite's runs first).
+"""A parity comparison's speed alone: every side at a short budget, one thread each (or
+each with its own defaults on the whole machine: ``--whole-machine``), taking turns, on a
+machine with nothing else running (pause or stop the suite's runs first).
 
     python benchmarks/parity/speed.py --only ppo/pong_v3 --steps 49152 --rounds 2 \\
         --peers ~/.cache/neuroplug-parity --out benchmarks/results/parity/ppo/pong_v3/speed.md
 
-Each side's run is the parity suite's (:mod:`sides`: the same commands, one thread, start-up
-included in its wall time) at ``--steps`` env steps instead of the comparison's budget;
+Each side's run is the parity suite's (:mod:`sides`: the same commands, one thread unless
+``--whole-machine``, start-up included in its wall time) at ``--steps`` env steps instead of the comparison's budget;
 the sides run in turn, ``--rounds`` times, and each side's env steps per second are
 reported with their ratio to the first reference's.
 """
@@ -15,6 +16,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
+import os
 import shutil
 import statistics
 import sys
@@ -37,7 +39,22 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--peers", type=Path, default=Path.home() / ".cache" / "neuroplug-parity")
     parser.add_argument("--out", type=Path, required=True, help="a .md; its .json beside it")
+    parser.add_argument(
+        "--whole-machine", action="store_true",
+        help="each side with its own thread defaults on every core, not on one thread",
+    )  # fmt: skip
+    parser.add_argument(
+        "--ours", nargs="*", default=[],
+        help="more overrides for our sides, e.g. run.eval_episodes=1 (a shorter final "
+        "evaluation: its time is left out of the speed, but not out of the wait)",
+    )  # fmt: skip
     arguments = parser.parse_args()
+    sides.WHOLE_MACHINE = arguments.whole_machine
+    cores = (
+        f"each side with its own defaults on all {os.cpu_count()} cores"
+        if arguments.whole_machine
+        else "each side on one thread"
+    )
     [comparison] = select([arguments.only])
     short = dataclasses.replace(comparison, budget=arguments.steps)
     runs: dict[str, list[dict]] = {side.name: [] for side in short.sides}
@@ -47,7 +64,8 @@ def main() -> None:
             with tempfile.TemporaryDirectory() as scratch:
                 work = Path(scratch) / "run"
                 if side.runs_with == "neuroplug":
-                    record = runner(short, side, arguments.seed, work)
+                    ours = dataclasses.replace(side, arguments=(*side.arguments, *arguments.ours))
+                    record = runner(short, ours, arguments.seed, work)
                 elif side.runs_with in sides.RESUMABLE:
                     work.mkdir()
                     record = runner(short, side, arguments.seed, arguments.peers, work)
@@ -57,6 +75,7 @@ def main() -> None:
             speed = record["env_steps"] / record["wall_seconds"]
             runs[side.name].append(
                 {"env_steps": record["env_steps"], "wall_seconds": record["wall_seconds"],
+                 "evaluation_seconds": record.get("evaluation_seconds", 0.0),
                  "steps_per_second": speed, "command": record["command"]}
             )  # fmt: skip
             print(f"{side.name}: {speed:.1f} env steps/s", flush=True)
@@ -65,9 +84,11 @@ def main() -> None:
     lines = [
         f"# {comparison.key}: speed, each side alone",
         "",
-        f"Machine: {describe()}. Each side on one thread, {arguments.steps:,} env steps a "
-        f"run (start-up included), seed {arguments.seed}, {arguments.rounds} rounds taking "
-        "turns, nothing else running (`python benchmarks/parity/speed.py`).",
+        f"Machine: {describe()}. {cores.capitalize()}, {arguments.steps:,} env steps a "
+        f"run (start-up included; our final evaluation not: the peers have none), seed "
+        f"{arguments.seed}, {arguments.rounds} rounds taking turns, nothing else running "
+        f"(`python benchmarks/parity/speed.py{' --whole-machine' * arguments.whole_machine}"
+        f"{' --ours ' + ' '.join(arguments.ours) if arguments.ours else ''}`).",
         "",
         f"| side | env steps / s (median; each run) | beside {reference} |",
         "|---|---|---|",
@@ -79,7 +100,10 @@ def main() -> None:
         lines.append(f"| {name} | {median:.1f} ({listed}) | {median / theirs:.2f}x |")
     arguments.out.parent.mkdir(parents=True, exist_ok=True)
     arguments.out.write_text("\n".join(lines) + "\n")
-    record = {"comparison": comparison.key, "steps": arguments.steps, "machine": describe()}
+    record = {
+        "comparison": comparison.key, "steps": arguments.steps, "machine": describe(),
+        "whole_machine": arguments.whole_machine,
+    }  # fmt: skip
     arguments.out.with_suffix(".json").write_text(
         json.dumps({**record, "runs": runs}, indent=1) + "\n"
     )

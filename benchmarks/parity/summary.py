@@ -244,7 +244,9 @@ EXPLANATION = (
     "env steps per second of each side (each on one thread, the sides taking turns seed by "
     "seed on the same machine; `*`: some of that side's runs went while more work wanted "
     "the cores than there were, by the load average recorded since 2026-12-06, so that "
-    "speed is a floor); time: our runs' wall time to the reference's final IQM "
+    "speed is a floor; our runs' time is their training's, their final evaluation left "
+    "out, in records since 2026-12-07: the peers evaluate nothing); time: our runs' wall "
+    "time to the reference's final IQM "
     "beside the reference's wall time to its end. Raw numbers: the `seed*.json` files; "
     "regenerate with `python benchmarks/parity/summary.py`."
 )

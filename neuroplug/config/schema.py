@@ -215,10 +215,11 @@ class EnvConfig(CheckedConfig):
     (``minigrid.wrappers:ImgObsWrapper``) or ``{entry_point: module:Class, kwargs: {...}}``;
     the observations and actions neuroplug checks are the wrapped env's."""
     vectorization: str = "auto"
-    """Gymnasium envs only: ``in_process`` (stepped one after the other here),
-    ``processes`` (in ``workers`` worker processes) or ``auto`` (processes when one step
-    of the env costs more than :data:`neuroplug.envs.gymnasium_spec.PROCESS_STEP_SECONDS`
-    and there is more than one core)."""
+    """Gymnasium envs and PettingZoo's worlds: ``in_process`` (stepped one after the other
+    here), ``processes`` (in ``workers`` worker processes, whole worlds to each) or ``auto``
+    (processes when a pool's batch of steps costs more than
+    :data:`neuroplug.envs.gymnasium_spec.PROCESS_BATCH_SECONDS` and there is more than one
+    core). A world whose engines run apart (ViZDoom's multiplayer) steps here."""
     workers: int = 0
     """Worker processes for ``vectorization: processes``; 0: one per core."""
     observation_mask: list[int] = field(default_factory=list)

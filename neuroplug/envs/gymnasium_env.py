@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import importlib
 from dataclasses import dataclass, field
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, Protocol
 
 import numpy as np
 
@@ -31,6 +31,18 @@ from neuroplug.envs.measurements import MeasurementLayout
 
 ARRAY, FLATTEN, IMAGE_HWC, ONE_HOT, DICT = "array", "flatten", "image_hwc", "one_hot", "dict"
 MEASURED = "measured"
+
+
+class SlotMaker(Protocol):
+    """What a pool's envs are built from, here or in a worker process (picklable): a
+    gymnasium env's :class:`EnvMaker`, or a multi-agent world's
+    :class:`~neuroplug.envs.multi_agent.maker.ParallelMaker`."""
+
+    lanes_per_env: int
+    """Slots one env takes (a world: one per agent); a worker holds whole envs."""
+
+    def slot_set(self, seeds: list[int], **extra: Any) -> Any:
+        """Envs for ``seeds`` with :class:`SlotSet`'s calls."""
 
 
 @dataclass(frozen=True)
@@ -101,6 +113,13 @@ class EnvMaker:
         for entry_point, wrapper_kwargs in self.wrappers:
             env = load_entry_point(entry_point)(env, **dict(wrapper_kwargs))
         return env
+
+    lanes_per_env = 1
+    """Slots an env takes (a multi-agent world's maker: one per agent)."""
+
+    def slot_set(self, seeds: list[int], **extra: Any) -> SlotSet:
+        """The envs of ``seeds``, stepped with EnvPool's rules (:class:`SlotSet`)."""
+        return SlotSet(self, seeds, **extra)
 
     def shape(self, observation: Any) -> np.ndarray:
         """One raw observation as the networks read it."""

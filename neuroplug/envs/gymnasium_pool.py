@@ -28,19 +28,20 @@ from typing import Any
 
 import numpy as np
 
-from neuroplug.envs.gymnasium_env import EnvMaker, SlotSet, StepArrays
+from neuroplug.envs.gymnasium_env import SlotMaker, StepArrays
 from neuroplug.envs.raw_steps import StepBatch
 
 
 class GymnasiumPool:
-    """Gymnasium envs ``maker`` builds, one per seed, driven like an EnvPool pool."""
+    """Gymnasium envs ``maker`` builds, one per seed, driven like an EnvPool pool (or
+    PettingZoo's worlds, an agent a slot: their maker's ``lanes_per_env`` slots a world)."""
 
-    def __init__(self, maker: EnvMaker, seeds: Sequence[int], workers: int = 0) -> None:
+    def __init__(self, maker: SlotMaker, seeds: Sequence[int], workers: int = 0) -> None:
         self.maker = maker
         self.num_envs = len(seeds)
         self._pending: list[tuple[Any, np.ndarray]] = []
         if workers <= 0:
-            self._local: SlotSet | None = SlotSet(maker, [int(seed) for seed in seeds])
+            self._local: Any = maker.slot_set([int(seed) for seed in seeds])
             self._runs: list = []
         else:
             from neuroplug.envs.gymnasium_workers import worker_runs

@@ -131,7 +131,7 @@ def make_gymnasium_spec(config: EnvConfig) -> EnvSpec:
         ),
         make_kwargs=dict(config.kwargs),
         maker=maker,
-        workers=_workers(config),
+        workers=configured_workers(config),
         vectorization=config.vectorization,
         step_seconds=step_seconds,
     )
@@ -392,7 +392,7 @@ def _is_number(value: Any) -> bool:
     return isinstance(value, (int, float, np.number, bool, np.bool_))
 
 
-def _workers(config: EnvConfig) -> int:
+def configured_workers(config: EnvConfig) -> int:
     """Worker processes a pool may use (0: none); ``auto`` decides per pool (:func:`pool_workers`)."""
     if config.vectorization == "in_process":
         return 0
@@ -408,8 +408,9 @@ def _cores() -> int:
 
 
 def pool_workers(spec: EnvSpec, envs: int) -> int:
-    """Worker processes for a pool of ``envs`` of ``spec``'s env: the spec's, unless
-    ``auto`` finds a batch too cheap to be worth a round trip (:data:`PROCESS_BATCH_SECONDS`)."""
+    """Worker processes for a pool of ``envs`` of ``spec``'s env (multi-agent: worlds): the
+    spec's, unless ``auto`` finds a batch too cheap to be worth a round trip
+    (:data:`PROCESS_BATCH_SECONDS`)."""
     if spec.vectorization == "in_process":
         return 0
     if spec.vectorization == "auto" and envs * spec.step_seconds < PROCESS_BATCH_SECONDS:

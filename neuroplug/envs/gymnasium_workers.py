@@ -1,7 +1,8 @@
-"""Worker processes that step gymnasium envs for :class:`~neuroplug.envs.gymnasium_pool.GymnasiumPool`.
+"""Worker processes that step gymnasium envs (or multi-agent worlds) for
+:class:`~neuroplug.envs.gymnasium_pool.GymnasiumPool`.
 
-A pool with ``workers = w`` splits its envs into ``w`` runs of consecutive envs; each run
-lives in one worker process, which steps all of the run's envs named in a ``send`` and
+A pool with ``workers = w`` splits its envs into ``w`` runs of consecutive envs (whole
+worlds: a world's ``lanes_per_env`` slots stay together); each run lives in one worker process, which steps all of the run's envs named in a ``send`` and
 answers with one message. The processes are started once per (env, worker count) and kept
 for the rest of the run: the evaluation engine builds a pool per generation, and starting
 a Python process costs far more than a generation of a cheap env. Each pool's envs are
@@ -28,31 +29,32 @@ from typing import Any
 
 import numpy as np
 
-from neuroplug.envs.gymnasium_env import EnvMaker, SlotSet, StepArrays
+from neuroplug.envs.gymnasium_env import SlotMaker, StepArrays
 
 _tokens = itertools.count()
 _fleets: dict[tuple[bytes, int], list[_Worker]] = {}
 
 
-def worker_runs(maker: EnvMaker, seeds: list[int], workers: int, **extra: Any) -> list[WorkerRun]:
-    """The envs of one pool, one per seed, split into runs over ``workers`` processes (at
-    most one per env); ``extra``: constructor kwargs for these envs only."""
-    count = min(workers, len(seeds))
+def worker_runs(maker: SlotMaker, seeds: list[int], workers: int, **extra: Any) -> list[WorkerRun]:
+    """The envs of one pool, one per seed (a world: one per ``maker.lanes_per_env``),
+    split into runs of whole envs over ``workers`` processes (at most one per env);
+    ``extra``: constructor kwargs for these envs only."""
+    lanes = maker.lanes_per_env
+    count = min(workers, len(seeds) // lanes)
     fleet = _fleet(maker, count)
-    bounds = np.array_split(np.arange(len(seeds)), count)
+    envs = np.array_split(np.arange(len(seeds) // lanes), count)  # none empty: count <= envs
+    bounds = [np.arange(run[0] * lanes, (run[-1] + 1) * lanes) for run in envs]
     runs = [
-        WorkerRun(worker, int(run[0]), len(run))
-        for worker, run in zip(fleet, bounds, strict=True)
-        if len(run)
+        WorkerRun(worker, int(run[0]), len(run)) for worker, run in zip(fleet, bounds, strict=True)
     ]
-    for run, indices in zip(runs, (run for run in bounds if len(run)), strict=True):
+    for run, indices in zip(runs, bounds, strict=True):
         run.open([seeds[index] for index in indices], extra)
     for run in runs:
         run.wait_open()
     return runs
 
 
-def _fleet(maker: EnvMaker, count: int) -> list[_Worker]:
+def _fleet(maker: SlotMaker, count: int) -> list[_Worker]:
     key = (pickle.dumps(maker), count)
     fleet = _fleets.get(key)
     if fleet is None or not all(worker.alive() for worker in fleet):
@@ -84,7 +86,7 @@ class _Worker:
     beside torch's threads. The child takes this process's ``sys.path`` first, so an
     entry point importable here is importable there."""
 
-    def __init__(self, maker: EnvMaker) -> None:
+    def __init__(self, maker: SlotMaker) -> None:
         ours, theirs = socket.socketpair()
         self.process = subprocess.Popen(
             [sys.executable, "-m", __name__, str(theirs.fileno())],
@@ -183,7 +185,7 @@ class WorkerRun:
 def _serve(connection: Connection) -> None:
     """A worker's loop: build, step, render and close the envs of the pools it serves."""
     path, maker = _first_message(connection)
-    slots: dict[int, SlotSet] = {}
+    slots: dict[int, Any] = {}
     while True:
         try:
             command, token, *arguments = connection.recv()
@@ -194,7 +196,7 @@ def _serve(connection: Connection) -> None:
         try:
             if command == "open":
                 seeds, extra = arguments
-                slots[token] = SlotSet(maker, seeds, **extra)
+                slots[token] = maker.slot_set(seeds, **extra)
                 answer: Any = None
             elif command == "reset":
                 answer = slots[token].reset_all()
@@ -216,7 +218,7 @@ def _serve(connection: Connection) -> None:
         slot_set.close()
 
 
-def _first_message(connection: Connection) -> tuple[list[str], EnvMaker]:
+def _first_message(connection: Connection) -> tuple[list[str], SlotMaker]:
     """The parent's ``sys.path``, put in place here (the maker names its env by strings,
     imported only when an env is built), and the maker."""
     path, maker = connection.recv()

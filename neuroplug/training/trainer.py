@@ -81,10 +81,12 @@ class Trainer:
         self.elapsed_before = 0.0
         self.last_eval: float | None = None
         self.last_exact = math.nan
+        """A text task's last evaluation: the share of its completions exactly right."""
+        self.last_eval_seconds = 0.0
+        """The last evaluation's wall time."""
         self.eval_extras: dict[str, float] = {}
         """What an evaluation adds beside its return (``eval/win_rate`` against
         ``selfplay.eval_opponent``), logged with the unit it ran after."""
-        """A text task's last evaluation: the share of its completions exactly right."""
         self._stop = _StopSignals()
         self._checkpoint_seconds = 0.0
         """How long the last checkpoint took to write (run.checkpoint_share)."""
@@ -288,7 +290,7 @@ class Trainer:
         metrics = {
             "env_steps": 0, "frames": 0, "episodes": 0, "return_max": nothing,
             "return_mean": nothing, "return_median": nothing, "frames_per_second": 0.0,
-            "eval_return_mean": self.last_eval,
+            "eval_return_mean": self.last_eval, "eval_seconds": self.last_eval_seconds,
         }  # fmt: skip
         if self.parts.env.family.writes_text:
             metrics["eval_exact"] = self.last_exact
@@ -300,7 +302,15 @@ class Trainer:
     def evaluate_policy(self) -> EvaluationResult | None:
         """Play ``run.eval_episodes`` episodes with the deployed policy (no action noise);
         in a multi-agent env, as many worlds, every agent's episode counted, or with
-        ``selfplay.eval_opponent`` that many games against it (None returned)."""
+        ``selfplay.eval_opponent`` that many games against it (None returned). Its wall
+        time is kept as ``last_eval_seconds`` (a row's ``eval_seconds``)."""
+        started = time.perf_counter()
+        try:
+            return self._evaluate_policy()
+        finally:
+            self.last_eval_seconds = time.perf_counter() - started
+
+    def _evaluate_policy(self) -> EvaluationResult | None:
         deployed = self.parts.algorithm.policy_params()
         selfplay = self.parts.config.selfplay
         if self._eval_opponent is not None:
@@ -513,15 +523,16 @@ class Trainer:
                 interval = parts.run.eval_interval
                 evaluate_now = bool(interval and self.completed % interval == 0)
                 evaluate_now = evaluate_now or self._looks_solved(metrics)
-                if evaluate_now or not self.budget_left():
+                evaluated = evaluate_now or not self.budget_left()
+                if evaluated:
                     self.evaluate_policy()
-                metrics["eval_return_mean"] = (
-                    self.last_eval if evaluate_now or not self.budget_left() else math.nan
-                )
+                metrics["eval_return_mean"] = self.last_eval if evaluated else math.nan
+                # The evaluation's share of `elapsed`: a run's training clock is `elapsed`
+                # less these (a long final evaluation is not training time).
+                metrics["eval_seconds"] = self.last_eval_seconds if evaluated else 0.0
                 if parts.env.family.writes_text:  # the share of completions exactly right
-                    evaluated = evaluate_now or not self.budget_left()
                     metrics["eval_exact"] = self.last_exact if evaluated else math.nan
-                if evaluate_now or not self.budget_left():
+                if evaluated:
                     metrics.update(self.eval_extras)
                 metrics["elapsed"] = self.elapsed_before + time.perf_counter() - self._started
                 metrics[self.unit] = self.completed

@@ -164,6 +164,27 @@ def test_a_checkpoint_is_put_off_while_writing_them_would_take_more_than_its_sha
     assert checkpoint_due(4, 1, 0.0, last_write=3.5, since_write=0.1)
 
 
+def test_eval_seconds_is_each_evaluations_share_of_elapsed(compose, tmp_path):
+    """A row's ``eval_seconds`` is the wall time of the evaluation logged with it (0 in a
+    row without one), inside the row's ``elapsed``: ``elapsed`` less their running sum is
+    the training clock (the parity suite times runs by it)."""
+    import csv
+
+    from neuroplug.app import run_job
+
+    overrides = [*TINY, "env=cartpole", "run.eval_interval=2", "run.max_generations=3"]
+    run_job(compose([*overrides, f"run.output_dir={tmp_path}"]))
+    with open(tmp_path / "metrics.csv") as file:
+        rows = list(csv.DictReader(file))
+    seconds = [float(row["eval_seconds"]) for row in rows]
+    assert seconds[0] == 0.0 and seconds[1] > 0 and seconds[2] > 0  # every 2, and the last
+    before = 0.0
+    for row, evaluating in zip(rows, seconds, strict=True):
+        elapsed = float(row["elapsed"])
+        assert evaluating <= elapsed - before
+        before = elapsed
+
+
 def test_eval_at_start_logs_the_starting_policy_as_unit_zero(compose, tmp_path):
     """``run.eval_at_start``: the first row is the starting policy's evaluation, at frame 0;
     the first generation follows it as generation 1, and a resumed run logs no second one."""

@@ -1,13 +1,14 @@
-"""A pool of multi-agent worlds whose agents are its slots, with EnvPool's step contract.
+"""Multi-agent worlds whose agents are slots, stepped with EnvPool's rules.
 
 World ``w`` of k agents holds slots ``w k .. w k + k - 1`` (agent ``i`` of
-:attr:`ParallelMaker.agents` in slot ``w k + i``). Its calls are
-:class:`~neuroplug.envs.gymnasium_pool.GymnasiumPool`'s, with their meaning per world: a
-world is seeded once, by its first slot's seed, at its first reset (later episodes continue
-its own RNG); a fresh world, or one whose episode ended, resets on its next ``send`` (the
-actions ignored; the rows are its first observations, reward 0, not done); each row is one
-agent's own observation, reward and episode end. A ``send`` names every agent of each world
-it steps, since a world steps all its agents at once.
+:attr:`ParallelMaker.agents` in slot ``w k + i``). :class:`AgentLanes` is to worlds what
+:class:`~neuroplug.envs.gymnasium_env.SlotSet` is to gymnasium envs, and the same pool
+drives both (:class:`~neuroplug.envs.gymnasium_pool.GymnasiumPool`, here or in worker
+processes, whole worlds to a worker): a world is seeded once, by its first slot's seed, at
+its first reset (later episodes continue its own RNG); a fresh world, or one whose episode
+ended, resets on its next step (the actions ignored; the rows are its first observations,
+reward 0, not done); each row is one agent's own observation, reward and episode end. A
+step names every agent of each world it steps, since a world steps all its agents at once.
 
 An agent that leaves its world before the others (PettingZoo's parallel API drops it from
 ``env.agents``) plays on dead until its world's episode ends, as SuperSuit's ``black_death``
@@ -23,20 +24,21 @@ a dead agent's.
 
 A world whose env has ``step_async(actions)`` and ``step_wait()`` (and ``reset_async(seed)``,
 ``reset_wait()``: ViZDoom's multiplayer games, engines that are processes of their own) is
-started before any is waited for, so a ``send``'s worlds step (and reset) at once, as an
+started before any is waited for, so a step's worlds step (and reset) at once, as an
 EnvPool's do; any other steps in turn.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from neuroplug.envs.gymnasium_env import StepArrays
-from neuroplug.envs.gymnasium_pool import GymnasiumSteps
-from neuroplug.envs.multi_agent.maker import ParallelMaker
+
+if TYPE_CHECKING:
+    from neuroplug.envs.multi_agent.maker import ParallelMaker
 
 SCORE = "score"
 """The ``info`` entry of an agent's score, in its env's infos and in the pool's rows."""
@@ -48,16 +50,15 @@ def agent_score(infos: dict | None, agent: str, reward: float) -> float:
     return float(told.get(SCORE, reward))
 
 
-class AgentLanesPool:
+class AgentLanes:
     """``len(seeds) / k`` worlds ``maker`` builds, a slot per agent (see the module
-    docstring)."""
+    docstring); ``extra``: more constructor kwargs (``render_mode``)."""
 
     def __init__(self, maker: ParallelMaker, seeds: Sequence[int], **extra) -> None:
         self.maker = maker
         self.lanes = len(maker.agents)
         if len(seeds) % self.lanes:
             raise ValueError(f"{len(seeds)} slots do not hold whole worlds of {self.lanes} agents")
-        self.num_envs = len(seeds)
         worlds = len(seeds) // self.lanes
         self.seeds = [int(seeds[world * self.lanes]) for world in range(worlds)]
         self.worlds = [maker.make(**extra) for _ in range(worlds)]
@@ -66,27 +67,19 @@ class AgentLanesPool:
         self.steps = [0] * worlds
         self.gone: list[dict[str, tuple[bool, bool]]] = [{} for _ in range(worlds)]
         """Each world's agents that left before its episode ended: (terminated, truncated)."""
-        self._pending: list[StepArrays] = []
 
-    # ----------------------------------------------------------- EnvPool's calls
-
-    def async_reset(self) -> None:
-        """Reset every world; the next :meth:`recv` returns all first observations."""
+    def reset_all(self) -> StepArrays:
+        """Reset every world: all first observations."""
         self.needs_reset = [True] * len(self.worlds)
-        everyone = np.arange(self.num_envs, dtype=np.int32)
-        self._pending.append(self._step(everyone, np.zeros(self.num_envs, np.int64)))
+        slots = len(self.worlds) * self.lanes
+        return self.step(np.arange(slots, dtype=np.int32), np.zeros(slots, np.int64))
 
-    def send(self, actions: np.ndarray, env_ids: np.ndarray) -> None:
-        """Step the worlds of slots ``env_ids`` with ``actions`` (row ``i`` for slot
-        ``env_ids[i]``)."""
-        self._pending.append(self._step(np.asarray(env_ids, np.int32), np.asarray(actions)))
-
-    def recv(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict]:
-        """gymnasium's ``(obs, reward, terminated, truncated, info)`` for the oldest
-        ``send``; ``info["env_id"]`` names each row's slot."""
-        arrays = self._take()
-        info = {"env_id": arrays.env_ids, **arrays.info}
-        return arrays.observations, arrays.rewards, arrays.terminated, arrays.truncated, info
+    def step(self, env_ids: np.ndarray, actions: np.ndarray | None) -> StepArrays:
+        """Step (or reset, where due) the worlds of slots ``env_ids``, every agent of each
+        named; ``actions[i]`` for slot ``env_ids[i]``."""
+        env_ids = np.asarray(env_ids, np.int32)
+        actions = np.zeros(len(env_ids), np.int64) if actions is None else np.asarray(actions)
+        return self._step(env_ids, actions)
 
     def render(self, env_ids: Sequence[int]) -> np.ndarray:
         """``(n, H, W, 3)``: each slot's world as the env draws it (every agent in it)."""
@@ -100,17 +93,6 @@ class AgentLanesPool:
         for world in self.worlds:
             world.close()
         self.worlds = []
-
-    def step_batches(self, score_key: str | None, game_over_key: str | None) -> GymnasiumSteps:
-        """The learners' step driver (the gymnasium pool's, over these calls)."""
-        return GymnasiumSteps(self, score_key, game_over_key)
-
-    # -----------------------------------------------------------------------------
-
-    def _take(self) -> StepArrays:
-        if not self._pending:
-            raise RuntimeError("recv() without a send() or async_reset() in flight")
-        return self._pending.pop(0)
 
     def _step(self, env_ids: np.ndarray, actions: np.ndarray) -> StepArrays:
         rows = len(env_ids)

@@ -49,6 +49,18 @@ class ParallelMaker:
         return load_target(self.factory, "env.parallel_env")(**{**self.kwargs, **extra})
 
     @property
+    def lanes_per_env(self) -> int:
+        """Slots a world takes, one per agent: a pool's worker holds whole worlds."""
+        return len(self.agents)
+
+    def slot_set(self, seeds: list[int], **extra: Any):
+        """The worlds of ``seeds`` (one per :attr:`lanes_per_env` slots), stepped with
+        EnvPool's rules (:class:`~neuroplug.envs.multi_agent.lanes.AgentLanes`)."""
+        from neuroplug.envs.multi_agent.lanes import AgentLanes
+
+        return AgentLanes(self, seeds, **extra)
+
+    @property
     def width(self) -> int:
         """The shared policy's observation width (vectors)."""
         return self.observation_size + (len(self.roles) if len(self.roles) > 1 else 0)

@@ -5,12 +5,18 @@ anything (one world is built to read its agents' spaces) and stepped by
 
 from __future__ import annotations
 
+import time
 from dataclasses import replace
 from typing import Any
 
 import numpy as np
 
 from neuroplug.config.schema import EnvConfig
+from neuroplug.envs.gymnasium_spec import (
+    PROBE_SECONDS,
+    PROBE_STEPS,
+    configured_workers,
+)
 from neuroplug.envs.measurements import MeasurementLayout, measurement_layout
 from neuroplug.envs.multi_agent.maker import ParallelMaker, role_of
 from neuroplug.envs.pool_kind import PoolKind
@@ -32,7 +38,8 @@ class PettingZooPools(PoolKind):
     def make_pool(
         self, spec: EnvSpec, seeds: np.ndarray, num_threads: int, overrides: dict[str, Any]
     ) -> Any:
-        from neuroplug.envs.multi_agent.lanes import AgentLanesPool
+        from neuroplug.envs.gymnasium_pool import GymnasiumPool
+        from neuroplug.envs.gymnasium_spec import pool_workers
 
         settings = dict(overrides)
         # A learner's Atari settings do not apply; watch's step cap does.
@@ -41,14 +48,21 @@ class PettingZooPools(PoolKind):
         cap = settings.pop("max_episode_steps", spec.maker.max_episode_steps)
         # The spec's make settings, as a video's spec carries them (its render mode).
         maker = replace(spec.maker, kwargs={**spec.make_kwargs, **settings}, max_episode_steps=cap)
-        return AgentLanesPool(maker, [int(seed) for seed in seeds])
+        workers = pool_workers(spec, len(seeds) // spec.lanes_per_env)
+        return GymnasiumPool(maker, [int(seed) for seed in seeds], workers)
 
     def info_keys(self, spec: EnvSpec) -> frozenset[str]:
         return frozenset()
 
     def stepping(self, spec: EnvSpec) -> str:
         agents = len(spec.agents)
-        return f"{agents} agents a world, each a lane; worlds step in this process"
+        if spec.vectorization == "in_process" or not spec.workers:
+            where = "worlds step in this process"
+        else:
+            where = f"worlds step in {spec.workers} worker processes"
+            if spec.vectorization == "auto":
+                where += " where a batch of them outweighs a round trip"
+        return f"{agents} agents a world, each a lane; {where}"
 
 
 def make_parallel_spec(config: EnvConfig, kind: PoolKind) -> EnvSpec:
@@ -119,6 +133,10 @@ def make_parallel_spec(config: EnvConfig, kind: PoolKind) -> EnvSpec:
         frame_skip = getattr(world.unwrapped, "frame_skip", 1)
         frame_skip = frame_skip if isinstance(frame_skip, int) and frame_skip >= 1 else 1
         preset_kind = getattr(world.unwrapped, "preset_kind", None)
+        # A world whose engines run apart (ViZDoom's multiplayer games) already steps
+        # beside the others: no worker processes for it, and no probe of its step's cost.
+        apart = hasattr(world, "step_async")
+        step_seconds = 0.0 if apart else _step_seconds(world, spaces)
     finally:
         getattr(world, "close", lambda: None)()
     return EnvSpec(
@@ -139,7 +157,27 @@ def make_parallel_spec(config: EnvConfig, kind: PoolKind) -> EnvSpec:
         maker=maker,
         agents=agents,
         measurement_layout=measurements,
+        workers=configured_workers(config),
+        vectorization="in_process" if apart else config.vectorization,
+        step_seconds=step_seconds,
     )
+
+
+def _step_seconds(world: Any, spaces: dict[str, Any]) -> float:
+    """Seconds one step of ``world`` takes (random actions, at most
+    :data:`~neuroplug.envs.gymnasium_spec.PROBE_SECONDS`): ``env.vectorization=auto``
+    steps worlds in worker processes where a pool's batch of them outweighs a round trip."""
+    for space in spaces.values():
+        space.seed(0)
+    world.reset(seed=0)
+    steps = 0
+    started = time.perf_counter()
+    while steps < PROBE_STEPS and time.perf_counter() - started < PROBE_SECONDS:
+        if not world.agents:  # the episode ended
+            world.reset()
+        world.step({agent: spaces[agent].sample() for agent in world.agents})
+        steps += 1
+    return (time.perf_counter() - started) / max(steps, 1)
 
 
 def _measurements(name: str, observed: dict) -> MeasurementLayout | None:

@@ -148,3 +148,44 @@ def test_worlds_that_start_a_step_or_reset_are_all_started_before_any_is_waited_
     for got, expected in zip(started, played("roles"), strict=True):
         for a, b in zip(got, expected, strict=True):
             np.testing.assert_array_equal(a, b)
+
+
+def test_worlds_in_worker_processes_give_the_rows_they_give_here():
+    """``env.vectorization=processes``: whole worlds to each worker, and the same seeds and
+    actions give the same rows as in this process, past episodes' ends and an agent that
+    leaves early; a send naming one world's agents is answered by its worker alone."""
+
+    def played(**where):
+        config = EnvConfig(parallel_env="parallel_worlds:roles", **where)
+        config.kwargs.update(early=True, length=3)
+        spec = make_spec(config)
+        pool = make_pool(spec, np.arange(10, 19))  # three worlds: two to one worker, one
+        pool.async_reset()
+        rows = [pool.recv()]
+        actions = np.random.default_rng(0).integers(0, 3, (8, 9))
+        for chosen in actions:
+            pool.send(chosen, np.arange(9))
+            rows.append(pool.recv())
+        pool.send(np.ones(3, np.int64), np.arange(6, 9))  # the last world alone
+        rows.append(pool.recv())
+        pool.close()
+        return spec, rows
+
+    spec, here = played(vectorization="in_process")
+    assert spec.pool_kind.stepping(spec).endswith("worlds step in this process")
+    spec, there = played(vectorization="processes", workers=2)
+    assert spec.pool_kind.stepping(spec).endswith("worlds step in 2 worker processes")
+    for mine, theirs in zip(here, there, strict=True):
+        for a, b in zip(mine[:4], theirs[:4], strict=True):
+            np.testing.assert_array_equal(a, b)
+        for key in ("env_id", "score"):
+            np.testing.assert_array_equal(mine[4][key], theirs[4][key])
+
+
+def test_worlds_whose_engines_run_apart_step_in_this_process_whatever_is_asked():
+    """A world with ``step_async`` (ViZDoom's multiplayer games: its engines are processes
+    of their own, already stepped at once) is never sent to worker processes."""
+    config = EnvConfig(parallel_env="parallel_worlds:started_roles", vectorization="processes")
+    spec = make_spec(config)
+    assert spec.vectorization == "in_process"
+    assert spec.pool_kind.stepping(spec).endswith("worlds step in this process")
