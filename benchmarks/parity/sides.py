@@ -137,15 +137,19 @@ def core_overrides(comparison: Comparison, side: Side) -> list[str]:
     """One core for our run as for the peers': a learner's torch threads, a strategy's
     serial scheduler (its episodes stepped in the run's own thread), and for an evolution
     algorithm that also learns by gradients (``cem_rl``, ``erl``, ``pga_me``) the backend's
-    torch threads, which its learning uses. None on the :data:`WHOLE_MACHINE`."""
+    torch threads, which its learning uses; envs stepped in the run's process. None on the
+    :data:`WHOLE_MACHINE`."""
     if WHOLE_MACHINE:
         return []
+    # Gymnasium envs and PettingZoo's worlds would step in worker processes on the cores
+    # the other runs hold.
+    here = "env.vectorization=in_process"
     algo = next(arg.partition("=")[2] for arg in side.arguments if arg.startswith("algo="))
     if comparison.population:
-        return ["scheduler=serial"]
+        return ["scheduler=serial", here]
     if algo in LEARNERS:
-        return ["algo.torch_threads=1"]
-    return ["scheduler=serial", "backend.torch_threads=1"]
+        return ["algo.torch_threads=1", here]
+    return ["scheduler=serial", "backend.torch_threads=1", here]
 
 
 def budget_overrides(comparison: Comparison) -> list[str]:

@@ -6,9 +6,10 @@ machine with nothing else running (pause or stop the suite's runs first).
         --peers ~/.cache/neuroplug-parity --out benchmarks/results/parity/ppo/pong_v3/speed.md
 
 Each side's run is the parity suite's (:mod:`sides`: the same commands, one thread unless
-``--whole-machine``, start-up included in its wall time) at ``--steps`` env steps instead of the comparison's budget;
-the sides run in turn, ``--rounds`` times, and each side's env steps per second are
-reported with their ratio to the first reference's.
+``--whole-machine``, start-up included in its wall time, our final evaluation not) at
+``--steps`` env steps instead of the comparison's budget; the sides run in turn,
+``--rounds`` times, and each side's env steps per second are reported with their ratio to
+the first reference's.
 """
 
 from __future__ import annotations

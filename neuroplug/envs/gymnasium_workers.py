@@ -2,8 +2,9 @@
 :class:`~neuroplug.envs.gymnasium_pool.GymnasiumPool`.
 
 A pool with ``workers = w`` splits its envs into ``w`` runs of consecutive envs (whole
-worlds: a world's ``lanes_per_env`` slots stay together); each run lives in one worker process, which steps all of the run's envs named in a ``send`` and
-answers with one message. The processes are started once per (env, worker count) and kept
+worlds: a world's ``lanes_per_env`` slots stay together); each run lives in one worker
+process, which steps all of the run's envs named in a ``send`` and answers with one
+message. The processes are started once per (env, worker count) and kept
 for the rest of the run: the evaluation engine builds a pool per generation, and starting
 a Python process costs far more than a generation of a cheap env. Each pool's envs are
 built in the workers when the pool opens and closed when it closes.
