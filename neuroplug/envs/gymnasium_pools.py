@@ -46,15 +46,6 @@ class GymnasiumPools(PoolKind):
 
     def stepping(self, spec: EnvSpec) -> str:
         """Where the pools step their envs (``env.vectorization``)."""
-        if spec.vectorization == "in_process" or not spec.workers:
-            return "envs step in this process"
-        where = f"{spec.workers} worker processes"
-        if spec.vectorization == "auto":
-            from neuroplug.envs.gymnasium_spec import PROCESS_BATCH_SECONDS
+        from neuroplug.envs.gymnasium_spec import where_pools_step
 
-            return (
-                f"envs step in {where} where a pool's step takes over "
-                f"{PROCESS_BATCH_SECONDS * 1e3:g} ms, else here (auto: one env step "
-                f"{spec.step_seconds * 1e6:.0f} us)"
-            )
-        return f"envs step in {where}"
+        return where_pools_step(spec, "envs", "env")

@@ -407,6 +407,20 @@ def _cores() -> int:
     return os.cpu_count() or 1
 
 
+def where_pools_step(spec: EnvSpec, envs: str, env: str) -> str:
+    """For the start-up line: where ``spec``'s pools step their ``envs`` (``env.vectorization``),
+    ``env`` naming one."""
+    if spec.vectorization == "in_process" or not spec.workers:
+        return f"{envs} step in this process"
+    where = f"{envs} step in {spec.workers} worker processes"
+    if spec.vectorization != "auto":
+        return where
+    return (
+        f"{where} where a pool's step takes over {PROCESS_BATCH_SECONDS * 1e3:g} ms, else "
+        f"here (auto: one {env}'s step {spec.step_seconds * 1e6:.0f} us)"
+    )
+
+
 def pool_workers(spec: EnvSpec, envs: int) -> int:
     """Worker processes for a pool of ``envs`` of ``spec``'s env (multi-agent: worlds): the
     spec's, unless ``auto`` finds a batch too cheap to be worth a round trip

@@ -16,6 +16,7 @@ from neuroplug.envs.gymnasium_spec import (
     PROBE_SECONDS,
     PROBE_STEPS,
     configured_workers,
+    where_pools_step,
 )
 from neuroplug.envs.measurements import MeasurementLayout, measurement_layout
 from neuroplug.envs.multi_agent.maker import ParallelMaker, role_of
@@ -55,14 +56,9 @@ class PettingZooPools(PoolKind):
         return frozenset()
 
     def stepping(self, spec: EnvSpec) -> str:
-        agents = len(spec.agents)
-        if spec.vectorization == "in_process" or not spec.workers:
-            where = "worlds step in this process"
-        else:
-            where = f"worlds step in {spec.workers} worker processes"
-            if spec.vectorization == "auto":
-                where += " where a batch of them outweighs a round trip"
-        return f"{agents} agents a world, each a lane; {where}"
+        """How many agents a world has, and where the pools step the worlds."""
+        where = where_pools_step(spec, "worlds", "world")
+        return f"{len(spec.agents)} agents a world, each a lane; {where}"
 
 
 def make_parallel_spec(config: EnvConfig, kind: PoolKind) -> EnvSpec:
