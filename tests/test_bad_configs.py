@@ -402,6 +402,24 @@ CASES = {
     "vbn-on-triton": case("env=pong", "backend=triton", "net.vbn=true", field="net.vbn"),
     "vbn-reference-of-one": case("net.vbn_reference_size=1", field="net.vbn_reference_size"),
     "mask-of-a-missing-entry": case("env.observation_mask=[7]", field="env.observation_mask"),
+    "measurements-beside-no-frames": case(
+        "env.measurements={x:[0,1]}", field="env.measurements", also=("not frames",)
+    ),
+    "measurements-of-a-gymnasium-env": case(
+        "env=gymnasium",
+        "env.id=CartPole-v1",
+        "env.measurements={x:[0,1]}",
+        field="env.measurements",
+    ),
+    "measurements-range-upside-down": case(
+        "env=doom_basic", "env.measurements={HEALTH:[200,0]}", field="env.measurements.HEALTH"
+    ),
+    "measurements-of-a-missing-entry": case(
+        "env=doom_basic",
+        "env.measurements={HELTH:[0,200]}",
+        field="env.measurements.HELTH",
+        also=("HEALTH",),
+    ),
     # --- text tasks
     "text-task-unknown": case(
         "env=addition", "env.kwargs.task=adition", field="env.kwargs.task", also=("countdown",)

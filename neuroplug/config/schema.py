@@ -8,7 +8,8 @@ dataclasses — before any environment starts.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import math
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -222,6 +223,13 @@ class EnvConfig(CheckedConfig):
     core). A world whose engines run apart (ViZDoom's multiplayer) steps here."""
     workers: int = 0
     """Worker processes for ``vectorization: processes``; 0: one per core."""
+    measurements: dict[str, Any] = field(default_factory=dict)
+    """EnvPool tasks of frames only: info entries read beside the frames, each with its
+    ``[low, high]`` (``{HEALTH: [0, 200], AMMO2: [0, 200]}``: Doom's game variables, the
+    inputs Sample Factory's Doom agents read beside the screen), packed below the pixels as
+    a ``Dict`` observation's numbers are (:mod:`neuroplug.envs.measurements`) and joined to
+    the Nature CNN's first linear layer. Gymnasium and PettingZoo envs give theirs in their
+    observation."""
     observation_mask: list[int] = field(default_factory=list)
     """Entries of a vector observation the agent does not see (removed before the
     network): ``[1, 3]`` hides CartPole's velocities, a task that then needs memory
@@ -286,6 +294,19 @@ class EnvConfig(CheckedConfig):
             )
         for index, wrapper in enumerate(self.wrappers):
             wrapper_entry(wrapper, f"env.wrappers[{index}]")
+        require(
+            not self.measurements or bool(self.task_id),
+            "env.measurements",
+            "reads an EnvPool task's info entries, and this env is not an EnvPool task",
+            "a Dict observation of an image and numbers (gymnasium, PettingZoo), or env.task_id",
+        )
+        for key, bounds in self.measurements.items():
+            require(
+                _is_range(bounds),
+                f"env.measurements.{key}",
+                f"got {bounds!r}",
+                "[low, high]: two finite numbers, low < high",
+            )
         mask = list(self.observation_mask)
         require(
             all(int(entry) >= 0 for entry in mask) and len(set(mask)) == len(mask),
@@ -293,6 +314,21 @@ class EnvConfig(CheckedConfig):
             f"got {mask}",
             "distinct entry indices >= 0",
         )
+
+
+def _is_range(bounds: Any) -> bool:
+    """Whether ``bounds`` is ``[low, high]``: two finite numbers, low below high."""
+    if isinstance(bounds, (str, bytes, Mapping)) or not isinstance(bounds, Sequence):
+        return False
+    numbers = [
+        value for value in bounds if isinstance(value, (int, float)) and not isinstance(value, bool)
+    ]
+    return (
+        len(bounds) == 2
+        and len(numbers) == 2
+        and all(math.isfinite(value) for value in numbers)
+        and numbers[0] < numbers[1]
+    )
 
 
 def wrapper_entry(wrapper: Any, field: str) -> tuple[str, dict[str, Any]]:

@@ -189,7 +189,8 @@ class PolicyModule(nn.Module):
 
     def _packed(self, observations: Mapping) -> np.ndarray:
         """A ``Dict`` observation as its packed frame: one observation where its numbers
-        are vectors, a batch where they are ``(b, size)``."""
+        are vectors, a batch where they are ``(b, size)``; an EnvPool task's frames and info
+        entries (``env.measurements``): one where the frames are ``(C, H, W)``."""
         layout = self.measurement_layout
         if layout is None:
             raise PolicyInputError(
@@ -202,10 +203,11 @@ class PolicyModule(nn.Module):
                 f"observations without {', '.join(missing)}: this policy "
                 f"({self.env['task_id']}) reads {', '.join(layout.keys)}"
             )
-        first = layout.vectors[0][0]
-        if np.ndim(np.asarray(observations[first])) == 1:
-            return layout.pack(observations)
-        return layout.pack_batch(observations)
+        if layout.channels_first:  # an EnvPool task's frames (C, H, W), numbers from its info
+            single = np.ndim(observations[layout.image]) == 3
+        else:
+            single = np.ndim(np.asarray(observations[layout.vectors[0][0]])) == 1
+        return layout.pack(observations) if single else layout.pack_batch(observations)
 
     def outputs(
         self, observations: Any, state: torch.Tensor | None = None

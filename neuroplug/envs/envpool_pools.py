@@ -23,6 +23,7 @@ from neuroplug.config.schema import EnvConfig
 from neuroplug.envs.families import detect_family, family_named, family_names
 from neuroplug.envs.family import EnvFamily
 from neuroplug.envs.flatten import FlatObservationPool, categorical_entries, observation_parts
+from neuroplug.envs.measurements import info_measurement_layout
 from neuroplug.envs.pool_kind import PoolKind
 from neuroplug.envs.raw_steps import RawSteps
 from neuroplug.envs.spec import EnvSpec
@@ -74,6 +75,10 @@ class EnvPoolPools(PoolKind):
             from neuroplug.envs.multi_agent.envpool_players import EnvPoolPlayersPool
 
             return EnvPoolPlayersPool(pool, players)
+        if spec.measurement_layout is not None:
+            from neuroplug.envs.measured_frames import MeasuredFramesPool
+
+            return MeasuredFramesPool(pool, spec.measurement_layout)
         if not spec.obs_parts:
             return pool
         return FlatObservationPool(pool, spec.obs_parts, spec.obs_categorical)
@@ -223,6 +228,22 @@ def _envpool_spec(config: EnvConfig, kind: PoolKind) -> EnvSpec:
     discrete = hasattr(action_space, "n")
     stack = int(settings.get("stack_num", 1) or 1)
     image = len(obs_shape) == 3 and obs_shape[0] % stack == 0
+    measurements = None
+    if config.measurements:
+        if players > 1:
+            raise ConfigError(
+                "env.measurements",
+                f"{config.task_id} is a multi-player task; measurements beside its frames "
+                "are read for single-player tasks",
+                "a single-player EnvPool task of frames",
+            )
+        available = frozenset(
+            key for key in _info_keys(config.task_id) if not key.startswith(BOOKKEEPING_INFO)
+        )
+        measurements = info_measurement_layout(
+            config.task_id, obs_shape, config.measurements, available
+        )
+        obs_shape = measurements.shape
     return EnvSpec(
         task_id=config.task_id,
         frame_stack=stack if image else 1,
@@ -252,6 +273,7 @@ def _envpool_spec(config: EnvConfig, kind: PoolKind) -> EnvSpec:
         ),
         # A multi-player task (IntersectionMultiAgent): its players are a world's agents.
         agents=tuple(f"player_{i}" for i in range(players)) if players > 1 else (),
+        measurement_layout=measurements,
     )
 
 

@@ -3,7 +3,10 @@
 Some agents see a screen and read numbers no screen shows well: Doom's health, ammunition
 and weapons (the "measurements" of Dosovitskiy and Koltun's DFP agent, and the extra inputs
 of Sample Factory's Doom encoder), a robot's joint angles beside its camera. A gymnasium or
-PettingZoo env gives them as a ``Dict`` of one image entry and numeric vectors.
+PettingZoo env gives them as a ``Dict`` of one image entry and numeric vectors; an EnvPool
+task reports them as ``info`` entries beside its frame stacks, which ``env.measurements``
+names with their ranges (:func:`info_measurement_layout`,
+:mod:`neuroplug.envs.measured_frames`).
 
 Every buffer of neuroplug holds one array per observation (the pools' shared memory, the
 learners' rollouts and replay, the evaluation engine), so such an observation travels as
@@ -50,13 +53,17 @@ class MeasurementLayout:
     docstring): the image entry's key, and each vector entry's key and bounds in order."""
 
     image: str
-    """The image entry's key; its space is ``(H, W, C)`` or ``(H, W)`` bytes."""
+    """The image entry's key; its space is ``(H, W, C)`` or ``(H, W)`` bytes (``(C, H, W)``
+    where :attr:`channels_first`)."""
     frame: tuple[int, int, int]
     """The image as the networks read it: ``(channels, height, width)``."""
     vectors: tuple[tuple[str, int], ...]
     """``(key, size)`` of each vector entry, in the order their values are packed."""
     low: tuple[float, ...]
     high: tuple[float, ...]
+    channels_first: bool = False
+    """The image is ``(C, H, W)``: an EnvPool task's frame stack, its measurements its info
+    entries (``env.measurements``, :func:`info_measurement_layout`)."""
 
     @property
     def count(self) -> int:
@@ -78,17 +85,37 @@ class MeasurementLayout:
     def pack(self, observation: Any, into: np.ndarray | None = None) -> np.ndarray:
         """One observation (a mapping of the entries) as its packed frame (``into``: a
         zeroed frame of :attr:`shape` to write it into)."""
-        _, height, width = self.frame
+        channels, height, width = self.frame
         packed = np.zeros(self.shape, np.uint8) if into is None else into
         image = np.asarray(observation[self.image], np.uint8)
-        packed[:, :height] = image.reshape(height, width, -1).transpose(2, 0, 1)
+        if self.channels_first:
+            packed[:, :height] = image.reshape(channels, height, width)
+        else:
+            packed[:, :height] = image.reshape(height, width, -1).transpose(2, 0, 1)
         values = np.concatenate(
             [np.asarray(observation[key], np.float64).reshape(-1) for key, _ in self.vectors]
         )
+        packed[0, height:] = self.rows(values[None])[0]
+        return packed
+
+    def rows(self, values: np.ndarray) -> np.ndarray:
+        """``(n, R, W)`` bytes: each of ``n`` rows of the ``E`` measurements (in their units)
+        quantised into the rows below channel 0's pixels, the rest 0."""
+        width = self.frame[2]
         low, span = self._range
-        rows = np.zeros(packed[0, height:].size, np.uint8)
-        rows[: self.count] = np.rint(LEVELS * (values - low) / span).clip(0, LEVELS)
-        packed[0, height:] = rows.reshape(-1, width)
+        rows = np.zeros((len(values), self.shape[1] - self.frame[1], width), np.uint8)
+        flat = rows.reshape(len(values), -1)
+        levels = LEVELS * (np.asarray(values, np.float64) - low) / span
+        flat[:, : self.count] = np.rint(levels).clip(0, LEVELS)
+        return rows
+
+    def with_rows(self, frames: np.ndarray, values: np.ndarray) -> np.ndarray:
+        """Packed frames ``(n, C, H + R, W)`` of ``n`` frames ``(n, C, H, W)`` and their
+        measurements ``(n, E)`` (an EnvPool pool's batch)."""
+        height = self.frame[1]
+        packed = np.zeros((len(frames), *self.shape), np.uint8)
+        packed[:, :, :height] = frames
+        packed[:, 0, height:] = self.rows(values)
         return packed
 
     def describe(self) -> dict[str, Any]:
@@ -99,6 +126,7 @@ class MeasurementLayout:
             "vectors": [[key, size] for key, size in self.vectors],
             "low": list(self.low),
             "high": list(self.high),
+            "channels_first": self.channels_first,
         }
 
     @classmethod
@@ -110,6 +138,7 @@ class MeasurementLayout:
             tuple((str(key), int(size)) for key, size in description["vectors"]),
             tuple(float(value) for value in description["low"]),
             tuple(float(value) for value in description["high"]),
+            bool(description.get("channels_first", False)),
         )
 
     def pack_batch(self, observations: Any) -> np.ndarray:
@@ -181,6 +210,37 @@ def measurement_layout(
         low += bottom.tolist()
         high += top.tolist()
     return MeasurementLayout(str(image), frame, tuple(vectors), tuple(low), tuple(high))
+
+
+def info_measurement_layout(
+    task_id: str,
+    frame: tuple[int, ...],
+    ranges: Mapping[str, Any],
+    info_keys: frozenset[str],
+) -> MeasurementLayout:
+    """The packing of an EnvPool task's frames ``(C, H, W)`` with the info entries
+    ``ranges`` names (``env.measurements``: each a scalar's ``[low, high]``), in the order
+    given; ConfigError naming ``env.measurements`` where the task's observation is not
+    frames or it has no such entry (the ones it has listed)."""
+    allowed = "a task of frames, and info entries it reports"
+    if len(frame) != 3 or not is_frame(tuple(frame)):
+        raise ConfigError(
+            "env.measurements",
+            f"{task_id}'s observation {tuple(frame)} is not frames: measurements are packed "
+            "below a screen's pixels",
+            allowed,
+        )
+    missing = sorted(set(ranges) - info_keys)
+    if missing:
+        raise ConfigError(
+            f"env.measurements.{missing[0]}",
+            f"{task_id} reports no info entry {missing[0]!r}",
+            ", ".join(sorted(info_keys)) or "none: it reports no info entries",
+        )
+    low = tuple(float(bounds[0]) for bounds in ranges.values())
+    high = tuple(float(bounds[1]) for bounds in ranges.values())
+    vectors = tuple((str(key), 1) for key in ranges)
+    return MeasurementLayout("obs", tuple(frame), vectors, low, high, channels_first=True)
 
 
 def _is_image(space: Any) -> bool:

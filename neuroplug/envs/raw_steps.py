@@ -21,6 +21,7 @@ import numpy as np
 from neuroplug.envs.family import EnvFamily
 from neuroplug.envs.flatten import FlatObservationPool, flatten
 from neuroplug.envs.masking import MaskedObservationPool, MaskedSteps
+from neuroplug.envs.measured_frames import MeasuredFramesPool
 from neuroplug.envs.spec import EnvSpec
 
 
@@ -50,9 +51,15 @@ class RawSteps:
         parts = pool.parts if isinstance(pool, FlatObservationPool) else None
         self.parts = parts
         self.categorical = pool.categorical if parts is not None else ()
-        self.pool = pool.pool if parts is not None else pool
+        self.measured = pool.layout if isinstance(pool, MeasuredFramesPool) else None
+        """Frames with info entries below their pixels (``env.measurements``), or None."""
+        self.pool = pool.pool if parts is not None or self.measured is not None else pool
         keys = list(self.pool._state_keys)
         self._index = {key: keys.index(key) for key in keys}
+        if self.measured is not None:
+            self._measurement_keys = [
+                self._index[f"info:{key}"] for key, _ in self.measured.vectors
+            ]
         if parts is None:
             self._observation_keys = [self._index["obs"]]
         else:  # a dict observation: its entries, in the order the spec flattens them
@@ -78,7 +85,10 @@ class RawSteps:
         """The next batch of results (blocks until the pool's batch is ready)."""
         state = self.pool._recv()
         index = self._index
-        if self.parts is None:
+        if self.measured is not None:
+            values = np.stack([state[at] for at in self._measurement_keys], 1)
+            observations = self.measured.with_rows(state[self._observation_keys[0]], values)
+        elif self.parts is None:
             observations = state[self._observation_keys[0]]
         else:
             entries = {key: state[at] for key, at in self._observation_entries}

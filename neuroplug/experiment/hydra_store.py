@@ -36,9 +36,9 @@ CORE_SCHEMAS = {
     "logger": LoggerConfig,
     "selfplay": SelfPlayConfig,
 }
-OPEN_CORE_FIELDS = {"env": ("kwargs",), "net": ("kwargs",)}
-"""Core fields whose keys are not declared: a dict the env's constructor reads, or the
-chosen network's own settings."""
+OPEN_CORE_FIELDS = {"env": ("kwargs", "measurements"), "net": ("kwargs",)}
+"""Core fields whose keys are not declared: a dict the env's constructor reads, the info
+entries an env's measurements are, or the chosen network's own settings."""
 
 
 def register_schemas(warn=None) -> None:

@@ -52,6 +52,8 @@ def test_shipped_env_configs_describe_their_envs(compose, name):
     elif spec.family.name == "atari":
         assert spec.obs_shape == (4, 84, 84) and spec.discrete and spec.frame_skip == 4
         assert spec.max_episode_steps == 5000  # 20k frames, the deep GA paper's cap
+    elif spec.measurement_layout is not None:  # a row of numbers below the frames
+        assert spec.obs_shape == (4, 85, 84) and spec.measurement_layout.frame == (4, 84, 84)
     elif spec.is_image:
         assert spec.obs_shape == (4, 84, 84) and spec.discrete and spec.frame_skip == 4
     elif name == "intersection_ma":  # highway-env's kinematics table: 5 cars x 5 features

@@ -68,3 +68,38 @@ def test_only_an_image_beside_bounded_numbers_is_packed():
     )
     with pytest.raises(ConfigError, match=r"env.task_id: .*2 images"):
         measurement_layout("task", two)
+
+
+def test_an_envpool_task_s_info_entries_go_below_its_frame_stack():
+    """``env.measurements``: frames ``(C, H, W)`` as EnvPool stacks them, their info
+    entries below channel 0's pixels in the order given, read back within a level; a
+    deployed policy packs the same from ``{obs, <entries>}``."""
+    from neuroplug.envs.measurements import MeasurementLayout, info_measurement_layout
+
+    ranges = {"HEALTH": [0, 200], "AMMO2": [0, 50]}
+    layout = info_measurement_layout("D3Battle-v1", (4, 84, 84), ranges, frozenset(ranges))
+    assert layout.shape == (4, 85, 84) and layout.keys == ("obs", "HEALTH", "AMMO2")
+    rng = np.random.default_rng(1)
+    frames = rng.integers(0, 256, (3, 4, 84, 84), dtype=np.uint8)
+    values = np.array([[100.0, 10.0], [0.0, 50.0], [250.0, -3.0]])
+    packed = layout.with_rows(frames, values)
+    for row in range(3):
+        pixels, read = layout.unpack(packed[row])
+        assert np.array_equal(pixels, frames[row])
+        expected = values[row].clip([0, 0], [200, 50])
+        assert np.all(np.abs(read - expected) <= np.array([200, 50]) / 255 / 2 + 1e-9)
+        one = {"obs": frames[row], "HEALTH": values[row, 0], "AMMO2": values[row, 1]}
+        assert np.array_equal(layout.pack(one), packed[row])
+    assert not packed[:, 1:, 84:].any() and not packed[:, 0, 84, 2:].any()
+    again = MeasurementLayout.from_description(layout.describe())
+    assert again == layout and again.channels_first
+
+
+def test_info_measurements_need_frames_and_entries_the_task_reports():
+    from neuroplug.envs.measurements import info_measurement_layout
+
+    with pytest.raises(ConfigError, match=r"env.measurements: CartPole-v1's .* not frames"):
+        info_measurement_layout("CartPole-v1", (4,), {"x": [0, 1]}, frozenset({"x"}))
+    with pytest.raises(ConfigError, match=r"env.measurements.HELTH: .* no info entry") as raised:
+        info_measurement_layout("D1Basic-v1", (4, 84, 84), {"HELTH": [0, 1]}, frozenset({"HEALTH"}))
+    assert "HEALTH" in str(raised.value)

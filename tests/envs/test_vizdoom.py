@@ -86,6 +86,78 @@ def _play_two_capped_games(workdir: str) -> None:
         pool.close()
 
 
+def test_info_measurements_come_below_the_frames_in_the_pool_and_the_step_driver(tmp_path):
+    run_in_child(_measured_frames, str(tmp_path))
+
+
+def _measured_frames(workdir: str) -> None:
+    """``env.measurements``: the pool's frames carry the game's health and ammunition below
+    their pixels, as its info reports them, and the learners' step driver (EnvPool's state
+    list read directly) gives the same observations."""
+    from neuroplug.envs.raw_steps import step_driver
+
+    os.chdir(workdir)
+    ranges = {"HEALTH": [0, 200], "AMMO2": [0, 100]}
+    spec = make_spec(EnvConfig(task_id="D1Basic-v1", measurements=ranges))
+    assert spec.obs_shape == (4, 85, 84) and spec.measurement_layout.count == 2
+    layout = spec.measurement_layout
+    pool = make_pool(spec, np.array([3, 4]), num_threads=1)
+    driver = step_driver(make_pool(spec, np.array([3, 4]), num_threads=1), spec)
+    try:
+        pool.async_reset()
+        driver.reset()
+        for step in range(4):
+            observations, _, _, _, info = pool.recv()
+            batch = driver.recv()
+            assert observations.shape == (2, 4, 85, 84)
+            assert np.array_equal(batch.observations, observations)
+            for row in range(2):
+                _, read = layout.unpack(observations[row])
+                told = np.array([info["HEALTH"][row], info["AMMO2"][row]]).clip(0, [200, 100])
+                assert np.all(np.abs(read - told) <= np.array([200, 100]) / 255 / 2 + 1e-9)
+            actions = np.full(2, step % 3, np.int32)
+            pool.send(actions, info["env_id"])
+            driver.send(actions, batch.env_ids)
+    finally:
+        pool.close()
+        driver.close()
+
+
+def test_a_learner_trains_on_the_numbers_and_its_policy_reads_them_from_info(tmp_path):
+    run_in_child(_learn_measured, str(tmp_path))
+
+
+def _learn_measured(output_dir: str) -> None:
+    """A learner's network joins ``env.measurements`` to its features; the policy loaded
+    outside neuroplug takes the frames and the info entries, one or a batch, as it takes
+    the packed frames."""
+    import torch
+
+    from neuroplug.app import run_job
+    from neuroplug.deploy.loading import load_policy
+    from neuroplug.testing import compose
+
+    os.chdir(output_dir)
+    overrides = [
+        "algo=ppo", "env=doom_basic", "env.measurements={HEALTH:[0,200],AMMO2:[0,100]}",
+        "algo.num_envs=2", "algo.env_groups=1", "algo.segment_steps=64", "algo.rollout_length=32",
+        "run.max_frames=256", "run.eval_episodes=1", "env.max_episode_steps=16",
+        "logger=none", f"run.output_dir={output_dir}",
+    ]  # fmt: skip
+    run_job(compose(overrides))
+    policy = load_policy(output_dir)
+    assert policy.obs_shape == (4, 85, 84)
+    rng = np.random.default_rng(0)
+    frames = rng.integers(0, 256, (3, 4, 84, 84), dtype=np.uint8)
+    health, ammo = np.array([100.0, 20.0, 180.0]), np.array([50.0, 0.0, 100.0])
+    packed = policy.measurement_layout.with_rows(frames, np.stack([health, ammo], 1))
+    expected = policy(torch.as_tensor(packed))
+    given = policy({"obs": frames, "HEALTH": health, "AMMO2": ammo})
+    assert torch.equal(given, expected)
+    one = policy({"obs": frames[1], "HEALTH": health[1], "AMMO2": ammo[1]})
+    assert one.shape == () and one == expected[1]
+
+
 def test_evolution_trains_on_doom_through_the_shipped_config(tmp_path):
     run_in_child(_train_one_generation, str(tmp_path))
 
