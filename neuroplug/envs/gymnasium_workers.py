@@ -31,6 +31,7 @@ from typing import Any
 import numpy as np
 
 from neuroplug.envs.gymnasium_env import SlotMaker, StepArrays
+from neuroplug.runtime.own_processes import count_as_own
 
 _tokens = itertools.count()
 _fleets: dict[tuple[bytes, int], list[_Worker]] = {}
@@ -95,6 +96,8 @@ class _Worker:
             stdin=subprocess.DEVNULL,
         )
         theirs.close()
+        # It steps the run's envs while the run acts: its CPU time is the run's own work.
+        count_as_own(self.process.pid)
         self.connection = Connection(ours.detach())
         self.connection.send((list(sys.path), maker))
         self._early: dict[int, deque] = {}

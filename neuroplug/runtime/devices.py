@@ -40,6 +40,7 @@ from typing import Any
 import torch
 
 from neuroplug.errors import ConfigError
+from neuroplug.runtime.own_processes import own_cpu_seconds
 
 
 def resolve_device(name: str, field: str = "backend.device") -> torch.device:
@@ -112,65 +113,6 @@ def _busy_cpu_seconds(cpus: set[int] | None) -> float | None:
         user, nice, system, idle, iowait, irq, softirq, steal = (int(v) for v in fields[:8])
         busy += user + nice + system + irq + softirq + steal
     return busy / ticks
-
-
-def own_cpu_seconds() -> float:
-    """CPU seconds this process and its child processes have used: its env worker
-    processes and game engines are the run's own work, not another's load. Live children's
-    from ``/proc/<pid>/stat``, finished ones' as the system counts them once reaped."""
-    finished = os.times()
-    return (
-        time.process_time()
-        + finished.children_user
-        + finished.children_system
-        + _live_children_cpu_seconds()
-    )
-
-
-def _live_children_cpu_seconds() -> float:
-    """CPU seconds (user and system) of this process's live child processes; 0 where
-    ``/proc`` cannot say."""
-    try:
-        ticks = os.sysconf("SC_CLK_TCK")
-        children = _child_ids()
-    except (OSError, ValueError):
-        return 0.0
-    used = 0
-    for child in children:
-        try:
-            with open(f"/proc/{child}/stat") as stream:
-                text = stream.read()
-        except OSError:  # it ended and was reaped: os.times counts it now
-            continue
-        fields = text[text.rindex(")") + 2 :].split()  # after the command's name
-        used += int(fields[11]) + int(fields[12])  # utime, stime
-    return used / ticks
-
-
-def _child_ids() -> set[int]:
-    """This process's children: the kernel's list per thread (``/proc/self/task/*/children``),
-    else every process whose parent is this one."""
-    me = os.getpid()
-    try:
-        found: set[int] = set()
-        for task in os.scandir(f"/proc/{me}/task"):
-            with open(f"{task.path}/children") as stream:
-                found.update(int(child) for child in stream.read().split())
-        return found
-    except FileNotFoundError:  # a kernel without CONFIG_PROC_CHILDREN
-        pass
-    found = set()
-    for entry in os.scandir("/proc"):
-        if not entry.name.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry.name}/stat") as stream:
-                text = stream.read()
-        except OSError:
-            continue
-        if int(text[text.rindex(")") + 2 :].split()[1]) == me:
-            found.add(int(entry.name))
-    return found
 
 
 def available_memory_bytes() -> int | None:
@@ -346,8 +288,9 @@ class TorchThreads:
 
     Other processes' demand is measured, not guessed: the CPU time the run's cores spent
     busy since the last check (``/proc/stat``, those cores only) minus the run's own (this
-    process's and its children's: env worker processes, game engines; :func:`own_cpu_seconds`),
-    per second. It follows a change within one check (at least :attr:`WINDOW_S` apart), and
+    process's and its env worker processes':
+    :func:`~neuroplug.runtime.own_processes.own_cpu_seconds`), per second. It follows a
+    change within one check (at least :attr:`WINDOW_S` apart), and
     the first check covers the run's start-up. Where ``/proc/stat`` does not exist (macOS,
     Windows), auto is 1: the count that never collapses."""
 
