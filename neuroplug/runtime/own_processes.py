@@ -7,9 +7,9 @@ learns: their CPU time is the run's own, and reading it as another program's loa
 learner on one thread (multi-agent Pong on two cores:
 ``benchmarks/results/parity/ppo/pong_v3/speed_whole_machine_2026-12-07.md``). Processes
 that run beside the learning whatever it does (ViZDoom's multiplayer engines, which keep
-game time together) are not registered: they want the cores the learner would take (a
-duel's players stopped answering when the learner took both). Imports nothing heavy: the
-workers are registered from the parent.
+game time together) are not registered: they want the cores the learner would take (with
+them counted as the run's own, a duel's players once stopped answering under load).
+Imports nothing heavy: the workers are registered from the parent.
 """
 
 from __future__ import annotations
