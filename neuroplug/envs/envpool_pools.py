@@ -246,7 +246,9 @@ def _envpool_spec(config: EnvConfig, kind: PoolKind) -> EnvSpec:
         obs_shape = measurements.shape
     return EnvSpec(
         task_id=config.task_id,
-        frame_stack=stack if image else 1,
+        # Measurements sit below channel 0's pixels alone: a replay that rebuilt stacks from
+        # their newest frames would lose them, so such observations are kept whole.
+        frame_stack=stack if image and measurements is None else 1,
         family=family,
         obs_shape=obs_shape,
         obs_dtype=obs_dtype,

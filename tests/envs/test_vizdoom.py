@@ -100,6 +100,9 @@ def _measured_frames(workdir: str) -> None:
     ranges = {"HEALTH": [0, 200], "AMMO2": [0, 100]}
     spec = make_spec(EnvConfig(task_id="D1Basic-v1", measurements=ranges))
     assert spec.obs_shape == (4, 85, 84) and spec.measurement_layout.count == 2
+    # The numbers are channel 0's alone: an off-policy replay keeps such stacks whole
+    # rather than rebuilding them from their newest frames.
+    assert spec.frame_stack == 1 and make_spec(EnvConfig(task_id="D1Basic-v1")).frame_stack == 4
     layout = spec.measurement_layout
     pool = make_pool(spec, np.array([3, 4]), num_threads=1)
     driver = step_driver(make_pool(spec, np.array([3, 4]), num_threads=1), spec)
