@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-pytest.importorskip("supersuit")
+pytest.importorskip("tinyscaler")
 pytest.importorskip("ale_py")
 pytest.importorskip("multi_agent_ale_py")
 
@@ -29,6 +29,48 @@ def test_two_player_pong_is_two_lanes_of_stacked_frames_with_their_side(compose)
     pool.send(np.array([1, 1]), np.arange(2))
     assert pool.recv()[0].shape == (2, 6, 84, 84)
     pool.close()
+
+
+def _supersuit_chain(**settings):
+    """CleanRL's frames as its script makes them: SuperSuit's wrappers."""
+    import importlib
+    from pathlib import Path
+
+    import ale_py
+
+    supersuit = pytest.importorskip("supersuit")
+    env = importlib.import_module("pettingzoo.atari.pong_v3").parallel_env(
+        auto_rom_install_path=str(Path(ale_py.__file__).parent), **settings
+    )
+    env = supersuit.max_observation_v0(env, 2)
+    env = supersuit.frame_skip_v0(env, 4)
+    env = supersuit.clip_reward_v0(env, lower_bound=-1, upper_bound=1)
+    env = supersuit.color_reduction_v0(env, mode="B")
+    env = supersuit.resize_v1(env, x_size=84, y_size=84)
+    return supersuit.frame_stack_v1(env, 4)
+
+
+def test_the_frames_rewards_and_episode_ends_are_supersuits_as_cleanrl_makes_them():
+    from neuroplug.envs.multi_agent.atari import parallel_env
+
+    # Episodes of 100 steps (400 frames, PettingZoo's cap), so they end within the test.
+    theirs, ours = _supersuit_chain(max_cycles=400), parallel_env(max_cycles=400)
+    assert ours.observation_space("first_0") == theirs.observation_space("first_0")
+    rng = np.random.default_rng(0)
+    seen, expected = ours.reset(seed=3)[0], theirs.reset(seed=3)[0]
+    episodes, points = 0, 0
+    for _ in range(300):
+        for agent in expected:
+            assert np.array_equal(seen[agent], expected[agent])
+        actions = {agent: int(rng.integers(6)) for agent in theirs.agents}
+        seen, *outcome = ours.step(actions)
+        expected, *reference = theirs.step(actions)
+        assert outcome == reference and ours.agents == theirs.agents
+        points += sum(reward != 0 for reward in outcome[0].values())
+        if not theirs.agents:  # the next episode continues the game's RNG, unseeded
+            episodes += 1
+            seen, expected = ours.reset()[0], theirs.reset()[0]
+    assert episodes == 3 and points > 0
 
 
 def test_an_unknown_game_is_refused_naming_the_setting():
