@@ -198,13 +198,17 @@ def open_pool(env: EnvSpec, seeds: np.ndarray, num_threads: int = 0, **overrides
 
 
 def frames_of(
-    pool, source: str, env_ids: np.ndarray, observations: np.ndarray, channels: int = 1
-) -> list:
+    pool, source: str, env_ids: np.ndarray, observations: np.ndarray, channels: int = 1,
+    height: int | None = None,
+) -> list:  # fmt: skip
     """RGB frames of the envs ``env_ids`` of ``pool`` now; ``observations[i]`` is env
-    ``env_ids[i]``'s current observation, a stack of frames of ``channels`` channels."""
+    ``env_ids[i]``'s current observation, a stack of frames of ``channels`` channels whose
+    top ``height`` rows are the picture (None: all; below them, measurements packed in,
+    :mod:`neuroplug.envs.measurements`)."""
     if source == "render":
         return list(pool.render(env_ids=env_ids))
-    return [observation_frame(observation, channels) for observation in observations]
+    pictures = observations if height is None else observations[..., :height, :]
+    return [observation_frame(observation, channels) for observation in pictures]
 
 
 def observation_frame(observation: np.ndarray, channels: int = 1) -> np.ndarray:

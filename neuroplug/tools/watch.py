@@ -192,12 +192,17 @@ class FrameRecorder(EpisodeObserver):
         """The env's EnvPool task, for :attr:`problem` (known once the pool is made)."""
         self.channels = 1
         """Channels of one frame of its image observations (3: colour frames)."""
+        self.height: int | None = None
+        """Rows of its image observations that are the picture (None: all), where
+        measurements are packed below it."""
 
     def make_pool(self, env: EnvSpec, seeds: np.ndarray, num_threads: int, **overrides):
         """A pool that renders, where EnvPool can (see :func:`neuroplug.tools.video.open_pool`)."""
         pool, self.source, self.problem = open_pool(env, seeds, num_threads, **overrides)
         self.task_id = env.task_id
         self.channels = env.obs_shape[0] // env.frame_stack if env.is_image else 1
+        layout = env.measurement_layout
+        self.height = None if layout is None else layout.frame[1]
         return pool
 
     def observe(
@@ -214,7 +219,9 @@ class FrameRecorder(EpisodeObserver):
         if self.source is None or not len(rows):
             return
         try:
-            frames = frames_of(pool, self.source, env_ids[rows], observations[rows], self.channels)
+            frames = frames_of(
+                pool, self.source, env_ids[rows], observations[rows], self.channels, self.height
+            )
         except RuntimeError as error:  # "render not implemented for this environment"
             self.source, self.problem = None, f"EnvPool cannot render {self.task_id} ({error})"
             return

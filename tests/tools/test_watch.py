@@ -248,6 +248,18 @@ def test_an_observation_frame_is_the_newest_frame_in_grey_or_in_colour():
     assert np.array_equal(grey[::OBSERVATION_UPSCALE, ::OBSERVATION_UPSCALE, 1], stack[3])
 
 
+def test_measurements_packed_below_the_picture_stay_out_of_the_video():
+    from neuroplug.tools.video import OBSERVATION_UPSCALE, frames_of
+
+    # Two envs' observations: 2 grey frames of 4 rows of picture, then a row of measurements.
+    observations = np.random.default_rng(1).integers(0, 256, (2, 2, 5, 6), dtype=np.uint8)
+    [first, second] = frames_of(None, "observation", np.arange(2), observations, height=4)
+    assert first.shape == (4 * OBSERVATION_UPSCALE, 6 * OBSERVATION_UPSCALE, 3)
+    assert np.array_equal(
+        second[::OBSERVATION_UPSCALE, ::OBSERVATION_UPSCALE, 0], observations[1, -1, :4]
+    )
+
+
 @needs_ffmpeg
 def test_atari_mp4_of_all_episodes(pong_run, tmp_path):
     import imageio_ffmpeg
