@@ -12,32 +12,16 @@ step (4 frames, both agents) is reported. Writes ``results/ma_atari_step_cost.md
 from __future__ import annotations
 
 import argparse
-import importlib
 import statistics
 import time
 from pathlib import Path
 
-import ale_py
 import numpy as np
-import supersuit
 from machine import describe
 
-from neuroplug.envs.multi_agent.atari import parallel_env
+from neuroplug.envs.multi_agent.atari import parallel_env, supersuit_frames
 
 RESULTS = Path(__file__).resolve().parent / "results"
-
-
-def supersuit_chain(game: str):
-    """The frames of CleanRL's script: its SuperSuit wrappers, in its order."""
-    env = importlib.import_module(f"pettingzoo.atari.{game}").parallel_env(
-        auto_rom_install_path=str(Path(ale_py.__file__).parent)
-    )
-    env = supersuit.max_observation_v0(env, 2)
-    env = supersuit.frame_skip_v0(env, 4)
-    env = supersuit.clip_reward_v0(env, lower_bound=-1, upper_bound=1)
-    env = supersuit.color_reduction_v0(env, mode="B")
-    env = supersuit.resize_v1(env, x_size=84, y_size=84)
-    return supersuit.frame_stack_v1(env, 4)
 
 
 def step_cost(env, steps: int) -> float:
@@ -62,7 +46,7 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3)
     args = parser.parse_args()
     sides = {
-        "SuperSuit's wrappers": supersuit_chain(args.game),
+        "SuperSuit's wrappers": supersuit_frames(args.game),
         "AtariFrames": parallel_env(args.game),
     }
     costs: dict[str, list[float]] = {name: [] for name in sides}

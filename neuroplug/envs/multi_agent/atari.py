@@ -51,6 +51,22 @@ def parallel_env(
     return AtariFrames(game_env.unwrapped, frame_skip, stack, size, clip_rewards)
 
 
+def supersuit_frames(game: str = "pong_v3", **settings: Any):
+    """The same frames through SuperSuit's wrappers, as CleanRL's script makes them (needs
+    ``supersuit``): what :class:`AtariFrames` is checked and timed against."""
+    import ale_py
+    import supersuit
+
+    module = importlib.import_module(f"pettingzoo.atari.{game}")
+    env = module.parallel_env(auto_rom_install_path=str(Path(ale_py.__file__).parent), **settings)
+    env = supersuit.max_observation_v0(env, 2)
+    env = supersuit.frame_skip_v0(env, 4)
+    env = supersuit.clip_reward_v0(env, lower_bound=-1, upper_bound=1)
+    env = supersuit.color_reduction_v0(env, mode="B")
+    env = supersuit.resize_v1(env, x_size=84, y_size=84)
+    return supersuit.frame_stack_v1(env, 4)
+
+
 class AtariFrames:
     """A PettingZoo Atari parallel env's screens as CleanRL's agents see them: each step
     ``frame_skip`` of the game's frames under the same actions (rewards summed, then

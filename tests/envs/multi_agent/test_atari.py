@@ -31,30 +31,12 @@ def test_two_player_pong_is_two_lanes_of_stacked_frames_with_their_side(compose)
     pool.close()
 
 
-def _supersuit_chain(**settings):
-    """CleanRL's frames as its script makes them: SuperSuit's wrappers."""
-    import importlib
-    from pathlib import Path
-
-    import ale_py
-
-    supersuit = pytest.importorskip("supersuit")
-    env = importlib.import_module("pettingzoo.atari.pong_v3").parallel_env(
-        auto_rom_install_path=str(Path(ale_py.__file__).parent), **settings
-    )
-    env = supersuit.max_observation_v0(env, 2)
-    env = supersuit.frame_skip_v0(env, 4)
-    env = supersuit.clip_reward_v0(env, lower_bound=-1, upper_bound=1)
-    env = supersuit.color_reduction_v0(env, mode="B")
-    env = supersuit.resize_v1(env, x_size=84, y_size=84)
-    return supersuit.frame_stack_v1(env, 4)
-
-
 def test_the_frames_rewards_and_episode_ends_are_supersuits_as_cleanrl_makes_them():
-    from neuroplug.envs.multi_agent.atari import parallel_env
+    pytest.importorskip("supersuit")
+    from neuroplug.envs.multi_agent.atari import parallel_env, supersuit_frames
 
     # Episodes of 100 steps (400 frames, PettingZoo's cap), so they end within the test.
-    theirs, ours = _supersuit_chain(max_cycles=400), parallel_env(max_cycles=400)
+    theirs, ours = supersuit_frames(max_cycles=400), parallel_env(max_cycles=400)
     assert ours.observation_space("first_0") == theirs.observation_space("first_0")
     rng = np.random.default_rng(0)
     seen, expected = ours.reset(seed=3)[0], theirs.reset(seed=3)[0]
