@@ -78,14 +78,14 @@ class AtariFrames:
     def __init__(
         self, game: Any, frame_skip: int, stack: int, size: int, clip_rewards: bool
     ) -> None:
+        import tinyscaler
         from gymnasium.spaces import Box
 
-        self.game, self.frame_skip, self.size, self.clip_rewards = (
-            game,
-            frame_skip,
-            size,
-            clip_rewards,
-        )
+        self.game = game
+        self.frame_skip = frame_skip
+        self.size = size
+        self.clip_rewards = clip_rewards
+        self._scale = tinyscaler.scale
         self.possible_agents = list(game.possible_agents)
         self.agents: list[str] = []
         self.metadata = game.metadata
@@ -150,10 +150,8 @@ class AtariFrames:
             return {}
         if not self._screens:  # a reset
             self._screens = [next(iter(screens.values()))]
-        import tinyscaler
-
         newest = self._screens[0] if len(self._screens) == 1 else np.maximum(*self._screens)
-        frame = tinyscaler.scale(
+        frame = self._scale(
             np.ascontiguousarray(newest[:, :, 2:3]), (self.size, self.size), mode="bilinear"
         )
         self.stack[..., :-1] = self.stack[..., 1:]
