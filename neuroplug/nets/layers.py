@@ -345,7 +345,7 @@ def thread_count_invariant_convolutions(device: torch.device):
 
 
 def as_float(inputs: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
-    """Inputs in ``dtype``, uint8 frames scaled to [0, 1]."""
+    """Inputs in ``dtype``, uint8 frames scaled to [0, 1], in the inputs' memory layout."""
     hidden = inputs.to(dtype)
     if inputs.dtype == torch.uint8:
         hidden.div_(255.0)  # the conversion's own copy: one pass over a minibatch, not two
@@ -532,7 +532,17 @@ def forward_single_with_state(
     hidden = inputs
     dtype = layout.tensor(params, layers[0].weight).dtype if layers else inputs.dtype
     if hidden.dtype != dtype:
-        hidden = as_float(inputs, _autocast_dtype(inputs.device, dtype))
+        first = layers[0]
+        if (
+            first.kind == CONV2D
+            and not first.padded
+            and not measurement_count(layers)
+            and trains_faster_channels_last(hidden, layout.tensor(params, first.weight))
+        ):
+            # Laid out channels-last as bytes, before the conversion: the floats come out
+            # in the layout the convolution takes, not copied into it after.
+            hidden = hidden.contiguous(memory_format=torch.channels_last)
+        hidden = as_float(hidden, _autocast_dtype(inputs.device, dtype))
     measurements = None
     if count := measurement_count(layers):
         hidden, measurements = split_measurements(hidden, count)

@@ -345,12 +345,12 @@ class ModuleNetwork(Network):
         return None if self.step_window is None else self.step_window(inputs, state)
 
     def _inputs(self, inputs: torch.Tensor, params: torch.Tensor) -> torch.Tensor:
-        inputs = as_float(inputs, params.dtype) if inputs.dtype != params.dtype else inputs
         if inputs.dim() == 4 and trains_faster_channels_last(inputs, params):
             # The layer table's choice for a learner's convolutions (layers.py), made for the
-            # module's: frames laid out channels-last, which its convolutions then keep.
+            # module's: frames laid out channels-last (as bytes, before their conversion),
+            # which its convolutions then keep.
             inputs = inputs.contiguous(memory_format=torch.channels_last)
-        return inputs
+        return as_float(inputs, params.dtype) if inputs.dtype != params.dtype else inputs
 
     def _vmap(self, function):
         """``vmap(function)``, its module's attention written out while it runs
