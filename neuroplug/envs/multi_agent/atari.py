@@ -124,8 +124,13 @@ class AtariFrames:
         terminations: dict = {}
         truncations: dict = {}
         infos: dict = {}
-        for _ in range(skips):
-            seen, earned, ended, cut, info = self.game.step(actions)
+        last: dict = {}  # the last observation of an agent that left before the step's end
+        for frame in range(skips):
+            # An agent that left mid-step acts no more (the game would take its action).
+            playing = {
+                agent: action for agent, action in actions.items() if agent in self.game.agents
+            }
+            seen, earned, ended, cut, info = self.game.step(playing)
             for agent, reward in earned.items():
                 rewards[agent] = rewards.get(agent, 0.0) + reward
                 terminations[agent], truncations[agent] = ended[agent], cut[agent]
@@ -134,6 +139,10 @@ class AtariFrames:
                 self._screens = [*self._screens[-1:], next(iter(seen.values()))]
             if all(ended[agent] or cut[agent] for agent in ended):
                 break
+            gone = [agent for agent in earned if ended[agent] or cut[agent]]
+            if gone and frame < skips - 1:  # it saw this frame's screen, not the step's last
+                stack = self._pushed(self._newest())
+                last.update({agent: stack.copy() for agent in gone})
         # An agent whose episode was cut leaves too (the game keeps it, PettingZoo's
         # conversions do not).
         self.agents = [
@@ -142,7 +151,7 @@ class AtariFrames:
         ]  # fmt: skip
         if self.clip_rewards:
             rewards = {agent: float(np.clip(reward, -1, 1)) for agent, reward in rewards.items()}
-        return self._observe(observations), rewards, terminations, truncations, infos
+        return {**self._observe(observations), **last}, rewards, terminations, truncations, infos
 
     def _observe(self, screens: dict) -> dict:
         """Each agent's stack after the newest screen (the one screen, made once)."""
@@ -150,13 +159,23 @@ class AtariFrames:
             return {}
         if not self._screens:  # a reset
             self._screens = [next(iter(screens.values()))]
+        self.stack = self._pushed(self._newest())
+        return {agent: self.stack.copy() for agent in screens}
+
+    def _newest(self) -> np.ndarray:
+        """The newest frame an agent sees: the last two screens' max, blue, scaled."""
         newest = self._screens[0] if len(self._screens) == 1 else np.maximum(*self._screens)
         frame = self._scale(
             np.ascontiguousarray(newest[:, :, 2:3]), (self.size, self.size), mode="bilinear"
         )
-        self.stack[..., :-1] = self.stack[..., 1:]
-        self.stack[..., -1] = frame.reshape(self.size, self.size)
-        return {agent: self.stack.copy() for agent in screens}
+        return frame.reshape(self.size, self.size)
+
+    def _pushed(self, frame: np.ndarray) -> np.ndarray:
+        """The stack with ``frame`` its newest, the oldest gone (a new array)."""
+        stack = np.empty_like(self.stack)
+        stack[..., :-1] = self.stack[..., 1:]
+        stack[..., -1] = frame
+        return stack
 
     def render(self) -> Any:
         """The game's own drawing."""

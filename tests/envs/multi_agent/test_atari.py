@@ -55,6 +55,53 @@ def test_the_frames_rewards_and_episode_ends_are_supersuits_as_cleanrl_makes_the
     assert episodes == 3 and points > 0
 
 
+class _Game:
+    """A two-player game of flat screens: frame k's screen is all k; agent ``a`` ends at
+    frame 6, ``b`` plays on (as in Warlords, where players leave one by one)."""
+
+    possible_agents = ["a", "b"]
+    metadata: dict = {}
+
+    def __init__(self) -> None:
+        self.np_random = np.random.default_rng(0)
+        self.unwrapped = self
+
+    def action_space(self, agent):
+        from gymnasium.spaces import Discrete
+
+        return Discrete(2)
+
+    def reset(self, seed=None, options=None):
+        self.frame, self.agents = 0, ["a", "b"]
+        return self._screens(), {agent: {} for agent in self.agents}
+
+    def _screens(self):
+        return dict.fromkeys(self.agents, np.full((8, 8, 3), self.frame, np.uint8))
+
+    def step(self, actions):
+        assert set(actions) <= set(self.agents), "an agent that left was given an action"
+        self.frame += 1
+        ended = {agent: agent == "a" and self.frame == 6 for agent in self.agents}
+        outcome = (
+            self._screens(), dict.fromkeys(self.agents, 0.0), ended,
+            dict.fromkeys(self.agents, False), {agent: {} for agent in self.agents},
+        )  # fmt: skip
+        self.agents = [agent for agent in self.agents if not ended[agent]]
+        return outcome
+
+
+def test_an_agent_that_ends_mid_step_sees_the_screen_it_ended_on_and_acts_no_more():
+    from neuroplug.envs.multi_agent.atari import AtariFrames
+
+    world = AtariFrames(_Game(), frame_skip=4, stack=2, size=4, clip_rewards=True)
+    world.reset()
+    world.step({"a": 0, "b": 0})  # frames 1-4
+    seen, _, ended, *_ = world.step({"a": 0, "b": 0})  # frames 5-8; a ends on frame 6
+    assert ended == {"a": True, "b": False} and world.agents == ["b"]
+    assert (seen["a"][..., -1] == 6).all() and (seen["b"][..., -1] == 8).all()  # max of 2
+    assert (seen["a"][..., 0] == 4).all() and (seen["b"][..., 0] == 4).all()
+
+
 def test_an_unknown_game_is_refused_naming_the_setting():
     from neuroplug.envs.multi_agent.atari import parallel_env
 
