@@ -12,6 +12,7 @@ step (4 frames, both agents) is reported. Writes ``results/ma_atari_step_cost.md
 from __future__ import annotations
 
 import argparse
+import datetime
 import statistics
 import time
 from pathlib import Path
@@ -62,7 +63,7 @@ def main() -> None:
     ]
     text = "\n".join([
         f"# A two-player Atari world's step ({args.game})", "",
-        f"Machine: {describe()}. One thread, {args.steps:,} random-action steps a side a "
+        f"{datetime.date.today()}, machine: {describe()}. One thread, {args.steps:,} random-action steps a side a "
         f"round, {args.rounds} rounds taking turns (`python benchmarks/ma_atari_step_cost.py`).",
         "", "| frames made by | ms a world step (median; each round) | speed-up |",
         "|---|---|---|", *rows,
