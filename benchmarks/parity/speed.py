@@ -3,19 +3,24 @@ each with its own defaults on the whole machine: ``--whole-machine``), taking tu
 machine with nothing else running (pause or stop the suite's runs first).
 
     python benchmarks/parity/speed.py --only ppo/pong_v3 --steps 49152 --rounds 2 \\
-        --peers ~/.cache/neuroplug-parity --out benchmarks/results/parity/ppo/pong_v3/speed.md
+        --peers ~/.cache/neuroplug-parity
 
 Each side's run is the parity suite's (:mod:`sides`: the same commands, one thread unless
 ``--whole-machine``, start-up included in its wall time, our final evaluation not) at
 ``--steps`` env steps instead of the comparison's budget; the sides run in turn,
 ``--rounds`` times, and each side's env steps per second are reported with their ratio to
-the first reference's.
+the first reference's, in ``results/parity/<method>/<task>/speed_<one_thread or
+whole_machine>_<date>.md`` (``--out`` for another name; its ``.json`` beside it, with each
+run). ``speed_alone.json`` there names the latest sitting of each kind: the parity
+summary shows that one-thread sitting's speeds instead of the suite's own, which its runs
+record beside whatever else the machine was doing.
 """
 
 from __future__ import annotations
 
 import argparse
 import dataclasses
+import datetime
 import json
 import os
 import shutil
@@ -31,6 +36,11 @@ import sides  # noqa: E402
 from machine import describe  # noqa: E402
 from suite import select  # noqa: E402
 
+RESULTS = Path(__file__).resolve().parents[1] / "results" / "parity"
+INDEX = "speed_alone.json"
+"""Per comparison folder: the latest sitting of each kind (``one_thread``,
+``whole_machine``), by file name."""
+
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -38,8 +48,16 @@ def main() -> None:
     parser.add_argument("--steps", type=int, required=True, help="env steps a run")
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument(
+        "--sides", nargs="*", default=None,
+        help="the sides to time (default: all; an ablation runs at our speed)",
+    )  # fmt: skip
     parser.add_argument("--peers", type=Path, default=Path.home() / ".cache" / "neuroplug-parity")
-    parser.add_argument("--out", type=Path, required=True, help="a .md; its .json beside it")
+    parser.add_argument(
+        "--out", type=Path, default=None,
+        help="a .md; its .json beside it (default: the comparison's folder, "
+        "speed_<one_thread or whole_machine>_<date>.md, named in its speed_alone.json)",
+    )  # fmt: skip
     parser.add_argument(
         "--whole-machine", action="store_true",
         help="each side with its own thread defaults on every core, not on one thread",
@@ -57,10 +75,18 @@ def main() -> None:
         else "each side on one thread"
     )
     [comparison] = select([arguments.only])
+    kind = "whole_machine" if arguments.whole_machine else "one_thread"
+    today = datetime.date.today().isoformat()
+    out = arguments.out or RESULTS / comparison.key / f"speed_{kind}_{today}.md"
     short = dataclasses.replace(comparison, budget=arguments.steps)
-    runs: dict[str, list[dict]] = {side.name: [] for side in short.sides}
+    names = arguments.sides or [side.name for side in short.sides]
+    if set(names) - {side.name for side in short.sides} or short.ours.name not in names:
+        listed = ", ".join(side.name for side in short.sides)
+        parser.error(f"--sides: {comparison.key} has {listed} (ours and a reference needed)")
+    chosen = [side for side in short.sides if side.name in names]
+    runs: dict[str, list[dict]] = {side.name: [] for side in chosen}
     for _ in range(arguments.rounds):
-        for side in short.sides:
+        for side in chosen:
             runner = sides.RUNNERS[side.runs_with]
             with tempfile.TemporaryDirectory() as scratch:
                 work = Path(scratch) / "run"
@@ -80,7 +106,7 @@ def main() -> None:
                  "steps_per_second": speed, "command": record["command"]}
             )  # fmt: skip
             print(f"{side.name}: {speed:.1f} env steps/s", flush=True)
-    reference = short.references[0].name
+    reference = next(side.name for side in chosen if side is not short.ours)
     theirs = statistics.median(run["steps_per_second"] for run in runs[reference])
     lines = [
         f"# {comparison.key}: speed, each side alone",
@@ -89,7 +115,8 @@ def main() -> None:
         f"run (start-up included; our final evaluation not: the peers have none), seed "
         f"{arguments.seed}, {arguments.rounds} rounds taking turns, nothing else running "
         f"(`python benchmarks/parity/speed.py{' --whole-machine' * arguments.whole_machine}"
-        f"{' --ours ' + ' '.join(arguments.ours) if arguments.ours else ''}`).",
+        f"{' --ours ' + ' '.join(arguments.ours) if arguments.ours else ''}"
+        f"{' --sides ' + ' '.join(arguments.sides) if arguments.sides else ''}`).",
         "",
         f"| side | env steps / s (median; each run) | beside {reference} |",
         "|---|---|---|",
@@ -99,15 +126,21 @@ def main() -> None:
         median = statistics.median(speeds)
         listed = ", ".join(f"{speed:.1f}" for speed in speeds)
         lines.append(f"| {name} | {median:.1f} ({listed}) | {median / theirs:.2f}x |")
-    arguments.out.parent.mkdir(parents=True, exist_ok=True)
-    arguments.out.write_text("\n".join(lines) + "\n")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text("\n".join(lines) + "\n")
     record = {
         "comparison": comparison.key, "steps": arguments.steps, "machine": describe(),
-        "whole_machine": arguments.whole_machine,
+        "whole_machine": arguments.whole_machine, "seed": arguments.seed,
+        "commit": sides.git_commit(sides.REPO),
+        "finished": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
     }  # fmt: skip
-    arguments.out.with_suffix(".json").write_text(
-        json.dumps({**record, "runs": runs}, indent=1) + "\n"
-    )
+    out.with_suffix(".json").write_text(json.dumps({**record, "runs": runs}, indent=1) + "\n")
+    if out.parent == RESULTS / comparison.key:
+        index = out.parent / INDEX
+        latest = json.loads(index.read_text()) if index.is_file() else {}
+        index.write_text(
+            json.dumps({**latest, kind: out.with_suffix(".json").name}, indent=1) + "\n"
+        )
     print("\n".join(lines))
 
 

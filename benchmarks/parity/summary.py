@@ -10,7 +10,9 @@ writes, beside them:
   :mod:`neuroplug.tools.intervals`, the statistics ``python -m neuroplug.tools.compare``
   gives users' own runs), the verdict (level:
   the intervals overlap; above; a gap otherwise), each side's env steps per
-  second, and the wall time our runs took to reach the reference's final score;
+  second (from the comparison's latest one-thread sitting of ``speed.py`` where it has
+  one: the suite's runs share the machine with whatever else runs), and the wall time our
+  runs took to reach the reference's final score;
 - ``<method>/<task>/curves.png``: each side's IQM per bin with its 95% band, against env
   steps and against wall time.
 
@@ -118,6 +120,24 @@ def contended(records: list[dict]) -> bool:
     )
 
 
+def alone(folder: Path) -> dict | None:
+    """The comparison's latest one-thread ``speed.py`` sitting (each side alone on the
+    machine): its file, env steps a run, and each side's median env steps per second."""
+    index = folder / "speed_alone.json"
+    if not index.is_file() or "one_thread" not in json.loads(index.read_text()):
+        return None
+    name = json.loads(index.read_text())["one_thread"]
+    sitting = json.loads((folder / name).read_text())
+    return {
+        "file": name,
+        "steps": sitting["steps"],
+        "steps_per_second": {
+            side: float(np.median([run["steps_per_second"] for run in runs]))
+            for side, runs in sitting["runs"].items()
+        },
+    }
+
+
 def time_to_reach(target: float, iqm: np.ndarray, times: np.ndarray) -> float | None:
     """Seconds (mean over seeds) at the first bin whose IQM reaches ``target``."""
     reached = np.flatnonzero(iqm >= target)
@@ -156,6 +176,7 @@ def compare(comparison: Comparison, sides: dict[str, list[dict]], out: Path) -> 
             for side, records in sides.items()
         },
         "contended": sorted(side for side, records in sides.items() if contended(records)),
+        "alone": alone(out),
         "final_scores": {side: values.tolist() for side, values in finals.items()},
         "score": comparison.score,
     }
@@ -245,7 +266,9 @@ EXPLANATION = (
     "seed on the same machine; `*`: some of that side's runs went while more work wanted "
     "the cores than there were, by the load average recorded since 2026-12-06, so that "
     "speed is a floor; our runs' time is their training's, their final evaluation left "
-    "out, in records that have `evaluation_seconds`: the peers evaluate nothing); time: our "
+    "out, in records that have `evaluation_seconds`: the peers evaluate nothing; `†`: "
+    "instead, both sides alone on the machine at a shorter budget, one thread each, "
+    "taking turns (`benchmarks/parity/speed.py`, the file named below the table)); time: our "
     "runs' wall "
     "time to the reference's final IQM "
     "beside the reference's wall time to its end. Raw numbers: the `seed*.json` files; "
@@ -296,15 +319,17 @@ def table(rows: list[dict]) -> str:
             ours, theirs = final["neuroplug"], final[reference]
             p = versus["probability_of_improvement"]
             reach = versus["seconds_to_reference_final"]
-            speed = row["steps_per_second"]
+            speed, sitting = row["steps_per_second"], row.get("alone")
+            if sitting and {"neuroplug", reference} <= sitting["steps_per_second"].keys():
+                speed = sitting["steps_per_second"]
             lines.append(
                 f"| `{row['method']}` | {row['task']} | {budget(row)} "
                 f"| {len(row['seeds']['neuroplug'])} / {len(row['seeds'][reference])} "
                 f"| {ours[0]:,.0f} [{ours[1]:,.0f}, {ours[2]:,.0f}] | {reference} "
                 f"| {theirs[0]:,.0f} [{theirs[1]:,.0f}, {theirs[2]:,.0f}] "
                 f"| {p[0]:.2f} [{p[1]:.2f}, {p[2]:.2f}] | {versus['verdict']} "
-                f"| {speed['neuroplug']:.0f}{mark(row, 'neuroplug')} / "
-                f"{speed[reference]:.0f}{mark(row, reference)} "
+                f"| {speed['neuroplug']:.0f}{mark(row, 'neuroplug', speed)} / "
+                f"{speed[reference]:.0f}{mark(row, reference, speed)} "
                 f"| {'not reached' if reach is None else f'{reach:,.0f} s'} / "
                 f"{versus['reference_seconds']:,.0f} s |"
             )
@@ -317,8 +342,11 @@ def table(rows: list[dict]) -> str:
     return "\n".join(lines)
 
 
-def mark(row: dict, side: str) -> str:
-    """``*`` beside a speed measured beside other work (:func:`contended`)."""
+def mark(row: dict, side: str, speed: dict) -> str:
+    """``†`` beside a speed measured alone (:func:`alone`), ``*`` beside one measured
+    beside other work (:func:`contended`)."""
+    if speed is not row["steps_per_second"]:
+        return "†"
     return "*" if side in row.get("contended", ()) else ""
 
 
@@ -328,6 +356,14 @@ def also_lines(rows: list[dict]) -> list[str]:
     blank line."""
     lines = []
     for row in rows:
+        if row.get("alone"):
+            sitting = row["alone"]
+            lines += [
+                f"`{row['method']}` on {row['task']}, speed alone (`†`): {sitting['steps']:,} "
+                f"env steps a run, `benchmarks/results/parity/{row['method']}/{row['task']}/"
+                f"{sitting['file'].removesuffix('.json')}.md`.",
+                "",
+            ]
         for side, seeds in row.get("unscored", {}).items():
             listed = ", ".join(str(seed) for seed in seeds)
             lines += [

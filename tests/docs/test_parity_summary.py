@@ -48,3 +48,26 @@ def test_the_deployed_policys_evaluation_is_reported_where_every_run_kept_one(tm
 
     sides["td3"][0].pop("final_evaluation")  # a run without one: no deployed line
     assert "deployed" not in summary.compare(comparison, sides, tmp_path)
+
+
+def test_a_sitting_alone_replaces_the_suites_speeds_in_the_table(tmp_path):
+    summary = _summary()
+    comparison = next(c for c in summary.COMPARISONS if c.key == "erl/Pendulum-v1")
+    sides = {
+        "neuroplug": [_record(seed, -1_300, None) for seed in (1, 2, 3)],
+        "td3": [_record(seed, -650, None) for seed in (1, 2, 3)],
+    }
+    row = summary.compare(comparison, sides, tmp_path)
+    assert row["alone"] is None and "| 100 / 100 |" in summary.table([row])
+
+    runs = {"neuroplug": [{"steps_per_second": s} for s in (150.0, 170.0, 400.0)],
+            "td3": [{"steps_per_second": s} for s in (90.0, 110.0)]}  # fmt: skip
+    sitting = {"steps": 30_000, "runs": runs}
+    (tmp_path / "speed_one_thread_2026-12-07.json").write_text(summary.json.dumps(sitting))
+    index = {"one_thread": "speed_one_thread_2026-12-07.json"}
+    (tmp_path / "speed_alone.json").write_text(summary.json.dumps(index))
+    row = summary.compare(comparison, sides, tmp_path)
+    assert row["alone"]["steps_per_second"] == {"neuroplug": 170.0, "td3": 100.0}  # medians
+    assert "| 170† / 100† |" in summary.table([row])
+    (line,) = [text for text in summary.also_lines([row]) if "speed alone" in text]
+    assert "30,000 env steps a run" in line and "speed_one_thread_2026-12-07.md" in line
