@@ -42,6 +42,13 @@ INDEX = "speed_alone.json"
 ``whole_machine``), by file name."""
 
 
+def unused(folder: Path, stem: str) -> Path:
+    """The first of ``stem.md``, ``stem_2.md``, ... not yet written: a second sitting on
+    the same day keeps the first."""
+    names = (f"{stem}.md", *(f"{stem}_{again}.md" for again in range(2, 1000)))
+    return next(folder / name for name in names if not (folder / name).exists())
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--only", required=True, help="one method/task key")
@@ -77,7 +84,7 @@ def main() -> None:
     [comparison] = select([arguments.only])
     kind = "whole_machine" if arguments.whole_machine else "one_thread"
     today = datetime.date.today().isoformat()
-    out = arguments.out or RESULTS / comparison.key / f"speed_{kind}_{today}.md"
+    out = arguments.out or unused(RESULTS / comparison.key, f"speed_{kind}_{today}")
     short = dataclasses.replace(comparison, budget=arguments.steps)
     names = arguments.sides or [side.name for side in short.sides]
     if set(names) - {side.name for side in short.sides} or short.ours.name not in names:

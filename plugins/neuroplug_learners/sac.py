@@ -52,6 +52,7 @@ from neuroplug_learners.twin_critic import (
     critic_of_actions,
     exploring_envs,
     soft_update,
+    uniform_actions,
     with_random_actions,
     with_unit_actions,
 )
@@ -167,9 +168,14 @@ class SquashedGaussianActing(Acting):
 
     @torch.no_grad()
     def act(self, observations, rows, states, generator):
+        count, exploring = len(observations), self.random[rows]
+        if bool(exploring.all()):
+            actions = uniform_actions(count, self.env.num_actions, generator, self.device)
+            zeros = torch.zeros(count, device=self.device)
+            return Acted(actions, zeros, zeros, env_actions(self.env, actions))
         members = self.member_slice(rows)
         inputs = self.by_member(observations.float(), members)
-        count, means = len(observations), self.means[members]
+        means = self.means[members]
         if self.log_std_network is None:  # a head on the trunk
             features, _ = self.network.features_members_with_state(means, inputs, None)
             mean = self.network.head_members(means, features)
@@ -181,7 +187,7 @@ class SquashedGaussianActing(Acting):
         mean = mean.reshape(count, -1)
         log_std = squash_log_std(raw.reshape(count, -1), *self.bounds)
         noise = torch.randn(mean.shape, generator=generator, device=self.device)
-        actions = with_random_actions(mean + log_std.exp() * noise, self.random[rows], generator)
+        actions = with_random_actions(mean + log_std.exp() * noise, exploring, generator)
         zeros = torch.zeros(count, device=self.device)
         return Acted(actions, zeros, zeros, env_actions(self.env, actions))
 

@@ -62,6 +62,7 @@ from neuroplug_learners.twin_critic import (
     critic_of_actions,
     exploring_envs,
     soft_update,
+    uniform_actions,
     with_random_actions,
     with_unit_actions,
 )
@@ -370,13 +371,18 @@ class NoisyDeterministicActing(Acting):
 
     @torch.no_grad()
     def act(self, observations, rows, states, generator):
-        members = self.member_slice(rows)
-        inputs = self.by_member(observations.float(), members)
-        means = self.network.forward_members(self.actors[members], inputs)
-        unit = torch.tanh(means.reshape(len(observations), -1))
-        noise = torch.randn(unit.shape, generator=generator, device=self.device)
-        unit = (unit + self.noise[rows].unsqueeze(1) * noise).clamp(-UNIT_EDGE, UNIT_EDGE)
-        actions = with_random_actions(torch.atanh(unit), self.random[rows], generator)
+        exploring = self.random[rows]
+        if bool(exploring.all()):
+            count, width = len(observations), self.env.num_actions
+            actions = uniform_actions(count, width, generator, self.device)
+        else:
+            members = self.member_slice(rows)
+            inputs = self.by_member(observations.float(), members)
+            means = self.network.forward_members(self.actors[members], inputs)
+            unit = torch.tanh(means.reshape(len(observations), -1))
+            noise = torch.randn(unit.shape, generator=generator, device=self.device)
+            unit = (unit + self.noise[rows].unsqueeze(1) * noise).clamp(-UNIT_EDGE, UNIT_EDGE)
+            actions = with_random_actions(torch.atanh(unit), exploring, generator)
         zeros = torch.zeros(len(actions), device=self.device)
         return Acted(actions, zeros, zeros, env_actions(self.env, actions))
 

@@ -154,9 +154,27 @@ def with_random_actions(
     actions whose tanh they are; drawn only while some env explores."""
     if not bool(exploring.any()):
         return actions
-    unit = torch.rand(actions.shape, generator=generator, device=actions.device) * 2 - 1
-    uniform = torch.atanh(unit.clamp(-UNIT_EDGE, UNIT_EDGE))
+    uniform = _uniform_pre_squash(actions.shape, generator, actions.device)
     return torch.where(exploring.unsqueeze(1), uniform, actions)
+
+
+def _uniform_pre_squash(
+    shape: tuple[int, ...], generator: torch.Generator, device: torch.device
+) -> torch.Tensor:
+    """Actions uniform in the box, as the pre-squash actions whose tanh they are."""
+    unit = torch.rand(shape, generator=generator, device=device) * 2 - 1
+    return torch.atanh(unit.clamp(-UNIT_EDGE, UNIT_EDGE))
+
+
+def uniform_actions(
+    count: int, width: int, generator: torch.Generator, device: torch.device
+) -> torch.Tensor:
+    """What :func:`with_random_actions` makes of a policy's ``(count, width)`` noisy
+    actions when every env still explores, without the policy's forward (which is then
+    thrown away: before learning starts most of a step's time). The policy's Gaussian noise
+    is drawn all the same, so the generator's stream, and the run, are as with it."""
+    torch.randn((count, width), generator=generator, device=device)
+    return _uniform_pre_squash((count, width), generator, device)
 
 
 def exploring_envs(members, envs_per_member: int, device) -> torch.Tensor:
