@@ -31,6 +31,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import run  # noqa: E402
+from speed import INDEX  # noqa: E402
 from suite import COMPARISONS, DOC_PAGES, Comparison, budgets_markdown  # noqa: E402
 
 from neuroplug.tools import intervals  # noqa: E402
@@ -123,10 +124,10 @@ def contended(records: list[dict]) -> bool:
 def alone(folder: Path) -> dict | None:
     """The comparison's latest one-thread ``speed.py`` sitting (each side alone on the
     machine): its file, env steps a run, and each side's median env steps per second."""
-    index = folder / "speed_alone.json"
-    if not index.is_file() or "one_thread" not in json.loads(index.read_text()):
+    index = folder / INDEX
+    name = json.loads(index.read_text()).get("one_thread") if index.is_file() else None
+    if name is None:
         return None
-    name = json.loads(index.read_text())["one_thread"]
     sitting = json.loads((folder / name).read_text())
     return {
         "file": name,
